@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the envtest binaries (kube-apiserver, etcd) from Go modules into a cache outside the repository.
+#
+# Usage: envtest/build.sh            prints the assets directory on its last line
+# Env:   KUBEBUILDER_ASSETS          when set, used as is (the controller-runtime convention); nothing is built
+#        CUSTOMAPP_ENVTEST_CACHE     cache root (default ~/.cache/customapp-operator/envtest)
+#        ENVTEST_K8S_VERSION         kube-apiserver version (default 1.34.4, the newest 1.34.x: one minor from kubectl 1.33)
+#        ENVTEST_ETCD_VERSION        etcd version (default 3.6.16; Debian's 3.4.23 is too old, see envtest/README.md)
+set -euo pipefail
+
+K8S_VERSION="${ENVTEST_K8S_VERSION:-1.34.4}"
+ETCD_VERSION="${ENVTEST_ETCD_VERSION:-3.6.16}"
+CACHE="${CUSTOMAPP_ENVTEST_CACHE:-${HOME}/.cache/customapp-operator/envtest}"
+
+log() { echo "envtest: $*" >&2; }
+
+if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  for bin in kube-apiserver etcd; do
+    if [[ ! -x "${KUBEBUILDER_ASSETS}/${bin}" ]]; then
+      log "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS} has no executable '${bin}'"
+      exit 1
+    fi
+  done
+  log "using KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS} as is"
+  echo "${KUBEBUILDER_ASSETS}"
+  exit 0
+fi
+
+ASSETS="${CACHE}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
+if [[ -x "${ASSETS}/kube-apiserver" && -x "${ASSETS}/etcd" ]]; then
+  echo "${ASSETS}"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  log "neither KUBEBUILDER_ASSETS nor Go is available."
+  log "Install Go >= 1.24 (https://go.dev/dl, or Debian's golang-go) so this script can build kube-apiserver"
+  log "and etcd from the Go module proxy, or set KUBEBUILDER_ASSETS to a directory holding kube-apiserver"
+  log "and etcd (for example from 'setup-envtest use ${K8S_VERSION%.*}')."
+  exit 1
+fi
+
+export GOMODCACHE="${CACHE}/gomodcache"
+export GOCACHE="${CACHE}/gocache"
+export GOFLAGS="-mod=mod -buildvcs=false"
+export GOSUMDB="${GOSUMDB:-off}"     # sum.golang.org is not reachable from every machine; the proxy is
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+export CGO_ENABLED=0
+mkdir -p "${ASSETS}" "${GOMODCACHE}" "${GOCACHE}"
+
+start=$(date +%s)
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+
+build_apiserver() {
+  local dir="${work}/apiserver" minor="0.${K8S_VERSION#1.}"
+  mkdir -p "${dir}"
+  log "kube-apiserver v${K8S_VERSION}: resolving k8s.io staging modules (v${minor})"
+  # k8s.io/kubernetes replaces every staging module with ./staging/src/...; a module that depends on it must
+  # replace them with the published versions instead.
+  (cd "${dir}" && go mod init envtest-kube-apiserver >/dev/null 2>&1)
+  go mod download -json "k8s.io/kubernetes@v${K8S_VERSION}" > "${dir}/k8s.json"
+  local gomod
+  gomod="$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' "${dir}/k8s.json")"
+  {
+    echo "require k8s.io/kubernetes v${K8S_VERSION}"
+    grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "${gomod}" \
+      | awk -v v="v${minor}" '{print "replace " $1 " => " $1 " " v}'
+  } >> "${dir}/go.mod"
+  log "kube-apiserver v${K8S_VERSION}: building ($(grep -c '^replace' "${dir}/go.mod") staging replaces)"
+  (cd "${dir}" && go build -trimpath -ldflags "-s -w \
+      -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
+      -X k8s.io/component-base/version.gitMajor=1 \
+      -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.} \
+      -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
+      -o "${ASSETS}/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
+  mv "${ASSETS}/kube-apiserver.tmp" "${ASSETS}/kube-apiserver"
+}
+
+build_etcd() {
+  local dir="${work}/etcd"
+  mkdir -p "${dir}"
+  log "etcd v${ETCD_VERSION}: building go.etcd.io/etcd/server/v3"
+  (cd "${dir}" && go mod init envtest-etcd >/dev/null 2>&1 \
+    && echo "require go.etcd.io/etcd/server/v3 v${ETCD_VERSION}" >> go.mod \
+    && go build -trimpath -ldflags "-s -w" -o "${ASSETS}/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "${ASSETS}/etcd.tmp" "${ASSETS}/etcd"
+}
+
+[[ -x "${ASSETS}/etcd" ]] || build_etcd
+[[ -x "${ASSETS}/kube-apiserver" ]] || build_apiserver
+log "built in $(( $(date +%s) - start ))s into ${ASSETS} ($(du -sh "${CACHE}" | cut -f1) cache)"
+echo "${ASSETS}"

@@ -1,0 +1,77 @@
+// The CustomApp CustomResourceDefinition, built from the schema in customapp-api.ts.
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-27';
+import {
+  CRD_NAME, CUSTOM_APP_SCHEMA, GROUP, KIND, PLURAL, PRINTER_COLUMNS, SHORT_NAMES, SINGULAR, VERSION, type SchemaNode,
+} from './customapp-api.js';
+
+/** Properties of {@link CustomAppCrd}. */
+export interface CustomAppCrdProps {
+  /**
+   * Extra categories for `kubectl get <category>`.
+   * @default ['all']
+   */
+  readonly categories?: readonly string[];
+}
+
+/** Converts a schema node in JSON spelling into cdk8s' typed JSONSchemaProps (so a typo fails to compile). */
+export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
+  const properties = node.properties
+    ? Object.fromEntries(Object.entries(node.properties).map(([key, child]) => [key, toJsonSchemaProps(child)]))
+    : undefined;
+  return {
+    type: node.type,
+    description: node.description,
+    format: node.format,
+    properties,
+    required: node.required ? [...node.required] : undefined,
+    items: node.items ? toJsonSchemaProps(node.items) : undefined,
+    pattern: node.pattern,
+    minLength: node.minLength,
+    maxLength: node.maxLength,
+    minimum: node.minimum,
+    maximum: node.maximum,
+    enum: node.enum ? [...node.enum] : undefined,
+    default: node.default,
+    xKubernetesListType: node['x-kubernetes-list-type'],
+    xKubernetesListMapKeys: node['x-kubernetes-list-map-keys'] ? [...node['x-kubernetes-list-map-keys']] : undefined,
+  };
+}
+
+/**
+ * The `customapps.app.example.com` CRD: namespaced, version v1 (served and stored), short name `ca`, with the
+ * status subresource, a structural schema that validates what a schema can, and printer columns.
+ */
+export class CustomAppCrd extends Construct {
+  /** The CRD's API object. */
+  public readonly apiObject: k8s.KubeCustomResourceDefinition;
+
+  constructor(scope: Construct, id: string, props: CustomAppCrdProps = {}) {
+    super(scope, id);
+    this.apiObject = new k8s.KubeCustomResourceDefinition(this, 'Resource', {
+      metadata: { name: CRD_NAME },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: {
+          kind: KIND,
+          listKind: `${KIND}List`,
+          plural: PLURAL,
+          singular: SINGULAR,
+          shortNames: [...SHORT_NAMES],
+          categories: [...(props.categories ?? ['all'])],
+        },
+        versions: [
+          {
+            name: VERSION,
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openApiv3Schema: toJsonSchemaProps(CUSTOM_APP_SCHEMA) },
+            additionalPrinterColumns: PRINTER_COLUMNS.map((column) => ({ ...column })),
+          },
+        ],
+      },
+    });
+  }
+}

@@ -1,0 +1,64 @@
+// The chart that installs the operator: its Namespace, RBAC and Deployment (dist/customapp-operator.k8s.yaml).
+import { Chart, type ChartProps } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-27';
+import type { Construct } from 'constructs';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
+import { OperatorDeployment } from './operator-deployment.js';
+import { OperatorRbac } from './operator-rbac.js';
+import type { Permission } from './permissions.js';
+
+/** Properties of {@link OperatorChart}. */
+export interface OperatorChartProps extends ChartProps {
+  /**
+   * Namespace to install into (created by this chart).
+   * @default 'customapp-system'
+   */
+  readonly operatorNamespace?: string;
+  /**
+   * The operator image.
+   * @default DEFAULT_OPERATOR_IMAGE
+   */
+  readonly image?: string;
+  /**
+   * Operator replicas (leader election keeps one active).
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * The permissions granted (tests narrow it to prove each rule is needed).
+   * @default OPERATOR_PERMISSIONS
+   */
+  readonly permissions?: readonly Permission[];
+}
+
+/** The operator: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment. */
+export class OperatorChart extends Chart {
+  constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
+    super(scope, id, props);
+    const namespace = props.operatorNamespace ?? OPERATOR_NAMESPACE;
+    const labels = {
+      'app.kubernetes.io/name': OPERATOR_NAME,
+      'app.kubernetes.io/component': 'operator',
+      'app.kubernetes.io/part-of': 'customapp-operator',
+      'app.kubernetes.io/managed-by': 'cdk8s',
+    };
+    new k8s.KubeNamespace(this, 'Namespace', {
+      metadata: {
+        name: namespace,
+        labels: {
+          ...labels,
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    });
+    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions: props.permissions, labels });
+    new OperatorDeployment(this, 'Deployment', {
+      namespace,
+      serviceAccountName: rbac.serviceAccountName,
+      image: props.image,
+      replicas: props.replicas,
+      labels,
+    });
+  }
+}

@@ -1,0 +1,30 @@
+// Regenerates imports/ with `cdk8s import` from the CRD that infra/ synthesizes (never edit imports/ by hand).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { App } from 'cdk8s';
+import { CrdChart } from '../crd-chart.js';
+
+/** Synthesizes the CRD chart to a temporary directory and runs `cdk8s import` on it into `outdir`. */
+export function generateImports(outdir: string): void {
+  const workdir = mkdtempSync(join(tmpdir(), 'customapp-import-'));
+  try {
+    const app = new App({ outdir: workdir });
+    new CrdChart(app, 'customapp-crd');
+    app.synth();
+    const cli = resolve(import.meta.dirname, '../../node_modules/.bin/cdk8s');
+    execFileSync(cli, ['import', join(workdir, 'customapp-crd.k8s.yaml'), '--language', 'typescript', '--output', outdir], {
+      env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const outdir = resolve(import.meta.dirname, '../../imports');
+  generateImports(outdir);
+  console.log(`imports regenerated in ${outdir}`);
+}

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the envtest binaries (kube-apiserver, etcd) from Go modules into a cache outside the repository.
+# Builds the envtest binaries (kube-apiserver, etcd, kube-controller-manager) from Go modules into a cache outside
+# the repository. kube-controller-manager is optional at run time: the harness starts it only for its garbage
+# collector and namespace controllers, which a bare kube-apiserver lacks.
 #
 # Usage: envtest/build.sh            prints the assets directory on its last line
 # Env:   KUBEBUILDER_ASSETS          when set, used as is (the controller-runtime convention); nothing is built
@@ -15,7 +17,7 @@ CACHE="${CUSTOMAPP_ENVTEST_CACHE:-${HOME}/.cache/customapp-operator/envtest}"
 log() { echo "envtest: $*" >&2; }
 
 if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
-  for bin in kube-apiserver etcd; do
+  for bin in kube-apiserver etcd; do  # setup-envtest ships these two; kube-controller-manager is optional
     if [[ ! -x "${KUBEBUILDER_ASSETS}/${bin}" ]]; then
       log "KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS} has no executable '${bin}'"
       exit 1
@@ -27,7 +29,7 @@ if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
 fi
 
 ASSETS="${CACHE}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
-if [[ -x "${ASSETS}/kube-apiserver" && -x "${ASSETS}/etcd" ]]; then
+if [[ -x "${ASSETS}/kube-apiserver" && -x "${ASSETS}/etcd" && -x "${ASSETS}/kube-controller-manager" ]]; then
   echo "${ASSETS}"
   exit 0
 fi
@@ -53,7 +55,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
 build_apiserver() {
-  local dir="${work}/apiserver" minor="0.${K8S_VERSION#1.}"
+  local dir="${work}/apiserver" minor="0.${K8S_VERSION#1.}" k8s_minor="${K8S_VERSION#1.}"
+  k8s_minor="${k8s_minor%%.*}"
   mkdir -p "${dir}"
   log "kube-apiserver v${K8S_VERSION}: resolving k8s.io staging modules (v${minor})"
   # k8s.io/kubernetes replaces every staging module with ./staging/src/...; a module that depends on it must
@@ -67,14 +70,15 @@ build_apiserver() {
     grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "${gomod}" \
       | awk -v v="v${minor}" '{print "replace " $1 " => " $1 " " v}'
   } >> "${dir}/go.mod"
-  log "kube-apiserver v${K8S_VERSION}: building ($(grep -c '^replace' "${dir}/go.mod") staging replaces)"
+  mkdir -p "${work}/bin"
+  log "kube-apiserver and kube-controller-manager v${K8S_VERSION}: building ($(grep -c '^replace' "${dir}/go.mod") staging replaces)"
   (cd "${dir}" && go build -trimpath -ldflags "-s -w \
       -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
       -X k8s.io/component-base/version.gitMajor=1 \
-      -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.} \
+      -X k8s.io/component-base/version.gitMinor=${k8s_minor} \
       -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
-      -o "${ASSETS}/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
-  mv "${ASSETS}/kube-apiserver.tmp" "${ASSETS}/kube-apiserver"
+      -o "${work}/bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
+  mv "${work}/bin/kube-apiserver" "${work}/bin/kube-controller-manager" "${ASSETS}/"
 }
 
 build_etcd() {
@@ -88,6 +92,6 @@ build_etcd() {
 }
 
 [[ -x "${ASSETS}/etcd" ]] || build_etcd
-[[ -x "${ASSETS}/kube-apiserver" ]] || build_apiserver
+[[ -x "${ASSETS}/kube-apiserver" && -x "${ASSETS}/kube-controller-manager" ]] || build_apiserver
 log "built in $(( $(date +%s) - start ))s into ${ASSETS} ($(du -sh "${CACHE}" | cut -f1) cache)"
 echo "${ASSETS}"

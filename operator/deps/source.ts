@@ -1,0 +1,51 @@
+// The contract between the reconcile and whatever tells it about ConfigMaps and Secrets (ours, or a benchmark strategy).
+import type { Observable } from 'rxjs';
+
+/** The kinds a CustomApp references. */
+export type DependencyKind = 'ConfigMap' | 'Secret';
+
+/** One referenced object, always in the CustomApp's own namespace. */
+export interface DependencyRef {
+  readonly kind: DependencyKind;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What the reconcile may know of a referenced object: whether it exists and the SHA-256 of its content (data and
+ * binaryData). Never the content itself: a Secret's values are hashed on arrival and dropped.
+ */
+export type DependencyState =
+  | { readonly ref: DependencyRef; readonly exists: true; readonly hash: string; readonly resourceVersion: string }
+  | { readonly ref: DependencyRef; readonly exists: false };
+
+/**
+ * How the controller learns about referenced objects. The reconcile never sees an event payload: it calls `use`
+ * with the references it needs (level-based, idempotent), reads `state`, and is re-triggered through `changes`.
+ *
+ * - `use(owner, refs)` makes `owner` (a CustomApp key, `namespace/name`) hold exactly `refs`: it subscribes to the
+ *   new ones and releases the ones no longer listed. During a reference handoff the reconcile passes both the old
+ *   and the new reference, and drops the old one only after the rollout and status write.
+ * - `release(owner)` releases everything the owner holds (the finalizer calls it before removing the finalizer).
+ * - `state(ref)` answers from the source's cache (a strategy without a cache may do a GET). `undefined` means the
+ *   ref is not synced yet: the reconcile waits for a `changes` emission instead of guessing.
+ * - `changes` emits a ref's state when it first syncs, and then whenever its existence or content hash changes. A
+ *   change of metadata only does not emit.
+ */
+export interface DependencySource {
+  use(owner: string, refs: readonly DependencyRef[]): void;
+  release(owner: string): void;
+  state(ref: DependencyRef): Promise<DependencyState | undefined>;
+  readonly changes: Observable<DependencyState>;
+  /** The refs watched right now (each once), for invariants and metrics. */
+  watched(): DependencyRef[];
+  /** The owners holding each watched ref, keyed by {@link refKey}, for invariants. */
+  holders(): ReadonlyMap<string, ReadonlySet<string>>;
+  /** Stops every watch. */
+  close(): void;
+}
+
+/** `ConfigMap/namespace/name`: a ref's identity as a string. */
+export function refKey(ref: DependencyRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}

@@ -1,0 +1,70 @@
+// Tests of the API client against each target: verbs, errors as ApiError, watch streams, and request counting.
+import test from 'ava';
+import { KubeClient, type KubeObject, type RequestSample } from './client.js';
+import { ApiError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { CONFIGMAPS } from './resources.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+
+interface ConfigMap extends KubeObject { data?: Record<string, string> }
+
+for (const target of selectedTargets()) {
+  let cluster: TestCluster;
+  let client: KubeClient;
+  const samples: RequestSample[] = [];
+  test.before(async () => {
+    cluster = await startCluster(target);
+    client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig(), { onRequest: (sample) => samples.push(sample) });
+  });
+  test.after.always(async () => {
+    client?.close();
+    await cluster?.stop();
+  });
+
+  const configMap = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+
+  test(`[${target}] create, get, patch, replace and delete round-trip, with errors as ApiError`, async (t) => {
+    const created = await client.create(CONFIGMAPS, 'default', configMap('round-trip', { a: '1' }));
+    t.is(created.metadata.name, 'round-trip');
+    t.truthy(created.metadata.resourceVersion);
+    const duplicate = await t.throwsAsync(client.create(CONFIGMAPS, 'default', configMap('round-trip', {})));
+    t.true(isAlreadyExists(duplicate), String(duplicate));
+    const patched = await client.patch<ConfigMap>(CONFIGMAPS, 'default', 'round-trip', 'merge', { data: { b: '2' } });
+    t.deepEqual(patched.data, { a: '1', b: '2' });
+    const stale = await t.throwsAsync(client.replace(CONFIGMAPS, 'default', 'round-trip', { ...created, data: { c: '3' } }));
+    t.true(isConflict(stale), String(stale));
+    const got = await client.get<ConfigMap>(CONFIGMAPS, 'default', 'round-trip');
+    t.deepEqual(got.data, { a: '1', b: '2' });
+    await client.delete(CONFIGMAPS, 'default', 'round-trip');
+    const missing = await t.throwsAsync(client.get(CONFIGMAPS, 'default', 'round-trip'));
+    t.true(isNotFound(missing));
+    t.true(missing instanceof ApiError);
+    t.is((missing as ApiError).reason, 'NotFound');
+  });
+
+  test(`[${target}] a watch from a list's resourceVersion delivers later changes, and a field selector narrows it`, async (t) => {
+    const list = await client.list<ConfigMap>(CONFIGMAPS, { namespace: 'default' });
+    const controller = new AbortController();
+    const events = client.watch<ConfigMap>(CONFIGMAPS, {
+      namespace: 'default', resourceVersion: list.metadata.resourceVersion, fieldSelector: 'metadata.name=watched', allowWatchBookmarks: true,
+    }, controller.signal);
+    await client.create(CONFIGMAPS, 'default', configMap('unwatched', { x: '1' }));
+    await client.create(CONFIGMAPS, 'default', configMap('watched', { x: '1' }));
+    await client.patch(CONFIGMAPS, 'default', 'watched', 'merge', { data: { x: '2' } });
+    const seen: string[] = [];
+    for await (const event of events) {
+      if (event.type === 'BOOKMARK') continue;
+      seen.push(`${event.type} ${'metadata' in event.object ? event.object.metadata.name : ''}`);
+      if (seen.length === 2) break;
+    }
+    controller.abort();
+    t.deepEqual(seen, ['ADDED watched', 'MODIFIED watched']);
+  });
+
+  test(`[${target}] every request is reported with its verb and resource`, async (t) => {
+    const before = samples.length;
+    await client.list(CONFIGMAPS, { namespace: 'kube-system' });
+    await t.throwsAsync(client.get(CONFIGMAPS, 'kube-system', 'nope'));
+    const mine = samples.slice(before).filter((sample) => sample.namespace === 'kube-system');
+    t.deepEqual(mine.map((sample) => `${sample.verb} ${sample.resource} ${sample.code}`), ['list configmaps 200', 'get configmaps 404']);
+  });
+}

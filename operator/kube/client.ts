@@ -1,0 +1,428 @@
+// The one API client of the operator: typed REST verbs and raw watch streams over node:http(s), every request counted.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, type Status } from './errors.js';
+import { resourceLabel, resourcePath, type Resource } from './resources.js';
+
+/** The object metadata every client-side consumer relies on. */
+export interface ObjectMeta {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly finalizers?: readonly string[];
+  readonly ownerReferences?: readonly OwnerReference[];
+}
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
+/** Any Kubernetes object. */
+export interface KubeObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: ObjectMeta;
+}
+
+/** A list answer. */
+export interface ObjectList<T> {
+  readonly metadata: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly items: T[];
+}
+
+/** One event of a watch stream, as the server sent it. */
+export type RawWatchEvent<T> =
+  | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: T }
+  | { readonly type: 'BOOKMARK'; readonly object: KubeObject }
+  | { readonly type: 'ERROR'; readonly object: Status };
+
+/** The verbs of the Kubernetes API, as RBAC and metrics name them. */
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+
+/** One finished request, for metrics and the benchmark. */
+export interface RequestSample {
+  readonly verb: Verb;
+  /** `configmaps`, `deployments.apps`, `customapps.app.example.com`. */
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  /** HTTP status, or 0 when the request failed before an answer. */
+  readonly code: number;
+  readonly durationMs: number;
+}
+
+/** Scope and selectors of a list or watch. */
+export interface ListOptions {
+  /** Namespace, or undefined for all namespaces. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+}
+
+export interface WatchOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Start after this version; undefined = the current state first, as synthetic ADDED events. */
+  readonly resourceVersion?: string;
+  /** Ask the server for BOOKMARK events. */
+  readonly allowWatchBookmarks?: boolean;
+  /** The server ends the watch after this many seconds. */
+  readonly timeoutSeconds?: number;
+}
+
+/** The patch formats the API accepts. */
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+export interface WriteOptions {
+  readonly fieldManager?: string;
+  /** For apply patches: take ownership of conflicting fields. */
+  readonly force?: boolean;
+  /** `status`, `finalizers`… */
+  readonly subresource?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly signal?: AbortSignal;
+}
+
+/** Where and how to connect: what a kubeconfig resolves to. */
+export interface Connection {
+  /** `https://host:port` or `http://host:port`. */
+  readonly server: string;
+  readonly ca?: Buffer | string;
+  readonly cert?: Buffer | string;
+  readonly key?: Buffer | string;
+  readonly rejectUnauthorized?: boolean;
+  /** Returns the headers that authenticate a request (a bearer token, refreshed as the kubeconfig says). */
+  readonly authHeaders: () => Promise<Record<string, string>>;
+}
+
+export interface KubeClientOptions {
+  /** Called after every request (and when a watch ends), for metrics. @default none */
+  readonly onRequest?: (sample: RequestSample) => void;
+  /** Timeout of non-watch requests. @default 30_000 */
+  readonly requestTimeoutMs?: number;
+  /** @default 'customapp-operator' */
+  readonly userAgent?: string;
+  /** Clock for durations. @default performance.now */
+  readonly now?: () => number;
+}
+
+/** How long resolved auth headers are reused before asking the kubeconfig again (token files rotate by the minute). */
+const AUTH_HEADER_TTL_MS = 10_000;
+
+/** Resolves a client-node KubeConfig (current context) into a {@link Connection}. */
+export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<Connection> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error(`kubeconfig has no current cluster (context "${kubeConfig.getCurrentContext()}")`);
+  const probe: RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(probe);
+  let cached: { headers: Record<string, string>; at: number } | undefined;
+  return {
+    server: cluster.server.replace(/\/+$/, ''),
+    ca: probe.ca as Buffer | undefined,
+    cert: probe.cert as Buffer | undefined,
+    key: probe.key as Buffer | undefined,
+    rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
+    authHeaders: async () => {
+      if (cached && Date.now() - cached.at < AUTH_HEADER_TTL_MS) return cached.headers;
+      const options: RequestOptions = {};
+      await kubeConfig.applyToHTTPSOptions(options);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(options.headers ?? {})) {
+        if (typeof value === 'string') headers[name.toLowerCase()] = value;
+      }
+      if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+      cached = { headers, at: Date.now() };
+      return headers;
+    },
+  };
+}
+
+function query(params: Record<string, string | number | boolean | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+function statusFromBody(text: string): Status | undefined {
+  try {
+    const parsed = JSON.parse(text) as Status;
+    return parsed && parsed.kind === 'Status' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryAfter(response: IncomingMessage, status: Status | undefined): number | undefined {
+  const header = Number(response.headers['retry-after']);
+  if (Number.isFinite(header) && header >= 0) return header;
+  return status?.details?.retryAfterSeconds;
+}
+
+interface Call {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly verb: Verb;
+  readonly resource: Resource;
+  readonly namespace?: string;
+  readonly subresource?: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The operator's only way to the API server. It knows nothing of caches or retries: callers own those. Every
+ * request is reported to `onRequest` with its verb and resource, which is how metrics and the benchmark count them.
+ */
+export class KubeClient {
+  private readonly agent: HttpAgent | HttpsAgent;
+  private readonly secure: boolean;
+  private readonly onRequest: (sample: RequestSample) => void;
+  private readonly requestTimeoutMs: number;
+  private readonly userAgent: string;
+  private readonly now: () => number;
+
+  constructor(private readonly connection: Connection, options: KubeClientOptions = {}) {
+    this.secure = connection.server.startsWith('https:');
+    this.agent = this.secure
+      ? new HttpsAgent({ keepAlive: true, ca: connection.ca, cert: connection.cert, key: connection.key, rejectUnauthorized: connection.rejectUnauthorized })
+      : new HttpAgent({ keepAlive: true });
+    this.onRequest = options.onRequest ?? (() => undefined);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.userAgent = options.userAgent ?? 'customapp-operator';
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Builds a client from a client-node KubeConfig. */
+  static async fromKubeConfig(kubeConfig: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
+    return new KubeClient(await connectionFromKubeConfig(kubeConfig), options);
+  }
+
+  /** The API server URL. */
+  get server(): string {
+    return this.connection.server;
+  }
+
+  async get<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, options: { subresource?: string; signal?: AbortSignal } = {}): Promise<T> {
+    return this.json<T>({ method: 'GET', verb: 'get', resource, namespace, subresource: options.subresource, signal: options.signal, path: resourcePath(resource, namespace, name, options.subresource) });
+  }
+
+  async list<T extends KubeObject>(resource: Resource, options: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList<T>> {
+    const path = resourcePath(resource, options.namespace) + query({
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      limit: options.limit,
+      continue: options.continue,
+      resourceVersion: options.resourceVersion,
+      resourceVersionMatch: options.resourceVersionMatch,
+    });
+    return this.json<ObjectList<T>>({ method: 'GET', verb: 'list', resource, namespace: options.namespace, path, signal });
+  }
+
+  async create<T extends KubeObject>(resource: Resource, namespace: string | undefined, body: T, options: WriteOptions = {}): Promise<T> {
+    const path = resourcePath(resource, namespace, undefined, options.subresource) + query({ fieldManager: options.fieldManager });
+    return this.json<T>({ method: 'POST', verb: 'create', resource, namespace, subresource: options.subresource, path, body, signal: options.signal });
+  }
+
+  /** PUT: a full replace, guarded by `metadata.resourceVersion` when the body carries it (409 when stale). */
+  async replace<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, body: T, options: WriteOptions = {}): Promise<T> {
+    const path = resourcePath(resource, namespace, name, options.subresource) + query({ fieldManager: options.fieldManager });
+    return this.json<T>({ method: 'PUT', verb: 'update', resource, namespace, subresource: options.subresource, path, body, signal: options.signal });
+  }
+
+  async patch<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, type: PatchType, patch: unknown, options: WriteOptions = {}): Promise<T> {
+    const path = resourcePath(resource, namespace, name, options.subresource) + query({
+      fieldManager: options.fieldManager ?? (type === 'apply' ? this.userAgent : undefined),
+      force: type === 'apply' ? options.force : undefined,
+    });
+    return this.json<T>({
+      method: 'PATCH', verb: 'patch', resource, namespace, subresource: options.subresource, path,
+      body: patch, contentType: PATCH_CONTENT_TYPES[type], signal: options.signal,
+    });
+  }
+
+  /** DELETE; answers the object (when finalizers hold it) or a Status. */
+  async delete(resource: Resource, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject | Status> {
+    const body = options.propagationPolicy || options.preconditions
+      ? { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagationPolicy, preconditions: options.preconditions }
+      : undefined;
+    return this.json<KubeObject | Status>({ method: 'DELETE', verb: 'delete', resource, namespace, path: resourcePath(resource, namespace, name), body, signal: options.signal });
+  }
+
+  /**
+   * Opens a watch and yields its events as the server sends them. Rejects with {@link ApiError} when the server
+   * refuses it (the Status of a 4xx/5xx), and throws from the iteration when the connection breaks or a line is
+   * not JSON. Ends when the server closes the stream (timeoutSeconds). Aborting `signal` or leaving the loop
+   * destroys the socket.
+   */
+  async *watch<T extends KubeObject>(resource: Resource, options: WatchOptions = {}, signal?: AbortSignal): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
+    const path = resourcePath(resource, options.namespace) + query({
+      watch: 'true',
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      resourceVersion: options.resourceVersion,
+      allowWatchBookmarks: options.allowWatchBookmarks,
+      timeoutSeconds: options.timeoutSeconds,
+    });
+    const call: Call = { method: 'GET', verb: 'watch', resource, namespace: options.namespace, path, signal };
+    const started = this.now();
+    let code = 0;
+    const { response, abort } = await this.send(call, 0);
+    try {
+      code = response.statusCode ?? 0;
+      if (code !== 200) throw await this.failure(call, response);
+      let pending = '';
+      for await (const chunk of response as AsyncIterable<Buffer>) {
+        pending += chunk.toString('utf8');
+        let newline: number;
+        while ((newline = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, newline).trim();
+          pending = pending.slice(newline + 1);
+          if (line) yield parseWatchLine<T>(line, call);
+        }
+      }
+      if (pending.trim()) yield parseWatchLine<T>(pending.trim(), call);
+      if (signal?.aborted) return;
+      if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw error instanceof ApiError ? error : new ApiError(`watch ${call.path}: ${(error as Error).message}`, 0, undefined, undefined, { cause: error });
+    } finally {
+      abort();
+      this.report(call, code, started);
+    }
+  }
+
+  /** Closes idle keep-alive sockets. In-flight requests are not affected. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async json<T>(call: Call): Promise<T> {
+    const started = this.now();
+    let code = 0;
+    try {
+      const { response, abort } = await this.send(call, this.requestTimeoutMs);
+      try {
+        code = response.statusCode ?? 0;
+        if (code < 200 || code >= 300) throw await this.failure(call, response);
+        const text = await readAll(response);
+        try {
+          return JSON.parse(text) as T;
+        } catch (error) {
+          throw new ApiError(`${call.method} ${call.path}: malformed JSON in a ${code} answer (${text.slice(0, 120)})`, code, undefined, undefined, { cause: error });
+        }
+      } finally {
+        abort();
+      }
+    } finally {
+      this.report(call, code, started);
+    }
+  }
+
+  private report(call: Call, code: number, started: number): void {
+    this.onRequest({
+      verb: call.verb,
+      resource: resourceLabel(call.resource),
+      subresource: call.subresource,
+      namespace: call.namespace,
+      code,
+      durationMs: this.now() - started,
+    });
+  }
+
+  private async failure(call: Call, response: IncomingMessage): Promise<ApiError> {
+    const text = await readAll(response).catch(() => '');
+    const status = statusFromBody(text);
+    const message = status?.message ?? (text.slice(0, 200) || response.statusMessage || 'no message');
+    return new ApiError(`${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '), response.statusCode ?? 0, status, retryAfter(response, status));
+  }
+
+  private async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
+    if (call.signal?.aborted) throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
+    const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
+    const headers: OutgoingHttpHeaders = {
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+      ...(await this.connection.authHeaders()),
+    };
+    if (payload) {
+      headers['content-type'] = call.contentType ?? 'application/json';
+      headers['content-length'] = payload.length;
+    }
+    const url = new URL(call.path, this.connection.server);
+    const send = this.secure ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const request = send(url, { method: call.method, headers, agent: this.agent });
+      let answer: IncomingMessage | undefined;
+      const onAbort = (): void => {
+        request.destroy(new ApiError(`${call.method} ${call.path}: aborted`, 0));
+      };
+      call.signal?.addEventListener('abort', onAbort, { once: true });
+      const abort = (): void => {
+        call.signal?.removeEventListener('abort', onAbort);
+        if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
+      };
+      if (timeoutMs > 0) {
+        request.setTimeout(timeoutMs, () => request.destroy(new ApiError(`${call.method} ${call.path}: no answer within ${timeoutMs} ms`, 0)));
+      }
+      request.once('response', (response) => {
+        answer = response;
+        resolve({ response, abort });
+      });
+      request.once('error', (error) => {
+        call.signal?.removeEventListener('abort', onAbort);
+        reject(error instanceof ApiError ? error : new ApiError(`${call.method} ${call.path}: ${error.message}`, 0, undefined, undefined, { cause: error }));
+      });
+      request.end(payload);
+    });
+  }
+}
+
+function parseWatchLine<T>(line: string, call: Call): RawWatchEvent<T> {
+  let event: RawWatchEvent<T>;
+  try {
+    event = JSON.parse(line) as RawWatchEvent<T>;
+  } catch (error) {
+    throw new ApiError(`watch ${call.path}: malformed event (${line.slice(0, 120)})`, 0, undefined, undefined, { cause: error });
+  }
+  if (!event || typeof event.type !== 'string' || typeof event.object !== 'object' || event.object === null) {
+    throw new ApiError(`watch ${call.path}: event without type or object (${line.slice(0, 120)})`, 0);
+  }
+  return event;
+}
+
+async function readAll(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}

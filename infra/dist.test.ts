@@ -42,8 +42,11 @@ test('dist/ is exactly what `npm run synth` generates (run it and commit when th
 });
 
 test('imports/ is exactly what `npm run import` generates (run it and commit when this fails)', (t) => {
+  const config = readFileSync(join(root, 'cdk8s.yaml'), 'utf8');
   withTempDir('customapp-import-', (dir) => {
     generateImports(dir);
+    t.is(readFileSync(join(root, 'cdk8s.yaml'), 'utf8'), config, 'cdk8s import must not touch cdk8s.yaml');
+    t.regex(config, /imports:\n {2}- dist\/customapp-crd\.k8s\.yaml\n$/);
     const fresh = filesUnder(dir);
     const committed = filesUnder(join(root, 'imports'));
     t.deepEqual([...committed.keys()].sort(), [...fresh.keys()].sort());

@@ -14,7 +14,10 @@ export function generateImports(outdir: string): void {
     new CrdChart(app, 'customapp-crd');
     app.synth();
     const cli = resolve(import.meta.dirname, '../../node_modules/.bin/cdk8s');
-    execFileSync(cli, ['import', join(workdir, 'customapp-crd.k8s.yaml'), '--language', 'typescript', '--output', outdir], {
+    // Run from the temporary directory: `cdk8s import <file>` appends <file> to the imports of any cdk8s.yaml in
+    // its working directory, and ours must keep listing only the committed CRD.
+    execFileSync(cli, ['import', join(workdir, 'customapp-crd.k8s.yaml'), '--language', 'typescript', '--output', resolve(outdir)], {
+      cwd: workdir,
       env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -1,0 +1,79 @@
+// `npm run bench`: runs every participant at every size, each on a fresh API server, and writes the report, JSON and chart.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { renderChart } from './chart.js';
+import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
+import { PARTICIPANT_LABELS, parseOptions, type BenchOptions } from './options.js';
+import { createProgress, type Progress } from './progress.js';
+import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
+import type { BenchResults, SessionResult } from './results.js';
+import { runSession } from './session.js';
+
+/** The files a run writes, named after its profile and target so that a quick run never overwrites a full one. */
+export function resultFiles(outDir: string, options: Pick<BenchOptions, 'profile' | 'target'>): { markdown: string; json: string; svg: string } {
+  const base = join(outDir, `${options.profile.name}-${options.target}`);
+  return { markdown: `${base}.md`, json: `${base}.json`, svg: `${base}.svg` };
+}
+
+/** Writes the report, the raw figures and the chart of `results`. */
+export function writeResults(outDir: string, options: Pick<BenchOptions, 'profile' | 'target'>, results: BenchResults): { markdown: string; json: string; svg: string } {
+  mkdirSync(outDir, { recursive: true });
+  const files = resultFiles(outDir, options);
+  writeFileSync(files.json, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
+  writeFileSync(files.markdown, renderReport(results, relative(outDir, files.svg)));
+  return files;
+}
+
+/** Runs the benchmark described by `options`; answers the results (also written to `options.outDir`). */
+export async function runBench(options: BenchOptions, command: string, progress: Progress): Promise<BenchResults> {
+  const startedAt = new Date().toISOString();
+  const logDir = mkdtempSync(join(tmpdir(), 'customapp-bench-logs-'));
+  progress.log(`logs of the operator processes: ${logDir}`);
+  let peerBinary: string | undefined;
+  if (options.participants.includes('peer')) {
+    progress.status('building the controller-runtime peer (first time: a few minutes)');
+    peerBinary = await buildPeer();
+  }
+  const runner = await prepareRunner();
+  if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
+  const sessions: SessionResult[] = [];
+  const plan = options.sizes.flatMap((size) => options.participants.map((participant) => ({ size, participant })));
+  const snapshot = (): BenchResults => ({
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    command,
+    profile: options.profile.name,
+    target: options.target,
+    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    settings: { ...options.profile, sizes: options.sizes, reconcileWorkers: RECONCILE_WORKERS, runner: runner.mode },
+    sessions,
+  });
+  for (const [index, { size, participant }] of plan.entries()) {
+    const label = `[${index + 1}/${plan.length} ${PARTICIPANT_LABELS[participant]} ${sizeLabel(size)}]`;
+    sessions.push(await runSession({ participant, size, profile: options.profile, target: options.target, logDir, peerBinary, runner, progress, label }));
+    writeResults(options.outDir, options, snapshot());
+  }
+  progress.done();
+  return snapshot();
+}
+
+async function main(): Promise<void> {
+  const outDir = resolve(import.meta.dirname, 'results');
+  const options = parseOptions(process.argv.slice(2), { outDir, isTty: Boolean(process.stderr.isTTY) });
+  const progress = createProgress(process.stderr, options.progress);
+  const command = ['npm run bench --', ...process.argv.slice(2)].join(' ').replace(/ --$/, '');
+  const results = await runBench(options, command, progress);
+  const files = resultFiles(options.outDir, options);
+  process.stdout.write(`\n${requestsTable(results.sessions)}\n\n${resourcesTable(results.sessions)}\n\n`);
+  process.stdout.write(`report: ${files.markdown}\nraw figures: ${files.json}\nchart: ${files.svg}\n`);
+  if (results.sessions.some((session) => session.error)) process.exitCode = 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  });
+}

@@ -1,0 +1,158 @@
+// The harness's own raw watchers: when each Deployment change and each ConfigMap write reached a plain watch client.
+import type { KubeClient, KubeObject } from '../operator/kube/client.js';
+import { isGone } from '../operator/kube/errors.js';
+import { CONFIG_HASH_ANNOTATION } from '../infra/customapp-api.js';
+import { CONFIGMAPS, DEPLOYMENTS, type Resource } from '../operator/kube/resources.js';
+import type { Deployment } from '../operator/objects.js';
+
+/** Milliseconds on the harness's monotonic clock. */
+export type Clock = () => number;
+
+/** The server's watch timeout for the harness's own watches: long, so that the shortened server default never cuts them. */
+const OWN_WATCH_TIMEOUT_SECONDS = 3600;
+
+/**
+ * A plain list-then-watch of one resource across all namespaces, with no cache of its own: `onObject` gets every
+ * object of the first list (`listed`), then every ADDED/MODIFIED/DELETED event with its arrival time. It resumes
+ * after the server ends a watch and relists after a 410. It runs from {@link start} until {@link stop}.
+ */
+class RawWatch<T extends KubeObject> {
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+  /** Watch requests made (the first, then every resume). */
+  watches = 0;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly resource: Resource,
+    private readonly onObject: (object: T, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number) => void,
+    private readonly now: Clock,
+    /** List first (true) or start at the current resourceVersion with no initial objects (false). */
+    private readonly listFirst: boolean,
+  ) {}
+
+  async start(): Promise<void> {
+    const resourceVersion = await this.list();
+    this.running = this.run(resourceVersion);
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  private async list(): Promise<string> {
+    const list = await this.client.list<T>(this.resource, this.listFirst ? {} : { limit: 1 }, this.abort.signal);
+    if (this.listFirst) for (const object of list.items) this.onObject(object, 'listed', this.now());
+    return list.metadata.resourceVersion ?? '';
+  }
+
+  private async run(from: string): Promise<void> {
+    let resourceVersion = from;
+    while (!this.abort.signal.aborted) {
+      try {
+        this.watches += 1;
+        const events = this.client.watch<T>(this.resource, { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: OWN_WATCH_TIMEOUT_SECONDS }, this.abort.signal);
+        for await (const event of events) {
+          const at = this.now();
+          if (event.type === 'ERROR') throw Object.assign(new Error(`watch ${this.resource.plural}: ${event.object.message}`), { code: event.object.code });
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          if (event.type !== 'BOOKMARK') this.onObject(event.object, event.type, at);
+        }
+      } catch (error) {
+        if (this.abort.signal.aborted) return;
+        if (isGone(error) || (error as { code?: number }).code === 410) resourceVersion = await this.list();
+        else await new Promise((done) => setTimeout(done, 200));
+      }
+    }
+  }
+}
+
+/** What a Deployment looked like when the raw watcher saw it. */
+export interface DeploymentSighting {
+  /** Arrival time on the harness clock. */
+  readonly at: number;
+  readonly hash: string | undefined;
+  readonly image: string | undefined;
+  readonly deleted: boolean;
+}
+
+/**
+ * Every Deployment's config-hash annotation and image as a raw watcher sees them: the current one, and the
+ * history of changes (a sighting is recorded only when the hash, the image or existence changed).
+ */
+export class DeploymentObserver {
+  private readonly latest = new Map<string, DeploymentSighting>();
+  private readonly changes = new Map<string, DeploymentSighting[]>();
+  private readonly watch: RawWatch<Deployment>;
+  /** Sightings that changed a Deployment's hash, image or existence, all Deployments together. */
+  changeCount = 0;
+
+  constructor(client: KubeClient, now: Clock) {
+    this.watch = new RawWatch<Deployment>(client, DEPLOYMENTS, (deployment, type, at) => this.record(deployment, type, at), now, true);
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+
+  /** The last sighting of `namespace/name`. */
+  current(key: string): DeploymentSighting | undefined {
+    return this.latest.get(key);
+  }
+
+  /** The changes of `namespace/name` that arrived after `since`, oldest first. */
+  changesSince(key: string, since: number): DeploymentSighting[] {
+    return (this.changes.get(key) ?? []).filter((sighting) => sighting.at > since);
+  }
+
+  private record(deployment: Deployment, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number): void {
+    const key = `${deployment.metadata.namespace}/${deployment.metadata.name}`;
+    const template = deployment.spec?.template;
+    const sighting: DeploymentSighting = {
+      at,
+      hash: template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION],
+      image: template?.spec?.containers?.[0]?.image,
+      deleted: type === 'DELETED',
+    };
+    const previous = this.latest.get(key);
+    this.latest.set(key, sighting);
+    if (previous && previous.hash === sighting.hash && previous.image === sighting.image && previous.deleted === sighting.deleted) return;
+    let history = this.changes.get(key);
+    if (!history) this.changes.set(key, (history = []));
+    history.push(sighting);
+    if (type !== 'listed') this.changeCount += 1;
+  }
+}
+
+/**
+ * When each ConfigMap write reached a raw watcher: the API server's own delivery time, the floor of any
+ * operator's propagation latency. Keyed by `namespace/name@resourceVersion`; only events after {@link start}.
+ */
+export class ConfigMapDeliveries {
+  private readonly arrivals = new Map<string, number>();
+  private readonly watch: RawWatch<KubeObject>;
+
+  constructor(client: KubeClient, now: Clock) {
+    this.watch = new RawWatch<KubeObject>(client, CONFIGMAPS, (object, _type, at) => {
+      this.arrivals.set(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`, at);
+    }, now, false);
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+
+  /** When the write that produced `resourceVersion` of `namespace/name` arrived, if it did. */
+  arrival(key: string, resourceVersion: string): number | undefined {
+    return this.arrivals.get(`${key}@${resourceVersion}`);
+  }
+}

@@ -1,0 +1,148 @@
+// Starts one participant's operator in its own process (the TypeScript runner or the Go peer) and reads its /stats.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import type { Participant } from './options.js';
+import { statsAddressOf, type OperatorStats } from './operator-stats.js';
+
+const execFileAsync = promisify(execFile);
+const RUNNER = resolve(import.meta.dirname, 'runner.ts');
+const PEER_BUILD = resolve(import.meta.dirname, 'peers/controller-runtime/build.sh');
+const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
+/** Inside node_modules, so that the bundle's packages resolve from the project's node_modules. */
+const RUNNER_BUNDLE = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/runner.mjs');
+
+/** Reconcile workers, the same for every participant (createOperator's default). */
+export const RECONCILE_WORKERS = 4;
+
+/** Builds the controller-runtime peer (once; later calls find it) and answers the binary's path. */
+export async function buildPeer(): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync('bash', [PEER_BUILD], { maxBuffer: 16 << 20 });
+    return stdout.trim().split('\n').pop()!;
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? '';
+    throw new Error(`building the controller-runtime peer failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, { cause: error });
+  }
+}
+
+/** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */
+export interface RunnerCommand {
+  readonly mode: 'bundle' | 'tsx';
+  /** Node arguments before the runner's own. */
+  readonly nodeArgs: readonly string[];
+}
+
+/**
+ * Bundles bench/runner.ts (and the operator it imports) into one JavaScript file with esbuild (tsx's own
+ * compiler), so that the operator process runs plain JavaScript as a deployed operator would: under tsx, its
+ * loader thread adds about 100 MB of RSS and 10 MB of heap to every TypeScript participant. Packages stay
+ * external (loaded from node_modules). Falls back to tsx when esbuild is missing.
+ */
+export async function prepareRunner(): Promise<RunnerCommand> {
+  try {
+    await execFileAsync(ESBUILD, [RUNNER, '--bundle', '--platform=node', '--format=esm', '--packages=external', '--target=node20', `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
+    return { mode: 'bundle', nodeArgs: ['--expose-gc', RUNNER_BUNDLE] };
+  } catch {
+    return { mode: 'tsx', nodeArgs: ['--import', 'tsx', '--expose-gc', RUNNER] };
+  }
+}
+
+/** A participant's operator, running in its own process. */
+export interface OperatorProcess {
+  readonly participant: Participant;
+  readonly pid: number;
+  /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
+  stats(gc?: boolean): Promise<OperatorStats>;
+  /** SIGTERM, then waits for the exit (SIGKILL after 30 s). Safe to call twice. */
+  stop(): Promise<void>;
+  /** Rejects if the process exits before {@link stop}. */
+  readonly exited: Promise<void>;
+}
+
+export interface OperatorProcessOptions {
+  readonly participant: Participant;
+  /** The operator's kubeconfig (its own identity). */
+  readonly kubeconfigPath: string;
+  /** The Go peer's binary, for the `peer` participant. */
+  readonly peerBinary?: string;
+  /** How to start the TypeScript runner (see {@link prepareRunner}). @default tsx */
+  readonly runner?: RunnerCommand;
+  /** Where stdout and stderr go. */
+  readonly logPath: string;
+  /** How long to wait for /stats to listen. @default 60_000 */
+  readonly startTimeoutMs?: number;
+}
+
+function commandOf(options: OperatorProcessOptions): { command: string; args: string[] } {
+  const common = ['--kubeconfig', options.kubeconfigPath, '--stats-bind-address', '127.0.0.1:0', '--max-concurrent-reconciles', String(RECONCILE_WORKERS)];
+  if (options.participant === 'peer') {
+    if (!options.peerBinary) throw new Error('the peer participant needs peerBinary (see buildPeer)');
+    return { command: options.peerBinary, args: common };
+  }
+  const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
+  return { command: process.execPath, args: [...nodeArgs, '--strategy', options.participant, ...common] };
+}
+
+/** Spawns the participant's operator and resolves once its /stats listens. */
+export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
+  const { command, args } = commandOf(options);
+  const log = createWriteStream(options.logPath, { flags: 'a' });
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr!.pipe(log, { end: false });
+  let stopping = false;
+  const exited = new Promise<void>((resolveExit, reject) => {
+    child.once('exit', (code, signal) => {
+      log.end();
+      if (stopping) resolveExit();
+      else reject(new Error(`${options.participant} operator exited on its own (code ${code}, signal ${signal}); see ${options.logPath}`));
+    });
+  });
+  exited.catch(() => undefined);
+  const address = await new Promise<string>((resolveAddress, reject) => {
+    const lines = createInterface(child.stdout!);
+    const timer = setTimeout(() => reject(new Error(`${options.participant} operator: /stats did not listen within ${options.startTimeoutMs ?? 60_000} ms; see ${options.logPath}`)), options.startTimeoutMs ?? 60_000);
+    lines.on('line', (line) => {
+      log.write(`${line}\n`);
+      const found = statsAddressOf(line);
+      if (found) {
+        clearTimeout(timer);
+        resolveAddress(found);
+      }
+    });
+    exited.catch((error: unknown) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  }).catch(async (error: unknown) => {
+    stopping = true;
+    child.kill('SIGKILL');
+    await exited;
+    throw error;
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    participant: options.participant,
+    pid: child.pid!,
+    exited,
+    async stats(gc = false): Promise<OperatorStats> {
+      const response = await fetch(`http://${address}/stats${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(30_000) });
+      if (!response.ok) throw new Error(`${options.participant} /stats answered ${response.status}: ${await response.text()}`);
+      return (await response.json()) as OperatorStats;
+    },
+    stop(): Promise<void> {
+      stopped ??= (async () => {
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.kill('SIGTERM');
+        await exited;
+        clearTimeout(timer);
+      })();
+      return stopped;
+    },
+  };
+}

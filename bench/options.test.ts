@@ -1,0 +1,49 @@
+// Tests of the benchmark's command line.
+import test from 'ava';
+import { FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK } from './options.js';
+
+const defaults = { outDir: '/out', isTty: true };
+
+test('no arguments run every participant at 1k and 10k on envtest', (t) => {
+  const options = parseOptions([], defaults);
+  t.is(options.profile, FULL);
+  t.is(options.target, 'envtest');
+  t.deepEqual(options.participants, [...PARTICIPANTS]);
+  t.deepEqual(options.sizes, [1000, 10_000]);
+  t.is(options.outDir, '/out');
+  t.true(options.progress);
+});
+
+test('--quick runs 1k only with the quick profile', (t) => {
+  const options = parseOptions(['--quick'], defaults);
+  t.is(options.profile, QUICK);
+  t.deepEqual(options.sizes, [1000]);
+});
+
+test('--target, --strategies, --sizes, --out and --no-progress are read, with or without =', (t) => {
+  const options = parseOptions(['--target=emulator', '--strategies', 'ours,peer', '--sizes', '500,2k', '--out', '/elsewhere', '--no-progress'], defaults);
+  t.is(options.target, 'emulator');
+  t.deepEqual(options.participants, ['ours', 'peer']);
+  t.deepEqual(options.sizes, [500, 2000]);
+  t.is(options.outDir, '/elsewhere');
+  t.false(options.progress);
+});
+
+test('a wrong value is refused with the offending input quoted', (t) => {
+  t.throws(() => parseOptions(['--target', 'kind'], defaults), { message: /--target "kind"/ });
+  t.throws(() => parseOptions(['--strategies', 'ours,reloader'], defaults), { message: /"reloader" is not one of/ });
+  t.throws(() => parseOptions(['--sizes', '1000,lots'], defaults), { message: /"lots" is not a positive whole number/ });
+  t.throws(() => parseOptions(['--bogus'], defaults), { message: /unknown argument "--bogus"/ });
+  t.throws(() => parseOptions(['--out'], defaults), { message: /--out needs a value/ });
+});
+
+test('participants keep the order given and appear once', (t) => {
+  t.deepEqual(parseParticipants('peer, ours ,peer'), ['peer', 'ours']);
+  t.throws(() => parseParticipants(' , '), { message: /name at least one/ });
+});
+
+test('1k CustomApps live in one namespace, and larger runs in 2k-CustomApp namespaces', (t) => {
+  t.is(namespacesFor(20), 1);
+  t.is(namespacesFor(1000), 1);
+  t.is(namespacesFor(10_000), 5);
+});

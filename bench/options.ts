@@ -1,0 +1,164 @@
+// The benchmark's command line: which participants, sizes and target, and the knobs of each run profile.
+import { STRATEGY_NAMES, type StrategyName } from './strategies/strategy.js';
+
+/** Everything the benchmark compares: the five TypeScript strategies and the controller-runtime peer. */
+export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer'] as const;
+export type Participant = StrategyName | 'peer';
+
+/** How tables and the chart name each participant. */
+export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
+  'naive-get': 'naive-get',
+  'static-list-all': 'static-list-all',
+  'static-indexed': 'static-indexed',
+  'per-object': 'per-object (seed)',
+  ours: 'ours',
+  peer: 'peer (controller-runtime)',
+};
+
+/** Where the API server comes from. */
+export type BenchTarget = 'envtest' | 'emulator';
+
+/** The knobs of one run; `--quick` and the full run differ only here. */
+export interface Profile {
+  readonly name: 'quick' | 'full';
+  /** CustomApps per run, one run per size. */
+  readonly sizes: readonly number[];
+  /** ConfigMaps that no CustomApp references, spread over the CustomApps' namespaces. */
+  readonly unrelatedConfigMaps: number;
+  /** Writes of referenced ConfigMaps (each to a different ConfigMap) in the referenced-update phase. */
+  readonly referencedUpdates: number;
+  /** Writes of unrelated ConfigMaps in the unrelated-update phase. */
+  readonly unrelatedUpdates: number;
+  /** Image changes in the spec-update phase (plus the configMapName handoffs). */
+  readonly imageUpdates: number;
+  /** Share of the CustomApps sharing a ConfigMap that switch to their own in the spec-update phase. */
+  readonly handoffShare: number;
+  /** Writes per second during the update phases (writes are paced, not awaited one by one). */
+  readonly writesPerSecond: number;
+  /** An expected Deployment change not seen when this long passed with no progress after the phase's last write counts as missed. */
+  readonly missAfterMs: number;
+  /** The operator is settled when neither it nor the Deployments moved for this long. */
+  readonly settleMs: number;
+  /** The idle phase's length, in seconds. */
+  readonly idleSeconds: number;
+  /** kube-apiserver `--min-request-timeout`: a watch without timeoutSeconds ends after [T, 2T) s. */
+  readonly serverWatchTimeoutSeconds: number;
+}
+
+export const QUICK: Profile = {
+  name: 'quick',
+  sizes: [1000],
+  unrelatedConfigMaps: 5000,
+  referencedUpdates: 100,
+  unrelatedUpdates: 100,
+  imageUpdates: 50,
+  handoffShare: 0.2,
+  writesPerSecond: 20,
+  missAfterMs: 5_000,
+  settleMs: 1_500,
+  idleSeconds: 35,
+  serverWatchTimeoutSeconds: 60,
+};
+
+export const FULL: Profile = {
+  name: 'full',
+  sizes: [1000, 10_000],
+  unrelatedConfigMaps: 5000,
+  referencedUpdates: 200,
+  unrelatedUpdates: 200,
+  imageUpdates: 100,
+  handoffShare: 0.2,
+  writesPerSecond: 20,
+  missAfterMs: 10_000,
+  settleMs: 2_000,
+  idleSeconds: 120,
+  serverWatchTimeoutSeconds: 60,
+};
+
+export interface BenchOptions {
+  readonly profile: Profile;
+  readonly target: BenchTarget;
+  readonly participants: readonly Participant[];
+  /** The sizes to run (the profile's unless `--sizes`). */
+  readonly sizes: readonly number[];
+  /** Where the report, JSON and SVG go. */
+  readonly outDir: string;
+  /** Redraw a progress line on the terminal. */
+  readonly progress: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
+  --quick         1k CustomApps only, shorter phases (a few minutes)
+  --target        the API server: envtest (a real kube-apiserver, default) or emulator
+  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all)
+  --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
+  --out           the results directory (default: bench/results)
+  --no-progress   no progress line (log lines only)`;
+
+/** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
+export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {
+  let profile: Profile = FULL;
+  let target: BenchTarget = 'envtest';
+  let participants: Participant[] = [...PARTICIPANTS];
+  let sizes: number[] | undefined;
+  let outDir = defaults.outDir;
+  let progress = defaults.isTty;
+  const args = [...argv];
+  const valueOf = (flag: string, inline: string | undefined): string => {
+    const value = inline ?? args.shift();
+    if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`);
+    return value;
+  };
+  while (args.length > 0) {
+    const arg = args.shift()!;
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    switch (flag) {
+      case '--quick':
+        profile = QUICK;
+        break;
+      case '--target': {
+        const value = valueOf(flag, inline);
+        if (value !== 'envtest' && value !== 'emulator') throw new Error(`--target "${value}": expected envtest or emulator`);
+        target = value;
+        break;
+      }
+      case '--strategies':
+        participants = parseParticipants(valueOf(flag, inline));
+        break;
+      case '--sizes':
+        sizes = valueOf(flag, inline).split(',').map((text) => {
+          const size = Number(text.trim().replace(/k$/i, '000'));
+          if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: "${text}" is not a positive whole number`);
+          return size;
+        });
+        break;
+      case '--out':
+        outDir = valueOf(flag, inline);
+        break;
+      case '--no-progress':
+        progress = false;
+        break;
+      case '--help':
+      case '-h':
+        throw new Error(USAGE);
+      default:
+        throw new Error(`unknown argument "${arg}"\n${USAGE}`);
+    }
+  }
+  return { profile, target, participants, sizes: sizes ?? profile.sizes, outDir, progress };
+}
+
+/** `a,b,c` → the participants, in the order given; each must be one of {@link PARTICIPANTS}. */
+export function parseParticipants(text: string): Participant[] {
+  const names = text.split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.length === 0) throw new Error(`--strategies "${text}": name at least one of ${PARTICIPANTS.join(', ')}`);
+  for (const name of names) {
+    if (!(PARTICIPANTS as readonly string[]).includes(name)) throw new Error(`--strategies: "${name}" is not one of ${PARTICIPANTS.join(', ')}`);
+  }
+  return [...new Set(names)] as Participant[];
+}
+
+/** How many namespaces a run of `size` CustomApps spreads over: one at 1k (the watch-stream target's setting), 2k per namespace above. */
+export function namespacesFor(size: number): number {
+  return size <= 1000 ? 1 : Math.ceil(size / 2000);
+}

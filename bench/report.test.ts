@@ -1,0 +1,126 @@
+// Tests of the Markdown report, the target checks and the SVG chart, on hand-made figures.
+import test from 'ava';
+import { escapeXml, renderChart } from './chart.js';
+import type { Participant } from './options.js';
+import { checkTargets, formatNumber, formatVerbs, renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
+import type { BenchResults, PhaseResult, SessionResult } from './results.js';
+
+function phase(overrides: Partial<PhaseResult> = {}): PhaseResult {
+  return { operations: 100, durationMs: 5000, requests: {}, selfRequests: {}, reconciles: 0, deploymentChanges: 0, ...overrides };
+}
+
+function session(participant: Participant, size: number, overrides: Partial<SessionResult> = {}): SessionResult {
+  return {
+    participant,
+    size,
+    namespaces: size <= 1000 ? 1 : 5,
+    target: 'envtest',
+    serverVersion: 'v1.34.4',
+    requestSource: 'audit',
+    coldStart: { ...phase({ requests: { list: { configmaps: 3 }, create: { 'deployments.apps': size } } }), converged: size, convergedMs: 12_345 },
+    afterSync: { memory: { heapUsedBytes: 64 * 2 ** 20, heapTotalBytes: 80 * 2 ** 20, rssBytes: 128 * 2 ** 20, gcForced: true }, openWatches: 4, cachedObjects: { configmaps: 900, 'deployments.apps': size } },
+    referenced: phase({ requests: { patch: { 'deployments.apps': 100 } }, latencyMs: { count: 100, p50: 5, p95: 9, p99: 12.34, max: 20, mean: 6 }, floorMs: { count: 100, p50: 1, p95: 2, p99: 3, max: 4, mean: 1 }, expected: 100, missed: 0 }),
+    unrelated: phase(),
+    spec: phase({ requests: { patch: { 'deployments.apps': 50 } }, expected: 50, missed: 0 }),
+    shared: phase({ operations: 2, expected: 160, missed: 0, latencyMs: { count: 160, p50: 8, p95: 15, p99: 18, max: 20, mean: 9 } }),
+    idle: { windowSeconds: 45, serverWatchTimeoutSeconds: 60, watchStreams: 4, renewals: 0, measuredPerWatchHour: 0, extrapolatedPerWatchHour: 8, periods: { clientTimeout: 4, clientClosed: 0, serverDefault: 0 }, requestsPerRenewal: 1, requests: {} },
+    restart: { ...phase({ operations: 1, requests: { list: { configmaps: 1 } } }), settledMs: 2500, stopMs: 300 },
+    missedTotal: 0,
+    notes: {},
+    ...overrides,
+  };
+}
+
+const results = (sessions: SessionResult[]): BenchResults => ({
+  startedAt: '2026-01-01T00:00:00Z',
+  finishedAt: '2026-01-01T00:10:00Z',
+  command: 'npm run bench -- --quick',
+  profile: 'quick',
+  target: 'envtest',
+  machine: { cpus: 2, memoryGiB: 24, node: 'v20.20.2', platform: 'linux' },
+  settings: {},
+  sessions,
+});
+
+test('numbers read well in a table cell', (t) => {
+  t.is(formatNumber(3), '3');
+  t.is(formatNumber(12_345), '12.3k');
+  t.is(formatNumber(2.5), '2.5');
+  t.is(formatNumber(1), '1');
+  t.is(formatNumber(0.04), '0.04');
+  t.is(formatNumber(Number.NaN), '–');
+  t.is(sizeLabel(1000), '1k');
+  t.is(sizeLabel(10_000), '10k');
+  t.is(sizeLabel(20), '20');
+});
+
+test('verbs are listed in API order, divided per operation, and an empty count reads 0', (t) => {
+  t.is(formatVerbs({ patch: { 'deployments.apps': 200, 'customapps.app.example.com/status': 100 }, get: { configmaps: 100 } }, 100), 'get 1 · patch 3');
+  t.is(formatVerbs({}), '0');
+  t.is(formatVerbs(undefined), '–');
+});
+
+test('the tables have a row per session with its figures', (t) => {
+  const sessions = [session('static-indexed', 1000), session('ours', 1000)];
+  const requests = requestsTable(sessions).split('\n');
+  t.is(requests.length, 4);
+  t.is(requests[3], '| **ours** | 1k | list 3 · create 1000 | patch 1 | 0 | 0 | patch 0.5 | list 1 | 8 (0 at 60 s) |');
+  const resources = resourcesTable(sessions).split('\n');
+  t.is(resources[3], '| **ours** | 1k | 12.3 | 2.5 | 4 | 1900 (900 cm) | 64.0 | 128.0 | 5 / 9 / 12.3 | 3 | 18 | 0/310 |');
+});
+
+test('a session that never converged says so instead of a time', (t) => {
+  const stuck = session('per-object', 1000, { coldStart: { ...phase(), converged: 640, convergedMs: undefined } });
+  t.regex(resourcesTable([stuck]), /not converged \(640\/1000\)/);
+});
+
+test('the targets are checked against ours, and a miss is reported as a miss', (t) => {
+  const ours10k = session('ours', 10_000, {
+    referenced: phase({ latencyMs: { count: 100, p50: 50, p95: 150, p99: 250, max: 300, mean: 60 }, requests: { get: { configmaps: 2 } } }),
+    unrelated: phase({ reconciles: 3 }),
+    coldStart: { ...phase(), converged: 10_000, convergedMs: 45_000 },
+    afterSync: { memory: { heapUsedBytes: 40 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true }, openWatches: 8, cachedObjects: {} },
+  });
+  const static10k = session('static-indexed', 10_000, { afterSync: { memory: { heapUsedBytes: 100 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true }, openWatches: 4, cachedObjects: {} } });
+  const checks = checkTargets([session('ours', 1000), ours10k, static10k]);
+  const met = Object.fromEntries(checks.map((check) => [check.target, check.met]));
+  t.true(met['0 GETs at steady state (1k)']);
+  t.true(met['≤ 10 watch streams at 1k CustomApps in one namespace']);
+  t.true(met['p99 propagation ≤ 50 ms (1k)']);
+  t.false(met['0 GETs at steady state (10k)']);
+  t.false(met['0 reconciles per unrelated update (10k)']);
+  t.false(met['p99 propagation ≤ 200 ms (10k)']);
+  t.true(met['converged from cold ≤ 60 s (10k)']);
+  t.true(met['heap ≤ 0.5× static-indexed (10k)']);
+  t.true(met['≤ 12 re-requests per idle watch per hour (10k)']);
+});
+
+test('the report holds both tables, the targets, the chart link and the failed sessions', (t) => {
+  const failed = session('peer', 1000, { error: 'peer operator exited on its own (code 1)', referenced: undefined });
+  const report = renderReport(results([session('ours', 1000), failed]), 'quick-envtest.svg');
+  t.regex(report, /^# Benchmark results \(quick, envtest\)/);
+  t.regex(report, /## API requests\n/);
+  t.regex(report, /## Resources and latency\n/);
+  t.regex(report, /## Targets for ours\n/);
+  t.regex(report, /!\[requests, memory and latency\]\(quick-envtest\.svg\)/);
+  t.regex(report, /- peer at 1k: peer operator exited on its own \(code 1\)/);
+});
+
+test('the chart is one SVG with a column per size and a labelled bar per figure', (t) => {
+  const svg = renderChart([session('static-indexed', 1000), session('ours', 1000), session('ours', 10_000)], 'bench <quick> & co');
+  t.regex(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  t.true(svg.trimEnd().endsWith('</svg>'));
+  t.regex(svg, /bench &lt;quick&gt; &amp; co/);
+  t.regex(svg, />1k CustomApps</);
+  t.regex(svg, />10k CustomApps</);
+  for (const title of ['API requests', 'API requests per update', 'Memory after sync', 'Propagation latency']) t.true(svg.includes(`>${title}`), title);
+  t.regex(svg, /<title>ours, p99: 12\.34<\/title>/);
+  t.regex(svg, /<title>static-indexed, heap: 64<\/title>/);
+  t.regex(svg, /API floor p99 3/);
+  // static-indexed did not run at 10k: its bars there read n/a.
+  t.true(svg.includes('>n/a<'));
+});
+
+test('escapeXml escapes the XML special characters', (t) => {
+  t.is(escapeXml('a<b & "c">'), 'a&lt;b &amp; &quot;c&quot;&gt;');
+});

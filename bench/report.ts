@@ -1,0 +1,194 @@
+// The Markdown report of a benchmark run: the side-by-side tables and the targets for ours, from the raw figures.
+import { PARTICIPANT_LABELS, type Participant } from './options.js';
+import type { BenchResults, PhaseResult, SessionResult } from './results.js';
+import { byVerb, VERBS, type RequestCounts } from './stats.js';
+
+const label = (participant: Participant): string => (participant === 'ours' ? '**ours**' : PARTICIPANT_LABELS[participant]);
+
+/** `1k`, `10k`, `500`. */
+export function sizeLabel(size: number): string {
+  return size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size);
+}
+
+/** A number for a table cell: whole numbers as they are, others with two decimals (or three significant digits below 0.1). */
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  if (Number.isInteger(value)) return value >= 10_000 ? `${(value / 1000).toFixed(1)}k` : String(value);
+  if (Math.abs(value) >= 100) return value.toFixed(0);
+  if (Math.abs(value) >= 0.1) return value.toFixed(2).replace(/\.?0+$/, '');
+  return String(Number(value.toPrecision(2)));
+}
+
+/** `list 2 · watch 3 · patch 1k`: the non-zero verbs of `counts`, each divided by `per`; `0` when there are none. */
+export function formatVerbs(counts: RequestCounts | undefined, per = 1): string {
+  if (!counts) return '–';
+  const totals = byVerb(counts);
+  const parts = [...VERBS, ...Object.keys(totals).filter((verb) => !(VERBS as readonly string[]).includes(verb))]
+    .filter((verb) => (totals[verb] ?? 0) !== 0)
+    .map((verb) => `${verb} ${formatNumber(totals[verb]! / per)}`);
+  return parts.length > 0 ? parts.join(' · ') : '0';
+}
+
+const ms = (value: number | undefined): string => (value === undefined ? '–' : formatNumber(Math.round(value * 10) / 10));
+const mib = (bytes: number | undefined): string => (bytes === undefined ? '–' : (bytes / 1024 / 1024).toFixed(1));
+const seconds = (value: number | undefined): string => (value === undefined ? '–' : (value / 1000).toFixed(1));
+
+function perOp(phase: PhaseResult | undefined): string {
+  return phase ? formatVerbs(phase.requests, Math.max(1, phase.operations)) : '–';
+}
+
+function latency(phase: PhaseResult | undefined): string {
+  const summary = phase?.latencyMs;
+  return summary ? `${ms(summary.p50)} / ${ms(summary.p95)} / ${ms(summary.p99)}` : '–';
+}
+
+function cached(session: SessionResult): string {
+  const objects = session.afterSync?.cachedObjects;
+  if (!objects) return '–';
+  const total = Object.values(objects).reduce((sum, count) => sum + count, 0);
+  return `${formatNumber(total)} (${formatNumber(objects.configmaps ?? 0)} cm)`;
+}
+
+function missed(session: SessionResult): string {
+  const phases = [session.referenced, session.spec, session.shared].filter((phase): phase is PhaseResult => phase !== undefined);
+  const expected = phases.reduce((sum, phase) => sum + (phase.expected ?? 0), 0);
+  return expected === 0 ? '–' : `${session.missedTotal}/${expected}`;
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
+}
+
+/** The requests table: what each participant asks of the API server, per phase. */
+export function requestsTable(sessions: readonly SessionResult[]): string {
+  return table(
+    ['strategy', 'N', 'cold start', 'per referenced update', 'per unrelated update', 'reconciles per unrelated update', 'per spec update', 'restart', 'idle re-requests per watch per hour'],
+    sessions.map((session) => [
+      label(session.participant),
+      sizeLabel(session.size),
+      formatVerbs(session.coldStart?.requests),
+      perOp(session.referenced),
+      perOp(session.unrelated),
+      session.unrelated ? formatNumber(session.unrelated.reconciles / Math.max(1, session.unrelated.operations)) : '–',
+      perOp(session.spec),
+      formatVerbs(session.restart?.requests),
+      session.idle ? `${formatNumber(session.idle.extrapolatedPerWatchHour ?? Number.NaN)} (${formatNumber(session.idle.measuredPerWatchHour)} at ${session.idle.serverWatchTimeoutSeconds} s)` : '–',
+    ]),
+  );
+}
+
+/** The resources and latency table. */
+export function resourcesTable(sessions: readonly SessionResult[]): string {
+  return table(
+    ['strategy', 'N', 'converged from cold (s)', 'restart settled (s)', 'watch streams', 'cached objects', 'heap (MiB)', 'RSS (MiB)', 'latency p50 / p95 / p99 (ms)', 'API floor p99 (ms)', 'fan-out p99 (ms)', 'missed updates'],
+    sessions.map((session) => [
+      label(session.participant),
+      sizeLabel(session.size),
+      session.coldStart?.convergedMs !== undefined ? seconds(session.coldStart.convergedMs) : session.coldStart ? `not converged (${session.coldStart.converged}/${session.size})` : '–',
+      session.restart ? (session.restart.settledMs === undefined ? 'never' : seconds(session.restart.settledMs)) : '–',
+      session.afterSync ? formatNumber(session.afterSync.openWatches) : '–',
+      cached(session),
+      mib(session.afterSync?.memory.heapUsedBytes),
+      mib(session.afterSync?.memory.rssBytes),
+      latency(session.referenced),
+      ms(session.referenced?.floorMs?.p99),
+      ms(session.shared?.latencyMs?.p99),
+      missed(session),
+    ]),
+  );
+}
+
+/** One target of ours, checked against the run. */
+export interface TargetCheck {
+  readonly target: string;
+  readonly measured: string;
+  /** undefined when the run has no figure for it. */
+  readonly met: boolean | undefined;
+}
+
+const find = (sessions: readonly SessionResult[], participant: Participant, size: number): SessionResult | undefined =>
+  sessions.find((session) => session.participant === participant && session.size === size && !session.error);
+
+/** Checks ours against the targets of DESIGN.md §6 and issue 7, for every size in the run. */
+export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const sizes = [...new Set(sessions.filter((session) => session.participant === 'ours').map((session) => session.size))].sort((a, b) => a - b);
+  for (const size of sizes) {
+    const ours = sessions.find((session) => session.participant === 'ours' && session.size === size);
+    if (!ours) continue;
+    const at = sizeLabel(size);
+    const steady = [ours.referenced, ours.unrelated, ours.spec, ours.shared].filter((phase): phase is PhaseResult => phase !== undefined);
+    const gets = steady.reduce((sum, phase) => sum + (byVerb(phase.requests).get ?? 0), 0);
+    checks.push({ target: `0 GETs at steady state (${at})`, measured: steady.length ? `${gets} GETs over the update phases` : 'no figure', met: steady.length ? gets === 0 : undefined });
+    const unrelated = ours.unrelated;
+    checks.push({
+      target: `0 reconciles per unrelated update (${at})`,
+      measured: unrelated ? `${unrelated.reconciles} reconciles for ${unrelated.operations} updates` : 'no figure',
+      met: unrelated ? unrelated.reconciles === 0 : undefined,
+    });
+    if (size === 1000 && ours.namespaces === 1) {
+      const streams = ours.afterSync?.openWatches;
+      checks.push({ target: '≤ 10 watch streams at 1k CustomApps in one namespace', measured: streams === undefined || streams < 0 ? 'no figure' : `${streams} streams`, met: streams === undefined || streams < 0 ? undefined : streams <= 10 });
+    }
+    const limit = size <= 1000 ? 50 : size >= 10_000 ? 200 : undefined;
+    const p99 = ours.referenced?.latencyMs?.p99;
+    if (limit !== undefined) checks.push({ target: `p99 propagation ≤ ${limit} ms (${at})`, measured: p99 === undefined ? 'no figure' : `${ms(p99)} ms`, met: p99 === undefined ? undefined : p99 <= limit });
+    const idle = ours.idle?.extrapolatedPerWatchHour;
+    checks.push({ target: `≤ 12 re-requests per idle watch per hour (${at})`, measured: idle === undefined ? 'no figure' : formatNumber(idle), met: idle === undefined ? undefined : idle <= 12 });
+    if (size >= 10_000) {
+      const cold = ours.coldStart?.convergedMs;
+      checks.push({ target: `converged from cold ≤ 60 s (${at})`, measured: cold === undefined ? 'not converged' : `${seconds(cold)} s`, met: cold === undefined ? false : cold <= 60_000 });
+      const reference = find(sessions, 'static-indexed', size)?.afterSync?.memory.heapUsedBytes;
+      const heap = ours.afterSync?.memory.heapUsedBytes;
+      checks.push({
+        target: `heap ≤ 0.5× static-indexed (${at})`,
+        measured: heap === undefined || reference === undefined ? 'no figure' : `${mib(heap)} MiB vs ${mib(reference)} MiB = ${(heap / reference).toFixed(2)}×`,
+        met: heap === undefined || reference === undefined ? undefined : heap <= 0.5 * reference,
+      });
+    }
+  }
+  return checks;
+}
+
+function targetsTable(checks: readonly TargetCheck[]): string {
+  return table(['target (ours)', 'measured', 'met'], checks.map((check) => [check.target, check.measured, check.met === undefined ? 'n/a' : check.met ? 'yes' : '**no**']));
+}
+
+/** The whole report: settings, the two tables, the targets, and the sessions that failed. */
+export function renderReport(results: BenchResults, chartFile?: string): string {
+  const sessions = [...results.sessions].sort((a, b) => a.size - b.size);
+  const failed = sessions.filter((session) => session.error);
+  const lines = [
+    `# Benchmark results (${results.profile}, ${results.target})`,
+    '',
+    `\`${results.command}\` · ${results.startedAt} → ${results.finishedAt} · ${results.machine.cpus} CPUs, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}` +
+      ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'}`,
+    '',
+    '## API requests',
+    'Requests of the operator\'s own identity, from the API server\'s audit log (envtest) or the operator\'s own client (emulator).',
+    '"Per update" divides a phase\'s requests by the writes the harness made in it; watch renewals are left out of the phases and measured in the idle column.',
+    '',
+    requestsTable(sessions),
+    '',
+    '## Resources and latency',
+    'Latency: ConfigMap write → the Deployment change seen by a separate raw watcher. API floor: ConfigMap write → the ConfigMap seen by a raw watcher (same run).',
+    '',
+    resourcesTable(sessions),
+    '',
+    '## Targets for ours',
+    '',
+    targetsTable(checkTargets(sessions)),
+    '',
+  ];
+  if (chartFile) lines.push(`![requests, memory and latency](${chartFile})`, '');
+  if (failed.length > 0) {
+    lines.push('## Sessions that stopped early', '');
+    for (const session of failed) lines.push(`- ${session.participant} at ${sizeLabel(session.size)}: ${session.error}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+// The raw figures of a benchmark run, as written to results.json and read by the report and the chart.
+import type { BenchTarget, Participant } from './options.js';
+import type { LatencySummary, RequestCounts } from './stats.js';
+
+/** Where the request counts of a session come from. */
+export type RequestSource = 'audit' | 'counters' | 'self';
+
+/** One phase of a session. */
+export interface PhaseResult {
+  /** Writes the harness made in the phase (the divisor of "per update"). */
+  readonly operations: number;
+  readonly durationMs: number;
+  /** The operator's requests, from the server's audit log (envtest, renewals excluded) or the emulator's counters of its identity. */
+  readonly requests: RequestCounts;
+  /** Watch renewals and relists of streams whose watch had just ended (audit log only). */
+  readonly renewals?: RequestCounts;
+  /** The operator's requests as its own client counted them (renewals included). */
+  readonly selfRequests: RequestCounts;
+  readonly reconciles: number;
+  /** Deployment changes (hash, image or existence) the raw watcher saw in the phase. */
+  readonly deploymentChanges: number;
+  /** Write → Deployment change seen by the raw watcher. */
+  readonly latencyMs?: LatencySummary;
+  /** Write → the written object seen by a raw watcher: the API server's own delivery time. */
+  readonly floorMs?: LatencySummary;
+  /** Deployment changes the phase's writes called for. */
+  readonly expected?: number;
+  /** Of those, the ones never seen (within the miss window). */
+  readonly missed?: number;
+}
+
+export interface ColdStartResult extends PhaseResult {
+  /** Process spawn → the last Deployment carrying its ConfigMap's hash (undefined when some never did). */
+  readonly convergedMs?: number;
+  /** Deployments carrying the right hash at the end of the phase. */
+  readonly converged: number;
+}
+
+export interface RestartResult extends PhaseResult {
+  /** Process spawn → settled (workers running, no request and no Deployment change for the settle time). */
+  readonly settledMs?: number;
+  /** SIGTERM → exit of the old process. */
+  readonly stopMs: number;
+}
+
+export interface MemoryResult {
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly rssBytes: number;
+  readonly gcForced: boolean;
+}
+
+export interface IdleResult {
+  readonly windowSeconds: number;
+  readonly serverWatchTimeoutSeconds: number;
+  /** Distinct watch streams open during the window. */
+  readonly watchStreams: number;
+  /** List and watch requests that renewed a stream during the window. */
+  readonly renewals: number;
+  /** renewals ÷ streams ÷ window, per hour, with the server's shortened timeout. */
+  readonly measuredPerWatchHour: number;
+  /** The rate with the default `--min-request-timeout=1800` (see bench/README.md for the model). */
+  readonly extrapolatedPerWatchHour?: number;
+  /** How each stream's renewal period was found. */
+  readonly periods: { readonly clientTimeout: number; readonly clientClosed: number; readonly serverDefault: number };
+  /** Requests per renewal (a watch, plus a relist when the client relists). */
+  readonly requestsPerRenewal: number;
+  /** All the operator's requests in the window, renewals included. */
+  readonly requests: RequestCounts;
+}
+
+/** One participant at one size, on a fresh API server. */
+export interface SessionResult {
+  readonly participant: Participant;
+  readonly size: number;
+  readonly namespaces: number;
+  readonly target: BenchTarget;
+  readonly serverVersion: string;
+  readonly requestSource: RequestSource;
+  readonly coldStart?: ColdStartResult;
+  readonly afterSync?: {
+    readonly memory: MemoryResult;
+    /** Watches open on the server (audit log), or -1 when unknown. */
+    readonly openWatches: number;
+    readonly cachedObjects: Record<string, number>;
+  };
+  readonly referenced?: PhaseResult;
+  readonly unrelated?: PhaseResult;
+  readonly spec?: PhaseResult;
+  /** Updates of the shared ConfigMaps after some sharers switched away (the seed's missing reference count shows here). */
+  readonly shared?: PhaseResult;
+  readonly idle?: IdleResult;
+  readonly restart?: RestartResult;
+  /** Expected Deployment changes never seen, over every phase. */
+  readonly missedTotal: number;
+  /** Strategy-specific counters from the process (e.g. dead seed informers). */
+  readonly notes: Record<string, number>;
+  /** Set when the session stopped early; the phases before it are kept. */
+  readonly error?: string;
+}
+
+export interface BenchResults {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly command: string;
+  readonly profile: string;
+  readonly target: BenchTarget;
+  readonly machine: { readonly cpus: number; readonly memoryGiB: number; readonly node: string; readonly platform: string };
+  readonly settings: Record<string, unknown>;
+  readonly sessions: readonly SessionResult[];
+}

@@ -1,0 +1,136 @@
+// The operator process under benchmark: the shared operator with one strategy's DependencySource, serving /stats.
+//
+// Usage: node --import tsx --expose-gc bench/runner.ts --strategy <name> --kubeconfig <path>
+//          [--stats-bind-address 127.0.0.1:0] [--max-concurrent-reconciles 4] [--log-level warn]
+// Prints `{"msg":"stats listening","address":"host:port"}` on stdout, logs (pino JSON) on stderr; SIGTERM stops it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { createOperator, type Operator } from '../operator/operator.js';
+import type { RequestSample } from '../operator/kube/client.js';
+import { createSource, isStrategyName, type BenchSource } from './strategies/index.js';
+import { PerObjectSource } from './strategies/per-object.js';
+import type { OperatorStats } from './operator-stats.js';
+import { countRequest, type RequestCounts } from './stats.js';
+
+interface RunnerArgs {
+  readonly strategy: string;
+  readonly kubeconfig: string;
+  readonly statsAddress: string;
+  readonly workers?: number;
+  readonly logLevel: string;
+}
+
+function parseArgs(argv: readonly string[]): RunnerArgs {
+  const values = new Map<string, string>();
+  for (let index = 0; index < argv.length; index += 2) {
+    const flag = argv[index]!;
+    const value = argv[index + 1];
+    if (!flag.startsWith('--') || value === undefined) throw new Error(`runner: expected --flag value pairs, got "${argv.slice(index).join(' ')}"`);
+    values.set(flag.slice(2), value);
+  }
+  const strategy = values.get('strategy') ?? '';
+  const kubeconfig = values.get('kubeconfig') ?? '';
+  if (!isStrategyName(strategy)) throw new Error(`runner: --strategy "${strategy}" is not a TypeScript strategy`);
+  if (!kubeconfig) throw new Error('runner: --kubeconfig is required');
+  const workers = values.has('max-concurrent-reconciles') ? Number(values.get('max-concurrent-reconciles')) : undefined;
+  return { strategy, kubeconfig, statsAddress: values.get('stats-bind-address') ?? '127.0.0.1:0', workers, logLevel: values.get('log-level') ?? 'warn' };
+}
+
+/** The operator's rest_client_requests_total, plus the requests a strategy made with its own client. */
+async function requestCounts(operator: Operator, external: RequestCounts): Promise<RequestCounts> {
+  const counts: RequestCounts = {};
+  for (const { labels, value } of (await operator.metrics.restRequests.get()).values) {
+    countRequest(counts, String(labels.verb), String(labels.resource), value);
+  }
+  for (const [verb, resources] of Object.entries(external)) {
+    for (const [resource, count] of Object.entries(resources)) countRequest(counts, verb, resource, count);
+  }
+  return counts;
+}
+
+async function stats(operator: Operator, source: BenchSource | undefined, external: RequestCounts, gc: boolean): Promise<OperatorStats> {
+  const reconciles = (await operator.metrics.reconcileTotal.get()).values.reduce((sum, { value }) => sum + value, 0);
+  const requests = await requestCounts(operator, external);
+  const cachedObjects: Record<string, number> = {
+    'customapps.app.example.com': operator.apps.store.size,
+    'deployments.apps': operator.deployments.store.size,
+    services: operator.services.store.size,
+    configmaps: source?.cachedObjects() ?? 0,
+  };
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (gc && collect) collect();
+  const memory = process.memoryUsage();
+  return {
+    ready: operator.reconciling,
+    heapUsedBytes: memory.heapUsed,
+    heapTotalBytes: memory.heapTotal,
+    rssBytes: memory.rss,
+    requests,
+    openWatches: -1,
+    reconciles,
+    cachedObjects,
+    gcForced: gc && Boolean(collect),
+    notes: source instanceof PerObjectSource ? { deadInformers: source.deadInformers } : undefined,
+  };
+}
+
+async function serveStats(address: string, answer: (gc: boolean) => Promise<OperatorStats>): Promise<Server> {
+  const colon = address.lastIndexOf(':');
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://runner');
+    if (url.pathname !== '/stats') {
+      response.writeHead(404).end();
+      return;
+    }
+    answer(url.searchParams.get('gc') === '1').then(
+      (body) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+      (error: unknown) => response.writeHead(500).end(String(error)),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(Number(address.slice(colon + 1)), address.slice(0, colon) || '127.0.0.1', resolve);
+  });
+  return server;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const logger = pino({ level: args.logLevel, base: { logger: 'bench-runner', strategy: args.strategy } }, pino.destination(2));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(args.kubeconfig);
+  const external: RequestCounts = {};
+  const onRequest = (sample: RequestSample): void => countRequest(external, sample.verb, sample.subresource ? `${sample.resource}/${sample.subresource}` : sample.resource);
+  let source: BenchSource | undefined;
+  const operator = await createOperator({
+    kubeConfig,
+    logger,
+    maxConcurrentReconciles: args.workers,
+    dependencies: (context) => (source = createSource(args.strategy, { client: context.client, kubeConfig, onRequest, logger: context.logger, metrics: context.metrics })),
+  });
+  const server = await serveStats(args.statsAddress, (gc) => stats(operator, source, external, gc));
+  const { address, port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ msg: 'stats listening', address: `${address}:${port}` })}\n`);
+
+  const stop = async (signal: string): Promise<void> => {
+    logger.info({ signal }, 'stopping');
+    await operator.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+  };
+  await new Promise<void>((resolve, reject) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal).then(resolve, reject));
+    // Only a failure ends the run on its own (operator.done also resolves once the workers run without leader election).
+    operator.done.catch(reject);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'runner failed', err: String((error as Error)?.stack ?? error) })}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,32 @@
+// Identities and authorization attributes shared by authentication, RBAC and admission.
+
+export interface UserInfo {
+  readonly username: string;
+  readonly uid?: string;
+  readonly groups: readonly string[];
+}
+
+/** What a request asks to do (authorizer.AttributesRecord). */
+export interface Attributes {
+  readonly user: UserInfo;
+  readonly verb: string;
+  readonly resourceRequest: boolean;
+  readonly namespace: string;
+  readonly apiGroup: string;
+  readonly apiVersion: string;
+  readonly resource: string;
+  readonly subresource: string;
+  readonly name: string;
+  /** The URL path, for non-resource requests. */
+  readonly path: string;
+}
+
+export interface Decision {
+  readonly allowed: boolean;
+  /** Why, as the RBAC authorizer phrases it (empty when denied without a reason). */
+  readonly reason: string;
+}
+
+export type Authorizer = (attributes: Attributes) => Decision;
+
+export const allowAll: Authorizer = () => ({ allowed: true, reason: '' });

@@ -1,0 +1,234 @@
+// Validation of built-in kinds (the commonly hit rules of pkg/apis/*/validation), returning field errors with the apiserver's texts.
+import {
+  type FieldError,
+  forbiddenField,
+  GoValue,
+  invalidValue,
+  notSupported,
+  requiredValue,
+} from '../errors.js';
+import { deepEqual, isObject, type KubeObject } from '../object.js';
+import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
+import { labelSelectorFromObject, labelsMatch } from '../selectors.js';
+
+type Obj = Record<string, any>;
+
+const configKey = /^[-._a-zA-Z0-9]+$/;
+
+function configKeyErrors(key: string): string[] {
+  const errors: string[] = [];
+  if (key.length > 253) errors.push('must be no more than 253 characters');
+  if (!configKey.test(key)) {
+    errors.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  }
+  if (key === '.' || key === '..') errors.push(`must not be '${key}'`);
+  else if (key.startsWith('..')) errors.push("must not start with '..'");
+  return errors;
+}
+
+function dataKeyErrors(obj: Obj, fields: readonly string[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const field of fields) {
+    const data = obj[field];
+    if (!isObject(data)) continue;
+    for (const key of Object.keys(data)) {
+      for (const e of configKeyErrors(key)) errors.push(invalidValue(`${field}[${key}]`, key, e));
+      if (seen.has(key)) errors.push(invalidValue(`${field}[${key}]`, key, 'duplicate of key present in other field'));
+      seen.add(key);
+    }
+  }
+  return errors;
+}
+
+function immutableData(obj: Obj, old: Obj | undefined, fields: readonly string[]): FieldError[] {
+  if (old === undefined || old.immutable !== true) return [];
+  const errors: FieldError[] = [];
+  if (obj.immutable !== true) errors.push(forbiddenField('immutable', 'field is immutable when `immutable` is set'));
+  for (const field of fields) {
+    if (!deepEqual(obj[field] ?? {}, old[field] ?? {})) errors.push(forbiddenField(field, 'field is immutable when `immutable` is set'));
+  }
+  return errors;
+}
+
+export function validateConfigMap(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  return [...dataKeyErrors(obj, ['data', 'binaryData']), ...immutableData(obj, old, ['data', 'binaryData'])];
+}
+
+export function validateSecret(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  const errors = [...dataKeyErrors(obj, ['data']), ...immutableData(obj, old, ['data'])];
+  if (old !== undefined && old.type !== obj.type) errors.push(invalidValue('type', obj.type, 'field is immutable'));
+  return errors;
+}
+
+function portErrors(field: string, port: unknown): FieldError[] {
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) {
+    return [invalidValue(field, port, 'must be between 1 and 65535, inclusive')];
+  }
+  return [];
+}
+
+export function validateService(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+  const errors: FieldError[] = [];
+  const types = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
+  if (!types.includes(spec.type)) errors.push(notSupported('spec.type', spec.type, types));
+  const ports: Obj[] = Array.isArray(spec.ports) ? spec.ports : [];
+  if (ports.length === 0 && spec.type !== 'ExternalName' && spec.clusterIP !== 'None') errors.push(requiredValue('spec.ports'));
+  const names = new Set<string>();
+  ports.forEach((port, i) => {
+    const at = `spec.ports[${i}]`;
+    if (ports.length > 1 && !port.name) errors.push(requiredValue(`${at}.name`));
+    if (port.name) {
+      for (const e of dns1123LabelErrors(port.name)) errors.push(invalidValue(`${at}.name`, port.name, e));
+      if (names.has(port.name)) errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(port.name)}` });
+      names.add(port.name);
+    }
+    errors.push(...portErrors(`${at}.port`, port.port));
+    if (!['TCP', 'UDP', 'SCTP'].includes(port.protocol)) errors.push(notSupported(`${at}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
+  });
+  if (old !== undefined && isObject(old.spec) && old.spec.clusterIP && spec.clusterIP !== old.spec.clusterIP && spec.type !== 'ExternalName') {
+    errors.push(invalidValue('spec.clusterIPs[0]', spec.clusterIP ?? '', 'may not change once set'));
+  }
+  for (const [key, value] of Object.entries(isObject(spec.selector) ? spec.selector : {})) {
+    for (const e of qualifiedNameErrors(key)) errors.push(invalidValue(`spec.selector`, key, e));
+    for (const e of labelValueErrors(String(value))) errors.push(invalidValue(`spec.selector`, value, e));
+  }
+  return errors;
+}
+
+function containerErrors(field: string, containers: unknown, required: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!Array.isArray(containers) || containers.length === 0) {
+    if (required) errors.push(requiredValue(field));
+    return errors;
+  }
+  const names = new Set<string>();
+  containers.forEach((c: Obj, i) => {
+    const at = `${field}[${i}]`;
+    if (!c.name) errors.push(requiredValue(`${at}.name`));
+    else {
+      for (const e of dns1123LabelErrors(c.name)) errors.push(invalidValue(`${at}.name`, c.name, e));
+      if (names.has(c.name)) errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(c.name)}` });
+      names.add(c.name);
+    }
+    if (!c.image && field.endsWith('.containers')) errors.push(requiredValue(`${at}.image`));
+    (Array.isArray(c.ports) ? c.ports : []).forEach((p: Obj, j: number) => {
+      errors.push(...portErrors(`${at}.ports[${j}].containerPort`, p.containerPort));
+    });
+    const policies = ['Always', 'IfNotPresent', 'Never'];
+    if (!policies.includes(c.imagePullPolicy)) errors.push(notSupported(`${at}.imagePullPolicy`, c.imagePullPolicy, policies));
+  });
+  return errors;
+}
+
+export function validateDeployment(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+  const errors: FieldError[] = [];
+  if (typeof spec.replicas === 'number' && spec.replicas < 0) {
+    errors.push(invalidValue('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
+  }
+  const template: Obj = isObject(spec.template) ? spec.template : {};
+  const templateLabels = (isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}) as Record<string, string>;
+  if (!isObject(spec.selector)) {
+    errors.push(requiredValue('spec.selector'));
+  } else {
+    const selector = labelSelectorFromObject(spec.selector);
+    if (selector.length === 0) errors.push(invalidValue('spec.selector', spec.selector, 'empty selector is invalid for deployment'));
+    else if (!labelsMatch(selector, templateLabels)) {
+      errors.push(invalidValue('spec.template.metadata.labels', goMap(templateLabels), '`selector` does not match template `labels`'));
+    }
+    if (old !== undefined && isObject(old.spec) && !deepEqual(old.spec.selector, spec.selector)) {
+      errors.push(invalidValue('spec.selector', spec.selector, 'field is immutable'));
+    }
+  }
+  const podSpec: Obj = isObject(template.spec) ? template.spec : {};
+  errors.push(...containerErrors('spec.template.spec.containers', podSpec.containers, true));
+  errors.push(...containerErrors('spec.template.spec.initContainers', podSpec.initContainers, false));
+  if (podSpec.restartPolicy !== 'Always') errors.push(notSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy, ['Always']));
+  const strategy: Obj = isObject(spec.strategy) ? spec.strategy : {};
+  if (!['Recreate', 'RollingUpdate'].includes(strategy.type)) errors.push(notSupported('spec.strategy.type', strategy.type, ['Recreate', 'RollingUpdate']));
+  if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined) {
+    errors.push(forbiddenField('spec.strategy.rollingUpdate', 'may not be specified when strategy `type` is \'Recreate\''));
+  }
+  return errors;
+}
+
+/** Renders a label map the way Go's %#v renders map[string]string (sorted keys). */
+function goMap(labels: Record<string, string>): GoValue {
+  return new GoValue(`map[string]string{${Object.keys(labels).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(labels[k])}`).join(', ')}}`);
+}
+
+export function validateNamespace(obj: KubeObject): FieldError[] {
+  const errors: FieldError[] = [];
+  const finalizers = isObject(obj.spec) && Array.isArray(obj.spec.finalizers) ? obj.spec.finalizers : [];
+  finalizers.forEach((f: string, i: number) => {
+    for (const e of qualifiedNameErrors(f)) errors.push(invalidValue(`spec.finalizers[${i}]`, f, e));
+  });
+  return errors;
+}
+
+function ruleErrors(rules: unknown, field: string): FieldError[] {
+  const errors: FieldError[] = [];
+  (Array.isArray(rules) ? rules : []).forEach((rule: Obj, i: number) => {
+    const at = `${field}[${i}]`;
+    if (!Array.isArray(rule.verbs) || rule.verbs.length === 0) errors.push(requiredValue(`${at}.verbs`, 'verbs must contain at least one value'));
+    const hasResources = Array.isArray(rule.resources) && rule.resources.length > 0;
+    const hasUrls = Array.isArray(rule.nonResourceURLs) && rule.nonResourceURLs.length > 0;
+    if (hasUrls && hasResources) errors.push(invalidValue(`${at}.nonResourceURLs`, rule.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'));
+    if (!hasUrls && !hasResources) errors.push(requiredValue(`${at}.resources`, 'resource rules must supply at least one resource'));
+    if (hasResources && (!Array.isArray(rule.apiGroups) || rule.apiGroups.length === 0)) errors.push(requiredValue(`${at}.apiGroups`, 'resource rules must supply at least one api group'));
+  });
+  return errors;
+}
+
+export function validateRole(obj: KubeObject): FieldError[] {
+  return ruleErrors((obj as Obj).rules, 'rules');
+}
+
+export function validateBinding(obj: KubeObject, old: KubeObject | undefined, clusterScoped: boolean): FieldError[] {
+  const o = obj as Obj;
+  const errors: FieldError[] = [];
+  const ref: Obj = isObject(o.roleRef) ? o.roleRef : {};
+  const kinds = clusterScoped ? ['ClusterRole'] : ['Role', 'ClusterRole'];
+  if (ref.apiGroup !== 'rbac.authorization.k8s.io') errors.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+  if (!kinds.includes(ref.kind)) errors.push(notSupported('roleRef.kind', ref.kind ?? '', kinds));
+  if (!ref.name) errors.push(requiredValue('roleRef.name'));
+  (Array.isArray(o.subjects) ? o.subjects : []).forEach((s: Obj, i: number) => {
+    const at = `subjects[${i}]`;
+    if (!s.name) errors.push(requiredValue(`${at}.name`));
+    const subjectKinds = ['ServiceAccount', 'User', 'Group'];
+    if (!subjectKinds.includes(s.kind)) errors.push(notSupported(`${at}.kind`, s.kind ?? '', subjectKinds));
+    if (s.kind === 'ServiceAccount' && clusterScoped && !s.namespace) errors.push(requiredValue(`${at}.namespace`));
+  });
+  if (old !== undefined && !deepEqual((old as Obj).roleRef, o.roleRef)) {
+    errors.push(invalidValue('roleRef', o.roleRef, 'cannot change roleRef'));
+  }
+  return errors;
+}
+
+export function validateServiceAccountName(name: string): string[] {
+  return dns1123SubdomainErrors(name);
+}
+
+export function validateLease(obj: KubeObject): FieldError[] {
+  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+  const errors: FieldError[] = [];
+  if (spec.leaseDurationSeconds !== undefined && !(spec.leaseDurationSeconds > 0)) {
+    errors.push(invalidValue('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0'));
+  }
+  if (spec.leaseTransitions !== undefined && spec.leaseTransitions < 0) {
+    errors.push(invalidValue('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0'));
+  }
+  return errors;
+}
+
+export function validateCoreEvent(obj: KubeObject): FieldError[] {
+  const o = obj as Obj;
+  const errors: FieldError[] = [];
+  const involved: Obj = isObject(o.involvedObject) ? o.involvedObject : {};
+  if (involved.namespace && obj.metadata.namespace !== involved.namespace) {
+    errors.push(invalidValue('involvedObject.namespace', involved.namespace, 'does not match event.namespace'));
+  }
+  return errors;
+}

@@ -1,0 +1,50 @@
+// Command line: `npm run emulator -- --port <n> --kubeconfig-out <file>` runs the emulator until SIGINT/SIGTERM.
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { startEmulator } from './index.js';
+
+const usage = `usage: npm run emulator -- [--port <n>] [--host <addr>] [--kubeconfig-out <file>]
+                            [--history-window <events>] [--bookmark-interval-ms <ms>] [--log-level <level>]`;
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'kubeconfig-out': { type: 'string' },
+    'history-window': { type: 'string' },
+    'bookmark-interval-ms': { type: 'string' },
+    'log-level': { type: 'string', default: 'info' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
+const logger = pino({ level: values['log-level'] }, pino.destination(2));
+const emulator = await startEmulator({
+  port: Number(values.port),
+  host: values.host,
+  historyWindow: values['history-window'] === undefined ? undefined : Number(values['history-window']),
+  bookmarkIntervalMs: values['bookmark-interval-ms'] === undefined ? undefined : Number(values['bookmark-interval-ms']),
+  logger,
+});
+if (values['kubeconfig-out'] !== undefined) await emulator.writeAdminKubeconfig(values['kubeconfig-out']);
+console.log(emulator.url);
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'emulator stopping');
+  emulator.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      logger.error({ err }, 'emulator close failed');
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,0 +1,116 @@
+// Differential: status codes, reasons and Status bodies of failing (and a few succeeding) requests, emulator vs envtest.
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { parse } from 'yaml';
+import { normalize, onBoth, outcome, type Pair, startPair, type Target } from './support.js';
+
+let pair: Pair;
+const crd = parse(readFileSync(new URL('../../../dist/customapp-crd.k8s.yaml', import.meta.url), 'utf8'));
+
+test.before(async () => {
+  pair = await startPair();
+  await onBoth(pair, async (target) => {
+    const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    if (created.status !== 201) throw new Error(`${target.name}: CRD ${created.status}`);
+    for (let i = 0; i < 100; i++) {
+      const probe = await target.request('GET', '/apis/app.example.com/v1/customapps');
+      if (probe.status === 200) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${target.name}: customapps never served`);
+  });
+});
+
+test.after.always(async () => {
+  await pair?.close();
+});
+
+type Step = readonly [method: string, path: string, body?: unknown, contentType?: string];
+
+async function run(target: Target, steps: readonly Step[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const [method, path, body, contentType] of steps) {
+    const answer = await target.request(method, path, body, { contentType });
+    out.push({ request: `${method} ${path}`, ...(outcome(answer) as object) });
+  }
+  return out;
+}
+
+async function same(t: import('ava').ExecutionContext, steps: (ns: string) => readonly Step[], ns: string): Promise<void> {
+  const [emulator, envtest] = await onBoth(pair, async (target) => {
+    await target.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    return run(target, steps(ns));
+  });
+  const a = normalize(emulator) as unknown[];
+  const b = normalize(envtest) as unknown[];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) t.deepEqual(a[i], b[i]);
+}
+
+const customApp = (name: string, spec: unknown) => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name }, spec });
+
+test('object errors: NotFound, AlreadyExists, Invalid names, malformed JSON, missing namespace, name mismatch, stale update', (t) =>
+  same(t, (ns) => [
+    ['GET', `/api/v1/namespaces/${ns}/configmaps/missing`],
+    ['DELETE', `/api/v1/namespaces/${ns}/configmaps/missing`],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'dup' }, data: { a: '1' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'dup' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'Bad_Name' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'labels', labels: { 'bad key!': 'x', ok: 'bad value!' } } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: {} }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, '{"metadata":{"name":"a"'],
+    ['POST', '/api/v1/namespaces/no-such-namespace/configmaps', { metadata: { name: 'x' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'other-ns', namespace: 'default' } }],
+    ['PUT', `/api/v1/namespaces/${ns}/configmaps/dup`, { metadata: { name: 'other' } }],
+    ['PUT', `/api/v1/namespaces/${ns}/configmaps/dup`, { metadata: { name: 'dup', resourceVersion: '1' } }],
+    ['PUT', `/api/v1/namespaces/${ns}/configmaps/missing`, { metadata: { name: 'missing' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'v2' } }],
+    ['POST', `/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'b64' }, data: { k: 'not base64!' } }],
+    ['POST', `/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'fold' }, stringData: { k: 'v' }, data: { j: 'dg==' } }],
+    ['DELETE', `/api/v1/namespaces/${ns}/configmaps/dup`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } }],
+  ], 'errors-objects'));
+
+test('request errors: methods, media types, selectors and list options', (t) =>
+  same(t, (ns) => [
+    ['PUT', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'x' } }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, 'metadata: {name: x}', 'text/plain'],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, 'metadata:\n  name: from-yaml\ndata:\n  on: yes\n', 'application/yaml'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/from-yaml`, '{}', 'text/plain'],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?fieldSelector=foo%3Dbar`],
+    ['GET', `/api/v1/namespaces/${ns}/secrets?fieldSelector=foo%3Dbar`],
+    ['GET', `/api/v1/namespaces/${ns}/secrets?fieldSelector=type%3DOpaque`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?fieldSelector=metadata.name%20in%20(a)`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?labelSelector=a%20in%20(b`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?labelSelector=A_%25%3Db`],
+    ['GET', `/apis/app.example.com/v1/namespaces/${ns}/customapps?fieldSelector=spec.image%3Dx`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?resourceVersionMatch=Exact`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?resourceVersion=0&resourceVersionMatch=Exact`],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true`],
+    ['GET', '/apis/no.such.group/v1/things'],
+    ['GET', '/api/v1/nosuchresource'],
+  ], 'errors-requests'));
+
+test('patch errors: JSON patch test failures, malformed patches, strategic merge on custom resources', (t) =>
+  same(t, (ns) => [
+    ['POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'p' }, data: { a: '1' } }],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/p`, [{ op: 'test', path: '/data/a', value: '2' }], 'application/json-patch+json'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/p`, [{ op: 'remove', path: '/data/zz' }], 'application/json-patch+json'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/p`, [{ op: 'test', path: '/data/a', value: '1' }, { op: 'add', path: '/data/b', value: '2' }], 'application/json-patch+json'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/p`, '{"data":', 'application/merge-patch+json'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/p`, { metadata: { resourceVersion: '1' } }, 'application/merge-patch+json'],
+    ['PATCH', `/api/v1/namespaces/${ns}/configmaps/missing`, {}, 'application/merge-patch+json'],
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('c', { image: 'x' })],
+    ['PATCH', `/apis/app.example.com/v1/namespaces/${ns}/customapps/c`, { spec: { image: 'y' } }, 'application/strategic-merge-patch+json'],
+    ['PATCH', `/apis/app.example.com/v1/namespaces/${ns}/customapps/c`, { spec: { port: 'eighty' } }, 'application/merge-patch+json'],
+  ], 'errors-patches'));
+
+test('custom resource validation: types, ranges, patterns, lengths, required, and a PUT without resourceVersion', (t) =>
+  same(t, (ns) => [
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('bad', { port: 70000, replicas: -1, configMapName: 'Bad_Name', image: '', secretName: 'x'.repeat(254) })],
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('types', { port: 'x', replicas: 1.5, image: 5 })],
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'nospec' } }],
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('Bad.Name_', { image: 'x' })],
+    ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('ok', { image: 'x' })],
+    ['PUT', `/apis/app.example.com/v1/namespaces/${ns}/customapps/ok`, customApp('ok', { image: 'y' })],
+    ['PUT', `/apis/app.example.com/v1/namespaces/${ns}/customapps/missing`, customApp('missing', { image: 'y' })],
+    ['PUT', `/apis/app.example.com/v1/namespaces/${ns}/customapps/ok/status`, { ...customApp('ok', { image: 'x' }), status: { conditions: [{ type: 'Ready' }] } }],
+  ], 'errors-validation'));

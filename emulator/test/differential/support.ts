@@ -1,0 +1,200 @@
+// Differential testing: the same request sequence against the emulator and envtest (the real kube-apiserver),
+// answers normalised (uids, resourceVersions, timestamps, allocated IPs) so they can be compared for equality.
+import { request as httpsRequest } from 'node:https';
+import { type Envtest, startEnvtest } from '../../../envtest/harness.js';
+import { type Emulator, startEmulator } from '../../index.js';
+
+export interface Answer {
+  readonly status: number;
+  readonly body: any;
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+export interface RequestOptions {
+  readonly token?: string;
+  readonly accept?: string;
+  readonly contentType?: string;
+}
+
+export interface DiffWatch {
+  /** The next `n` events (throws after the timeout). */
+  take(n: number, timeoutMs?: number): Promise<any[]>;
+  close(): void;
+}
+
+/** One server under test, spoken to over https. */
+export interface Target {
+  readonly name: 'emulator' | 'envtest';
+  readonly adminToken: string;
+  request(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<Answer>;
+  watch(path: string, token?: string): Promise<DiffWatch>;
+  /** A token of a ServiceAccount (created when missing), from TokenRequest. */
+  serviceAccountToken(namespace: string, name: string): Promise<string>;
+}
+
+function httpsTarget(name: Target['name'], server: string, ca: string | undefined, adminToken: string): Target {
+  const tls = ca === undefined ? { rejectUnauthorized: false } : { ca };
+  const send = (method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<Answer> => {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL(path, server), {
+        method,
+        ...tls,
+        headers: {
+          Authorization: `Bearer ${options.token ?? adminToken}`,
+          Accept: options.accept ?? 'application/json',
+          ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+        },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = text;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+        });
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  };
+  const watch = (path: string, token?: string): Promise<DiffWatch> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL(path, server), { ...tls, headers: { Authorization: `Bearer ${token ?? adminToken}` } }, (res) => {
+        const events: any[] = [];
+        let buffer = '';
+        let waiter: (() => void) | undefined;
+        res.on('data', (c: Buffer) => {
+          buffer += c.toString('utf8');
+          let i: number;
+          while ((i = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, i).trim();
+            buffer = buffer.slice(i + 1);
+            if (line !== '') events.push(JSON.parse(line));
+          }
+          waiter?.();
+        });
+        res.on('end', () => waiter?.());
+        resolve({
+          async take(n, timeoutMs = 5000) {
+            const deadline = Date.now() + timeoutMs;
+            while (events.length < n) {
+              if (Date.now() > deadline || res.readableEnded) throw new Error(`${name}: ${events.length} of ${n} watch events on ${path}: ${JSON.stringify(events.map((e) => e.type))}`);
+              await new Promise<void>((r) => {
+                waiter = r;
+                setTimeout(r, 50);
+              });
+            }
+            return events.splice(0, n);
+          },
+          close: () => req.destroy(),
+        });
+      });
+      req.on('error', (e) => ((e as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(e)));
+      req.end();
+    });
+  return {
+    name,
+    adminToken,
+    request: (method, path, body, options) => send(method, path, body, options),
+    watch,
+    async serviceAccountToken(namespace, sa) {
+      await send('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name: sa } });
+      const answer = await send('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { spec: { expirationSeconds: 3600 } });
+      if (answer.status !== 201) throw new Error(`${name}: TokenRequest ${answer.status} ${JSON.stringify(answer.body)}`);
+      return answer.body.status.token as string;
+    },
+  };
+}
+
+export interface Pair {
+  readonly emulator: Target;
+  readonly envtest: Target;
+  close(): Promise<void>;
+}
+
+/** Starts an emulator and an envtest (one per test file). */
+export async function startPair(): Promise<Pair> {
+  const [emulator, envtest]: [Emulator, Envtest] = await Promise.all([startEmulator({ port: 0 }), startEnvtest()]);
+  return {
+    emulator: httpsTarget('emulator', emulator.httpsUrl, undefined, emulator.adminToken),
+    envtest: httpsTarget('envtest', envtest.server, envtest.caPem, envtest.adminToken),
+    close: async () => {
+      await Promise.all([emulator.close(), envtest.stop()]);
+    },
+  };
+}
+
+/** Runs the same sequence against both servers (concurrently) and returns [emulator, envtest] results. */
+export async function onBoth<T>(pair: Pair, sequence: (target: Target) => Promise<T>): Promise<[T, T]> {
+  return Promise.all([sequence(pair.emulator), sequence(pair.envtest)]);
+}
+
+const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const uidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const uidsInText = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+
+/**
+ * Replaces what legitimately differs between two servers: uids (numbered by first appearance), object
+ * resourceVersions (by rank), list and bookmark resourceVersions, timestamps, continue tokens, allocated IPs and
+ * ports, and the order of Invalid causes (the apiserver's validator iterates Go maps).
+ */
+export function normalize(value: unknown): unknown {
+  const uids = new Map<string, string>();
+  const rvs = new Set<number>();
+  const isObjectMeta = (v: unknown): v is { name: string; resourceVersion?: string } =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { name?: unknown }).name === 'string';
+  const collect = (v: unknown, key: string) => {
+    if (Array.isArray(v)) v.forEach((x) => collect(x, key));
+    else if (v !== null && typeof v === 'object') {
+      if (key === 'metadata' && isObjectMeta(v) && typeof v.resourceVersion === 'string' && /^\d+$/.test(v.resourceVersion)) rvs.add(Number(v.resourceVersion));
+      for (const [k, x] of Object.entries(v)) collect(x, k);
+    }
+  };
+  collect(value, '');
+  const rank = new Map([...rvs].sort((a, b) => a - b).map((rv, i) => [String(rv), `rv#${i + 1}`]));
+  const walk = (v: unknown, key: string, inObjectMeta: boolean): unknown => {
+    if (Array.isArray(v)) {
+      const items = v.map((x) => walk(x, key, false));
+      if (key === 'causes') return [...items].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      return items;
+    }
+    if (v !== null && typeof v === 'object') {
+      const objectMeta = key === 'metadata' && isObjectMeta(v);
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) out[k] = walk((v as Record<string, unknown>)[k], k, objectMeta);
+      return out;
+    }
+    if (typeof v !== 'string') return key === 'nodePort' && typeof v === 'number' ? '<nodePort>' : v;
+    if (uidPattern.test(v)) {
+      if (!uids.has(v)) uids.set(v, `uid#${uids.size + 1}`);
+      return uids.get(v);
+    }
+    if (uidsInText.test(v)) {
+      return v.replace(new RegExp(uidsInText.source, 'g'), (uid) => {
+        if (!uids.has(uid)) uids.set(uid, `uid#${uids.size + 1}`);
+        return uids.get(uid)!;
+      });
+    }
+    if (timestampPattern.test(v)) return '<time>';
+    if (key === 'resourceVersion') return inObjectMeta ? rank.get(v) ?? '<rv>' : '<rv>';
+    if (key === 'continue') return '<continue>';
+    if (key === 'clusterIP' || key === 'clusterIPs' || /^10\.0\.0\.\d+$/.test(v)) return '<ip>';
+    if (key === 'message' && v.includes('is invalid: [')) {
+      const m = /^(.*is invalid: \[)(.*)(\])$/s.exec(v);
+      if (m !== null) return `${m[1]}${m[2].split(/, (?=[a-zA-Z.[\]0-9]+: )/).sort().join(', ')}${m[3]}`;
+    }
+    return v;
+  };
+  return walk(value, '', false);
+}
+
+/** An answer reduced to what the comparison looks at: status code and normalised body. */
+export function outcome(answer: Answer): unknown {
+  return normalize({ status: answer.status, body: answer.body });
+}

@@ -1,0 +1,43 @@
+// A watched, indexed cache of one resource: watcher + reflector + Store, shared by every subscriber.
+import { share, type Observable } from 'rxjs';
+import type { KubeObject } from '../kube/client.js';
+import type { Resource } from '../kube/resources.js';
+import { reflect } from '../watch/reflector.js';
+import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/watcher.js';
+import { Store, type Indexers, type StoreChange } from './store.js';
+
+/** A resource's cache and the stream that keeps it current. */
+export interface Informer<T extends KubeObject> {
+  /** The cache: read it from the reconcile (never the API server). */
+  readonly store: Store<T>;
+  /**
+   * The store's changes, each emitted after the store was updated. Subscribing starts the watch (one list and
+   * watch, shared by every subscriber); when the last subscriber leaves, the watch stops and the store keeps its
+   * last content. After the first list it emits an `apply` for every object, so a controller that maps these to
+   * keys reconciles everything once at start, as controller-runtime does.
+   */
+  readonly events$: Observable<StoreChange<T>>;
+  /** False until the first list is in the store, then true (see {@link Store.synced$}). */
+  readonly synced$: Observable<boolean>;
+}
+
+/**
+ * Builds an informer for `resource`. For example, the CustomApps with their reference indexes:
+ * ```ts
+ * const apps = informer<CustomApp>(client, CUSTOM_APPS, { namespace, name: 'customapp' }, {
+ *   byConfigMap: (app) => app.spec.configMapName ? [`${app.metadata.namespace}/${app.spec.configMapName}`] : [],
+ * }, { logger });
+ * apps.events$.pipe(map((change) => change.key)) // → the work queue
+ * ```
+ */
+export function informer<T extends KubeObject>(
+  client: WatchClient,
+  resource: Resource,
+  config: WatcherConfig = {},
+  indexers: Indexers<T> = {},
+  deps: WatcherDeps = {},
+): Informer<T> {
+  const store = new Store<T>(indexers);
+  const events$ = watcher<T>(client, resource, config, deps).pipe(reflect(store), share());
+  return { store, events$, synced$: store.synced$ };
+}

@@ -1,0 +1,57 @@
+// Tests of the read-your-writes cache: a written object shadows an older cached one, never a deletion for long.
+import test from 'ava';
+import { Store } from '../cache/store.js';
+import type { KubeObject } from '../kube/client.js';
+import { FreshCache } from './fresh-cache.js';
+
+const object = (resourceVersion: string, uid = 'uid-1'): KubeObject => ({ metadata: { namespace: 'ns', name: 'a', uid, resourceVersion } });
+
+function setup(): { store: Store<KubeObject>; cache: FreshCache<KubeObject>; clock: { now: number } } {
+  const store = new Store<KubeObject>();
+  const clock = { now: 0 };
+  return { store, cache: new FreshCache(store, { now: () => clock.now, ttlMs: 60_000, createdTtlMs: 10_000 }), clock };
+}
+
+test('a written object is read instead of the older cached one, until the store has that version', (t) => {
+  const { store, cache } = setup();
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '12');
+  store.apply(object('12'));
+  t.is(cache.get('ns/a'), store.get('ns/a'));
+  store.apply(object('15'));
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '15', 'a newer store version wins');
+});
+
+test('an object deleted from the store is gone, even if this process updated it', (t) => {
+  const { store, cache } = setup();
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  store.delete(object('10'));
+  t.is(cache.get('ns/a'), undefined);
+});
+
+test('an object this process created is served before the store sees it, for a short while only', (t) => {
+  const { cache, clock } = setup();
+  cache.wrote(object('20'), true);
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '20');
+  clock.now = 10_001;
+  t.is(cache.get('ns/a'), undefined);
+});
+
+test('a recreated object (another uid) is read from the store, and the TTL bounds any shadowing', (t) => {
+  const { store, cache, clock } = setup();
+  store.apply(object('30', 'uid-2'));
+  cache.wrote(object('40', 'uid-1'));
+  t.is(cache.get('ns/a')?.metadata.uid, 'uid-2');
+  cache.wrote(object('50', 'uid-2'));
+  clock.now = 60_001;
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '30');
+});
+
+test('forget drops what was written', (t) => {
+  const { cache } = setup();
+  cache.wrote(object('20'), true);
+  cache.forget('ns/a');
+  t.is(cache.get('ns/a'), undefined);
+});

@@ -1,0 +1,72 @@
+// A store read through the objects this process just wrote, until the watch catches up (client-go's MutationCache).
+import type { Store } from '../cache/store.js';
+import { objectKey } from '../cache/store.js';
+import { compareResourceVersions } from '../deps/resource-version.js';
+import type { KubeObject } from '../kube/client.js';
+
+/** What the reconcile reads: a cache, never the API server. */
+export interface CacheReader<T extends KubeObject> {
+  get(key: string): T | undefined;
+}
+
+/** Options of {@link FreshCache}. */
+export interface FreshCacheOptions {
+  /** How long a written object may shadow the store at most. @default 60_000 */
+  readonly ttlMs?: number;
+  /** How long an object this process created is served while the store has not seen it yet. @default 10_000 */
+  readonly createdTtlMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/**
+ * Reads `store`, except that an object this process wrote (the API's answer to the write) is returned instead of
+ * the store's copy while that copy is older, so the next reconcile of a key sees its own finalizer, status and
+ * Deployment update even if the watch event has not arrived yet. Without it, a reconcile right after a write would
+ * act on a stale resourceVersion and get a 409 (harmless, but a wasted round trip).
+ *
+ * The store stays the authority on existence, with one exception: an object this process created is served for a
+ * short while (`createdTtlMs`) before the store has it, so that the next reconcile does not create it again and
+ * get a 409 AlreadyExists. The watch delivers the creation before any later deletion, so a deletion is never
+ * hidden for long. An object with another uid (deleted and recreated) is taken from the store. Entries go away as
+ * soon as the store has the same or a newer version, or after the TTL.
+ */
+export class FreshCache<T extends KubeObject> implements CacheReader<T> {
+  private readonly written = new Map<string, { object: T; at: number; created: boolean }>();
+  private readonly ttlMs: number;
+  private readonly createdTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly store: Store<T>, options: FreshCacheOptions = {}) {
+    this.ttlMs = options.ttlMs ?? 60_000;
+    this.createdTtlMs = options.createdTtlMs ?? 10_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  get(key: string): T | undefined {
+    const cached = this.store.get(key);
+    const entry = this.written.get(key);
+    if (!entry) return cached;
+    if (!cached && entry.created && this.now() - entry.at <= this.createdTtlMs) return entry.object;
+    if (!cached || cached.metadata.uid !== entry.object.metadata.uid || this.now() - entry.at > this.ttlMs) {
+      this.written.delete(key);
+      return cached;
+    }
+    const order = compareResourceVersions(entry.object.metadata.resourceVersion ?? '', cached.metadata.resourceVersion ?? '');
+    if (order === undefined || order <= 0) {
+      this.written.delete(key);
+      return cached;
+    }
+    return entry.object;
+  }
+
+  /** Records the API's answer to a write; `created` when the write was a create. */
+  wrote(object: T, created = false): void {
+    this.written.set(objectKey(object), { object, at: this.now(), created });
+  }
+
+  /** Forgets a written object (after deleting it). */
+  forget(key: string): void {
+    this.written.delete(key);
+  }
+}

@@ -1,0 +1,74 @@
+// The controller's sources of work: every change that matters, mapped to the CustomApp keys it concerns.
+import { Subscription } from 'rxjs';
+import type { Indexers } from '../cache/store.js';
+import type { Informer } from '../cache/informer.js';
+import type { CustomApp } from '../custom-app.js';
+import type { DependencySource } from '../deps/source.js';
+import type { Deployment, Service } from '../objects.js';
+import { controllingAppName } from '../reconcile/labels.js';
+import type { Trigger } from './controller.js';
+
+/** Index of the CustomApp cache: `namespace/configMapName` → CustomApp keys. */
+export const BY_CONFIGMAP = 'byConfigMap';
+/** Index of the CustomApp cache: `namespace/secretName` → CustomApp keys. */
+export const BY_SECRET = 'bySecret';
+
+/** The CustomApp cache's indexes: which CustomApps reference a ConfigMap or a Secret (by their spec). */
+export const CUSTOM_APP_INDEXERS: Indexers<CustomApp> = {
+  [BY_CONFIGMAP]: (app) => (app.spec?.configMapName ? [`${app.metadata.namespace}/${app.spec.configMapName}`] : []),
+  [BY_SECRET]: (app) => (app.spec?.secretName ? [`${app.metadata.namespace}/${app.spec.secretName}`] : []),
+};
+
+/** What the triggers watch. */
+export interface TriggerSources {
+  readonly apps: Informer<CustomApp>;
+  readonly deployments: Informer<Deployment>;
+  readonly services: Informer<Service>;
+  readonly dependencies: DependencySource;
+}
+
+/** The parts of a CustomApp whose change needs a reconcile: not its status (the reconcile's own output). */
+function appSignature(app: CustomApp): string {
+  const { uid, generation, deletionTimestamp, finalizers } = app.metadata;
+  return JSON.stringify([uid, generation, deletionTimestamp ?? null, finalizers ?? []]);
+}
+
+/**
+ * Subscribes the triggers (which starts the informers' watches) and calls `enqueue` for:
+ * - a CustomApp added or deleted, or whose generation, deletion timestamp or finalizers changed (a status-only
+ *   update, which the reconcile itself causes, queues nothing);
+ * - a Deployment or Service added, changed or deleted: its controlling CustomApp;
+ * - a ConfigMap or Secret whose existence or content changed (the DependencySource's `changes`): every CustomApp
+ *   whose spec references it, through the CustomApp index.
+ * Unsubscribe the result to stop them all.
+ */
+export function subscribeTriggers(sources: TriggerSources, enqueue: (key: string, trigger: Trigger) => void): Subscription {
+  const { apps, deployments, services, dependencies } = sources;
+  const signatures = new Map<string, string>();
+  const subscriptions = new Subscription();
+  subscriptions.add(apps.events$.subscribe((change) => {
+    if (change.type === 'delete') {
+      signatures.delete(change.key);
+      enqueue(change.key, { source: 'customapp', reason: 'deleted' });
+      return;
+    }
+    const signature = appSignature(change.object);
+    if (signatures.get(change.key) === signature) return;
+    signatures.set(change.key, signature);
+    enqueue(change.key, { source: 'customapp', reason: change.object.metadata.deletionTimestamp ? 'deleting' : 'applied' });
+  }));
+  for (const [source, owned] of [['deployment', deployments], ['service', services]] as const) {
+    subscriptions.add((owned.events$ as Informer<Deployment | Service>['events$']).subscribe((change) => {
+      const owner = controllingAppName(change.object);
+      if (!owner) return;
+      enqueue(`${change.object.metadata.namespace}/${owner}`, { source, object: change.key, reason: change.type === 'delete' ? 'deleted' : 'applied' });
+    }));
+  }
+  subscriptions.add(dependencies.changes.subscribe((state) => {
+    const index = state.ref.kind === 'ConfigMap' ? BY_CONFIGMAP : BY_SECRET;
+    const object = `${state.ref.namespace}/${state.ref.name}`;
+    const reason = state.exists ? `content ${state.hash.slice(0, 12)}` : 'absent';
+    for (const key of apps.store.byIndex(index, object)) enqueue(key, { source: state.ref.kind.toLowerCase(), object, reason });
+  }));
+  return subscriptions;
+}

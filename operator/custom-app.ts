@@ -1,0 +1,51 @@
+// The CustomApp object as the operator reads and writes it: the generated spec type, and the status type.
+import type { CustomAppSpec } from '../imports/app.example.com.js';
+import type { ConditionType } from '../infra/customapp-api.js';
+import type { KubeObject } from './kube/client.js';
+
+export type { CustomAppSpec };
+
+/** A metav1.Condition of a CustomApp. */
+export interface Condition {
+  readonly type: ConditionType;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly observedGeneration?: number;
+  /** RFC 3339; changes only when `status` flips. */
+  readonly lastTransitionTime: string;
+  /** CamelCase, for example `ConfigMapNotFound`. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** `status` of a CustomApp; kept aligned with `STATUS_SCHEMA` in infra/customapp-api.ts (a test compares them). */
+export interface CustomAppStatus {
+  readonly observedGeneration?: number;
+  /** The ConfigMap the Deployment was last rolled out with. */
+  readonly observedConfigMapName?: string;
+  /** The Secret the Deployment was last rolled out with. */
+  readonly observedSecretName?: string;
+  /** SHA-256 of the ConfigMap content the Deployment runs with. */
+  readonly configHash?: string;
+  /** SHA-256 of the Secret content the Deployment runs with. */
+  readonly secretHash?: string;
+  readonly readyReplicas?: number;
+  readonly conditions?: readonly Condition[];
+}
+
+/** Every key of {@link CustomAppStatus}, to compare with the schema. */
+export const STATUS_FIELDS = [
+  'observedGeneration', 'observedConfigMapName', 'observedSecretName', 'configHash', 'secretHash', 'readyReplicas', 'conditions',
+] as const satisfies readonly (keyof CustomAppStatus)[];
+
+/** A CustomApp. */
+export interface CustomApp extends KubeObject {
+  readonly spec: CustomAppSpec;
+  readonly status?: CustomAppStatus;
+}
+
+/** Splits a `namespace/name` work-queue key (see `objectKey` in cache/store.ts). */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  if (slash < 0) throw new Error(`work-queue key "${key}" is not namespace/name`);
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}

@@ -1,0 +1,264 @@
+// The referenced objects of one kind in one namespace, and the watches that feed them: per object, or one for the namespace.
+import { takeWhile, type Subscription } from 'rxjs';
+import type { Logger } from 'pino';
+import type { WatcherEvent } from '../watch/events.js';
+import { loggableError } from '../watch/watcher.js';
+import { contentHash } from './content-hash.js';
+import type { DependencyEvents, DependencyObject } from './dependency-watch.js';
+import type { DependencySlot, Observation } from './dependency-slot.js';
+import type { DependencyKind } from './source.js';
+
+/** How a group watches its objects. */
+export type Granularity = 'object' | 'namespace';
+
+/** One physical stream of a group. */
+interface Source {
+  readonly scope: Granularity;
+  /** `watch` streams run until stopped; a `snapshot` is a watcher cut off after its first list. */
+  readonly purpose: 'watch' | 'snapshot';
+  /** The object's name, for an object scope. */
+  readonly name?: string;
+  /** True after the first `initDone`. */
+  synced: boolean;
+  /** Hashed observations of the list in progress (between `init` and `initDone`), by name. */
+  listing: Map<string, Observation> | undefined;
+  subscription?: Subscription;
+  stopped: boolean;
+}
+
+/** A physical stream as reported by {@link DependencyGroup.streams}. */
+export interface StreamInfo {
+  readonly kind: DependencyKind;
+  readonly namespace: string;
+  readonly scope: Granularity;
+  /** Set for an object scope. */
+  readonly name?: string;
+  readonly synced: boolean;
+}
+
+/** What a group needs from its registry. */
+export interface GroupContext {
+  readonly events: DependencyEvents;
+  /** Collapse into a namespace watch when the group holds more referenced objects than this. */
+  readonly collapseThreshold: number;
+  /** Split back into per-object watches when it holds fewer than this. */
+  readonly splitThreshold: number;
+  readonly logger: Logger;
+  /** The clock, for switch durations in logs. */
+  readonly now: () => number;
+}
+
+/**
+ * The slots of one (kind, namespace) and their sources. It keeps one invariant: every slot is covered by a
+ * source that will deliver its state, and every change after that.
+ *
+ * - **Object granularity** (at most `collapseThreshold` slots): one watch per slot, `fieldSelector=metadata.name`.
+ * - **Namespace granularity** (past the threshold): one watch of the whole namespace. Its list is hashed on
+ *   arrival into a buffer that lives until `initDone` (so a slot added while the list runs is still covered),
+ *   then only referenced names are kept; watch events for other names are dropped unread. A slot added once the
+ *   namespace watch runs gets its first state from a one-shot list of its name (a snapshot: one request, no
+ *   socket), while the namespace watch already routes its later events to it. In a burst of new refs (as at a
+ *   cold start), once `collapseThreshold` such snapshots are in flight, the next ref starts one one-shot list
+ *   of the namespace instead, which covers every ref added until it completes.
+ * - **Switching** (collapse past `collapseThreshold`, split below `splitThreshold`) starts the new sources first
+ *   and retires the old ones only when the new ones are synced. Both feed the slots meanwhile, and each slot
+ *   keeps the newest observation, so a switch loses no event and replays none. Subscribers stay on their
+ *   slots: nothing they see changes.
+ *
+ * Trade-off of a namespace watch without a label selector: its list (paged) and every later change of every
+ * object of the kind in the namespace cross the wire and are parsed, referenced or not. Unreferenced objects
+ * are dropped on arrival without being hashed, except while a list runs, when the buffer holds one hash per
+ * object of the namespace (never a payload) until `initDone`. With many unrelated objects (5,000 ConfigMaps
+ * beside 11 referenced ones) that costs more bytes and parsing than 11 per-object watches; with many references
+ * it saves one socket, one request pair and one server-side watcher per object. That is why it only kicks in
+ * past a threshold of referenced objects, and why the threshold is an option.
+ *
+ * A source that fails for good (only with a finite retry policy; the default retries forever) is logged and
+ * dropped; the refs it covered keep their last state.
+ */
+export class DependencyGroup {
+  readonly slots = new Map<string, DependencySlot>();
+  private granularity: Granularity = 'object';
+  private readonly objectWatches = new Map<string, Source>();
+  private readonly snapshots = new Map<string, Source>();
+  private namespaceWatch: Source | undefined;
+  /** A one-shot list of the whole namespace, covering a burst of new refs at once. */
+  private namespaceSnapshot: Source | undefined;
+  private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
+  private readonly log: Logger;
+
+  constructor(readonly kind: DependencyKind, readonly namespace: string, private readonly context: GroupContext) {
+    this.log = context.logger.child({ kind, namespace });
+  }
+
+  /** The current target granularity. */
+  get mode(): Granularity {
+    return this.granularity;
+  }
+
+  /** Adds a slot (its first subscriber arrived) and makes sure a source covers it. */
+  add(slot: DependencySlot): void {
+    this.slots.set(slot.ref.name, slot);
+    this.rebalance();
+    this.cover(slot.ref.name);
+  }
+
+  /** Removes a slot (its last subscriber left) and stops what only it needed. */
+  remove(name: string): void {
+    this.slots.delete(name);
+    this.stop(this.objectWatches.get(name));
+    this.stop(this.snapshots.get(name));
+    this.rebalance();
+  }
+
+  /** Stops every source. */
+  close(): void {
+    for (const source of [...this.objectWatches.values(), ...this.snapshots.values()]) this.stop(source);
+    this.stop(this.namespaceWatch);
+    this.stop(this.namespaceSnapshot);
+  }
+
+  /** The physical watch streams open now (snapshots excluded: they never open a watch). */
+  streams(): StreamInfo[] {
+    const info = (source: Source): StreamInfo => ({ kind: this.kind, namespace: this.namespace, scope: source.scope, name: source.name, synced: source.synced });
+    return [...this.objectWatches.values(), ...(this.namespaceWatch ? [this.namespaceWatch] : [])].map(info);
+  }
+
+  /** Moves the target granularity across the thresholds, then retires what became redundant. */
+  private rebalance(): void {
+    const count = this.slots.size;
+    if (this.granularity === 'object' && count > this.context.collapseThreshold) this.switchTo('namespace', 'collapse');
+    else if (this.granularity === 'namespace' && count < this.context.splitThreshold) this.switchTo('object', 'split');
+    this.retire();
+  }
+
+  private switchTo(granularity: Granularity, step: 'collapse' | 'split'): void {
+    this.granularity = granularity;
+    this.switching = { step, startedAt: this.context.now() };
+    this.log.info({ phase: 'started', refs: this.slots.size }, step);
+    if (granularity === 'namespace') this.coverNamespace();
+    else for (const name of this.slots.keys()) this.cover(name);
+  }
+
+  /** Makes sure some source will deliver `name`'s state. */
+  private cover(name: string): void {
+    if (!this.slots.has(name)) return;
+    if (this.granularity === 'object') {
+      if (!this.objectWatches.has(name)) this.start({ scope: 'object', purpose: 'watch', name });
+      return;
+    }
+    const namespaceWatch = this.coverNamespace();
+    const listing = (source: Source | undefined): boolean => source !== undefined && (!source.synced || source.listing !== undefined);
+    if (listing(namespaceWatch) || listing(this.namespaceSnapshot) || this.snapshots.has(name) || this.objectWatches.has(name)) return;
+    if (this.snapshots.size < this.context.collapseThreshold) this.start({ scope: 'object', purpose: 'snapshot', name });
+    else this.start({ scope: 'namespace', purpose: 'snapshot' });
+  }
+
+  private coverNamespace(): Source {
+    return this.namespaceWatch ?? this.start({ scope: 'namespace', purpose: 'watch' });
+  }
+
+  /**
+   * Stops the sources a synced replacement made redundant: per-object watches once the namespace watch is synced
+   * (each once its slot has a state), and the namespace watch once every slot's own watch is synced.
+   */
+  private retire(): void {
+    const namespaceWatch = this.namespaceWatch;
+    if (this.granularity === 'namespace' && namespaceWatch?.synced) {
+      for (const source of [...this.objectWatches.values()]) {
+        if (this.slots.get(source.name!)?.current !== undefined) this.stop(source);
+      }
+      if (this.objectWatches.size === 0) this.switched('collapse');
+    }
+    if (this.granularity === 'object' && [...this.slots.keys()].every((name) => this.objectWatches.get(name)?.synced)) {
+      this.stop(namespaceWatch);
+      this.switched('split');
+    }
+  }
+
+  /** Logs the end of a switch, once. */
+  private switched(step: 'collapse' | 'split'): void {
+    if (this.switching?.step !== step) return;
+    this.log.info({ phase: 'done', refs: this.slots.size, durationMs: this.context.now() - this.switching.startedAt }, step);
+    this.switching = undefined;
+  }
+
+  /** Registers and subscribes a new source (registered first: a cold source may emit, even complete, at once). */
+  private start(spec: Pick<Source, 'scope' | 'purpose' | 'name'>): Source {
+    const source: Source = { ...spec, synced: false, listing: undefined, stopped: false };
+    if (spec.scope === 'namespace' && spec.purpose === 'watch') this.namespaceWatch = source;
+    else if (spec.scope === 'namespace') this.namespaceSnapshot = source;
+    else (spec.purpose === 'watch' ? this.objectWatches : this.snapshots).set(spec.name!, source);
+    let events = this.context.events({ kind: this.kind, namespace: this.namespace, name: spec.name });
+    if (spec.purpose === 'snapshot') events = events.pipe(takeWhile((event) => event.type !== 'initDone', true));
+    const subscription = events.subscribe({
+      next: (event) => this.observe(source, event),
+      error: (error: unknown) => {
+        this.log.error({ scope: spec.scope, name: spec.name, ...loggableError(error) }, 'stream failed');
+        this.forget(source);
+      },
+      complete: () => this.forget(source),
+    });
+    if (source.stopped) subscription.unsubscribe();
+    else source.subscription = subscription;
+    return source;
+  }
+
+  private stop(source: Source | undefined): void {
+    if (!source || source.stopped) return;
+    source.stopped = true;
+    source.subscription?.unsubscribe();
+    this.forget(source);
+  }
+
+  /** Drops a source from the maps (it completed, failed or was stopped). */
+  private forget(source: Source): void {
+    source.stopped = true;
+    if (source.scope === 'namespace') {
+      if (this.namespaceWatch === source) this.namespaceWatch = undefined;
+      if (this.namespaceSnapshot === source) this.namespaceSnapshot = undefined;
+    } else {
+      const map = source.purpose === 'watch' ? this.objectWatches : this.snapshots;
+      if (map.get(source.name!) === source) map.delete(source.name!);
+    }
+  }
+
+  /** Routes one event of a source to the slots it covers. */
+  private observe(source: Source, event: WatcherEvent<DependencyObject>): void {
+    if (source.stopped) return;
+    switch (event.type) {
+      case 'init':
+        source.listing = new Map();
+        return;
+      case 'initApply': {
+        const name = event.object.metadata.name!;
+        if (source.name === undefined || source.name === name) (source.listing ??= new Map()).set(name, observed(event.object));
+        return;
+      }
+      case 'initDone': {
+        const listing = source.listing ?? new Map<string, Observation>();
+        source.listing = undefined;
+        const names = source.name === undefined ? [...this.slots.keys()] : [source.name];
+        for (const name of names) this.slots.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
+        if (!source.synced) {
+          source.synced = true;
+          this.retire();
+        }
+        return;
+      }
+      case 'apply':
+      case 'delete': {
+        const { name, resourceVersion } = event.object.metadata;
+        const slot = this.slots.get(name!);
+        if (!slot || (source.name !== undefined && source.name !== name)) return;
+        slot.offer(event.type === 'apply' ? observed(event.object) : { exists: false }, resourceVersion ?? '');
+        return;
+      }
+    }
+  }
+}
+
+/** Hashes an object on arrival; the payload goes no further. */
+function observed(object: DependencyObject): Observation {
+  return { exists: true, hash: contentHash(object), resourceVersion: object.metadata.resourceVersion ?? '' };
+}

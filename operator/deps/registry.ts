@@ -1,0 +1,175 @@
+// The dependency registry: reference-counted, shared Observables of referenced ConfigMaps and Secrets, with adaptive watches.
+import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
+import pino, { type Logger } from 'pino';
+import type { Registry as MetricsRegistry } from 'prom-client';
+import type { WatcherDeps } from '../watch/watcher.js';
+import type { WatchClient } from '../watch/watcher.js';
+import { DependencyGroup, type StreamInfo } from './dependency-group.js';
+import { DependencySlot } from './dependency-slot.js';
+import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
+import { registerRegistryMetrics } from './registry-metrics.js';
+import { refKey, type DependencyRef, type DependencyState } from './source.js';
+
+/** Collapse a (kind, namespace) into one namespace watch when it holds more referenced objects than this. */
+export const DEFAULT_COLLAPSE_THRESHOLD = 10;
+/** Split a collapsed (kind, namespace) back into per-object watches when it holds fewer than this. */
+export const DEFAULT_SPLIT_THRESHOLD = 5;
+
+/** Options of {@link DependencyRegistry}. Pass `client` (the real watches) or `events` (tests, other strategies). */
+export interface DependencyRegistryOptions {
+  /** The API client the default watch streams use. */
+  readonly client?: WatchClient;
+  /** The watch streams themselves; overrides `client`. @default watchDependencies(client, watch, …) */
+  readonly events?: DependencyEvents;
+  /** Watcher tuning for the default streams (page size, timeouts, backoff). @default the watcher's defaults */
+  readonly watch?: DependencyWatchConfig;
+  /**
+   * Past this many referenced objects of one kind in one namespace, their per-object watches collapse into one
+   * namespace watch. 10 keeps a namespace at ≤ 10 sockets per kind before the switch and at 1 after it.
+   * @default 10
+   */
+  readonly collapseThreshold?: number;
+  /** Below this many, a collapsed namespace splits back; lower than the collapse threshold, for hysteresis. @default 5 */
+  readonly splitThreshold?: number;
+  /** Structured logs: acquire, share, release, collapse, split (and the watch streams' lifecycles). @default silent */
+  readonly logger?: Logger;
+  /** Timers of the default streams, and the clock of switch durations. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+  /** Jitter source of the default streams. @default Math.random */
+  readonly random?: () => number;
+  /**
+   * Where to register `customapp_dependency_watches_active{kind}`, `customapp_watch_streams_open{kind,scope}` and
+   * `customapp_dependency_subscribers{kind}` (one registry per DependencyRegistry; never the global one).
+   * @default no metrics
+   */
+  readonly metrics?: MetricsRegistry;
+}
+
+/**
+ * Hands out one Observable per referenced object (a ConfigMap or a Secret): its {@link DependencyState}, present
+ * with a content hash or absent. The registry never holds object payloads: each object is hashed on arrival and
+ * dropped, so it never keeps a Secret's value.
+ *
+ * `acquire(ref)` is cold and reference-counted:
+ * - the first subscriber of a ref starts what watches it (a list and a watch with `fieldSelector=metadata.name`,
+ *   or, past the collapse threshold, a share of its namespace's watch); the object need not exist yet, and its
+ *   creation is an emission;
+ * - later subscribers share that watch, and get the current state at once when it is synced;
+ * - it emits when the ref syncs, then only when existence or the content hash changes (metadata-only edits and
+ *   watch reconnections emit nothing);
+ * - the last unsubscribe stops the watch (or releases the name from the namespace watch, which splits back into
+ *   per-object watches below the split threshold).
+ *
+ * Which physical watches serve a ref (per object or per namespace) changes under the subscribers without them
+ * noticing; see {@link DependencyGroup} for how a switch loses no event.
+ */
+export class DependencyRegistry {
+  private readonly groups = new Map<string, DependencyGroup>();
+  private readonly events: DependencyEvents;
+  private readonly log: Logger;
+  private readonly collapseThreshold: number;
+  private readonly splitThreshold: number;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(options: DependencyRegistryOptions) {
+    this.log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'dependency-registry' });
+    const scheduler = options.scheduler ?? asyncScheduler;
+    this.now = () => scheduler.now();
+    const deps: WatcherDeps = { scheduler, logger: options.logger, random: options.random };
+    if (options.events) this.events = options.events;
+    else if (options.client) this.events = watchDependencies(options.client, options.watch, deps);
+    else throw new Error('DependencyRegistry needs a client or an events factory');
+    this.collapseThreshold = options.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD;
+    this.splitThreshold = options.splitThreshold ?? DEFAULT_SPLIT_THRESHOLD;
+    if (!(this.splitThreshold >= 0 && this.splitThreshold <= this.collapseThreshold)) {
+      throw new Error(`splitThreshold (${this.splitThreshold}) must be between 0 and collapseThreshold (${this.collapseThreshold})`);
+    }
+    if (options.metrics) registerRegistryMetrics(options.metrics, this);
+  }
+
+  /** The state of `ref`: see the class comment. Completes when the registry closes. */
+  acquire(ref: DependencyRef): Observable<DependencyState> {
+    return new Observable<DependencyState>((subscriber) => {
+      if (this.closed) {
+        subscriber.complete();
+        return undefined;
+      }
+      const slot = this.join(ref);
+      const inner = slot.states().subscribe(subscriber);
+      return () => {
+        inner.unsubscribe();
+        this.leave(slot);
+      };
+    });
+  }
+
+  /** The state last emitted for `ref`, or undefined when it is not acquired or not synced yet. */
+  current(ref: DependencyRef): DependencyState | undefined {
+    return this.groups.get(groupKey(ref))?.slots.get(ref.name)?.current;
+  }
+
+  /** The refs acquired now, each once. */
+  watched(): DependencyRef[] {
+    return [...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => slot.ref));
+  }
+
+  /** The subscriber count of each acquired ref, keyed by {@link refKey}. */
+  subscribers(): Map<string, number> {
+    return new Map([...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => [refKey(slot.ref), slot.subscribers] as const)));
+  }
+
+  /** The physical watch streams open now, for invariants and metrics. */
+  streams(): StreamInfo[] {
+    return [...this.groups.values()].flatMap((group) => group.streams());
+  }
+
+  /** Stops every watch and completes every acquired Observable; later acquires complete at once. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const groups = [...this.groups.values()];
+    this.groups.clear();
+    for (const group of groups) {
+      group.close();
+      for (const slot of group.slots.values()) slot.close();
+    }
+    this.log.info({ groups: groups.length }, 'closed');
+  }
+
+  private join(ref: DependencyRef): DependencySlot {
+    const key = groupKey(ref);
+    let group = this.groups.get(key);
+    if (!group) {
+      group = new DependencyGroup(ref.kind, ref.namespace, {
+        events: this.events, collapseThreshold: this.collapseThreshold, splitThreshold: this.splitThreshold, logger: this.log, now: this.now,
+      });
+      this.groups.set(key, group);
+    }
+    let slot = group.slots.get(ref.name);
+    const first = !slot;
+    slot ??= new DependencySlot({ kind: ref.kind, namespace: ref.namespace, name: ref.name });
+    slot.subscribers += 1;
+    if (first) group.add(slot);
+    this.log.info({ ref: refKey(ref), subscribers: slot.subscribers, granularity: group.mode }, first ? 'acquire' : 'share');
+    return slot;
+  }
+
+  private leave(slot: DependencySlot): void {
+    slot.subscribers -= 1;
+    this.log.info({ ref: refKey(slot.ref), subscribers: slot.subscribers }, 'release');
+    if (slot.subscribers > 0 || this.closed) return;
+    const key = groupKey(slot.ref);
+    const group = this.groups.get(key);
+    if (!group || group.slots.get(slot.ref.name) !== slot) return;
+    group.remove(slot.ref.name);
+    if (group.slots.size === 0) {
+      group.close();
+      this.groups.delete(key);
+    }
+  }
+}
+
+function groupKey(ref: DependencyRef): string {
+  return `${ref.kind}/${ref.namespace}`;
+}

@@ -1,0 +1,75 @@
+// Tests of the command line: defaults, every flag, and errors that quote the offending input.
+import test from 'ava';
+import { parseBindAddress } from './http/bind-address.js';
+import { parseFlags, usage } from './flags.js';
+
+test('with no flags, the defaults are controller-runtime\'s', (t) => {
+  t.like(parseFlags([]), {
+    kubeconfig: undefined,
+    namespace: undefined,
+    metricsBindAddress: { host: undefined, port: 8080 },
+    healthProbeBindAddress: { host: undefined, port: 8081 },
+    leaderElect: false,
+    leaderElectionNamespace: 'customapp-system',
+    leaderElectionId: 'customapp-operator-leader',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    logLevel: 'info',
+    logFormat: 'json',
+    maxConcurrentReconciles: 4,
+    help: false,
+  });
+});
+
+test('every flag is read, in --name=value and --name value forms', (t) => {
+  const flags = parseFlags([
+    '--kubeconfig=/tmp/kc', '--namespace', 'team-a', '--metrics-bind-address=127.0.0.1:9090', '--health-probe-bind-address', '0',
+    '--leader-elect', '--leader-election-namespace=ops', '--leader-election-id=my-lease', '--leader-elect-lease-duration=4s',
+    '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms', '--log-level=debug', '--log-format=pretty',
+    '--max-concurrent-reconciles=8',
+  ]);
+  t.like(flags, {
+    kubeconfig: '/tmp/kc', namespace: 'team-a', metricsBindAddress: { host: '127.0.0.1', port: 9090 }, healthProbeBindAddress: undefined,
+    leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', leaseDurationMs: 4_000, renewDeadlineMs: 3_000,
+    retryPeriodMs: 500, logLevel: 'debug', logFormat: 'pretty', maxConcurrentReconciles: 8,
+  });
+  t.false(parseFlags(['--leader-elect=false']).leaderElect);
+  t.true(parseFlags(['--help']).help);
+});
+
+const bad: Array<[readonly string[], RegExp]> = [
+  [['--nope'], /unknown flag "--nope"/],
+  [['--leader-elec'], /unknown flag "--leader-elec"; did you mean "--leader-elect"\?/],
+  [['--log-format=xml'], /--log-format: "xml" is not one of json, pretty/],
+  [['--log-level=loud'], /--log-level: "loud" is not one of trace, debug/],
+  [['--max-concurrent-reconciles=0'], /"0" is not a positive integer/],
+  [['--max-concurrent-reconciles=two'], /"two" is not a positive integer/],
+  [['--metrics-bind-address=8080'], /--metrics-bind-address: "8080" is not a bind address/],
+  [['--namespace=Team_A'], /--namespace: "Team_A" is not a namespace name/],
+  [['--kubeconfig'], /--kubeconfig needs a value/],
+  [['--leader-elect=yes'], /--leader-elect: "yes" is not true or false/],
+  [['--leader-elect-lease-duration=15'], /"15" is not a duration/],
+  [['--leader-elect-renew-deadline=20s'], /lease duration > renew deadline > retry period/],
+  [['stray'], /unexpected argument "stray"/],
+];
+for (const [argv, message] of bad) {
+  test(`${argv.join(' ')} fails with a message quoting it`, (t) => {
+    t.throws(() => parseFlags(argv), { message });
+  });
+}
+
+test('bind addresses accept host:port, :port, [v6]:port and 0', (t) => {
+  t.deepEqual(parseBindAddress('--x', ':8080'), { host: undefined, port: 8080 });
+  t.deepEqual(parseBindAddress('--x', '0.0.0.0:1'), { host: '0.0.0.0', port: 1 });
+  t.deepEqual(parseBindAddress('--x', '[::1]:0'), { host: '::1', port: 0 });
+  t.is(parseBindAddress('--x', '0'), undefined);
+  t.throws(() => parseBindAddress('--x', ':70000'), { message: /":70000" is not a bind address/ });
+});
+
+test('--help lists every flag', (t) => {
+  const text = usage();
+  for (const flag of ['--kubeconfig', '--namespace', '--metrics-bind-address', '--health-probe-bind-address', '--leader-elect', '--leader-election-namespace', '--log-level', '--log-format', '--max-concurrent-reconciles', '--help']) {
+    t.true(text.includes(flag), flag);
+  }
+});

@@ -1,0 +1,147 @@
+// The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { parseBindAddress, type BindAddress } from './http/bind-address.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
+
+/** The parsed command line. */
+export interface Flags {
+  /** `--kubeconfig`: a kubeconfig file. @default resolution order (KUBECONFIG, in-cluster, ~/.kube/config, embedded) */
+  readonly kubeconfig?: string;
+  /** `--namespace`: watch only this namespace. @default all namespaces */
+  readonly namespace?: string;
+  /** `--metrics-bind-address`: where /metrics listens; `0` disables it. @default ":8080" */
+  readonly metricsBindAddress?: BindAddress;
+  /** `--health-probe-bind-address`: where /healthz and /readyz listen; `0` disables them. @default ":8081" */
+  readonly healthProbeBindAddress?: BindAddress;
+  /** `--leader-elect`: reconcile only while holding the Lease. @default false */
+  readonly leaderElect: boolean;
+  /** `--leader-election-namespace`: where the Lease lives. @default "customapp-system" */
+  readonly leaderElectionNamespace: string;
+  /** `--leader-election-id`: the Lease's name. @default "customapp-operator-leader" */
+  readonly leaderElectionId: string;
+  /** `--leader-elect-lease-duration`: how long others wait before taking over a Lease not renewed. @default 15 s */
+  readonly leaseDurationMs: number;
+  /** `--leader-elect-renew-deadline`: how long the leader retries renewing before it gives up. @default 10 s */
+  readonly renewDeadlineMs: number;
+  /** `--leader-elect-retry-period`: the interval between attempts to acquire or renew. @default 2 s */
+  readonly retryPeriodMs: number;
+  /** `--log-level`. @default "info" */
+  readonly logLevel: LogLevel;
+  /** `--log-format`: json or pretty. @default "json" */
+  readonly logFormat: LogFormat;
+  /** `--max-concurrent-reconciles`: workers (different keys only: one key never runs twice at once). @default 4 */
+  readonly maxConcurrentReconciles: number;
+  /** `--help`. */
+  readonly help: boolean;
+}
+
+interface FlagSpec {
+  readonly name: string;
+  readonly kind: 'string' | 'boolean';
+  readonly help: string;
+  readonly placeholder?: string;
+}
+
+const SPECS: readonly FlagSpec[] = [
+  { name: 'kubeconfig', kind: 'string', placeholder: 'path', help: 'kubeconfig file; else KUBECONFIG, in-cluster config, ~/.kube/config, and with none of those the embedded emulator' },
+  { name: 'namespace', kind: 'string', placeholder: 'name', help: 'watch CustomApps in this namespace only (default: all namespaces)' },
+  { name: 'metrics-bind-address', kind: 'string', placeholder: 'addr', help: 'where /metrics listens, [host]:port; "0" disables it (default ":8080")' },
+  { name: 'health-probe-bind-address', kind: 'string', placeholder: 'addr', help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081")' },
+  { name: 'leader-elect', kind: 'boolean', help: 'reconcile only while holding the leader-election Lease (15 s lease, 10 s renew deadline, 2 s retry)' },
+  { name: 'leader-election-namespace', kind: 'string', placeholder: 'name', help: `namespace of the Lease (default "${OPERATOR_NAMESPACE}")` },
+  { name: 'leader-election-id', kind: 'string', placeholder: 'name', help: `name of the Lease (default "${LEADER_ELECTION_LEASE}")` },
+  { name: 'leader-elect-lease-duration', kind: 'string', placeholder: 'duration', help: 'how long a Lease not renewed stays held, e.g. 15s (default 15s)' },
+  { name: 'leader-elect-renew-deadline', kind: 'string', placeholder: 'duration', help: 'how long the leader retries renewing before it steps down (default 10s)' },
+  { name: 'leader-elect-retry-period', kind: 'string', placeholder: 'duration', help: 'interval between attempts to acquire or renew (default 2s)' },
+  { name: 'log-level', kind: 'string', placeholder: 'level', help: `${LOG_LEVELS.join('|')} (default "info")` },
+  { name: 'log-format', kind: 'string', placeholder: 'format', help: `${LOG_FORMATS.join('|')} (default "json")` },
+  { name: 'max-concurrent-reconciles', kind: 'string', placeholder: 'n', help: 'CustomApps reconciled at once (default 4)' },
+  { name: 'help', kind: 'boolean', help: 'print this help and exit' },
+];
+
+/** The `--help` text. */
+export function usage(): string {
+  const rows = SPECS.map((spec) => {
+    const left = `  --${spec.name}${spec.placeholder ? ` <${spec.placeholder}>` : ''}`;
+    return `${left.padEnd(44)} ${spec.help}`;
+  });
+  return ['Usage: npm start -- [flags]   (or: tsx operator/main.ts [flags])', '', 'Runs the CustomApp operator.', '', 'Flags:', ...rows, ''].join('\n');
+}
+
+/** `250ms`, `2s`, `1m` → milliseconds. */
+function duration(flag: string, value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
+  if (!match) throw new Error(`--${flag}: "${value}" is not a duration (for example 15s, 500ms, 1m)`);
+  const ms = Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'];
+  if (ms <= 0) throw new Error(`--${flag}: "${value}" must be longer than 0`);
+  return ms;
+}
+
+function closest(name: string): string | undefined {
+  const candidates = SPECS.map((spec) => spec.name);
+  return candidates.find((candidate) => candidate.startsWith(name) || name.startsWith(candidate) || candidate.replace(/-/g, '') === name.replace(/[-_]/g, ''));
+}
+
+/** Parses `argv` (without node and the script). Throws an Error whose message quotes the offending flag or value. */
+export function parseFlags(argv: readonly string[]): Flags {
+  const values = new Map<string, string | boolean>();
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index]!;
+    const match = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
+    if (!match) throw new Error(`unexpected argument "${arg}": flags look like --name=value (see --help)`);
+    const [, name, inline] = match as unknown as [string, string, string | undefined];
+    const spec = SPECS.find((candidate) => candidate.name === name);
+    if (!spec) {
+      const hint = closest(name);
+      throw new Error(`unknown flag "--${name}"${hint ? `; did you mean "--${hint}"?` : ''} (see --help)`);
+    }
+    if (spec.kind === 'boolean') {
+      if (inline === undefined) values.set(name, true);
+      else if (inline === 'true' || inline === 'false') values.set(name, inline === 'true');
+      else throw new Error(`--${name}: "${inline}" is not true or false`);
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      value = argv[index + 1];
+      if (value === undefined || value.startsWith('--')) throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
+      index += 1;
+    }
+    values.set(name, value);
+  }
+  const text = (name: string): string | undefined => values.get(name) as string | undefined;
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const value = text(name) ?? fallback;
+    if (!allowed.includes(value as T)) throw new Error(`--${name}: "${value}" is not one of ${allowed.join(', ')}`);
+    return value as T;
+  };
+  const workersText = text('max-concurrent-reconciles') ?? '4';
+  const workers = Number(workersText);
+  if (!/^\d+$/.test(workersText) || workers < 1) throw new Error(`--max-concurrent-reconciles: "${workersText}" is not a positive integer`);
+  const namespace = text('namespace');
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+    throw new Error(`--namespace: "${namespace}" is not a namespace name (a DNS-1123 label)`);
+  }
+  const leaseDurationMs = duration('leader-elect-lease-duration', text('leader-elect-lease-duration') ?? '15s');
+  const renewDeadlineMs = duration('leader-elect-renew-deadline', text('leader-elect-renew-deadline') ?? '10s');
+  const retryPeriodMs = duration('leader-elect-retry-period', text('leader-elect-retry-period') ?? '2s');
+  if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs)) {
+    throw new Error(`leader election needs lease duration > renew deadline > retry period, got ${leaseDurationMs} ms, ${renewDeadlineMs} ms, ${retryPeriodMs} ms`);
+  }
+  return {
+    kubeconfig: text('kubeconfig'),
+    namespace,
+    metricsBindAddress: parseBindAddress('--metrics-bind-address', text('metrics-bind-address') ?? ':8080'),
+    healthProbeBindAddress: parseBindAddress('--health-probe-bind-address', text('health-probe-bind-address') ?? ':8081'),
+    leaderElect: values.get('leader-elect') === true,
+    leaderElectionNamespace: text('leader-election-namespace') ?? OPERATOR_NAMESPACE,
+    leaderElectionId: text('leader-election-id') ?? LEADER_ELECTION_LEASE,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    logLevel: oneOf('log-level', LOG_LEVELS, 'info'),
+    logFormat: oneOf('log-format', LOG_FORMATS, 'json'),
+    maxConcurrentReconciles: workers,
+    help: values.get('help') === true,
+  };
+}

@@ -1,0 +1,89 @@
+// Leader election against each target, as the operator's ServiceAccount (get/create/update on leases only).
+import test from 'ava';
+import { pino } from 'pino';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+import { adminClient, installOperatorResources, withTimeout } from '../../test/support/operator-harness.js';
+import { KubeClient } from '../kube/client.js';
+import { LEASES } from '../kube/resources.js';
+import type { Lease } from '../objects.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader-elector.js';
+
+const FAST = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+
+for (const target of selectedTargets()) {
+  let cluster: TestCluster;
+  let admin: KubeClient;
+  let operatorClient: KubeClient;
+
+  test.before(async () => {
+    cluster = await startCluster(target);
+    await installOperatorResources(cluster);
+    admin = await adminClient(cluster);
+    operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig);
+  });
+  test.after.always(async () => {
+    operatorClient?.close();
+    admin?.close();
+    await cluster?.stop();
+  });
+
+  const candidate = (name: string, identity: string, overrides: Partial<LeaderElectionOptions> = {}): LeaderElector =>
+    new LeaderElector({ client: operatorClient, namespace: OPERATOR_NAMESPACE, name, identity, logger: pino({ level: 'silent' }), ...FAST, ...overrides });
+  const holder = async (name: string): Promise<Lease['spec']> => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, name)).spec;
+
+  test(`[${target}] one of two candidates leads; when it releases, the other takes over at once`, async (t) => {
+    const first = candidate('lease-handover', 'first');
+    const second = candidate('lease-handover', 'second');
+    const stopSecond = new AbortController();
+    t.true(await first.acquire(AbortSignal.timeout(5_000)));
+    t.is((await holder('lease-handover'))?.holderIdentity, 'first');
+    const secondAcquired = second.acquire(stopSecond.signal);
+    await new Promise((done) => setTimeout(done, 500));
+    t.false(second.isLeader, 'the Lease is renewed, so the second candidate waits');
+    t.true(first.isLeader);
+
+    const released = Date.now();
+    await first.release();
+    t.false(first.isLeader);
+    t.true(await secondAcquired);
+    t.true(Date.now() - released < FAST.leaseDurationMs, 'a released Lease is taken over before it would expire');
+    const spec = await holder('lease-handover');
+    t.is(spec?.holderIdentity, 'second');
+    t.is(spec?.leaseTransitions, 1);
+    await second.release();
+    t.is((await holder('lease-handover'))?.holderIdentity, '');
+  });
+
+  test(`[${target}] a Lease whose holder stopped renewing is taken over after the lease duration`, async (t) => {
+    const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    await admin.create<Lease>(LEASES, OPERATOR_NAMESPACE, {
+      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'lease-expired', namespace: OPERATOR_NAMESPACE },
+      spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, acquireTime: at, renewTime: at, leaseTransitions: 4 },
+    });
+    const started = Date.now();
+    const successor = candidate('lease-expired', 'successor');
+    t.true(await successor.acquire(AbortSignal.timeout(10_000)));
+    t.true(Date.now() - started >= 1_000, 'it waited a whole lease duration, measured on its own clock');
+    t.like(await holder('lease-expired'), { holderIdentity: 'successor', leaseTransitions: 5 });
+    await successor.release();
+  });
+
+  test(`[${target}] a leader that cannot renew within the renew deadline loses leadership`, async (t) => {
+    const leader = candidate('lease-stolen', 'leader');
+    t.true(await leader.acquire(AbortSignal.timeout(5_000)));
+    // Someone else keeps the Lease fresh under another name: every renewal of ours now fails.
+    const usurp = async (): Promise<void> => {
+      const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen');
+      const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+      await admin.replace<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen', { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: at, leaseDurationSeconds: 30 } });
+    };
+    await usurp();
+    const usurped = Date.now();
+    await withTimeout(leader.lost, 5_000, 'leadership was not lost');
+    t.true(Date.now() - usurped >= FAST.renewDeadlineMs - FAST.retryPeriodMs, 'it kept retrying until the renew deadline');
+    t.false(leader.isLeader);
+    await leader.release();
+    t.is((await holder('lease-stolen'))?.holderIdentity, 'usurper', 'release does not touch a Lease held by another');
+  });
+}

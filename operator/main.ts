@@ -1,0 +1,97 @@
+// `npm start`: flags, the cluster (or the embedded emulator), then the operator until SIGTERM or SIGINT. Wiring only.
+import { createOperator } from './operator.js';
+import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
+import { parseFlags, usage, type Flags } from './flags.js';
+import { resolveKubeConfig } from './kubeconfig.js';
+import { createLogger } from './log.js';
+
+/** How long a stop may take after SIGTERM before the process exits anyway (the pod's grace period is 30 s). */
+const SHUTDOWN_DEADLINE_MS = 25_000;
+
+async function main(argv: readonly string[]): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(argv);
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (flags.help) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const logger = createLogger({ level: flags.logLevel, format: flags.logFormat });
+
+  let embedded: EmbeddedCluster | undefined;
+  let resolved;
+  try {
+    resolved = resolveKubeConfig({ flag: flags.kubeconfig });
+  } catch (error) {
+    logger.error({ err: error }, 'no usable kubeconfig');
+    return 1;
+  }
+  if (resolved) {
+    logger.info({ source: resolved.source, path: resolved.path, server: resolved.kubeConfig.getCurrentCluster()?.server }, 'kubeconfig');
+  } else {
+    embedded = await startEmbeddedCluster({ logger });
+    process.stdout.write(embeddedInstructions(embedded));
+  }
+
+  const operator = await createOperator({
+    kubeConfig: resolved?.kubeConfig ?? embedded!.operatorKubeConfig,
+    namespace: flags.namespace,
+    logger,
+    maxConcurrentReconciles: flags.maxConcurrentReconciles,
+    metricsBindAddress: flags.metricsBindAddress,
+    healthProbeBindAddress: flags.healthProbeBindAddress,
+    processMetrics: true,
+    leaderElection: flags.leaderElect
+      ? {
+        namespace: flags.leaderElectionNamespace,
+        name: flags.leaderElectionId,
+        leaseDurationMs: flags.leaseDurationMs,
+        renewDeadlineMs: flags.renewDeadlineMs,
+        retryPeriodMs: flags.retryPeriodMs,
+      }
+      : undefined,
+  }).catch(async (error: unknown) => {
+    await embedded?.stop();
+    throw error;
+  });
+
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      logger.info({ signal }, 'signal: shutting down');
+      // A second signal, or a stop that takes too long, exits at once (as controller-runtime does).
+      process.once('SIGTERM', () => process.exit(1));
+      process.once('SIGINT', () => process.exit(1));
+      setTimeout(() => {
+        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown deadline exceeded');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      resolve(signal);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+
+  let code = 0;
+  try {
+    await Promise.race([operator.done, signalled]);
+  } catch (error) {
+    logger.error({ err: error }, 'operator stopped on its own');
+    code = 1;
+  }
+  await operator.stop();
+  await embedded?.stop();
+  logger.info({ code }, 'exit');
+  return code;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`fatal: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,90 @@
+// The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import type { CustomApp } from '../custom-app.js';
+import type { Container, Deployment, EnvFromSource } from '../objects.js';
+import { ownedLabels, ownedMetadata, selectorLabels } from './labels.js';
+
+/** A referenced object the Deployment rolls out with: its name and content hash. */
+export interface RolloutDependency {
+  readonly name: string;
+  readonly hash: string;
+}
+
+/** What the Deployment is built from. */
+export interface DeploymentInput {
+  readonly app: CustomApp;
+  /** The ConfigMap to inject, when the CustomApp references one. */
+  readonly configMap?: RolloutDependency;
+  /** The Secret to inject, when the CustomApp references one. */
+  readonly secret?: RolloutDependency;
+}
+
+/**
+ * Keys the operator sets only sometimes: when the desired Deployment lacks one, the live one must lack it too
+ * (a removed reference or port is drift), for `driftPaths` and `withDesired`.
+ */
+export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
+  ['spec.template.spec.containers[0]', ['envFrom', 'ports']],
+]);
+
+/** The name of the one container. */
+export const APP_CONTAINER = 'app';
+
+/**
+ * Requests sized for a small web app, and a memory limit so that a leak stays local. No CPU limit: throttling hurts
+ * latency more than it protects neighbours, and the request already reserves the share.
+ */
+export const DEFAULT_RESOURCES = {
+  requests: { cpu: '50m', memory: '64Mi' },
+  limits: { memory: '256Mi' },
+} as const;
+
+/**
+ * The desired Deployment: named after the CustomApp, owned by it (controller ownerReference with
+ * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, their content
+ * hashes as pod-template annotations (a change rolls the pods), and defaults that pass the restricted Pod Security
+ * Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
+ * ServiceAccount token.
+ */
+export function desiredDeployment(input: DeploymentInput): Deployment {
+  const { app, configMap, secret } = input;
+  const name = app.metadata.name!;
+  const envFrom: EnvFromSource[] = [];
+  if (configMap) envFrom.push({ configMapRef: { name: configMap.name } });
+  if (secret) envFrom.push({ secretRef: { name: secret.name } });
+  const annotations: Record<string, string> = {};
+  if (configMap) annotations[CONFIG_HASH_ANNOTATION] = configMap.hash;
+  if (secret) annotations[SECRET_HASH_ANNOTATION] = secret.hash;
+  const container: Container = {
+    name: APP_CONTAINER,
+    image: app.spec.image,
+    ...(envFrom.length > 0 ? { envFrom } : {}),
+    ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
+    resources: DEFAULT_RESOURCES,
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: ownedMetadata(app),
+    spec: {
+      replicas: app.spec.replicas ?? 1,
+      selector: { matchLabels: selectorLabels(name) },
+      template: {
+        metadata: { labels: ownedLabels(name), annotations },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [container],
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// Tests of the desired-state builders: the Deployment and Service a CustomApp should have, and how drift is found.
+import test from 'ava';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { restrictedViolations } from '../../test/support/pod-security.js';
+import type { CustomApp } from '../custom-app.js';
+import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
+import { desiredService, serviceNameProblem } from './desired-service.js';
+import { driftPaths, withDesired } from './drift.js';
+import { controllingAppName, isControlledBy, labelValue } from './labels.js';
+
+const app = (spec: Partial<CustomApp['spec']> = {}, name = 'shop'): CustomApp => ({
+  apiVersion: 'app.example.com/v1',
+  kind: 'CustomApp',
+  metadata: { name, namespace: 'team-a', uid: 'uid-1', generation: 1 },
+  spec: { image: 'registry.example.com/shop:1.0', replicas: 2, ...spec },
+});
+
+test('the Deployment runs the image with envFrom for the ConfigMap and the Secret, and their hashes on the pod template', (t) => {
+  const deployment = desiredDeployment({
+    app: app({ configMapName: 'shop-config', secretName: 'shop-secret' }),
+    configMap: { name: 'shop-config', hash: 'c0ffee' },
+    secret: { name: 'shop-secret', hash: 'beef' },
+  });
+  t.is(deployment.metadata.name, 'shop');
+  t.is(deployment.metadata.namespace, 'team-a');
+  t.is(deployment.spec.replicas, 2);
+  const container = deployment.spec.template.spec.containers[0]!;
+  t.is(container.image, 'registry.example.com/shop:1.0');
+  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'shop-config' } }, { secretRef: { name: 'shop-secret' } }]);
+  t.deepEqual(deployment.spec.template.metadata?.annotations, { [CONFIG_HASH_ANNOTATION]: 'c0ffee', [SECRET_HASH_ANNOTATION]: 'beef' });
+});
+
+test('the Deployment is controlled by its CustomApp, with blockOwnerDeletion, and carries the app.kubernetes.io labels', (t) => {
+  const deployment = desiredDeployment({ app: app() });
+  t.deepEqual(deployment.metadata.ownerReferences, [{
+    apiVersion: 'app.example.com/v1', kind: 'CustomApp', name: 'shop', uid: 'uid-1', controller: true, blockOwnerDeletion: true,
+  }]);
+  t.like(deployment.metadata.labels, {
+    'app.kubernetes.io/name': 'shop',
+    'app.kubernetes.io/instance': 'shop',
+    'app.kubernetes.io/managed-by': 'customapp-operator',
+  });
+  t.deepEqual(deployment.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/instance': 'shop' });
+  t.like(deployment.spec.template.metadata?.labels, deployment.spec.selector.matchLabels);
+  t.true(isControlledBy(deployment, app()));
+  t.false(isControlledBy(deployment, { metadata: { uid: 'another-uid' } }));
+  t.is(controllingAppName(deployment), 'shop');
+});
+
+test('the pod passes the restricted Pod Security Standard and has requests and a memory limit', (t) => {
+  const deployment = desiredDeployment({ app: app({ port: 8080 }), configMap: { name: 'c', hash: 'h' } });
+  t.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
+  const container = deployment.spec.template.spec.containers[0]!;
+  t.deepEqual(container.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+  t.deepEqual(container.ports, [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+  t.false(deployment.spec.template.spec.automountServiceAccountToken);
+});
+
+test('without references there is no envFrom and no hash annotation', (t) => {
+  const deployment = desiredDeployment({ app: app() });
+  t.is(deployment.spec.template.spec.containers[0]!.envFrom, undefined);
+  t.deepEqual(deployment.spec.template.metadata?.annotations, {});
+  t.is(deployment.spec.template.spec.containers[0]!.ports, undefined);
+});
+
+test('replicas default to 1 when the spec leaves them out', (t) => {
+  t.is(desiredDeployment({ app: app({ replicas: undefined }) }).spec.replicas, 1);
+});
+
+test('a Service exposes spec.port, selects the pods, and is owned; no port, no Service', (t) => {
+  const service = desiredService(app({ port: 8080 }))!;
+  t.deepEqual(service.spec.ports, [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }]);
+  t.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/instance': 'shop' });
+  t.is(service.metadata.ownerReferences?.[0]?.uid, 'uid-1');
+  t.is(desiredService(app()), undefined);
+});
+
+test('a name that cannot name a Service is reported with the name quoted', (t) => {
+  t.is(serviceNameProblem('shop'), undefined);
+  t.regex(serviceNameProblem('shop.v2') ?? '', /"shop\.v2" is not a DNS-1035 label/);
+  t.regex(serviceNameProblem('1shop') ?? '', /"1shop"/);
+});
+
+test('a name longer than a label value becomes a 63-character value with a digest, distinct per name', (t) => {
+  const long = `${'a'.repeat(60)}.example.long-name`;
+  const value = labelValue(long);
+  t.true(value.length <= 63);
+  t.regex(value, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+  t.not(labelValue(`${long}-2`), value);
+  t.is(labelValue('short'), 'short');
+});
+
+test('drift ignores server defaults and finds changed, added and removed owned fields', (t) => {
+  const desired = desiredDeployment({ app: app({ configMapName: 'c' }), configMap: { name: 'c', hash: 'h1' } });
+  const live = structuredClone(desired) as unknown as Record<string, any>;
+  live.metadata.resourceVersion = '42';
+  live.metadata.labels.extra = 'kept';
+  live.spec.strategy = { type: 'RollingUpdate' };
+  live.spec.template.spec.containers[0].imagePullPolicy = 'IfNotPresent';
+  live.spec.template.spec.containers[0].terminationMessagePath = '/dev/termination-log';
+  live.spec.template.spec.containers[0].ports = undefined;
+  t.deepEqual(driftPaths(live, desired), []);
+
+  const rehashed = desiredDeployment({ app: app({ configMapName: 'c' }), configMap: { name: 'c', hash: 'h2' } });
+  t.deepEqual(driftPaths(live, rehashed), [`spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION}`]);
+
+  const unreferenced = desiredDeployment({ app: app() });
+  t.deepEqual(driftPaths(live, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), [`spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION}`, 'spec.template.spec.containers[0].envFrom']);
+  t.deepEqual(driftPaths(live, desiredDeployment({ app: app({ replicas: 3, configMapName: 'c' }), configMap: { name: 'c', hash: 'h1' } })), ['spec.replicas']);
+});
+
+test('writing the desired fields over the live object keeps the server fields and removes dropped owned keys', (t) => {
+  const desired = desiredDeployment({ app: app({ configMapName: 'c' }), configMap: { name: 'c', hash: 'h1' } });
+  const live = structuredClone(desired) as unknown as Record<string, any>;
+  live.metadata.resourceVersion = '42';
+  live.spec.strategy = { type: 'RollingUpdate' };
+  const unreferenced = desiredDeployment({ app: app({ image: 'registry.example.com/shop:2.0' }) });
+  const merged = withDesired(live, unreferenced as unknown as Record<string, any>, DEPLOYMENT_OPTIONAL_KEYS);
+  t.is(merged.metadata.resourceVersion, '42');
+  t.deepEqual(merged.spec.strategy, { type: 'RollingUpdate' });
+  t.deepEqual(merged.spec.template.metadata.annotations, {});
+  t.is(merged.spec.template.spec.containers[0].image, 'registry.example.com/shop:2.0');
+  t.is(merged.spec.template.spec.containers[0].envFrom, undefined, 'the containers list is replaced as a whole');
+  t.deepEqual(driftPaths(merged, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), []);
+  t.is(live.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION], 'h1', 'the live object is not mutated');
+});

@@ -1,0 +1,52 @@
+// Compares a desired object with the live one field by field, and writes the desired fields over the live object.
+
+type Json = unknown;
+
+function isPlainObject(value: Json): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The dotted paths where `actual` differs from `desired`, looking only at the fields `desired` sets: the server's
+ * defaults (imagePullPolicy, terminationMessagePath, strategy…) and other writers' extra labels are not drift.
+ * Arrays must match element by element and in length. `owned` lists map paths (for example the pod template's
+ * annotations) whose keys in `ownedKeys` must also be absent when `desired` lacks them.
+ */
+export function driftPaths(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(), path = ''): string[] {
+  if (isPlainObject(desired)) {
+    const live = isPlainObject(actual) ? actual : {};
+    if (!isPlainObject(actual) && actual !== undefined) return [path || '.'];
+    const drift: string[] = [];
+    for (const [key, value] of Object.entries(desired)) {
+      if (value === undefined) continue;
+      drift.push(...driftPaths(live[key], value, ownedKeys, path ? `${path}.${key}` : key));
+    }
+    for (const key of ownedKeys.get(path) ?? []) {
+      if (desired[key] === undefined && live[key] !== undefined) drift.push(`${path}.${key}`);
+    }
+    return drift;
+  }
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(actual) || actual.length !== desired.length) return [path];
+    return desired.flatMap((value, index) => driftPaths(actual[index], value, ownedKeys, `${path}[${index}]`));
+  }
+  return actual === desired ? [] : [path];
+}
+
+/**
+ * `actual` with every field of `desired` written over it: objects merge key by key, arrays and scalars replace.
+ * Keys listed in `ownedKeys` for a path are removed when `desired` lacks them. Nothing else of `actual` changes
+ * (its resourceVersion guards the update, its server-set fields stay).
+ */
+export function withDesired<T>(actual: T, desired: T, ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(), path = ''): T {
+  if (!isPlainObject(desired) || !isPlainObject(actual)) return structuredClone(desired);
+  const merged: Record<string, Json> = { ...actual };
+  for (const [key, value] of Object.entries(desired)) {
+    if (value === undefined) continue;
+    merged[key] = withDesired(actual[key], value, ownedKeys, path ? `${path}.${key}` : key);
+  }
+  for (const key of ownedKeys.get(path) ?? []) {
+    if (desired[key] === undefined) delete merged[key];
+  }
+  return merged as T;
+}

@@ -1,0 +1,104 @@
+// Tests of the status a reconcile writes: conditions and their reasons, observed references, and transition times.
+import test from 'ava';
+import { STATUS_SCHEMA } from '../../infra/customapp-api.js';
+import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../custom-app.js';
+import type { Deployment } from '../objects.js';
+import { desiredStatus, sameStatus, type StatusInput } from './status.js';
+
+const T0 = '2025-01-01T00:00:00Z';
+const T1 = '2025-01-01T00:05:00Z';
+
+const app = (status?: CustomAppStatus): CustomApp => ({
+  metadata: { name: 'shop', namespace: 'team-a', uid: 'uid-1', generation: 3 },
+  spec: { image: 'shop:1', configMapName: 'shop-config', secretName: 'shop-secret', replicas: 1 },
+  status,
+});
+const deployment = (readyReplicas: number): Deployment => ({
+  metadata: { name: 'shop' },
+  spec: { selector: { matchLabels: {} }, template: { spec: { containers: [] } } },
+  status: { readyReplicas },
+});
+const rolledOut = { configMap: { name: 'shop-config', hash: 'c1' }, secret: { name: 'shop-secret', hash: 's1' } };
+const healthy = (overrides: Partial<StatusInput> = {}): StatusInput => ({
+  app: app(),
+  configMap: { phase: 'present', name: 'shop-config', hash: 'c1' },
+  secret: { phase: 'present', name: 'shop-secret', hash: 's1' },
+  deployment: { phase: 'owned', deployment: deployment(1) },
+  rolledOut,
+  now: T0,
+  ...overrides,
+});
+const condition = (status: CustomAppStatus, type: string) => status.conditions!.find((entry) => entry.type === type)!;
+
+test('the status type has exactly the fields of the CRD status schema', (t) => {
+  t.deepEqual([...STATUS_FIELDS].sort(), Object.keys(STATUS_SCHEMA.properties!).sort());
+});
+
+test('a rolled-out, ready app is Ready, with the observed references, hashes, generation and ready replicas', (t) => {
+  const status = desiredStatus(healthy());
+  t.like(status, { observedGeneration: 3, observedConfigMapName: 'shop-config', observedSecretName: 'shop-secret', configHash: 'c1', secretHash: 's1', readyReplicas: 1 });
+  t.deepEqual(status.conditions!.map((entry) => [entry.type, entry.status, entry.reason]), [
+    ['Ready', 'True', 'Ready'],
+    ['ConfigMapAvailable', 'True', 'ConfigMapFound'],
+    ['SecretAvailable', 'True', 'SecretFound'],
+    ['DeploymentAvailable', 'True', 'ReplicasReady'],
+  ]);
+  t.true(status.conditions!.every((entry) => entry.observedGeneration === 3 && entry.lastTransitionTime === T0));
+});
+
+test('a missing ConfigMap holds the rollout: ConfigMapNotFound, Ready False RolloutHeld, and the previous observed values stay', (t) => {
+  const previous = desiredStatus(healthy());
+  const status = desiredStatus(healthy({
+    app: app(previous),
+    configMap: { phase: 'missing', name: 'shop-config' },
+    rolledOut: undefined,
+    now: T1,
+  }));
+  t.like(condition(status, 'ConfigMapAvailable'), { status: 'False', reason: 'ConfigMapNotFound', lastTransitionTime: T1 });
+  t.like(condition(status, 'Ready'), { status: 'False', reason: 'RolloutHeld', lastTransitionTime: T1 });
+  t.regex(condition(status, 'Ready').message, /"shop-config" not found/);
+  t.like(condition(status, 'SecretAvailable'), { status: 'True', lastTransitionTime: T0 }, 'an unchanged status keeps its transition time');
+  t.is(status.observedConfigMapName, 'shop-config');
+  t.is(status.configHash, 'c1');
+});
+
+test('a missing Secret before any Deployment exists says SecretNotFound and that the Deployment is held', (t) => {
+  const status = desiredStatus(healthy({ secret: { phase: 'missing', name: 'shop-secret' }, deployment: { phase: 'absent' }, rolledOut: undefined }));
+  t.like(condition(status, 'SecretAvailable'), { status: 'False', reason: 'SecretNotFound' });
+  t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'RolloutHeld' });
+  t.like(condition(status, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
+  t.is(status.observedConfigMapName, undefined);
+  t.is(status.readyReplicas, 0);
+});
+
+test('a Deployment the app does not own makes DeploymentAvailable and Ready False with DeploymentNotOwned', (t) => {
+  const status = desiredStatus(healthy({ deployment: { phase: 'notOwned' }, rolledOut: undefined }));
+  t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'DeploymentNotOwned' });
+  t.like(condition(status, 'Ready'), { status: 'False', reason: 'DeploymentNotOwned' });
+});
+
+test('a Deployment the API server refused makes DeploymentAvailable and Ready False with its message', (t) => {
+  const status = desiredStatus(healthy({ deployment: { phase: 'invalid', message: 'the API server rejected Deployment "shop": bad image' }, rolledOut: undefined }));
+  t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'DeploymentInvalid', message: 'the API server rejected Deployment "shop": bad image' });
+  t.like(condition(status, 'Ready'), { status: 'False', reason: 'DeploymentInvalid' });
+});
+
+test('unready replicas make Ready False with the count, and no reference means NotReferenced', (t) => {
+  const status = desiredStatus(healthy({
+    app: { ...app(), spec: { image: 'shop:1', replicas: 2 } },
+    configMap: { phase: 'unreferenced' },
+    secret: { phase: 'unreferenced' },
+    deployment: { phase: 'owned', deployment: deployment(1) },
+    rolledOut: {},
+  }));
+  t.like(condition(status, 'ConfigMapAvailable'), { status: 'True', reason: 'NotReferenced' });
+  t.like(condition(status, 'Ready'), { status: 'False', reason: 'ReplicasNotReady', message: '1/2 replicas ready' });
+  t.false('observedConfigMapName' in status);
+});
+
+test('reconciling an unchanged world yields the same status, so nothing is written', (t) => {
+  const first = desiredStatus(healthy());
+  const again = desiredStatus(healthy({ app: app(first), now: T1 }));
+  t.true(sameStatus(first, again));
+  t.false(sameStatus(first, { ...first, readyReplicas: 0 }));
+});

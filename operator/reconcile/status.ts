@@ -1,0 +1,154 @@
+// The status a CustomApp should have after a reconcile: a pure function of what the reconcile saw and did.
+import type { Condition, CustomApp, CustomAppStatus } from '../custom-app.js';
+import type { Deployment } from '../objects.js';
+import { nextCondition, type ConditionDecision } from './conditions.js';
+import type { RolloutDependency } from './desired-deployment.js';
+
+/** What the reconcile knows of one referenced object. */
+export type DependencyView =
+  /** The spec does not reference one. */
+  | { readonly phase: 'unreferenced' }
+  | { readonly phase: 'missing'; readonly name: string }
+  | { readonly phase: 'present'; readonly name: string; readonly hash: string };
+
+/** What the reconcile saw of the Deployment, after its writes. */
+export type DeploymentView =
+  | { readonly phase: 'owned'; readonly deployment: Deployment }
+  /** Not created, because the rollout is held. */
+  | { readonly phase: 'absent' }
+  /** A Deployment of that name exists and is not controlled by this CustomApp. */
+  | { readonly phase: 'notOwned' }
+  /** The API server refused the desired Deployment (422), with its message. */
+  | { readonly phase: 'invalid'; readonly message: string };
+
+/** Everything {@link desiredStatus} needs. */
+export interface StatusInput {
+  readonly app: CustomApp;
+  readonly configMap: DependencyView;
+  readonly secret: DependencyView;
+  readonly deployment: DeploymentView;
+  /**
+   * What the Deployment now runs with, when this reconcile rolled it out (or found it up to date); undefined when
+   * the rollout is held (the previous `observed*` and hashes stay).
+   */
+  readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
+  /** Why no Service can be made for this CustomApp, if that is so. */
+  readonly serviceProblem?: string;
+  /** RFC 3339 time of this reconcile. */
+  readonly now: string;
+}
+
+/** Condition reasons the reconcile writes. */
+export const REASONS = {
+  configMapFound: 'ConfigMapFound',
+  configMapNotFound: 'ConfigMapNotFound',
+  secretFound: 'SecretFound',
+  secretNotFound: 'SecretNotFound',
+  notReferenced: 'NotReferenced',
+  deploymentNotOwned: 'DeploymentNotOwned',
+  deploymentInvalid: 'DeploymentInvalid',
+  rolloutHeld: 'RolloutHeld',
+  replicasReady: 'ReplicasReady',
+  replicasNotReady: 'ReplicasNotReady',
+  serviceNameInvalid: 'ServiceNameInvalid',
+  ready: 'Ready',
+} as const;
+
+function dependencyCondition(type: 'ConfigMapAvailable' | 'SecretAvailable', kind: 'ConfigMap' | 'Secret', view: DependencyView): ConditionDecision {
+  const found = kind === 'ConfigMap' ? REASONS.configMapFound : REASONS.secretFound;
+  const notFound = kind === 'ConfigMap' ? REASONS.configMapNotFound : REASONS.secretNotFound;
+  switch (view.phase) {
+    case 'unreferenced':
+      return { type, status: 'True', reason: REASONS.notReferenced, message: `no ${kind} is referenced` };
+    case 'missing':
+      return { type, status: 'False', reason: notFound, message: `${kind} "${view.name}" not found; the rollout is held until it exists` };
+    case 'present':
+      return { type, status: 'True', reason: found, message: `${kind} "${view.name}" found (content ${view.hash.slice(0, 12)})` };
+  }
+}
+
+function deploymentCondition(app: CustomApp, view: DeploymentView): ConditionDecision {
+  const type = 'DeploymentAvailable';
+  const name = app.metadata.name!;
+  if (view.phase === 'notOwned') {
+    return { type, status: 'False', reason: REASONS.deploymentNotOwned, message: `Deployment "${name}" exists and is not controlled by this CustomApp; it is left alone` };
+  }
+  if (view.phase === 'invalid') {
+    return { type, status: 'False', reason: REASONS.deploymentInvalid, message: view.message };
+  }
+  if (view.phase === 'absent') {
+    return { type, status: 'False', reason: REASONS.rolloutHeld, message: `Deployment "${name}" is not created while the rollout is held` };
+  }
+  const wanted = app.spec.replicas ?? 1;
+  const ready = view.deployment.status?.readyReplicas ?? 0;
+  const available = view.deployment.status?.conditions?.find((condition) => condition.type === 'Available');
+  if (ready >= wanted) {
+    return { type, status: 'True', reason: REASONS.replicasReady, message: `${ready}/${wanted} replicas ready` };
+  }
+  return {
+    type,
+    status: 'False',
+    reason: REASONS.replicasNotReady,
+    message: `${ready}/${wanted} replicas ready${available?.message ? ` (${available.message})` : ''}`,
+  };
+}
+
+function readyCondition(input: StatusInput, deployment: ConditionDecision, others: readonly ConditionDecision[]): ConditionDecision {
+  const type = 'Ready';
+  if (input.deployment.phase === 'notOwned' || input.deployment.phase === 'invalid') return { ...deployment, type };
+  const missing = [input.configMap, input.secret].filter((view) => view.phase === 'missing');
+  if (missing.length > 0) {
+    const names = missing.map((view) => `"${(view as { name: string }).name}"`).join(' and ');
+    return { type, status: 'False', reason: REASONS.rolloutHeld, message: `rollout held: ${names} not found` };
+  }
+  if (input.serviceProblem) return { type, status: 'False', reason: REASONS.serviceNameInvalid, message: input.serviceProblem };
+  const failing = others.find((condition) => condition.status !== 'True');
+  if (failing) return { type, status: 'False', reason: failing.reason, message: failing.message };
+  return { type, status: 'True', reason: REASONS.ready, message: 'the Deployment runs the current spec, ConfigMap and Secret' };
+}
+
+/**
+ * The status after a reconcile: `observedGeneration`, the conditions (Ready, ConfigMapAvailable, SecretAvailable,
+ * DeploymentAvailable), `readyReplicas`, and, when the Deployment was rolled out, the references and content hashes
+ * it runs with (while a rollout is held they keep describing the running Deployment).
+ */
+export function desiredStatus(input: StatusInput): CustomAppStatus {
+  const { app, now } = input;
+  const previous = app.status ?? {};
+  const generation = app.metadata.generation;
+  const deployment = deploymentCondition(app, input.deployment);
+  const decisions = [
+    dependencyCondition('ConfigMapAvailable', 'ConfigMap', input.configMap),
+    dependencyCondition('SecretAvailable', 'Secret', input.secret),
+    deployment,
+  ];
+  const ready = readyCondition(input, deployment, decisions);
+  const conditions: Condition[] = [ready, ...decisions].map((decision) => nextCondition(previous.conditions, decision, generation, now));
+  const rolledOut = input.rolledOut;
+  const status: CustomAppStatus = {
+    observedGeneration: generation,
+    observedConfigMapName: rolledOut ? rolledOut.configMap?.name : previous.observedConfigMapName,
+    observedSecretName: rolledOut ? rolledOut.secret?.name : previous.observedSecretName,
+    configHash: rolledOut ? rolledOut.configMap?.hash : previous.configHash,
+    secretHash: rolledOut ? rolledOut.secret?.hash : previous.secretHash,
+    readyReplicas: input.deployment.phase === 'owned' ? input.deployment.deployment.status?.readyReplicas ?? 0 : 0,
+    conditions,
+  };
+  return withoutUndefined(status);
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+}
+
+/** True when two statuses say the same (field order aside). */
+export function sameStatus(a: CustomAppStatus | undefined, b: CustomAppStatus | undefined): boolean {
+  return canonical(a ?? {}) === canonical(b ?? {});
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, field: unknown) =>
+    field && typeof field === 'object' && !Array.isArray(field)
+      ? Object.fromEntries(Object.entries(field as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : field);
+}

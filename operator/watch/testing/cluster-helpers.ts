@@ -1,0 +1,98 @@
+// Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, polling, and the server's open watches.
+import { request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { connectionFromKubeConfig, KubeClient, type Connection, type KubeClientOptions, type KubeObject } from '../../kube/client.js';
+import { isAlreadyExists } from '../../kube/errors.js';
+import { NAMESPACES } from '../../kube/resources.js';
+import type { TestCluster } from '../../../test/support/cluster.js';
+import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
+
+/** An admin client of the cluster, and another that goes through a proxy the test can cut. */
+export interface ProxiedClients {
+  readonly admin: KubeClient;
+  readonly proxied: KubeClient;
+  readonly proxy: TcpProxy;
+  readonly connection: Connection;
+  close(): Promise<void>;
+}
+
+export async function proxiedClients(cluster: TestCluster, options: KubeClientOptions = {}): Promise<ProxiedClients> {
+  const connection = await connectionFromKubeConfig(cluster.adminKubeConfig());
+  const proxy = await startTcpProxy(connection.server);
+  const admin = new KubeClient(connection);
+  const proxied = new KubeClient({ ...connection, server: proxy.url }, options);
+  return {
+    admin, proxied, proxy, connection,
+    close: async () => {
+      proxied.close();
+      admin.close();
+      await proxy.close();
+    },
+  };
+}
+
+/** Polls `probe` every 10 ms until it is truthy; fails with `what` after `timeoutMs`. */
+export async function waitUntil(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export async function createNamespaceOnce(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.create<KubeObject>(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+/** GETs a raw path (such as `/metrics`) with the connection's credentials, answering the body. */
+export async function rawGet(connection: Connection, path: string): Promise<string> {
+  const url = new URL(path, connection.server);
+  const headers = await connection.authHeaders();
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const request = send(url, { headers, ca: connection.ca, cert: connection.cert, key: connection.key, rejectUnauthorized: connection.rejectUnauthorized }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/**
+ * Open watch requests on the server for a resource: the emulator's counter (in `namespace` when given), or
+ * kube-apiserver's `apiserver_longrunning_requests{verb="WATCH",resource=…}` gauge on envtest (every namespace: the
+ * gauge has no namespace label).
+ */
+export async function serverOpenWatches(cluster: TestCluster, connection: Connection, resource: string, namespace?: string): Promise<number> {
+  if (cluster.emulator) return cluster.emulator.counters.openWatchCount({ resource, namespace });
+  const text = await rawGet(connection, '/metrics');
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_longrunning_requests{')) continue;
+    if (line.includes('verb="WATCH"') && line.includes(`resource="${resource}"`)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/**
+ * Polls the server's open watches for `resource` until they equal `want` (or `timeoutMs` passes) and answers the
+ * last count. Without `want`, waits until two reads 200 ms apart agree: a baseline that no closing watch still skews.
+ */
+export async function settledOpenWatches(cluster: TestCluster, connection: Connection, resource: string, options: { want?: number; namespace?: string; timeoutMs?: number } = {}): Promise<number> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  let previous: number | undefined;
+  for (;;) {
+    const open = await serverOpenWatches(cluster, connection, resource, options.namespace);
+    const done = options.want === undefined ? open === previous : open === options.want;
+    if (done || Date.now() > deadline) return open;
+    previous = open;
+    await new Promise((resolve) => setTimeout(resolve, options.want === undefined ? 200 : 50));
+  }
+}

@@ -1,0 +1,85 @@
+// The invariants every operator scenario ends with: watches equal references, no leak, no stuck finalizer.
+import type { ExecutionContext } from 'ava';
+import { FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import type { CustomApp } from '../../operator/custom-app.js';
+import { refKey } from '../../operator/deps/source.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import { CUSTOM_APPS } from '../../operator/kube/resources.js';
+import type { Operator } from '../../operator/operator.js';
+import type { TestCluster } from './cluster.js';
+import { eventually } from './operator-harness.js';
+
+/** The refs the CustomApps in the cluster reference (spec only: after convergence no handoff is pending), with their holders. */
+async function referencedRefs(admin: KubeClient): Promise<Map<string, Set<string>>> {
+  const apps = await admin.list<CustomApp>(CUSTOM_APPS);
+  const refs = new Map<string, Set<string>>();
+  for (const app of apps.items) {
+    if (app.metadata.deletionTimestamp) continue;
+    const { namespace, name } = app.metadata;
+    const owner = `${namespace}/${name}`;
+    for (const [kind, refName] of [['ConfigMap', app.spec.configMapName], ['Secret', app.spec.secretName]] as const) {
+      if (!refName) continue;
+      const key = refKey({ kind, namespace: namespace!, name: refName });
+      refs.set(key, (refs.get(key) ?? new Set()).add(owner));
+    }
+  }
+  return refs;
+}
+
+function describeSets(a: Iterable<string>, b: Iterable<string>): string {
+  return `[${[...a].sort().join(', ')}] vs [${[...b].sort().join(', ')}]`;
+}
+
+/**
+ * Checks, waiting up to `timeoutMs` for convergence:
+ * - no CustomApp is stuck with a deletionTimestamp (its finalizer ran);
+ * - the dependency source watches exactly the refs that CustomApps reference, and each ref is held by exactly the
+ *   CustomApps that reference it;
+ * - with the default registry: every watched ref is served by a physical stream (per object, or its namespace's),
+ *   no stream serves nothing, and, on the emulator, the server's open ConfigMap and Secret watches of the
+ *   operator's ServiceAccount equal the registry's streams.
+ */
+export async function assertInvariants(t: ExecutionContext, cluster: TestCluster, operator: Operator, admin: KubeClient, options: { timeoutMs?: number } = {}): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const stuck = await eventually('no CustomApp stuck with a finalizer', async () => {
+    const apps = await admin.list<CustomApp>(CUSTOM_APPS);
+    const deleting = apps.items.filter((app) => app.metadata.deletionTimestamp && app.metadata.finalizers?.includes(FINALIZER));
+    return deleting.length === 0 ? [] : false;
+  }, timeoutMs).catch((error: Error) => error.message);
+  t.deepEqual(stuck, [], 'no CustomApp is stuck with the finalizer');
+
+  const mismatch = await eventually('watches equal references', async () => {
+    const wanted = await referencedRefs(admin);
+    const watched = new Set(operator.dependencies.watched().map(refKey));
+    const holders = operator.dependencies.holders();
+    const sameRefs = watched.size === wanted.size && [...wanted.keys()].every((key) => watched.has(key));
+    const sameHolders = sameRefs && [...wanted].every(([key, owners]) => {
+      const held = holders.get(key) ?? new Set();
+      return held.size === owners.size && [...owners].every((owner) => held.has(owner));
+    });
+    return sameRefs && sameHolders ? '' : false;
+  }, timeoutMs).catch(async () => {
+    const wanted = await referencedRefs(admin);
+    return `watched vs referenced: ${describeSets(operator.dependencies.watched().map(refKey), wanted.keys())}`;
+  });
+  t.is(mismatch, '', 'the active watches are exactly the referenced objects, held by exactly their CustomApps');
+
+  const registry = operator.registry;
+  if (!registry) return;
+  const streams = registry.streams();
+  const watched = operator.dependencies.watched();
+  const uncovered = watched.filter((ref) => !streams.some((stream) => stream.kind === ref.kind && stream.namespace === ref.namespace && (stream.scope === 'namespace' || stream.name === ref.name)));
+  t.deepEqual(uncovered.map(refKey), [], 'every watched ref is served by a physical stream');
+  const idle = streams.filter((stream) => !watched.some((ref) => ref.kind === stream.kind && ref.namespace === stream.namespace && (stream.scope === 'namespace' || stream.name === ref.name)));
+  t.deepEqual(idle, [], 'no physical stream serves nothing');
+  const emulator = cluster.emulator;
+  if (emulator) {
+    const user = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
+    const count = (resource: string): number => emulator.counters.openWatchCount({ resource, user });
+    const serverSide = await eventually('open watches agree', () => {
+      const open = count('configmaps') + count('secrets');
+      return open === registry.streams().length ? open : false;
+    }, timeoutMs).catch(() => count('configmaps') + count('secrets'));
+    t.is(serverSide, registry.streams().length, "the emulator's open ConfigMap and Secret watches equal the registry's streams");
+  }
+}

@@ -1,0 +1,190 @@
+// Runs the operator in-process against a test cluster, as its own ServiceAccount, and collects its log lines.
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import type { CustomApp } from '../../operator/custom-app.js';
+import { KubeClient, type KubeObject, type RequestSample } from '../../operator/kube/client.js';
+import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
+import { CONFIGMAPS, CUSTOM_APPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
+import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
+import type { TestFn } from 'ava';
+import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
+
+const DIST = resolve(import.meta.dirname, '../../dist');
+
+/** Log lines of one operator, parsed. */
+export class LogLines {
+  readonly lines: Record<string, unknown>[] = [];
+  readonly raw: string[] = [];
+
+  /** A pino destination that keeps every line. */
+  readonly destination = {
+    write: (line: string): void => {
+      this.raw.push(line);
+      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  };
+
+  /** The lines whose `msg` is `msg` and whose fields include `fields`. */
+  find(msg: string, fields: Readonly<Record<string, unknown>> = {}): Record<string, unknown>[] {
+    return this.lines.filter((line) => line.msg === msg && Object.entries(fields).every(([name, value]) => line[name] === value));
+  }
+
+  /** Everything logged, as one string (to look for a value that must never appear). */
+  text(): string {
+    return this.raw.join('');
+  }
+}
+
+/** Applies dist/ (the CRD, namespace, RBAC and the operator Deployment object) and waits for the CRD. */
+export async function installOperatorResources(cluster: TestCluster): Promise<void> {
+  const applied = await cluster.kubectl(['apply', '-f', DIST]);
+  if (applied.code !== 0) throw new Error(`kubectl apply -f dist/ failed: ${applied.stderr}`);
+  const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/customapps.app.example.com']);
+  if (established.code !== 0) throw new Error(`the CRD is not established: ${established.stderr}`);
+}
+
+/** An admin API client that counts its requests. */
+export async function adminClient(cluster: TestCluster): Promise<KubeClient> {
+  return KubeClient.fromKubeConfig(cluster.adminKubeConfig());
+}
+
+/** A running in-process operator and what it logged. */
+export interface TestOperator {
+  readonly operator: Operator;
+  readonly logs: LogLines;
+  /** Every API request the operator made. */
+  readonly requests: RequestSample[];
+}
+
+/**
+ * Starts an operator authenticated as the ServiceAccount that dist/ binds (so its RBAC is what is exercised),
+ * logging at debug into a {@link LogLines}, and waits until it reconciles. Stop it with `operator.stop()`.
+ */
+export async function startTestOperator(cluster: TestCluster, options: Partial<OperatorOptions> = {}): Promise<TestOperator> {
+  const logs = new LogLines();
+  const requests: RequestSample[] = [];
+  const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+  const metricsHolder: { onRequest?: (sample: RequestSample) => void } = {};
+  const client = await KubeClient.fromKubeConfig(kubeConfig, {
+    userAgent: OPERATOR_NAME,
+    onRequest: (sample) => {
+      requests.push(sample);
+      metricsHolder.onRequest?.(sample);
+    },
+  });
+  const operator = await createOperator({
+    client,
+    logger: pino({ level: 'debug' }, logs.destination),
+    maxConcurrentReconciles: 4,
+    ...options,
+  });
+  metricsHolder.onRequest = operator.metrics.onRequest;
+  await withTimeout(operator.started, 30_000, 'the operator did not start reconciling');
+  return { operator, logs, requests };
+}
+
+/** Resolves `promise`, or rejects after `ms` with `what`. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+    })]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `probe` until it answers something other than undefined/false; rejects with the last answer after the timeout. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const answer = await probe();
+      if (answer !== undefined && answer !== false) return answer;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`, { cause: lastError });
+    await new Promise((done) => setTimeout(done, intervalMs));
+  }
+}
+
+/** Creates a namespace (fine if it exists). */
+export async function createNamespace(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+export interface ConfigMapLike extends KubeObject {
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  type?: string;
+}
+
+/** Object builders for tests. */
+export const objects = {
+  configMap: (namespace: string, name: string, data: Record<string, string>): ConfigMapLike => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }),
+  secret: (namespace: string, name: string, data: Record<string, string>): ConfigMapLike => ({
+    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
+    data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')])),
+  }),
+  customApp: (namespace: string, name: string, spec: CustomApp['spec']): CustomApp => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name, namespace }, spec }),
+};
+
+/** Creates objects in order. */
+export async function createAll(client: KubeClient, ...items: readonly KubeObject[]): Promise<void> {
+  for (const item of items) await client.create(resourceOf(item), item.metadata.namespace, item);
+}
+
+function resourceOf(object: KubeObject): Resource {
+  switch (object.kind) {
+    case 'ConfigMap': return CONFIGMAPS;
+    case 'Secret': return SECRETS;
+    case 'CustomApp': return CUSTOM_APPS;
+    default: throw new Error(`test helper: no resource for kind "${object.kind}"`);
+  }
+}
+
+/** An object, or undefined when the API answers 404. */
+export async function getIfExists<T extends KubeObject>(client: KubeClient, resource: Resource, namespace: string, name: string): Promise<T | undefined> {
+  try {
+    return await client.get<T>(resource, namespace, name);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
+export interface OperatorScenario {
+  cluster: TestCluster;
+  admin: KubeClient;
+  running: TestOperator;
+}
+
+/**
+ * Registers `before` and `after.always` hooks that start a cluster of `target` (with garbage collection on
+ * envtest), apply dist/, make an admin client and start the operator; and stop all of it afterwards. The returned
+ * object is filled in by the `before` hook.
+ */
+export function operatorScenario(test: TestFn, target: Target, options: ClusterOptions = { envtest: { controllerManager: true } }): OperatorScenario {
+  const scenario = {} as OperatorScenario;
+  test.before(async () => {
+    scenario.cluster = await startCluster(target, options);
+    await installOperatorResources(scenario.cluster);
+    scenario.admin = await adminClient(scenario.cluster);
+    scenario.running = await startTestOperator(scenario.cluster);
+  });
+  test.after.always(async () => {
+    await scenario.running?.operator.stop();
+    scenario.admin?.close();
+    await scenario.cluster?.stop();
+  });
+  return scenario;
+}

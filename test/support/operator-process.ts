@@ -1,0 +1,91 @@
+// Runs `operator/main.ts` as a child process (what `npm start` runs) and follows its JSON log lines.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A running operator process. */
+export class OperatorProcess {
+  readonly lines: Record<string, unknown>[] = [];
+  /** Standard output that was not a JSON line (embedded-mode instructions). */
+  text = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+  private waiters: Array<() => void> = [];
+
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, KUBECONFIG: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let pending = '';
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        try {
+          this.lines.push(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          this.text += `${line}\n`;
+        }
+      }
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString('utf8');
+    });
+    this.exited = new Promise((done) => this.child.once('exit', (code, signal) => {
+      for (const wake of this.waiters.splice(0)) wake();
+      done({ code, signal });
+    }));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The log lines with this `msg` (and these fields). */
+  find(msg: string, fields: Readonly<Record<string, unknown>> = {}): Record<string, unknown>[] {
+    return this.lines.filter((line) => line.msg === msg && Object.entries(fields).every(([name, value]) => line[name] === value));
+  }
+
+  /** Resolves when `predicate` holds over the output so far; rejects after `timeoutMs` or when the process exits. */
+  async waitFor(what: string, predicate: () => boolean, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`${what}: the operator exited (${this.child.exitCode ?? this.child.signalCode}); stderr: ${this.stderr.slice(-2000)}`);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${what}: not within ${timeoutMs} ms; stderr: ${this.stderr.slice(-2000)}`);
+      await new Promise<void>((wake) => {
+        const timer = setTimeout(wake, Math.min(left, 200));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          wake();
+        });
+      });
+    }
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Kills it (SIGKILL) if it still runs, and waits for the exit. */
+  async dispose(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** Runs main.ts to completion (for --help and bad flags). */
+export async function runOperatorOnce(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = new OperatorProcess(args);
+  const { code } = await child.exited;
+  return { code, stdout: child.text, stderr: child.stderr };
+}

@@ -30,7 +30,10 @@ export class HistoryExpired extends Error {
 /** One resource's objects, keyed "namespace/name", and its recent events for watch resumption. */
 export class Collection {
   readonly objects = new Map<string, StoredObject>();
-  readonly listeners = new Set<StoreListener>();
+  /** Watchers of every namespace (and of cluster-scoped resources). */
+  private readonly everywhere = new Set<StoreListener>();
+  /** Watchers of one namespace, so a write reaches only the watchers that can see it. */
+  private readonly byNamespace = new Map<string, Set<StoreListener>>();
   private events: StoreEvent[] = [];
   private head = 0;
   private sorted: string[] | undefined;
@@ -53,11 +56,30 @@ export class Collection {
     return this.sorted;
   }
 
+  /** Subscribes to the events of one namespace ("" = all namespaces); returns the unsubscribe function. */
+  subscribe(namespace: string, listener: StoreListener): () => void {
+    let set = this.everywhere;
+    if (namespace !== '') {
+      set = this.byNamespace.get(namespace) ?? new Set();
+      this.byNamespace.set(namespace, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (namespace !== '' && set.size === 0) this.byNamespace.delete(namespace);
+    };
+  }
+
   record(event: StoreEvent): void {
     if (event.type !== 'MODIFIED') this.sorted = undefined;
     this.events.push(event);
     this.trimTo(this.capacity);
-    for (const listener of this.listeners) listener(event);
+    const namespace = event.object.metadata.namespace;
+    if (namespace !== undefined) {
+      const watchers = this.byNamespace.get(namespace);
+      if (watchers !== undefined) for (const listener of watchers) listener(event);
+    }
+    for (const listener of this.everywhere) listener(event);
     this.onRecord(this, event);
   }
 

@@ -1,6 +1,7 @@
 // Watch streams: newline-delimited JSON events (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) with the apiserver's
 // resourceVersion semantics, selector transitions, bookmarks, timeouts, and one serialisation per event and shape.
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Api, Selection } from './api.js';
 import { ApiError, invalid } from './errors.js';
 import { cachedJson } from './http.js';
@@ -38,23 +39,34 @@ export interface OpenWatch {
 /** The longest a slow reader may lag (bytes buffered) before its watch is closed, as the apiserver drops slow watchers. */
 const maxBufferedBytes = 32 * 1024 * 1024;
 
-const lineCache = new WeakMap<StoreEvent, Map<string, string>>();
+/** A watch line, and the same bytes framed as one HTTP/1.1 chunk (written straight to the socket). */
+interface Line {
+  readonly text: string;
+  readonly chunk: Buffer;
+}
+
+function line(text: string): Line {
+  const body = Buffer.from(text, 'utf8');
+  return { text, chunk: Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n')]) };
+}
+
+const lineCache = new WeakMap<StoreEvent, Map<string, Line>>();
 
 /** The serialised line of an event for a resource shape, computed once and shared by every watcher. */
-function eventLine(rt: ResourceType, api: Api, event: StoreEvent, type: string, useCurrent: boolean): string {
+function eventLine(rt: ResourceType, api: Api, event: StoreEvent, type: string, useCurrent: boolean): Line {
   let lines = lineCache.get(event);
   if (lines === undefined) {
     lines = new Map();
     lineCache.set(event, lines);
   }
   const key = `${rt.group}/${rt.version}/${rt.resource}/${type}/${useCurrent ? 'c' : 'p'}`;
-  let line = lines.get(key);
-  if (line === undefined) {
+  let cached = lines.get(key);
+  if (cached === undefined) {
     const object = useCurrent ? event.object : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
-    line = `{"type":"${type}","object":${cachedJson(api.present(rt, object))}}\n`;
-    lines.set(key, line);
+    cached = line(`{"type":"${type}","object":${cachedJson(api.present(rt, object))}}\n`);
+    lines.set(key, cached);
   }
-  return line;
+  return cached;
 }
 
 export class WatchHub {
@@ -131,15 +143,25 @@ export class WatchHub {
     const id = this.nextId++;
     let closed = false;
     let timer: NodeJS.Timeout | undefined;
-    const write = (line: string) => {
+    let unsubscribe: (() => void) | undefined;
+    // After the headers, a chunked response is written straight to its socket with pre-framed chunks: one buffer
+    // per event shared by every watcher, instead of ServerResponse framing and encoding per watcher.
+    let direct: Socket | undefined;
+    const write = (payload: Line | string) => {
       if (closed) return;
-      res.write(line);
-      if (res.writableLength > maxBufferedBytes) finish('reset');
+      const l = typeof payload === 'string' ? line(payload) : payload;
+      if (direct !== undefined) {
+        direct.write(l.chunk);
+        if (direct.writableLength > maxBufferedBytes) finish('reset');
+      } else {
+        res.write(l.text);
+        if (res.writableLength > maxBufferedBytes) finish('reset');
+      }
     };
     const finish = (mode: 'end' | 'reset') => {
       if (closed) return;
       closed = true;
-      collection.listeners.delete(listener);
+      unsubscribe?.();
       this.open.delete(id);
       if (timer !== undefined) clearTimeout(timer);
       if (mode === 'reset') res.destroy();
@@ -155,7 +177,7 @@ export class WatchHub {
       columnsSent = true;
       return `{"type":"${type}","object":${JSON.stringify(table)}}\n`;
     };
-    const line = (event: StoreEvent, type: string, useCurrent: boolean) => {
+    const lineFor = (event: StoreEvent, type: string, useCurrent: boolean): Line | string => {
       if (req.table === undefined) return eventLine(rt, this.api, event, type, useCurrent);
       const obj = useCurrent ? event.object : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
       return tableLine(type, obj);
@@ -163,18 +185,18 @@ export class WatchHub {
     const deliver = (event: StoreEvent) => {
       switch (event.type) {
         case 'ADDED':
-          if (matches(event.object)) write(line(event, 'ADDED', true));
+          if (matches(event.object)) write(lineFor(event, 'ADDED', true));
           break;
         case 'MODIFIED': {
           const now = matches(event.object);
           const before = matches(event.previous);
-          if (now && before) write(line(event, 'MODIFIED', true));
-          else if (now) write(line(event, 'ADDED', true));
-          else if (before) write(line(event, 'DELETED', false));
+          if (now && before) write(lineFor(event, 'MODIFIED', true));
+          else if (now) write(lineFor(event, 'ADDED', true));
+          else if (before) write(lineFor(event, 'DELETED', false));
           break;
         }
         case 'DELETED':
-          if (matches(event.object)) write(line(event, 'DELETED', true));
+          if (matches(event.object)) write(lineFor(event, 'DELETED', true));
           break;
       }
     };
@@ -195,6 +217,7 @@ export class WatchHub {
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
+    if ((res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true && res.socket !== null) direct = res.socket;
     res.on('close', () => finish('end'));
 
     const entry = {
@@ -238,7 +261,7 @@ export class WatchHub {
       }
       for (const event of backlog) deliver(event);
     }
-    collection.listeners.add(listener);
+    unsubscribe = collection.subscribe(selection.namespace, listener);
     if (req.timeoutSeconds !== undefined && req.timeoutSeconds > 0) {
       timer = setTimeout(() => finish('end'), req.timeoutSeconds * 1000);
       timer.unref();

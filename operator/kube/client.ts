@@ -338,8 +338,9 @@ export class KubeClient {
         const text = await readAll(response);
         try {
           return JSON.parse(text) as T;
-        } catch (error) {
-          throw new ApiError(`${call.method} ${call.path}: malformed JSON in a ${code} answer (${text.slice(0, 120)})`, code, undefined, undefined, { cause: error });
+        } catch {
+          // No excerpt and no SyntaxError cause (V8 quotes the input in it): the answer may hold Secret data.
+          throw new ApiError(`${call.method} ${call.path}: malformed JSON in a ${code} answer (${text.length} bytes)`, code);
         }
       } finally {
         abort();
@@ -409,14 +410,15 @@ export class KubeClient {
 }
 
 function parseWatchLine<T>(line: string, call: Call): RawWatchEvent<T> {
+  // Errors carry no excerpt of the line (nor V8's SyntaxError, which quotes it): it may hold Secret data.
   let event: RawWatchEvent<T>;
   try {
     event = JSON.parse(line) as RawWatchEvent<T>;
-  } catch (error) {
-    throw new ApiError(`watch ${call.path}: malformed event (${line.slice(0, 120)})`, 0, undefined, undefined, { cause: error });
+  } catch {
+    throw new ApiError(`watch ${call.path}: malformed event (${line.length} bytes)`, 0);
   }
   if (!event || typeof event.type !== 'string' || typeof event.object !== 'object' || event.object === null) {
-    throw new ApiError(`watch ${call.path}: event without type or object (${line.slice(0, 120)})`, 0);
+    throw new ApiError(`watch ${call.path}: event without type or object (${line.length} bytes)`, 0);
   }
   return event;
 }

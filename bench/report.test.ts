@@ -64,7 +64,7 @@ test('the tables have a row per session with its figures', (t) => {
   const sessions = [session('static-indexed', 1000), session('ours', 1000)];
   const requests = requestsTable(sessions).split('\n');
   t.is(requests.length, 4);
-  t.is(requests[3], '| **ours** | 1k | list 3 · create 1000 | patch 1 | 0 | 0 | patch 0.5 | list 1 | 8 (0 at 60 s) |');
+  t.is(requests[3], '| **ours** | 1k | list 3 · create 1000 | patch 1 | 0 | 0 | patch 0.5 | list 1 | 8 (0 measured at 60 s) |');
   const resources = resourcesTable(sessions).split('\n');
   t.is(resources[3], '| **ours** | 1k | 12.3 | 2.5 | 4 | 1900 (900 cm) | 64.0 | 128.0 | 5 / 9 / 12.3 | 3 | 18 | 0/310 |');
 });

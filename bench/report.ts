@@ -63,6 +63,14 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
 }
 
+/** `8.2 (40 measured at 60 s)`: extrapolated to the default server timeout, then measured with the shortened one. */
+function idleCell(session: SessionResult): string {
+  const idle = session.idle;
+  if (!idle) return '–';
+  const measured = `${formatNumber(idle.measuredPerWatchHour)} measured${idle.serverWatchTimeoutSeconds > 0 ? ` at ${idle.serverWatchTimeoutSeconds} s` : ''}`;
+  return `${idle.extrapolatedPerWatchHour === undefined ? '–' : formatNumber(idle.extrapolatedPerWatchHour)} (${measured})`;
+}
+
 /** The requests table: what each participant asks of the API server, per phase. */
 export function requestsTable(sessions: readonly SessionResult[]): string {
   return table(
@@ -76,7 +84,7 @@ export function requestsTable(sessions: readonly SessionResult[]): string {
       session.unrelated ? formatNumber(session.unrelated.reconciles / Math.max(1, session.unrelated.operations)) : '–',
       perOp(session.spec),
       formatVerbs(session.restart?.requests),
-      session.idle ? `${formatNumber(session.idle.extrapolatedPerWatchHour ?? Number.NaN)} (${formatNumber(session.idle.measuredPerWatchHour)} at ${session.idle.serverWatchTimeoutSeconds} s)` : '–',
+      idleCell(session),
     ]),
   );
 }

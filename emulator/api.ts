@@ -102,6 +102,9 @@ export interface Selection {
 
 const continuePrefix = 'meta.k8s.io/v1';
 
+/** The namespaces the NamespaceLifecycle admission plugin refuses to delete. */
+const immortalNamespaces = ['default', 'kube-system', 'kube-public'];
+
 export class Api {
   private nextIp = 2;
 
@@ -299,7 +302,9 @@ export class Api {
     const errors: FieldError[] = [...validateObjectMeta(obj.metadata, rt.namespaced, rt.nameRule)];
     if (old !== undefined) errors.push(...validateObjectMetaUpdate(obj.metadata, old.metadata));
     errors.push(...(rt.validate?.(obj, old) ?? []));
-    if (errors.length > 0) throw invalid(rt, obj.metadata.name ?? obj.metadata.generateName ?? '', errors);
+    // Validation runs on the internal (storage) type, so a view's errors name the storage kind (Event, not Event.events.k8s.io).
+    const named = rt.toStorage !== undefined ? this.registry.byStorage(rt.storage) ?? rt : rt;
+    if (errors.length > 0) throw invalid(named, obj.metadata.name ?? obj.metadata.generateName ?? '', errors);
   }
 
   private manager(ctx: WriteContext): string {
@@ -627,6 +632,7 @@ export class Api {
   delete(rt: ResourceType, namespace: string, name: string, options: DeleteOptions): DeleteResult {
     const stored = this.getStored(rt, namespace, name);
     if (stored === undefined) throw notFound(rt, name);
+    if (rt.group === '' && rt.resource === 'namespaces' && immortalNamespaces.includes(name)) throw forbidden(rt, name, 'this namespace may not be deleted');
     const old = stored.object;
     const pre = options.preconditions ?? {};
     const preconditionFailed = (message: string) =>

@@ -89,14 +89,45 @@ function goType(schema: Record<string, any>): string {
   return 'string';
 }
 
+const timeSchema = 'io.k8s.apimachinery.pkg.apis.meta.v1.Time';
+const microTimeSchema = 'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime';
+const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const rfc3339Micro = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * metav1.Time and MicroTime as Go decodes them: Time takes RFC 3339 and keeps whole seconds in UTC; MicroTime takes
+ * exactly six fractional digits. Returns the normalised value, or the parse error text.
+ */
+function decodeTime(value: string, micro: boolean): { value: string } | { error: string } {
+  if (micro) {
+    if (!rfc3339Micro.test(value)) {
+      const rest = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(value) ? value.slice(19) : value;
+      return { error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05.000000Z07:00": cannot parse ${JSON.stringify(rest)} as ".000000"` };
+    }
+    const ms = Date.parse(value);
+    const micros = value.slice(20, 26).slice(3);
+    return { value: new Date(ms).toISOString().replace(/Z$/, `${micros}Z`) };
+  }
+  if (!rfc3339.test(value)) return { error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"` };
+  return { value: new Date(Date.parse(value)).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+}
+
 /**
  * The first value of a built-in object whose JSON type its Go field cannot take, worded as encoding/json does
- * ("json: cannot unmarshal bool into Go struct field ConfigMap.data of type string"), or undefined.
+ * ("json: cannot unmarshal bool into Go struct field ConfigMap.data of type string"), or undefined. Time values are
+ * normalised in place (whole seconds, UTC), as the decoding round trip does.
  */
 export function builtinTypeError(obj: unknown, schemaName: string, schemas: Record<string, Record<string, any>>): string | undefined {
-  const walk = (value: unknown, schema: Record<string, any> | undefined, struct: string, path: string[]): string | undefined => {
+  const walk = (value: unknown, schema: Record<string, any> | undefined, struct: string, path: string[], set: (v: unknown) => void = () => undefined): string | undefined => {
     if (schema === undefined || value === null || value === undefined) return undefined;
     const ref = refName(schema);
+    if (ref === timeSchema || ref === microTimeSchema) {
+      if (typeof value !== 'string') return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+      const decoded = decodeTime(value, ref === microTimeSchema);
+      if ('error' in decoded) return decoded.error;
+      set(decoded.value);
+      return undefined;
+    }
     if (ref !== undefined) {
       const target = schemas[ref];
       if (target === undefined) return undefined;
@@ -120,16 +151,16 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
         return typeof value === 'number' ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type float64`;
       case 'array':
         if (!Array.isArray(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type []${schema.items ? (refName(schema.items) ?? goType(schema.items)).split('.').pop() : 'interface {}'}`;
-        for (const item of value) {
-          const e = walk(item, schema.items, struct, path);
+        for (let i = 0; i < value.length; i++) {
+          const e = walk(value[i], schema.items, struct, path, (v) => (value[i] = v));
           if (e !== undefined) return e;
         }
         return undefined;
       case 'object':
         if (schema.additionalProperties !== undefined && schema.properties === undefined) {
           if (!isObject(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type map[string]${goType(schema.additionalProperties)}`;
-          for (const v of Object.values(value)) {
-            const e = walk(v, schema.additionalProperties, struct, path);
+          for (const [k, v] of Object.entries(value)) {
+            const e = walk(v, schema.additionalProperties, struct, path, (next) => (value[k] = next));
             if (e !== undefined) return e;
           }
         }
@@ -142,7 +173,7 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
     for (const [key, child] of Object.entries(value)) {
       const property = schema.properties?.[key];
       if (property === undefined) continue;
-      const e = walk(child, property, struct, [...path, key]);
+      const e = walk(child, property, struct, [...path, key], (next) => (value[key] = next));
       if (e !== undefined) return e;
     }
     return undefined;

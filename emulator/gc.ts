@@ -39,7 +39,8 @@ export class GarbageCollector {
         for (const dependent of this.dependents.get(uid) ?? []) this.queue.enqueue('gc', () => this.collect(dependent));
         this.dependents.delete(uid);
       }
-      for (const ref of before) this.queue.enqueue('gc-foreground', () => this.foreground(ref));
+      const namespace = event.object.metadata.namespace;
+      for (const ref of before) this.queue.enqueue('gc-foreground', () => this.foreground({ ...ref, namespace }));
       return;
     }
     const refsChanged = event.type === 'ADDED' || before.length !== after.length || after.some((r) => !before.some((b) => b.uid === r.uid));

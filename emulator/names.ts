@@ -71,7 +71,7 @@ export function qualifiedNameErrors(value: string): string[] {
   }
   if (name.length === 0) errors.push('name part must be non-empty');
   else if (name.length > 63) errors.push(`name part ${maxLen(63)}`);
-  if (name.length > 0 && !qualifiedName.test(name)) {
+  if (!qualifiedName.test(name)) {
     errors.push(regexError("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, ['MyName', 'my.name', '123-abc']));
   }
   return errors;

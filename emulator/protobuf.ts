@@ -2,15 +2,17 @@
 // (auth can-i, create token, auth whoami, create configmap/secret/namespace); answers are always JSON.
 import { unsupportedMediaType } from './errors.js';
 
-type FieldType = 'string' | 'int' | 'bool' | 'bytes' | 'time' | MessageSchema | MapSchema;
+type FieldType = 'string' | 'int' | 'bool' | 'bytes' | 'time' | 'intOrString' | MessageSchema | MapSchema;
 interface Field {
   readonly name: string;
   readonly type: FieldType;
   readonly repeated?: boolean;
+  /** A Go pointer field: present means set, so a zero value is kept (other zero scalars are dropped, as omitempty does). */
+  readonly pointer?: boolean;
 }
 type MessageSchema = { readonly [field: number]: Field };
 interface MapSchema {
-  readonly map: 'string' | 'bytes';
+  readonly map: 'string' | 'bytes' | 'quantity';
 }
 
 const time: FieldType = 'time';
@@ -46,8 +48,91 @@ const resourceAttributes: MessageSchema = {
 };
 const nonResourceAttributes: MessageSchema = { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } };
 
-/** The messages kubectl's typed clients send, by Kind. */
+const intOrString: MessageSchema = { 1: { name: 'type', type: 'int' }, 2: { name: 'intVal', type: 'int' }, 3: { name: 'strVal', type: 'string' } };
+const containerPort: MessageSchema = {
+  1: { name: 'name', type: 'string' },
+  2: { name: 'hostPort', type: 'int' },
+  3: { name: 'containerPort', type: 'int' },
+  4: { name: 'protocol', type: 'string' },
+  5: { name: 'hostIP', type: 'string' },
+};
+const container: MessageSchema = {
+  1: { name: 'name', type: 'string' },
+  2: { name: 'image', type: 'string' },
+  3: { name: 'command', type: 'string', repeated: true },
+  4: { name: 'args', type: 'string', repeated: true },
+  5: { name: 'workingDir', type: 'string' },
+  6: { name: 'ports', type: containerPort, repeated: true },
+  7: { name: 'env', type: { 1: { name: 'name', type: 'string' }, 2: { name: 'value', type: 'string' } }, repeated: true },
+  8: { name: 'resources', type: { 1: { name: 'limits', type: { map: 'quantity' } }, 2: { name: 'requests', type: { map: 'quantity' } } } },
+  13: { name: 'terminationMessagePath', type: 'string' },
+  14: { name: 'imagePullPolicy', type: 'string' },
+  20: { name: 'terminationMessagePolicy', type: 'string' },
+};
+const podTemplate: MessageSchema = {
+  1: { name: 'metadata', type: objectMeta },
+  2: {
+    name: 'spec',
+    type: {
+      2: { name: 'containers', type: container, repeated: true },
+      3: { name: 'restartPolicy', type: 'string' },
+      4: { name: 'terminationGracePeriodSeconds', type: 'int', pointer: true },
+      6: { name: 'dnsPolicy', type: 'string' },
+      8: { name: 'serviceAccountName', type: 'string' },
+      19: { name: 'schedulerName', type: 'string' },
+      20: { name: 'initContainers', type: container, repeated: true },
+    },
+  },
+};
+const labelSelector: MessageSchema = { 1: { name: 'matchLabels', type: { map: 'string' } } };
+const policyRule: MessageSchema = {
+  1: { name: 'verbs', type: 'string', repeated: true },
+  2: { name: 'apiGroups', type: 'string', repeated: true },
+  3: { name: 'resources', type: 'string', repeated: true },
+  4: { name: 'resourceNames', type: 'string', repeated: true },
+  5: { name: 'nonResourceURLs', type: 'string', repeated: true },
+};
+const subject: MessageSchema = { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } };
+const roleRef: MessageSchema = { 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } };
+const role: MessageSchema = { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'rules', type: policyRule, repeated: true } };
+const binding: MessageSchema = { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'subjects', type: subject, repeated: true }, 3: { name: 'roleRef', type: roleRef } };
+
+/** The messages kubectl's typed clients send (create, auth), by Kind; fields outside these schemas are skipped. */
 const kinds: Readonly<Record<string, MessageSchema>> = {
+  ServiceAccount: { 1: { name: 'metadata', type: objectMeta } },
+  Role: role,
+  ClusterRole: role,
+  RoleBinding: binding,
+  ClusterRoleBinding: binding,
+  Deployment: {
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: {
+        1: { name: 'replicas', type: 'int', pointer: true },
+        2: { name: 'selector', type: labelSelector },
+        3: { name: 'template', type: podTemplate },
+        4: { name: 'strategy', type: { 1: { name: 'type', type: 'string' } } },
+        5: { name: 'minReadySeconds', type: 'int' },
+        6: { name: 'revisionHistoryLimit', type: 'int', pointer: true },
+        9: { name: 'progressDeadlineSeconds', type: 'int', pointer: true },
+      },
+    },
+  },
+  Service: {
+    1: { name: 'metadata', type: objectMeta },
+    2: {
+      name: 'spec',
+      type: {
+        1: { name: 'ports', type: { 1: { name: 'name', type: 'string' }, 2: { name: 'protocol', type: 'string' }, 3: { name: 'port', type: 'int' }, 4: { name: 'targetPort', type: 'intOrString' }, 5: { name: 'nodePort', type: 'int' } }, repeated: true },
+        2: { name: 'selector', type: { map: 'string' } },
+        3: { name: 'clusterIP', type: 'string' },
+        4: { name: 'type', type: 'string' },
+        6: { name: 'sessionAffinity', type: 'string' },
+        10: { name: 'externalName', type: 'string' },
+      },
+    },
+  },
   SelfSubjectAccessReview: {
     1: { name: 'metadata', type: objectMeta },
     2: { name: 'spec', type: { 1: { name: 'resourceAttributes', type: resourceAttributes }, 2: { name: 'nonResourceAttributes', type: nonResourceAttributes } } },
@@ -118,6 +203,7 @@ function decodeMessage(buf: Buffer, schema: MessageSchema): Record<string, unkno
       continue;
     }
     const value = decodeValue(r, field.type, wire);
+    if (!field.repeated && !field.pointer && (value === '' || value === 0 || value === false || value === undefined)) continue;
     if (typeof field.type === 'object' && 'map' in field.type) {
       const entry = value as [string, unknown];
       const map = (out[field.name] ??= {}) as Record<string, unknown>;
@@ -138,11 +224,19 @@ function decodeValue(r: Reader, type: FieldType, wire: number): unknown {
   if (type === 'bytes') return r.bytes().toString('base64');
   if (type === 'time') {
     const t = decodeMessage(r.bytes(), { 1: { name: 'seconds', type: 'int' }, 2: { name: 'nanos', type: 'int' } });
-    return new Date(Number(t.seconds ?? 0) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return t.seconds === undefined ? undefined : new Date(Number(t.seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  if (type === 'intOrString') {
+    const v = decodeMessage(r.bytes(), intOrString);
+    return v.type === 1 ? (v.strVal ?? '') : (v.intVal ?? 0);
   }
   if ('map' in type) {
+    if (type.map === 'quantity') {
+      const entry = decodeMessage(r.bytes(), { 1: { name: 'key', type: 'string' }, 2: { name: 'value', type: { 1: { name: 'string', type: 'string' } } } });
+      return [entry.key ?? '', (entry.value as { string?: string } | undefined)?.string ?? '0'];
+    }
     const entry = decodeMessage(r.bytes(), { 1: { name: 'key', type: 'string' }, 2: { name: 'value', type: type.map } });
-    return [entry.key ?? '', entry.value ?? (type.map === 'bytes' ? '' : '')];
+    return [entry.key ?? '', entry.value ?? ''];
   }
   if (wire !== 2) throw new Error('expected a length-delimited message');
   return decodeMessage(r.bytes(), type);

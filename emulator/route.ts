@@ -18,12 +18,21 @@ export interface RequestInfo {
 
 const namespaceSubresources = new Set(['status', 'finalize']);
 
+/** A percent-decoded path segment; a malformed escape is kept as written (it then matches nothing). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** Parses a request the way k8s.io/apiserver's RequestInfoFactory does. */
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const nonResource: RequestInfo = {
     resourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '', namespace: '', resource: '', name: '', subresource: '', parts: [],
   };
-  const segments = path.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+  const segments = path.split('/').filter((s) => s !== '').map(decodeSegment);
   if (segments.length === 0) return nonResource;
   const prefix = segments[0];
   if (prefix !== 'api' && prefix !== 'apis') return nonResource;

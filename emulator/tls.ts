@@ -74,7 +74,9 @@ export function selfSignedCertificate(now = new Date()): SelfSignedCertificate {
   );
   const basicConstraints = sequence(oid('2.5.29.19'), tlv(0x01, Buffer.from([0xff])), tlv(0x04, sequence(tlv(0x01, Buffer.from([0xff])))));
   const serial = randomBytes(16);
-  serial[0] &= 0x7f;
+  // Positive and minimal: a leading 0x00 followed by a byte below 0x80 is an illegal DER padding (1 in 128 starts
+  // failed with ERR_OSSL_ASN1_ILLEGAL_PADDING before this).
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
   const tbs = sequence(
     tlv(0xa0, integer(Buffer.from([2]))),
     integer(serial),

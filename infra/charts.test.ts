@@ -86,14 +86,13 @@ test('the ClusterRole grants exactly the permission table, with configmaps get, 
   const granted = role.rules.map((rule: Manifest) => `${rule.apiGroups.join(',')}|${rule.resources.join(',')}=${rule.verbs.join(',')}`);
   t.deepEqual(granted, [
     '|configmaps=get,list,watch',
-    '|secrets=get,list,watch',
-    'app.example.com|customapps=get,list,watch,update,patch',
-    'app.example.com|customapps/status=get,update,patch',
+    '|secrets=list,watch',
+    'app.example.com|customapps=list,watch,patch',
+    'app.example.com|customapps/status=patch',
     'app.example.com|customapps/finalizers=update',
-    'apps|deployments=get,list,watch,create,update,patch,delete',
-    '|services=get,list,watch,create,update,patch,delete',
+    'apps|deployments=list,watch,create,update',
+    '|services=list,watch,create,update,delete',
     '|events=create,patch',
-    'events.k8s.io|events=create,patch',
     'coordination.k8s.io|leases=get,create,update',
   ]);
   t.is(granted.length, OPERATOR_PERMISSIONS.length);

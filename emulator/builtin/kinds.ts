@@ -216,7 +216,7 @@ export function builtinResources(): ResourceType[] {
       fieldSelectorStyle: 'label',
       createOnUpdate: true,
       applyDefaults: defaults.coreEventDefaults,
-      validate: (obj) => validation.validateCoreEvent(obj),
+      validate: (obj) => validation.validateEvent(obj, false),
     })),
     builtin(core('secrets', 'Secret', {
       fields: ['type'],
@@ -285,6 +285,7 @@ export function builtinResources(): ResourceType[] {
       createOnUpdate: true,
       toStorage: eventToStorage,
       fromStorage: eventFromStorage,
+      validate: (obj, old) => (old === undefined ? validation.validateEvent(eventToStorage(obj), true) : []),
     }),
     builtin(rbac('clusterrolebindings', 'ClusterRoleBinding', false, {
       applyDefaults: defaults.bindingDefaults,

@@ -223,12 +223,41 @@ export function validateLease(obj: KubeObject): FieldError[] {
   return errors;
 }
 
-export function validateCoreEvent(obj: KubeObject): FieldError[] {
-  const o = obj as Obj;
+/**
+ * Event validation on the core/v1 form (pkg/apis/core/validation ValidateEventCreate): the legacy rules, and through
+ * events.k8s.io/v1 the strict ones (eventTime required, deprecated fields unset).
+ */
+export function validateEvent(obj: KubeObject, viaEventsApi: boolean): FieldError[] {
+  const e = obj as Obj;
   const errors: FieldError[] = [];
-  const involved: Obj = isObject(o.involvedObject) ? o.involvedObject : {};
-  if (involved.namespace && obj.metadata.namespace !== involved.namespace) {
-    errors.push(invalidValue('involvedObject.namespace', involved.namespace, 'does not match event.namespace'));
+  const namespace = obj.metadata.namespace ?? '';
+  const involved: Obj = isObject(e.involvedObject) ? e.involvedObject : {};
+  const controllerField = viaEventsApi ? 'reportingController' : 'reportingComponent';
+  const has = (v: unknown) => typeof v === 'string' && v !== '';
+  const tooLong = (field: string, value: unknown, limit: number) => {
+    if (typeof value === 'string' && value.length > limit) errors.push(invalidValue(field, '', `can have at most ${limit} characters`));
+  };
+  if (!has(e.eventTime)) {
+    const mismatch = involved.namespace ? namespace !== involved.namespace : namespace !== '' && namespace !== 'default';
+    if (mismatch) errors.push(invalidValue('involvedObject.namespace', involved.namespace ?? '', 'does not match event.namespace'));
+  } else {
+    if (!involved.namespace && namespace !== 'default' && namespace !== 'kube-system') errors.push(invalidValue('involvedObject.namespace', involved.namespace ?? '', 'does not match event.namespace'));
+    if (!has(e.reportingComponent)) errors.push(requiredValue(controllerField));
+    for (const m of qualifiedNameErrors(e.reportingComponent ?? '')) errors.push(invalidValue(controllerField, e.reportingComponent ?? '', m));
+    if (!has(e.reportingInstance)) errors.push(requiredValue('reportingInstance'));
+    tooLong('reportingInstance', e.reportingInstance, 128);
+    if (!has(e.action)) errors.push(requiredValue('action'));
+    tooLong('action', e.action, 128);
+    if (!has(e.reason)) errors.push(requiredValue('reason'));
+    tooLong('reason', e.reason, 128);
+    tooLong('message', e.message, 1024);
   }
+  if (!viaEventsApi) return errors;
+  if (!has(e.eventTime)) errors.push(requiredValue('eventTime'));
+  if (e.type !== 'Normal' && e.type !== 'Warning') errors.push(invalidValue('type', '', `has invalid value: ${e.type ?? ''}`));
+  if (has(e.firstTimestamp)) errors.push(invalidValue('firstTimestamp', '', 'needs to be unset'));
+  if (has(e.lastTimestamp)) errors.push(invalidValue('lastTimestamp', '', 'needs to be unset'));
+  if (typeof e.count === 'number' && e.count !== 0) errors.push(invalidValue('count', '', 'needs to be unset'));
+  if (isObject(e.source) && (has(e.source.component) || has(e.source.host))) errors.push(invalidValue('source', '', 'needs to be unset'));
   return errors;
 }

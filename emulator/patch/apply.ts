@@ -186,10 +186,8 @@ export function serverSideApply(req: ApplyRequest): ApplyResult {
     const set = m.set.difference(conflicts.get(key)?.set ?? new FieldSet()).difference(compare.removed);
     if (!set.empty) out.set(key, { ...m, set });
   }
-  if (req.live !== undefined && deepEqual(trackedView(req.live), trackedView(merged))) {
-    const previous = req.managed.get(id);
-    if (previous !== undefined && deepEqual(previous.set.toFieldsV1(), configSet.toFieldsV1())) mine.time = previous.time;
-  }
+  // managedFieldsUpdater: the applier's time moves only when the object changed (a new applier of a no-op has none).
+  if (req.live !== undefined && deepEqual(trackedView(req.live), trackedView(merged))) mine.time = req.managed.get(id)?.time;
   return { object: merged, managed: out };
 }
 

@@ -1,6 +1,7 @@
 // Captures the OpenAPI v3 schemas of the built-in kinds the emulator serves from a real kube-apiserver (envtest).
 //
-// Usage: tsx emulator/scripts/capture-openapi.ts --server https://127.0.0.1:6443 --token <admin token>
+// Usage: tsx emulator/scripts/capture-openapi.ts                      (starts an envtest for the capture)
+//        tsx emulator/scripts/capture-openapi.ts --server https://127.0.0.1:6443 --token <admin token>
 // Writes emulator/openapi/builtin-schemas.json: every schema reachable from the served kinds, without
 // descriptions (they are bulky), keeping the x-kubernetes-* extensions that strategic merge patch, server-side
 // apply and field validation read. Regenerate it when the envtest version changes; never edit it by hand.
@@ -8,6 +9,7 @@ import { request } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startEnvtest } from '../../envtest/harness.js';
 
 const groupVersions = [
   'api/v1',
@@ -74,17 +76,24 @@ function withoutDescriptions(value: unknown, found: (ref: string) => void, prope
 }
 
 const { values } = parseArgs({ options: { server: { type: 'string' }, token: { type: 'string' } } });
-if (!values.server || !values.token) throw new Error('usage: capture-openapi.ts --server <url> --token <token>');
+const envtest = values.server === undefined ? await startEnvtest() : undefined;
+const server = values.server ?? envtest!.server;
+const token = values.token ?? envtest!.adminToken;
 const all: Record<string, unknown> = {};
-for (const gv of groupVersions) Object.assign(all, (await fetchJson(values.server, values.token, `openapi/v3/${gv}`)).components.schemas);
-const version = await fetchJson(values.server, values.token, 'version');
+let version: { gitVersion: string };
+try {
+  for (const gv of groupVersions) Object.assign(all, (await fetchJson(server, token, `openapi/v3/${gv}`)).components.schemas);
+  version = await fetchJson(server, token, 'version');
+} finally {
+  await envtest?.stop();
+}
 
 const schemas: Record<string, unknown> = {};
 const queue = [...rootSchemas];
 const seen = new Set(queue);
 while (queue.length > 0) {
   const name = queue.shift()!;
-  if (!(name in all)) throw new Error(`schema ${name} not served by ${values.server}`);
+  if (!(name in all)) throw new Error(`schema ${name} not served by ${server}`);
   schemas[name] = withoutDescriptions(all[name], (ref) => {
     if (!seen.has(ref)) {
       seen.add(ref);

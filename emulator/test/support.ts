@@ -52,6 +52,8 @@ export async function openWatch(base: string, token: string | undefined, path: s
   let buffer = '';
   let ended = false;
   const queue: WatchEvent[] = [];
+  // A read outlives a timed-out wait; it is reused by the next wait, and its rejection on close is expected.
+  let inFlight: ReturnType<typeof reader.read> | undefined;
   const pump = async (timeoutMs: number): Promise<void> => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
@@ -59,8 +61,13 @@ export async function openWatch(base: string, token: string | undefined, path: s
     });
     try {
       while (queue.length === 0 && !ended) {
-        const chunk = await Promise.race([reader.read(), timeout]);
+        if (inFlight === undefined) {
+          inFlight = reader.read();
+          inFlight.catch(() => undefined);
+        }
+        const chunk = await Promise.race([inFlight, timeout]);
         if (chunk === 'timeout') throw new Error(`no watch event within ${timeoutMs} ms on ${path}`);
+        inFlight = undefined;
         if (chunk.done) {
           ended = true;
           break;

@@ -1,6 +1,7 @@
 // The one API client of the operator: typed REST verbs and raw watch streams over node:http(s), every request counted.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, type Status } from './errors.js';
 import { resourceLabel, resourcePath, type Resource } from './resources.js';
@@ -301,15 +302,25 @@ export class KubeClient {
       code = response.statusCode ?? 0;
       if (code !== 200) throw await this.failure(call, response);
       let pending = '';
-      for await (const chunk of response as AsyncIterable<Buffer>) {
-        pending += chunk.toString('utf8');
-        let newline: number;
-        while ((newline = pending.indexOf('\n')) >= 0) {
+      // A decoder, not chunk.toString(): a multi-byte character split across two chunks must not become U+FFFD.
+      const decoder = new StringDecoder('utf8');
+      /** The next complete line's event, if one is buffered; the line itself lives only in this call. */
+      const nextEvent = (): RawWatchEvent<T> | undefined => {
+        for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
           const line = pending.slice(0, newline).trim();
           pending = pending.slice(newline + 1);
-          if (line) yield parseWatchLine<T>(line, call);
+          if (line) return parseWatchLine<T>(line, call);
         }
+        return undefined;
+      };
+      // A suspended generator keeps every local it ever set, so no local may hold an event (or its line) while it
+      // waits for the next chunk: the last event of a stream, a Secret's data included, would stay in memory.
+      let event: RawWatchEvent<T> | undefined;
+      for await (const chunk of response as AsyncIterable<Buffer>) {
+        pending += decoder.write(chunk);
+        while ((event = nextEvent()) !== undefined) yield event;
       }
+      pending += decoder.end();
       if (pending.trim()) yield parseWatchLine<T>(pending.trim(), call);
       if (signal?.aborted) return;
       if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);

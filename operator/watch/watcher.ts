@@ -219,11 +219,23 @@ async function watchedUntilClosed<T extends KubeObject>(steps: WatchSteps, attem
       allowWatchBookmarks: true,
       timeoutSeconds: steps.timeoutSeconds,
     }, controller.signal);
-    for await (const raw of events) {
-      lastActivity = scheduler.now();
-      received += 1;
-      const event = watched(steps, raw);
-      if (event && !attempt.stopped) emit(event);
+    // Iterated by hand, not with for-await: a suspended async function keeps every local it ever set, so the
+    // locals that held the last event are cleared before each wait. Otherwise the last event of a stream, a
+    // Secret's data included, would stay in memory until the next one arrives.
+    const iterator = events[Symbol.asyncIterator]();
+    try {
+      let next: IteratorResult<RawWatchEvent<T>> | undefined;
+      let event: WatcherEvent<T> | undefined;
+      while (!(next = await iterator.next()).done) {
+        lastActivity = scheduler.now();
+        received += 1;
+        event = watched(steps, next.value);
+        next = undefined;
+        if (event && !attempt.stopped) emit(event);
+        event = undefined;
+      }
+    } finally {
+      await iterator.return?.();
     }
   } finally {
     attempt.idleTimer?.unsubscribe();

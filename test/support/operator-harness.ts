@@ -1,5 +1,6 @@
 // Runs the operator in-process against a test cluster, as its own ServiceAccount, and collects its log lines.
 import { resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../../operator/custom-app.js';
@@ -57,14 +58,37 @@ export interface TestOperator {
   readonly requests: RequestSample[];
 }
 
+/** How {@link startTestOperator} connects and what it waits for. */
+export interface TestOperatorConnection {
+  /** Reach the API server through this URL instead (for example a fault proxy in front of it). @default the cluster's */
+  readonly server?: string;
+  /** Wait until the operator reconciles. @default true */
+  readonly waitForStart?: boolean;
+}
+
+/** The ServiceAccount's client configuration, pointed at `server` when given. */
+async function operatorKubeConfig(cluster: TestCluster, server: string | undefined): Promise<KubeConfig> {
+  const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+  if (!server) return kubeConfig;
+  const redirected = new KubeConfig();
+  redirected.loadFromOptions({
+    clusters: kubeConfig.clusters.map((entry) => ({ ...entry, server })),
+    users: kubeConfig.users,
+    contexts: kubeConfig.contexts,
+    currentContext: kubeConfig.currentContext,
+  });
+  return redirected;
+}
+
 /**
  * Starts an operator authenticated as the ServiceAccount that dist/ binds (so its RBAC is what is exercised),
- * logging at debug into a {@link LogLines}, and waits until it reconciles. Stop it with `operator.stop()`.
+ * logging at debug into a {@link LogLines}, and (unless told otherwise) waits until it reconciles. Stop it with
+ * `operator.stop()`.
  */
-export async function startTestOperator(cluster: TestCluster, options: Partial<OperatorOptions> = {}): Promise<TestOperator> {
+export async function startTestOperator(cluster: TestCluster, options: Partial<OperatorOptions> = {}, connection: TestOperatorConnection = {}): Promise<TestOperator> {
   const logs = new LogLines();
   const requests: RequestSample[] = [];
-  const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+  const kubeConfig = await operatorKubeConfig(cluster, connection.server);
   const metricsHolder: { onRequest?: (sample: RequestSample) => void } = {};
   const client = await KubeClient.fromKubeConfig(kubeConfig, {
     userAgent: OPERATOR_NAME,
@@ -80,7 +104,7 @@ export async function startTestOperator(cluster: TestCluster, options: Partial<O
     ...options,
   });
   metricsHolder.onRequest = operator.metrics.onRequest;
-  await withTimeout(operator.started, 30_000, 'the operator did not start reconciling');
+  if (connection.waitForStart ?? true) await withTimeout(operator.started, 30_000, 'the operator did not start reconciling');
   return { operator, logs, requests };
 }
 

@@ -14,8 +14,9 @@ export class OperatorProcess {
   private readonly child: ChildProcess;
   private waiters: Array<() => void> = [];
 
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'operator/main.ts', ...args], {
+  /** `nodeArgs` go to node before the script (for example `--expose-gc`, or `--import` of a diagnostics probe). */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv = {}, nodeArgs: readonly string[] = []) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'operator/main.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, KUBECONFIG: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -38,6 +38,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -453,6 +455,28 @@ func serveStats(ctx context.Context, address string, mgr ctrl.Manager, counter *
 	return nil
 }
 
+// tokenOverPlainHTTP restores the bearer token of a plain-http kubeconfig (the emulator): client-go's clientcmd
+// reads a user's credentials only when the server is https, and would otherwise send no Authorization header.
+func tokenOverPlainHTTP(config *rest.Config) error {
+	if config.BearerToken != "" || !strings.HasPrefix(config.Host, "http://") {
+		return nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if flagValue := flag.Lookup("kubeconfig"); flagValue != nil && flagValue.Value.String() != "" {
+		rules.ExplicitPath = flagValue.Value.String()
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if context := raw.Contexts[raw.CurrentContext]; context != nil {
+		if user := raw.AuthInfos[context.AuthInfo]; user != nil {
+			config.BearerToken = user.Token
+		}
+	}
+	return nil
+}
+
 func run() error {
 	statsAddress := flag.String("stats-bind-address", "127.0.0.1:0", "where /stats is served")
 	workers := flag.Int("max-concurrent-reconciles", 1, "reconcile workers (controller-runtime's default is 1)")
@@ -463,6 +487,9 @@ func run() error {
 	config, err := ctrl.GetConfig() // --kubeconfig (registered by controller-runtime), then KUBECONFIG, in-cluster, ~/.kube/config
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if err := tokenOverPlainHTTP(config); err != nil {
+		return err
 	}
 	config.QPS, config.Burst = float32(*qps), 0
 	config.UserAgent = "customapp-peer/controller-runtime"

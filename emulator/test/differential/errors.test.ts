@@ -67,6 +67,19 @@ test('object errors: NotFound, AlreadyExists, Invalid names, malformed JSON, mis
     ['POST', `/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'b64' }, data: { k: 'not base64!' } }],
     ['POST', `/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'fold' }, stringData: { k: 'v' }, data: { j: 'dg==' } }],
     ['DELETE', `/api/v1/namespaces/${ns}/configmaps/dup`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } }],
+    ['DELETE', `/api/v1/namespaces/${ns}/configmaps/dup`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: '1' } }],
+    ['DELETE', `/api/v1/namespaces/${ns}/configmaps/dup?propagationPolicy=Sideways`],
+    ['DELETE', '/api/v1/namespaces/kube-system'],
+    ['POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'ms' }, spec: { holderIdentity: 'me', renewTime: '2024-01-01T00:00:00.123Z' } }],
+    ['POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'micro' }, spec: { holderIdentity: 'me', renewTime: '2024-01-01T02:00:00.123456+02:00', acquireTime: '2024-01-01T00:00:00.000001Z' } }],
+    ['POST', `/api/v1/namespaces/${ns}/events`, { metadata: { name: 'times' }, involvedObject: {}, firstTimestamp: '2024-01-01T00:00:00.987Z', lastTimestamp: '2024-01-01T01:00:00+01:00' }],
+    ['POST', `/api/v1/namespaces/${ns}/events`, { metadata: { name: 'bad-time' }, involvedObject: {}, firstTimestamp: 'yesterday' }],
+    ['POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, { metadata: { name: 'new-bare' }, regarding: { namespace: ns }, type: 'Info' }],
+    ['POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, { metadata: { name: 'new-partial' }, eventTime: '2024-01-01T00:00:00.000000Z', regarding: { namespace: ns, kind: 'ConfigMap', name: 'x' }, reportingController: 'bad controller', type: 'Normal', deprecatedCount: 2, deprecatedSource: { component: 'x' }, deprecatedFirstTimestamp: '2024-01-01T00:00:00Z' }],
+    ['POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, { metadata: { name: 'new-ok' }, eventTime: '2024-01-01T00:00:00.000000Z', regarding: { namespace: ns, kind: 'ConfigMap', name: 'x' }, reportingController: 'example.com/op', reportingInstance: 'op-1', action: 'Reconcile', reason: 'Synced', note: 'ok', type: 'Normal' }],
+    ['POST', `/api/v1/namespaces/${ns}/events`, { metadata: { name: 'core-new' }, eventTime: '2024-01-01T00:00:00.000000Z', involvedObject: { namespace: ns }, reason: 'R' }],
+    ['POST', `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, { metadata: { name: 'dry' } }],
+    ['GET', `/api/v1/namespaces/${ns}/configmaps/dry`],
   ], 'errors-objects'));
 
 test('request errors: methods, media types, selectors and list options', (t) =>

@@ -270,3 +270,23 @@ test('discovery documents of the served built-in resources match', async (t) => 
   });
   t.deepEqual(normalize(emulator), normalize(envtest));
 });
+
+test('idempotent writes: re-sending the same desired object changes nothing, a PUT without clusterIP keeps it', (t) =>
+  same(t, 'idempotent', async (target, ns) => {
+    const out: unknown[] = [];
+    const d = `/apis/apps/v1/namespaces/${ns}/deployments`;
+    const desired = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { app: 'web' } }, spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27', envFrom: [{ configMapRef: { name: 'cfg' } }] }] } } } };
+    out.push(outcome(await target.request('POST', d, desired)));
+    out.push(outcome(await target.request('PUT', `${d}/web`, desired)));
+    out.push(outcome(await target.request('PATCH', `${d}/web`, { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' })));
+    out.push(outcome(await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' })));
+    out.push(outcome(await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' })));
+    const s = `/api/v1/namespaces/${ns}/services`;
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
+    const created = await target.request('POST', s, service);
+    out.push(outcome(created));
+    const replaced = await target.request('PUT', `${s}/web`, { ...service, metadata: { name: 'web', resourceVersion: created.body.metadata.resourceVersion } });
+    out.push(outcome(replaced), replaced.body.spec?.clusterIP === created.body.spec.clusterIP);
+    out.push(outcome(await target.request('PATCH', `${s}/web`, { spec: { ports: [{ name: 'http', port: 81, targetPort: 8080 }] } }, { contentType: 'application/strategic-merge-patch+json' })));
+    return out;
+  }));

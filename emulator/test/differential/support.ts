@@ -185,6 +185,7 @@ export function normalize(value: unknown): unknown {
     if (key === 'resourceVersion') return inObjectMeta ? rank.get(v) ?? '<rv>' : '<rv>';
     if (key === 'continue') return '<continue>';
     if (key === 'clusterIP' || key === 'clusterIPs' || /^10\.0\.0\.\d+$/.test(v)) return '<ip>';
+    if (key === 'message' && /in record \(\d+\)/.test(v)) return v.replace(/in record \((\d+)\)/, (_, rv) => `in record (${rank.get(rv) ?? '<rv>'})`);
     if (key === 'message' && v.includes('is invalid: [')) {
       const m = /^(.*is invalid: \[)(.*)(\])$/s.exec(v);
       if (m !== null) return `${m[1]}${m[2].split(/, (?=[a-zA-Z.[\]0-9]+: )/).sort().join(', ')}${m[3]}`;

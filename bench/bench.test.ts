@@ -1,0 +1,57 @@
+// The benchmark end to end, tiny: 20 CustomApps on the emulator, every participant converges and the report files appear.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { resultFiles, runBench } from './main.js';
+import { PARTICIPANTS, QUICK, type BenchOptions, type Profile } from './options.js';
+import { silentProgress } from './progress.js';
+import type { BenchResults } from './results.js';
+
+/** The quick profile scaled down to seconds per participant; no figure of it is asserted. */
+const TINY: Profile = {
+  ...QUICK,
+  sizes: [20],
+  unrelatedConfigMaps: 20,
+  referencedUpdates: 5,
+  unrelatedUpdates: 5,
+  imageUpdates: 3,
+  writesPerSecond: 50,
+  missAfterMs: 2_000,
+  settleMs: 500,
+  idleSeconds: 1,
+};
+
+test('a tiny run of every participant on the emulator converges, shows the seed\'s and naive-get\'s misses, and writes the report, JSON and chart', async (t) => {
+  t.timeout(900_000);
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-e2e-'));
+  t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
+  const options: BenchOptions = { profile: TINY, target: 'emulator', participants: PARTICIPANTS, sizes: [20], outDir, progress: false };
+  const results = await runBench(options, 'bench.test.ts', silentProgress);
+
+  t.deepEqual(results.sessions.map((session) => session.participant), [...PARTICIPANTS]);
+  for (const session of results.sessions) {
+    t.is(session.error, undefined, `${session.participant}: ${session.error}`);
+    t.is(session.coldStart?.converged, 20, `${session.participant} converges from cold`);
+    // naive-get and the seed catch up on restart with the updates they missed; the others have nothing to roll.
+    if (session.participant !== 'naive-get' && session.participant !== 'per-object') t.is(session.restart?.deploymentChanges, 0, `${session.participant} rolls nothing on restart`);
+    t.true((session.afterSync?.memory.heapUsedBytes ?? 0) > 0, `${session.participant} reports its heap`);
+  }
+  const byName = Object.fromEntries(results.sessions.map((session) => [session.participant, session]));
+  // naive-get never learns of a ConfigMap change; the seed loses the shared ConfigMap when one sharer switches away.
+  t.is(byName['naive-get']!.referenced?.missed, byName['naive-get']!.referenced?.expected);
+  t.true((byName['per-object']!.shared?.missed ?? 0) > 0);
+  for (const participant of ['static-list-all', 'static-indexed', 'ours', 'peer']) {
+    t.is(byName[participant]!.missedTotal, 0, `${participant} misses no update`);
+  }
+  // The Go peer writes the same hash as contentHash(): its Deployments matched the harness's expected hashes.
+  t.is(byName.peer!.referenced?.missed, 0);
+
+  const files = resultFiles(outDir, options);
+  for (const file of Object.values(files)) t.true(existsSync(file), file);
+  const written = JSON.parse(readFileSync(files.json, 'utf8')) as BenchResults;
+  t.is(written.sessions.length, PARTICIPANTS.length);
+  const report = readFileSync(files.markdown, 'utf8');
+  for (const label of ['naive-get', 'static-list-all', 'static-indexed', 'per-object (seed)', '**ours**', 'peer (controller-runtime)']) t.true(report.includes(`| ${label} | 20 |`), label);
+  t.regex(readFileSync(files.svg, 'utf8'), /^<svg [^>]*>[\s\S]*<\/svg>\s*$/);
+});

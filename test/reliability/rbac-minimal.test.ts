@@ -1,0 +1,161 @@
+// RBAC proven sufficient and minimal: with dist/'s ClusterRole the scenario passes with 0 requests denied; without any one
+// grant it fails or a denial is reported, except the grants the product contract mandates (configmaps get).
+import test from 'ava';
+import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
+import { contentHash } from '../../operator/deps/content-hash.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import { isNotFound } from '../../operator/kube/errors.js';
+import { CONFIGMAPS, CUSTOM_APPS, LEASES } from '../../operator/kube/resources.js';
+import type { Lease } from '../../operator/objects.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { adminClient, createAll, createNamespace, installOperatorResources, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
+import { distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
+import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+
+/** How long one scenario may take before it counts as failed (a passing run takes about a second). */
+const SCENARIO_TIMEOUT_MS = 20_000;
+
+/** What one run of the scenario showed. */
+interface ScenarioOutcome {
+  /** `verb resource[/subresource]` of every request the API server answered 403. */
+  readonly denied: readonly string[];
+  /** Why the scenario did not complete, if it did not. */
+  readonly failure?: string;
+  /** 403s as the operator's own metric counts them. */
+  readonly deniedMetric: number;
+}
+
+/** Thrown inside the scenario to stop it as soon as the outcome is known. */
+class ScenarioStopped extends Error {}
+
+/** The grants the product contract mandates although no code path uses them (marked in infra/permissions.ts). */
+const MANDATED = new Set(OPERATOR_PERMISSIONS.flatMap((permission) => (permission.contractOnly ?? []).map((verb) => grantLabel({ apiGroup: permission.apiGroup, resource: permission.resource, verb }))));
+
+/**
+ * Every verb the operator has: leader election (the Lease is deleted first, so it is created), the informers, the
+ * finalizer, the Deployment created and updated, the Service created, updated and deleted, status, Events created and
+ * then aggregated (a repeated rollout message patches its Event), and the finalizer removed on deletion.
+ */
+async function scenario(admin: KubeClient, running: TestOperator, namespace: string, check: () => void): Promise<void> {
+  const reads = new NamespaceReads(admin, namespace);
+  const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
+  const until = async <T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> => {
+    for (;;) {
+      check();
+      const answer = await probe().catch(() => undefined);
+      if (answer !== undefined && answer !== false) return answer;
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${SCENARIO_TIMEOUT_MS} ms`);
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  };
+  await until('the operator leads and reconciles', async () => running.operator.reconciling);
+  const hash = (value: string): string => contentHash({ data: { V: value } });
+  await createNamespace(admin, namespace);
+  await createAll(admin,
+    objects.configMap(namespace, 'config', { V: '1' }),
+    objects.secret(namespace, 'creds', { TOKEN: 't' }),
+    objects.customApp(namespace, 'app', { image: 'example/app:1', configMapName: 'config', secretName: 'creds', port: 8080 }));
+  await until('the Deployment rolls out with both hashes', async () => {
+    const deployment = await reads.deployment('app');
+    return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === hash('1') && podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== undefined;
+  });
+  await until('the status and finalizer are written', async () => {
+    const app = await reads.app('app');
+    return app?.status?.observedGeneration === 1 && app.metadata.finalizers?.includes(FINALIZER);
+  });
+  await until('the Service exists', () => reads.service('app'));
+  for (const value of ['2', '1', '2']) {
+    await admin.patch(CONFIGMAPS, namespace, 'config', 'merge', { data: { V: value } });
+    await until(`the Deployment rolls to V=${value}`, async () => podAnnotation(await reads.deployment('app'), CONFIG_HASH_ANNOTATION) === hash(value));
+  }
+  await until('the repeated rollout Event is aggregated', async () => (await reads.events('app')).some((event) => event.reason === 'RolloutTriggered' && (event.count ?? 1) >= 2));
+  await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: 9090 } });
+  await until('the Service is updated', async () => (await reads.service('app'))?.spec.ports?.[0]?.port === 9090);
+  await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: null } });
+  await until('the Service is deleted', async () => (await reads.service('app')) === undefined);
+  const renewed = await until('the Lease is held', async () => {
+    const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
+    return lease.spec?.holderIdentity === running.operator.identity ? lease.spec.renewTime : undefined;
+  });
+  await until('the Lease is renewed', async () => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.renewTime !== renewed);
+  await admin.delete(CUSTOM_APPS, namespace, 'app');
+  await until('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
+}
+
+/** Runs the scenario with a fresh operator (and no Lease), stopping at the first 403. */
+async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: string): Promise<ScenarioOutcome> {
+  await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  });
+  const running = await startTestOperator(cluster, {
+    leaderElection: { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 },
+  }, { waitForStart: false });
+  const deniedNow = (): string[] => running.requests.filter((sample) => sample.code === 403).map((sample) => `${sample.verb} ${sample.resource}${sample.subresource ? `/${sample.subresource}` : ''}`);
+  let failure: string | undefined;
+  try {
+    await scenario(admin, running, namespace, () => {
+      if (deniedNow().length > 0) throw new ScenarioStopped('a request was denied');
+    });
+  } catch (error) {
+    if (!(error instanceof ScenarioStopped)) failure = (error as Error).message;
+  } finally {
+    await running.operator.stop();
+  }
+  return { denied: [...new Set(deniedNow())], failure, deniedMetric: await running.operator.metrics.total('rest_client_requests_total', { code: '403' }) };
+}
+
+for (const target of selectedTargets()) {
+  let cluster: TestCluster | undefined;
+  let admin: KubeClient;
+  let runs = 0;
+  const rules = distOperatorRules();
+
+  test.before(async () => {
+    cluster = await startCluster(target);
+    await installOperatorResources(cluster);
+    admin = await adminClient(cluster);
+  });
+  test.after.always(async () => {
+    admin?.close();
+    await cluster?.stop();
+  });
+
+  test.serial(`[${target}] with exactly dist/'s ClusterRole the whole scenario passes and no request is denied`, async (t) => {
+    const outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`);
+    t.is(outcome.failure, undefined);
+    t.deepEqual(outcome.denied, []);
+    t.is(outcome.deniedMetric, 0, 'rest_client_requests_total has no 403');
+  });
+
+  test.serial(`[${target}] the mandated grants are exactly those infra/permissions.ts marks as required by the product contract`, (t) => {
+    t.deepEqual([...MANDATED], ['get configmaps'], 'the mission statement mandates get, list and watch on configmaps');
+    const granted = new Set(grantsOf(rules).map(grantLabel));
+    t.true([...MANDATED].every((label) => granted.has(label)));
+  });
+
+  for (const grant of grantsOf(rules)) {
+    const label = grantLabel(grant);
+    const mandated = MANDATED.has(label);
+    const title = mandated
+      ? `[${target}] without "${label}" the scenario still passes: it is kept only because the product contract mandates it`
+      : `[${target}] without "${label}" the scenario fails or a denied request is reported`;
+    test.serial(title, async (t) => {
+      await setOperatorRules(admin, rulesWithout(rules, grant), grant);
+      let outcome: ScenarioOutcome;
+      try {
+        outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`);
+      } finally {
+        await setOperatorRules(admin, rules, grant);
+      }
+      t.log(outcome.failure ? `failed: ${outcome.failure}` : `denied: ${outcome.denied.join(', ') || 'nothing'} (metric: ${outcome.deniedMetric})`);
+      if (mandated) {
+        t.is(outcome.failure, undefined);
+        t.deepEqual(outcome.denied, []);
+      } else {
+        t.true(outcome.denied.length > 0 || outcome.failure !== undefined, `nothing needs "${label}": remove it from infra/permissions.ts`);
+        if (outcome.denied.length > 0) t.true(outcome.deniedMetric > 0, 'the denial shows in rest_client_requests_total{code="403"}');
+      }
+    });
+  }
+}

@@ -1,0 +1,42 @@
+// Admin-side reads the reliability tests share: a CustomApp, its children, its Events and conditions, by name.
+import type { Condition, CustomApp } from '../../../operator/custom-app.js';
+import type { KubeClient } from '../../../operator/kube/client.js';
+import { CUSTOM_APPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../../operator/kube/resources.js';
+import type { CoreEvent, Deployment, Service } from '../../../operator/objects.js';
+import { getIfExists } from '../../support/operator-harness.js';
+
+/** Reads of one namespace through an admin client. */
+export class NamespaceReads {
+  constructor(private readonly admin: KubeClient, readonly namespace: string) {}
+
+  app(name: string): Promise<CustomApp | undefined> {
+    return getIfExists<CustomApp>(this.admin, CUSTOM_APPS, this.namespace, name);
+  }
+
+  deployment(name: string): Promise<Deployment | undefined> {
+    return getIfExists<Deployment>(this.admin, DEPLOYMENTS, this.namespace, name);
+  }
+
+  service(name: string): Promise<Service | undefined> {
+    return getIfExists<Service>(this.admin, SERVICES, this.namespace, name);
+  }
+
+  /** The Events whose involved object is `name`. */
+  async events(name: string): Promise<CoreEvent[]> {
+    return (await this.admin.list<CoreEvent>(EVENTS, { namespace: this.namespace })).items.filter((event) => event.involvedObject.name === name);
+  }
+
+  /** The condition of `type`, when the CustomApp exists and has it. */
+  async condition(name: string, type: string): Promise<Condition | undefined> {
+    return conditionOf(await this.app(name), type);
+  }
+}
+
+export function conditionOf(app: CustomApp | undefined, type: string): Condition | undefined {
+  return app?.status?.conditions?.find((condition) => condition.type === type);
+}
+
+/** A pod-template annotation of a Deployment. */
+export function podAnnotation(deployment: Deployment | undefined, key: string): string | undefined {
+  return deployment?.spec.template.metadata?.annotations?.[key];
+}

@@ -1,0 +1,142 @@
+// A plain-http proxy in front of an API server that answers chosen requests badly: malformed JSON, hangs, Status errors.
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** The request a rule looks at. */
+export interface ProxiedRequest {
+  readonly method: string;
+  /** The path without the query, e.g. `/api/v1/namespaces/a/configmaps`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** True for `?watch=true` (or `watch=1`). */
+  readonly watch: boolean;
+}
+
+/** What the proxy answers instead of the server. */
+export type FaultAnswer =
+  /** 200 with a body that is not JSON (a list cut in the middle). */
+  | { readonly kind: 'malformed-body' }
+  /** A watch stream (200) whose first line is not JSON; the connection then stays open. */
+  | { readonly kind: 'malformed-watch-line' }
+  /** A watch stream (200) that sends headers and then nothing, until the client gives up. */
+  | { readonly kind: 'hang' }
+  /** A Status error object with this HTTP code (and `Retry-After` when given). */
+  | { readonly kind: 'status'; readonly code: number; readonly reason: string; readonly message: string; readonly retryAfterSeconds?: number }
+  /** A watch stream (200) whose first event is `ERROR` with this Status; the connection then ends. */
+  | { readonly kind: 'watch-error'; readonly code: number; readonly reason: string; readonly message: string };
+
+/** One rule: which requests, what answer, how many times. */
+export interface FaultRule {
+  readonly match: (request: ProxiedRequest) => boolean;
+  readonly answer: FaultAnswer;
+  /** Answer this many matching requests, then pass them through. @default unlimited */
+  readonly times?: number;
+}
+
+/** A running proxy. */
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>`: the server URL for the client under test. */
+  readonly url: string;
+  /** Adds a rule; answers its id. */
+  add(rule: FaultRule): number;
+  /** How many requests a rule has answered. */
+  hits(id: number): number;
+  remove(id: number): void;
+  /** Closes every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+function statusBody(code: number, reason: string, message: string): string {
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+}
+
+function answerWith(answer: FaultAnswer, response: ServerResponse): void {
+  switch (answer.kind) {
+    case 'malformed-body':
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"metadata":');
+      return;
+    case 'malformed-watch-line':
+      response.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      response.write('{"type":"ADDED","object":{"metadata":{"name":\n');
+      return;
+    case 'hang':
+      response.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      response.flushHeaders();
+      return;
+    case 'status':
+      response.writeHead(answer.code, {
+        'content-type': 'application/json',
+        ...(answer.retryAfterSeconds === undefined ? {} : { 'retry-after': String(answer.retryAfterSeconds) }),
+      });
+      response.end(statusBody(answer.code, answer.reason, answer.message));
+      return;
+    case 'watch-error':
+      response.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      response.end(`{"type":"ERROR","object":${statusBody(answer.code, answer.reason, answer.message)}}\n`);
+      return;
+  }
+}
+
+/** Starts a proxy on a free loopback port that forwards to `target` (a plain `http://host:port` URL). */
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const upstream = new URL(target);
+  const rules = new Map<number, FaultRule & { hits: number }>();
+  const sockets = new Set<Socket>();
+  let nextId = 1;
+
+  const forward = (request: IncomingMessage, response: ServerResponse): void => {
+    const outgoing = httpRequest({
+      host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers,
+    }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+      answer.once('error', () => response.destroy());
+    });
+    outgoing.once('error', () => response.destroy());
+    response.once('close', () => outgoing.destroy());
+    request.pipe(outgoing);
+  };
+
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://proxy');
+    const proxied: ProxiedRequest = {
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      watch: ['true', '1'].includes(url.searchParams.get('watch') ?? ''),
+    };
+    for (const rule of rules.values()) {
+      if ((rule.times !== undefined && rule.hits >= rule.times) || !rule.match(proxied)) continue;
+      rule.hits += 1;
+      request.resume();
+      answerWith(rule.answer, response);
+      return;
+    }
+    forward(request, response);
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('fault proxy: no port');
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    add: (rule) => {
+      const id = nextId++;
+      rules.set(id, { ...rule, hits: 0 });
+      return id;
+    },
+    hits: (id) => rules.get(id)?.hits ?? 0,
+    remove: (id) => {
+      rules.delete(id);
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -19,8 +19,6 @@ interface Panel {
   /** Bars on a log10(1 + x) scale (requests span orders of magnitude). */
   readonly log: boolean;
   readonly series: readonly Series[];
-  /** A vertical dashed line, e.g. the API server's delivery floor. */
-  readonly marker?: { readonly label: string; readonly value: number };
 }
 
 const PANEL_WIDTH = 560;
@@ -38,6 +36,7 @@ export function escapeXml(text: string): string {
 
 function formatValue(value: number): string {
   if (value >= 10_000) return `${(value / 1000).toFixed(0)}k`;
+  if (Number.isInteger(value)) return String(value);
   if (value >= 100) return value.toFixed(0);
   if (value >= 10) return value.toFixed(1);
   return value.toFixed(2).replace(/\.?0+$/, '') || '0';
@@ -50,14 +49,14 @@ function panelHeight(panel: Panel, rows: number): number {
 function renderPanel(panel: Panel, rows: readonly string[], x: number, y: number): string {
   const plotWidth = PANEL_WIDTH - LABEL_WIDTH - 60;
   const values = panel.series.flatMap((series) => series.values.filter((value): value is number => value !== undefined));
-  const max = Math.max(panel.marker?.value ?? 0, ...values, panel.log ? 1 : 1e-9);
+  const max = Math.max(...values, panel.log ? 1 : 1e-9);
   const scale = (value: number): number => (panel.log ? Math.log10(1 + value) / Math.log10(1 + max) : value / max) * plotWidth;
   const parts: string[] = [
     `<text x="${x}" y="${y + 16}" class="title">${escapeXml(panel.title)}</text>`,
     `<text x="${x + PANEL_WIDTH - 10}" y="${y + 16}" class="unit" text-anchor="end">${escapeXml(panel.unit)}${panel.log ? ', log scale' : ''}</text>`,
   ];
   panel.series.forEach((series, index) => {
-    const legendX = x + LABEL_WIDTH + index * 150;
+    const legendX = x + LABEL_WIDTH + index * 110;
     parts.push(`<rect x="${legendX}" y="${y + TITLE_HEIGHT - 9}" width="10" height="10" fill="${series.color}"/>`);
     parts.push(`<text x="${legendX + 14}" y="${y + TITLE_HEIGHT}" class="legend">${escapeXml(series.name)}</text>`);
   });
@@ -78,18 +77,12 @@ function renderPanel(panel: Panel, rows: readonly string[], x: number, y: number
     });
     rowY += rowHeight + ROW_GAP;
   });
-  if (panel.marker) {
-    const markerX = x + LABEL_WIDTH + scale(panel.marker.value);
-    parts.push(`<line x1="${markerX.toFixed(1)}" y1="${y + TITLE_HEIGHT + LEGEND_HEIGHT - 4}" x2="${markerX.toFixed(1)}" y2="${rowY - ROW_GAP + 2}" class="marker"/>`);
-    parts.push(`<text x="${(markerX + 3).toFixed(1)}" y="${rowY + 6}" class="unit">${escapeXml(`${panel.marker.label} ${formatValue(panel.marker.value)}`)}</text>`);
-  }
   return parts.join('\n');
 }
 
 function panelsFor(sessions: readonly (SessionResult | undefined)[]): Panel[] {
   const pick = (read: (session: SessionResult) => number | undefined): (number | undefined)[] => sessions.map((session) => (session ? read(session) : undefined));
   const perOp = (phase: SessionResult['referenced']): number | undefined => (phase ? totalRequests(phase.requests) / Math.max(1, phase.operations) : undefined);
-  const floors = sessions.map((session) => session?.referenced?.floorMs?.p99).filter((value): value is number => value !== undefined);
   return [
     {
       title: 'API requests',
@@ -122,12 +115,12 @@ function panelsFor(sessions: readonly (SessionResult | undefined)[]): Panel[] {
     {
       title: 'Propagation latency (ConfigMap write → Deployment seen)',
       unit: 'ms',
-      log: false,
+      log: true,
       series: [
         { name: 'p50', color: COLORS.a, values: pick((session) => session.referenced?.latencyMs?.p50) },
         { name: 'p99', color: COLORS.b, values: pick((session) => session.referenced?.latencyMs?.p99) },
+        { name: 'API floor p99 (same run)', color: COLORS.c, values: pick((session) => session.referenced?.floorMs?.p99) },
       ],
-      marker: floors.length > 0 ? { label: 'API floor p99', value: Math.max(...floors) } : undefined,
     },
   ];
 }
@@ -143,7 +136,7 @@ export function renderChart(sessions: readonly SessionResult[], title: string): 
   const height = 60 + heights.reduce((sum, value) => sum + value, 0);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif">`,
-    '<style>.title{font-size:13px;font-weight:bold;fill:#222}.unit{font-size:10px;fill:#666}.legend{font-size:10px;fill:#333}.label{font-size:11px;fill:#222}.value{font-size:10px;fill:#444}.heading{font-size:15px;font-weight:bold;fill:#111}.marker{stroke:#c00;stroke-dasharray:4 3;stroke-width:1}</style>',
+    '<style>.title{font-size:13px;font-weight:bold;fill:#222}.unit{font-size:10px;fill:#666}.legend{font-size:10px;fill:#333}.label{font-size:11px;fill:#222}.value{font-size:10px;fill:#444}.heading{font-size:15px;font-weight:bold;fill:#111}</style>',
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
     `<text x="20" y="24" class="heading">${escapeXml(title)}</text>`,
   ];

@@ -116,7 +116,7 @@ test('the chart is one SVG with a column per size and a labelled bar per figure'
   for (const title of ['API requests', 'API requests per update', 'Memory after sync', 'Propagation latency']) t.true(svg.includes(`>${title}`), title);
   t.regex(svg, /<title>ours, p99: 12\.34<\/title>/);
   t.regex(svg, /<title>static-indexed, heap: 64<\/title>/);
-  t.regex(svg, /API floor p99 3/);
+  t.regex(svg, /<title>ours, API floor p99 \(same run\): 3<\/title>/);
   // static-indexed did not run at 10k: its bars there read n/a.
   t.true(svg.includes('>n/a<'));
 });

@@ -104,6 +104,8 @@ const continuePrefix = 'meta.k8s.io/v1';
 
 /** The namespaces the NamespaceLifecycle admission plugin refuses to delete. */
 const immortalNamespaces = ['default', 'kube-system', 'kube-public'];
+/** Host addresses of the service range 10.0.0.0/16 (without the network and broadcast addresses). */
+const SERVICE_RANGE_SIZE = 65_534;
 
 export class Api {
   private nextIp = 2;
@@ -139,16 +141,22 @@ export class Api {
     return { now: this.now(), allocateClusterIP: () => this.allocateClusterIP() };
   }
 
+  /**
+   * The next free address of the service range 10.0.0.0/16 (10.0.0.1 is the kubernetes Service), like the
+   * apiserver's bitmap allocator; the envtest harness serves the same range.
+   */
   private allocateClusterIP(): string {
     const used = new Set<string>();
     for (const stored of this.store.collection('/services').objects.values()) {
       const ip = (stored.object.spec as Record<string, unknown> | undefined)?.clusterIP;
       if (typeof ip === 'string') used.add(ip);
     }
-    for (let i = 0; i < 254; i++) {
-      const candidate = `10.0.0.${((this.nextIp + i - 1) % 254) + 1}`;
+    const size = SERVICE_RANGE_SIZE;
+    for (let i = 0; i < size; i++) {
+      const host = ((this.nextIp + i - 1) % size) + 1;
+      const candidate = `10.0.${host >> 8}.${host & 0xff}`;
       if (!used.has(candidate)) {
-        this.nextIp = ((this.nextIp + i) % 254) + 1;
+        this.nextIp = (host % size) + 1;
         return candidate;
       }
     }

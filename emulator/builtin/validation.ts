@@ -6,6 +6,7 @@ import {
   invalidValue,
   notSupported,
   requiredValue,
+  tooLong,
 } from '../errors.js';
 import { deepEqual, isObject, type KubeObject } from '../object.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
@@ -51,12 +52,30 @@ function immutableData(obj: Obj, old: Obj | undefined, fields: readonly string[]
   return errors;
 }
 
+/** core.MaxSecretSize: the limit on the summed value sizes of a ConfigMap's or Secret's data (1 MiB). */
+const MAX_DATA_SIZE = 1024 * 1024;
+
+/** The summed size in bytes of the values of `obj[field]`: UTF-8 strings, or base64 decoded when `base64`. */
+function valueBytes(obj: Obj, field: string, base64: boolean): number {
+  const data = obj[field];
+  if (!isObject(data)) return 0;
+  let total = 0;
+  for (const value of Object.values(data)) {
+    if (typeof value === 'string') total += base64 ? Buffer.from(value, 'base64').length : Buffer.byteLength(value, 'utf8');
+  }
+  return total;
+}
+
 export function validateConfigMap(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
-  return [...dataKeyErrors(obj, ['data', 'binaryData']), ...immutableData(obj, old, ['data', 'binaryData'])];
+  const errors = [...dataKeyErrors(obj, ['data', 'binaryData']), ...immutableData(obj, old, ['data', 'binaryData'])];
+  // ValidateConfigMap reports the whole object (path "[]") when data and binaryData together pass 1 MiB.
+  if (valueBytes(obj, 'data', false) + valueBytes(obj, 'binaryData', true) > MAX_DATA_SIZE) errors.push(tooLong('[]', MAX_DATA_SIZE));
+  return errors;
 }
 
 export function validateSecret(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
   const errors = [...dataKeyErrors(obj, ['data']), ...immutableData(obj, old, ['data'])];
+  if (valueBytes(obj, 'data', true) > MAX_DATA_SIZE) errors.push(tooLong('data', MAX_DATA_SIZE));
   if (old !== undefined && old.type !== obj.type) errors.push(invalidValue('type', obj.type, 'field is immutable'));
   return errors;
 }

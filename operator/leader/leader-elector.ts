@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../kube/client.js';
-import { isNotFound } from '../kube/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
 import type { Logger } from '../log.js';
 import type { Lease } from '../objects.js';
@@ -125,17 +125,29 @@ export class LeaderElector {
     await this.renewing;
     if (!this.leading || !this.current) return;
     this.setLeading(false);
-    const at = microTime(this.now());
-    const spec = this.current.spec ?? {};
+    const { client, namespace, name } = this.options;
+    const signal = AbortSignal.timeout(this.renewDeadlineMs);
     try {
-      await this.options.client.replace<Lease>(LEASES, this.options.namespace, this.options.name, {
-        ...this.current,
-        spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at },
-      }, { signal: AbortSignal.timeout(this.renewDeadlineMs) });
+      await this.clearHolder(this.current, signal).catch(async (error: unknown) => {
+        if (!isConflict(error)) throw error;
+        // A renewal aborted by the stop may still have reached the server, which moved the Lease on: release the
+        // server's copy, if this process still holds it.
+        const lease = await client.get<Lease>(LEASES, namespace, name, { signal });
+        if (lease.spec?.holderIdentity === this.identity) await this.clearHolder(lease, signal);
+      });
       this.log.info('leader.released');
     } catch (error) {
       this.log.warn({ err: error }, 'leader.release-failed');
     }
+  }
+
+  /** Writes `lease` back with no holder and a one-second duration, so that a standby takes over at once. */
+  private async clearHolder(lease: Lease, signal: AbortSignal): Promise<void> {
+    const at = microTime(this.now());
+    await this.options.client.replace<Lease>(LEASES, this.options.namespace, this.options.name, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at },
+    }, { signal });
   }
 
   private setLeading(leading: boolean): void {

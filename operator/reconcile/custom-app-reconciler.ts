@@ -15,7 +15,7 @@ import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, type RolloutDependency } f
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
 import { isControlledBy } from './labels.js';
-import { desiredStatus, REASONS, sameStatus, type DependencyView, type DeploymentView } from './status.js';
+import { desiredStatus, failedStatus, REASONS, sameStatus, type DependencyView, type DeploymentView } from './status.js';
 
 /** A cache the reconcile reads, which also learns from the reconcile's own writes. */
 export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
@@ -53,6 +53,7 @@ export const EVENT_REASONS = {
   deploymentInvalid: 'DeploymentInvalid',
   serviceNotOwned: 'ServiceNotOwned',
   serviceNameInvalid: 'ServiceNameInvalid',
+  reconcileError: 'ReconcileError',
 } as const;
 
 /** True for 422 Invalid: the object was refused as it is. */
@@ -141,8 +142,15 @@ export class CustomAppReconciler implements Reconciler {
     }
 
     const held = configMap.phase === 'missing' || secret.phase === 'missing';
-    const rollout = await this.reconcileDeployment(app, held, configMap, secret, request);
-    const serviceProblem = await this.reconcileService(app, request);
+    let rollout: Awaited<ReturnType<CustomAppReconciler['reconcileDeployment']>>;
+    let serviceProblem: string | undefined;
+    try {
+      rollout = await this.reconcileDeployment(app, held, configMap, secret, request);
+      serviceProblem = await this.reconcileService(app, request);
+    } catch (error) {
+      await this.reportFailure(app, error, request);
+      throw error;
+    }
     const next = desiredStatus({
       app,
       configMap,
@@ -336,6 +344,24 @@ export class CustomAppReconciler implements Reconciler {
     } catch (error) {
       // Deleted meanwhile: its finalizer run will follow from the watch.
       if (!isNotFound(error)) throw error;
+    }
+  }
+
+  /**
+   * Says in the status (Ready=False, ReconcileError) and in one Event why a child write keeps failing, so a
+   * CustomApp whose Service or Deployment cannot be written is never silent. A 409 is left to the requeue (the next
+   * try reads a fresher cache). Best effort: a failure here is logged, and the original error is what the queue
+   * retries.
+   */
+  private async reportFailure(app: CustomApp, error: unknown, request: Request): Promise<void> {
+    if (error instanceof ApiError && error.statusCode === 409) return;
+    const message = `writing the children failed and is retried: ${error instanceof ApiError ? error.status?.message ?? error.message : (error as Error).message}`;
+    if (findCondition(app.status?.conditions, 'Ready')?.message === message) return;
+    try {
+      await this.event(app, 'Warning', EVENT_REASONS.reconcileError, message, request.log);
+      await this.writeStatus(app, failedStatus(app, message, this.now().toISOString().replace(/\.\d{3}Z$/, 'Z')), request);
+    } catch (reportError) {
+      request.log.warn({ failed: (reportError as Error).message }, 'could not report the reconcile error in status');
     }
   }
 

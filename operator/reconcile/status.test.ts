@@ -3,7 +3,7 @@ import test from 'ava';
 import { STATUS_SCHEMA } from '../../infra/customapp-api.js';
 import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../custom-app.js';
 import type { Deployment } from '../objects.js';
-import { desiredStatus, sameStatus, type StatusInput } from './status.js';
+import { desiredStatus, failedStatus, sameStatus, type StatusInput } from './status.js';
 
 const T0 = '2025-01-01T00:00:00Z';
 const T1 = '2025-01-01T00:05:00Z';
@@ -101,4 +101,24 @@ test('reconciling an unchanged world yields the same status, so nothing is writt
   const again = desiredStatus(healthy({ app: app(first), now: T1 }));
   t.true(sameStatus(first, again));
   t.false(sameStatus(first, { ...first, readyReplicas: 0 }));
+});
+
+test('failedStatus turns Ready False with ReconcileError in place, and keeps every other field', (t) => {
+  const before = {
+    observedGeneration: 3,
+    configHash: 'abc',
+    conditions: [
+      { type: 'Ready' as const, status: 'True' as const, observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Ready', message: 'ok' },
+      { type: 'ConfigMapAvailable' as const, status: 'True' as const, observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'ConfigMapFound', message: 'found' },
+    ],
+  };
+  const app = { metadata: { name: 'a', namespace: 'n', generation: 4 }, spec: { image: 'x' }, status: before } as CustomApp;
+  const failed = failedStatus(app, 'boom', '2026-02-02T00:00:00Z');
+  t.is(failed.observedGeneration, 3);
+  t.is(failed.configHash, 'abc');
+  t.deepEqual(failed.conditions?.map((condition) => condition.type), ['Ready', 'ConfigMapAvailable']);
+  t.like(failed.conditions?.[0], { status: 'False', reason: 'ReconcileError', message: 'boom', lastTransitionTime: '2026-02-02T00:00:00Z' });
+  t.deepEqual(failed.conditions?.[1], before.conditions[1]);
+  const again = failedStatus({ ...app, status: failed }, 'boom', '2026-03-03T00:00:00Z');
+  t.is(again.conditions?.[0]?.lastTransitionTime, '2026-02-02T00:00:00Z', 'no flip, no new transition time');
 });

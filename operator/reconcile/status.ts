@@ -51,6 +51,7 @@ export const REASONS = {
   replicasReady: 'ReplicasReady',
   replicasNotReady: 'ReplicasNotReady',
   serviceNameInvalid: 'ServiceNameInvalid',
+  reconcileError: 'ReconcileError',
   ready: 'Ready',
 } as const;
 
@@ -139,6 +140,23 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+}
+
+/**
+ * The status after a reconcile failed for a reason the queue will retry (a 500, a 429, a timeout): `Ready` turns
+ * False with reason ReconcileError and the error, so a stuck CustomApp says why; everything else, including
+ * observedGeneration, stays as the last successful reconcile left it.
+ */
+export function failedStatus(app: CustomApp, message: string, now: string): CustomAppStatus {
+  const status = app.status ?? {};
+  const ready = nextCondition(status.conditions, { type: 'Ready', status: 'False', reason: REASONS.reconcileError, message }, app.metadata.generation, now);
+  const conditions = status.conditions ?? [];
+  return {
+    ...status,
+    conditions: conditions.some((condition) => condition.type === 'Ready')
+      ? conditions.map((condition) => (condition.type === 'Ready' ? ready : condition))
+      : [...conditions, ready],
+  };
 }
 
 /** True when two statuses say the same (field order aside). */

@@ -231,6 +231,29 @@ for (const target of selectedTargets()) {
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     });
 
+    test.serial(`[${target}] a Service create that keeps failing is reported as Ready=False ReconcileError, and clears once it succeeds`, async (t) => {
+      const { faults } = scenario.cluster.emulator!;
+      const ns = 'faults-service';
+      await createNamespace(scenario.admin, ns);
+      const fault = faults.failRequests({ match: { user: operatorUser, verb: 'create', resource: 'services', namespace: ns }, rate: 1, code: 500 });
+      t.teardown(() => faults.remove(fault));
+      await createAll(scenario.admin, objects.configMap(ns, 'svc-config', { V: '1' }), objects.customApp(ns, 'svc', { image: 'example/svc:1', configMapName: 'svc-config', port: 8080 }));
+      const failing = await eventually('Ready says why', async () => {
+        const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+        return ready?.reason === 'ReconcileError' ? ready : undefined;
+      }, 30_000, 50);
+      t.is(failing.status, 'False');
+      t.regex(failing.message, /writing the children failed and is retried: .*(500|Internal)/i);
+      t.truthy(await deploymentOf(ns, 'svc'), 'the Deployment was written before the Service failed');
+      faults.remove(fault);
+      await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'svc').catch(() => undefined), 60_000, 50);
+      await eventually('Ready no longer reports the error', async () => {
+        const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+        return ready && ready.reason !== 'ReconcileError' ? ready : undefined;
+      }, 60_000, 50);
+      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+    });
+
     test.serial(`[${target}] an update from a stale cache gets 409 Conflict, is requeued, and converges once the cache catches up`, async (t) => {
       const { faults } = scenario.cluster.emulator!;
       const ns = 'faults-409';

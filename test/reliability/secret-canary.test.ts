@@ -1,5 +1,4 @@
-// Secrets never leak: canary values planted in Secrets appear nowhere — not in the debug logs, the status, the Events,
-// the Deployments, nor the heap of the operator process — and the Deployments it creates pass restricted Pod Security.
+// Secrets never leak: canary Secret values appear in no log, status, Event, Deployment or heap snapshot of the operator.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import test from 'ava';

@@ -23,7 +23,9 @@ export type FaultAnswer =
   /** A Status error object with this HTTP code (and `Retry-After` when given). */
   | { readonly kind: 'status'; readonly code: number; readonly reason: string; readonly message: string; readonly retryAfterSeconds?: number }
   /** A watch stream (200) whose first event is `ERROR` with this Status; the connection then ends. */
-  | { readonly kind: 'watch-error'; readonly code: number; readonly reason: string; readonly message: string };
+  | { readonly kind: 'watch-error'; readonly code: number; readonly reason: string; readonly message: string }
+  /** The request reaches the server (which acts on it), but its answer never reaches the client. */
+  | { readonly kind: 'lost-answer' };
 
 /** One rule: which requests, what answer, how many times. */
 export interface FaultRule {
@@ -50,7 +52,8 @@ function statusBody(code: number, reason: string, message: string): string {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 }
 
-function answerWith(answer: FaultAnswer, response: ServerResponse): void {
+/** Answers a request without the server, except `lost-answer`, which `forward` handles. */
+function answerWith(answer: Exclude<FaultAnswer, { kind: 'lost-answer' }>, response: ServerResponse): void {
   switch (answer.kind) {
     case 'malformed-body':
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -85,10 +88,15 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const sockets = new Set<Socket>();
   let nextId = 1;
 
-  const forward = (request: IncomingMessage, response: ServerResponse): void => {
+  /** Sends the request on; with `loseAnswer`, the server's answer is read and dropped, and the client waits on. */
+  const forward = (request: IncomingMessage, response: ServerResponse, loseAnswer = false): void => {
     const outgoing = httpRequest({
       host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers,
     }, (answer) => {
+      if (loseAnswer) {
+        answer.resume();
+        return;
+      }
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);
       answer.once('error', () => response.destroy());
@@ -109,6 +117,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     for (const rule of rules.values()) {
       if ((rule.times !== undefined && rule.hits >= rule.times) || !rule.match(proxied)) continue;
       rule.hits += 1;
+      if (rule.answer.kind === 'lost-answer') {
+        forward(request, response, true);
+        return;
+      }
       request.resume();
       answerWith(rule.answer, response);
       return;

@@ -1,10 +1,11 @@
 // Starts operator/main.ts as a child process with the diagnostics probe preloaded, and reads its probe and metrics.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OperatorProcess } from '../../support/operator-process.js';
-import { PROBE_DIR_ENV, type ProbeReport, type ProbeRequest } from './process-probe.js';
-import { scrape, type MetricSample } from './prometheus.js';
+import { PROBE_DIR_ENV, type ProbeReport, type ProbeRequest } from './probe-protocol.js';
+import { scrape, sumOf, type MetricSample } from './prometheus.js';
 
 const PROBE_MODULE = resolve(import.meta.dirname, 'process-probe.ts');
 
@@ -22,14 +23,8 @@ export interface ProbedOperatorOptions {
 export class ProbedOperator {
   private nextId = 1;
 
-  constructor(readonly process: OperatorProcess, private readonly dir: string) {}
-
-  /** The `http://host:port` of /metrics (known once the process logged `started`). */
-  get metricsUrl(): string {
-    const started = this.process.find('started')[0];
-    if (!started?.metrics) throw new Error('the operator has not logged "started" with a metrics address yet');
-    return started.metrics as string;
-  }
+  /** `metricsUrl`: `http://host:port` of the process's /metrics. */
+  constructor(readonly process: OperatorProcess, private readonly dir: string, readonly metricsUrl: string) {}
 
   /** Scrapes /metrics. */
   metrics(): Promise<MetricSample[]> {
@@ -54,22 +49,41 @@ export class ProbedOperator {
   }
 }
 
+/** A free loopback port (the metrics address must be known whatever the log level). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /**
  * Starts `operator/main.ts` with `--expose-gc` and the probe, metrics on a free loopback port, probes off, and
- * waits until its workers run.
+ * waits until its workers run (`controller_runtime_max_concurrent_reconciles` is set when they start).
  */
 export async function startProbedOperator(options: ProbedOperatorOptions): Promise<ProbedOperator> {
   const dir = mkdtempSync(join(tmpdir(), 'operator-probe-'));
+  const port = await freePort();
   const child = new OperatorProcess([
     `--kubeconfig=${options.kubeconfig}`,
-    '--metrics-bind-address=127.0.0.1:0',
+    `--metrics-bind-address=127.0.0.1:${port}`,
     '--health-probe-bind-address=0',
     `--log-level=${options.logLevel ?? 'info'}`,
     ...(options.flags ?? []),
   ], { [PROBE_DIR_ENV]: dir }, ['--expose-gc', '--import', PROBE_MODULE]);
-  const probed = new ProbedOperator(child, dir);
+  const probed = new ProbedOperator(child, dir, `http://127.0.0.1:${port}`);
   try {
-    await child.waitFor('the operator starts its workers', () => child.find('controller.start').length > 0, 60_000);
+    const deadline = Date.now() + 60_000;
+    const exited = child.exited.then((exit) => {
+      throw new Error(`the operator exited (${JSON.stringify(exit)}); stderr: ${child.stderr.slice(-2000)}`);
+    });
+    exited.catch(() => undefined);
+    const workersStarted = async (): Promise<boolean> => sumOf(await probed.metrics().catch(() => []), 'controller_runtime_max_concurrent_reconciles') > 0;
+    while (!(await workersStarted())) {
+      if (Date.now() > deadline) throw new Error(`the operator did not start its workers within 60 s; stderr: ${child.stderr.slice(-2000)}`);
+      await Promise.race([new Promise((done) => setTimeout(done, 100)), exited]);
+    }
   } catch (error) {
     await probed.dispose();
     throw error;

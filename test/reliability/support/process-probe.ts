@@ -2,33 +2,12 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
-
-/** What the test asks for, in `<dir>/request.json`. */
-export interface ProbeRequest {
-  readonly id: number;
-  /** Also write a heap snapshot to this path. */
-  readonly heapSnapshotPath?: string;
-}
-
-/** What the probe answers, in `<dir>/report-<id>.json`. */
-export interface ProbeReport {
-  readonly id: number;
-  /** `process.memoryUsage()` after forced full GCs. */
-  readonly memory: NodeJS.MemoryUsage;
-  /** Whether `gc()` was available (node ran with `--expose-gc`), so the memory figures follow full collections. */
-  readonly gcForced: boolean;
-  /** `process.getActiveResourcesInfo()`: the handles and requests that keep the event loop alive. */
-  readonly resources: readonly string[];
-  readonly heapSnapshotPath?: string;
-}
-
-/** The environment variable naming the directory the probe reads requests from and writes reports to. */
-export const PROBE_DIR_ENV = 'CUSTOMAPP_PROBE_DIR';
+import { PROBE_DIR_ENV, type ProbeReport, type ProbeRequest } from './probe-protocol.js';
 
 /** Installs the SIGUSR2 handler when the process was started with a probe directory. */
 function installProbe(dir: string): void {
   const gc = (globalThis as { gc?: (options?: { type: string; execution: string }) => void }).gc;
-  // The handler is a listener on a signal the operator never uses; it starts no timer and opens no handle of its own.
+  // A listener on a signal the operator never uses: it starts no timer and does not keep the process alive.
   process.on('SIGUSR2', () => {
     const request = JSON.parse(readFileSync(join(dir, 'request.json'), 'utf8')) as ProbeRequest;
     // Several full collections: weak references and finalizers need more than one round to let go.

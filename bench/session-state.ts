@@ -1,0 +1,232 @@
+// The state of one benchmark session: its API server, clients, raw watchers, operator process and load, and the meters of its phases.
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { contentHash } from '../operator/deps/content-hash.js';
+import { KubeClient, type RequestSample } from '../operator/kube/client.js';
+import { CONFIGMAPS, CUSTOM_APPS, NAMESPACES } from '../operator/kube/resources.js';
+import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan } from './load.js';
+import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
+import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';
+import type { OperatorStats } from './operator-stats.js';
+import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
+import type { Progress } from './progress.js';
+import type { PhaseResult } from './results.js';
+import { startBenchServer, type BenchServer } from './server.js';
+import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
+
+/** What a session needs. */
+export interface SessionOptions {
+  readonly participant: Participant;
+  readonly size: number;
+  readonly profile: Profile;
+  readonly target: BenchTarget;
+  /** Where the operator's log goes. */
+  readonly logDir: string;
+  readonly peerBinary?: string;
+  readonly runner?: RunnerCommand;
+  readonly progress: Progress;
+  /** A short name for progress lines, e.g. `[2/12 ours 1k]`. */
+  readonly label: string;
+}
+
+/** Concurrent writes while creating the load. */
+const LOAD_CONCURRENCY = 32;
+/** How often waits look at the observer and the operator. */
+export const POLL_MS = 100;
+
+export const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/**
+ * Everything the harness keeps while a session runs: the clients, the raw watchers, the operator process and the
+ * current content of the load.
+ */
+export class Session {
+  readonly now: Clock = () => performance.now();
+  readonly harnessRequests: RequestCounts = {};
+  client!: KubeClient;
+  server!: BenchServer;
+  deployments!: DeploymentObserver;
+  deliveries!: ConfigMapDeliveries;
+  operator: OperatorProcess | undefined;
+  plan!: LoadPlan;
+  /** `namespace/name` of each ConfigMap → its current version and hash. */
+  readonly configMaps = new Map<string, { version: number; hash: string }>();
+  /** `namespace/name` of each CustomApp → the ConfigMap it names now. */
+  readonly appConfigMap = new Map<string, string>();
+  readonly notes: Record<string, number> = {};
+
+  constructor(readonly options: SessionOptions) {}
+
+  status(text: string): void {
+    this.options.progress.status(`${this.options.label} ${text}`);
+  }
+
+  async start(): Promise<void> {
+    const { profile, target } = this.options;
+    this.status('starting the API server');
+    this.server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(this.server.adminKubeconfigPath);
+    this.client = await KubeClient.fromKubeConfig(kubeConfig, {
+      userAgent: 'customapp-bench',
+      onRequest: (sample: RequestSample) => countRequest(this.harnessRequests, sample.verb, sample.resource),
+    });
+    this.plan = planLoad({
+      size: this.options.size,
+      namespaces: namespacesFor(this.options.size),
+      unrelatedConfigMaps: profile.unrelatedConfigMaps,
+      handoffShare: profile.handoffShare,
+    });
+    await this.createLoad();
+    this.deployments = new DeploymentObserver(this.client, this.now);
+    this.deliveries = new ConfigMapDeliveries(this.client, this.now);
+    await this.deployments.start();
+    await this.deliveries.start();
+  }
+
+  private async createLoad(): Promise<void> {
+    const { plan } = this;
+    await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
+      await this.client.create(NAMESPACES, undefined, namespaceObject(name));
+    });
+    let created = 0;
+    const total = plan.configMaps.length + plan.apps.length;
+    await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
+      const object = configMapObject(configMap);
+      await this.client.create(CONFIGMAPS, configMap.namespace, object);
+      this.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
+      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
+    });
+    await forEachConcurrent(this.plan.apps, LOAD_CONCURRENCY, async (app) => {
+      await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
+      this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
+      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
+    });
+  }
+
+  /** The hash each CustomApp's Deployment should carry now. */
+  expectedHash(appKey: string): string {
+    const [namespace] = appKey.split('/');
+    return this.configMaps.get(`${namespace}/${this.appConfigMap.get(appKey)}`)!.hash;
+  }
+
+  async launch(): Promise<OperatorProcess> {
+    this.operator = await startOperatorProcess({
+      participant: this.options.participant,
+      kubeconfigPath: this.server.operatorKubeconfigPath,
+      peerBinary: this.options.peerBinary,
+      runner: this.options.runner,
+      logPath: join(this.options.logDir, `${this.options.participant}-${this.options.size}.log`),
+    });
+    return this.operator;
+  }
+
+  /** Reads the operator's stats, failing fast when its process has died. */
+  async stats(gc = false): Promise<OperatorStats> {
+    const operator = this.operator!;
+    return Promise.race([operator.stats(gc), operator.exited.then(() => {
+      throw new Error(`${operator.participant} operator stopped`);
+    })]);
+  }
+
+  /**
+   * Waits until the operator is quiet: no request but watches (a watch is reported when it ends, and some
+   * strategies renew watches all the time), no reconcile and no Deployment change for `settleMs`. Answers false
+   * when that did not happen within `timeoutMs`.
+   */
+  async settle(timeoutMs = Math.max(120_000, this.options.size * 60)): Promise<boolean> {
+    const { settleMs } = this.options.profile;
+    const deadline = this.now() + timeoutMs;
+    let signature = '';
+    let quietSince = this.now();
+    while (this.now() < deadline) {
+      const stats = await this.stats();
+      const { watch: _watches, ...work } = stats.requests;
+      const next = `${stats.ready}|${totalRequests(work)}|${stats.reconciles}|${this.deployments.changeCount}`;
+      if (next !== signature || !stats.ready) {
+        signature = next;
+        quietSince = this.now();
+      } else if (this.now() - quietSince >= settleMs) {
+        return true;
+      }
+      await sleep(POLL_MS * 2);
+    }
+    return false;
+  }
+
+  async stop(): Promise<void> {
+    await this.operator?.stop().catch(() => undefined);
+    await this.deployments?.stop().catch(() => undefined);
+    await this.deliveries?.stop().catch(() => undefined);
+    this.client?.close();
+    await this.server?.stop();
+  }
+}
+
+/** The operator's requests in a window as the server counted them, renewals apart when the server can tell. */
+export interface ServerCounts {
+  readonly requests: RequestCounts;
+  readonly renewals?: RequestCounts;
+}
+
+/**
+ * A window of time over which the server counts the operator's requests: the audit log (envtest: renewals told
+ * apart), or the emulator's per-user counters (a difference of two snapshots); undefined on `close` when the server
+ * counts nothing, and the operator's own count stands in.
+ */
+export class ServerWindow {
+  private constructor(
+    private readonly session: Session,
+    readonly fromMs: number,
+    private readonly countersBefore: RequestCounts | undefined,
+  ) {}
+
+  static async open(session: Session): Promise<ServerWindow> {
+    const before = session.server.counters ? (await session.server.counters()).requests : undefined;
+    return new ServerWindow(session, Date.now(), before);
+  }
+
+  async close(): Promise<ServerCounts | undefined> {
+    const toMs = Date.now();
+    const { audit, counters } = this.session.server;
+    if (audit) {
+      await audit.refresh();
+      const { work, renewals } = audit.counts(this.fromMs, toMs);
+      return { requests: work, renewals };
+    }
+    if (counters && this.countersBefore) return { requests: diffCounts((await counters()).requests, this.countersBefore) };
+    return undefined;
+  }
+}
+
+/** Server-side and self-counted requests of a phase, and what else moved during it. */
+export class PhaseMeter {
+  private readonly fromClock: number;
+  private readonly changesBefore: number;
+
+  private constructor(private readonly session: Session, private readonly window: ServerWindow, private readonly before: OperatorStats) {
+    this.fromClock = session.now();
+    this.changesBefore = session.deployments.changeCount;
+  }
+
+  static async start(session: Session): Promise<PhaseMeter> {
+    const before = await session.stats();
+    return new PhaseMeter(session, await ServerWindow.open(session), before);
+  }
+
+  async finish(operations: number, extra: Partial<PhaseResult> = {}): Promise<PhaseResult> {
+    const server = await this.window.close();
+    const after = await this.session.stats();
+    const selfRequests = diffCounts(after.requests, this.before.requests);
+    return {
+      operations,
+      durationMs: this.session.now() - this.fromClock,
+      requests: server?.requests ?? selfRequests,
+      renewals: server?.renewals,
+      selfRequests,
+      reconciles: after.reconciles - this.before.reconciles,
+      deploymentChanges: this.session.deployments.changeCount - this.changesBefore,
+      ...extra,
+    };
+  }
+}

@@ -1,7 +1,7 @@
 // Tests of the controller loop in virtual time: Result semantics, errors and conflicts, single flight, and draining.
 import test from 'ava';
 import { ApiError } from '../kube/errors.js';
-import { silentLogger } from '../log.js';
+import { createLogger, silentLogger } from '../log.js';
 import { OperatorMetrics } from '../metrics.js';
 import { settle, VirtualClock } from '../../test/support/virtual-time.js';
 import { Controller } from './controller.js';
@@ -131,4 +131,22 @@ test('the reason of a coalesced rerun lists every trigger that joined it', async
   await settle();
   t.is(reconciler.calls[0]!.reason, 'customapp applied (+1: configmap ns/cfg content 1234)');
   await controller.stop();
+});
+
+test('every controller log line names each field once, and an enqueue is traced at info with its reason', async (t) => {
+  const clock = new VirtualClock();
+  const lines: string[] = [];
+  const logger = createLogger({ destination: { write: (line: string) => void lines.push(line) } }).child({ controller: 'test' });
+  const controller = new Controller({ name: 'test', reconciler: scripted(clock, [{}]), logger, metrics: new OperatorMetrics(), scheduler: clock });
+  controller.start();
+  controller.enqueue('ns/a', { source: 'configmap', object: 'ns/cfg', reason: 'content changed' });
+  await settle();
+  await controller.stop();
+  for (const line of lines) {
+    const keys = [...line.matchAll(/"([^"]+)":/g)].map((match) => match[1]);
+    t.deepEqual(keys, [...new Set(keys)], line);
+  }
+  const enqueue = lines.map((line) => JSON.parse(line)).find((line) => line.msg === 'enqueue');
+  t.like(enqueue, { level: 30, key: 'ns/a', reason: 'configmap ns/cfg content changed', controller: 'test' });
+  t.truthy(enqueue.traceId);
 });

@@ -56,7 +56,7 @@ export class Controller {
     const reason = `${trigger.source}${trigger.object ? ` ${trigger.object}` : ''} ${trigger.reason}`;
     const outcome = this.queue.add(key, reason, traceId);
     const joined = outcome === 'coalesced' ? this.queue.pendingTrace(key) ?? traceId : traceId;
-    this.options.logger.debug({ key, reason, traceId: joined, outcome, ...(joined !== traceId ? { triggerTraceId: traceId } : {}) }, 'enqueue');
+    this.options.logger.info({ key, reason, traceId: joined, outcome, ...(joined !== traceId ? { triggerTraceId: traceId } : {}) }, 'enqueue');
     return joined;
   }
 
@@ -64,7 +64,7 @@ export class Controller {
   start(): void {
     if (this.workers.length > 0) return;
     this.options.metrics.maxConcurrentReconciles.set({ controller: this.options.name }, this.concurrency);
-    this.options.logger.info({ controller: this.options.name, workers: this.concurrency }, 'controller.start');
+    this.options.logger.info({ workers: this.concurrency }, 'controller.start');
     this.workers = Array.from({ length: this.concurrency }, () => this.work());
   }
 
@@ -72,7 +72,7 @@ export class Controller {
   async stop(): Promise<void> {
     this.queue.shutDown();
     await Promise.all(this.workers);
-    this.options.logger.info({ controller: this.options.name }, 'controller.stopped');
+    this.options.logger.info('controller.stopped');
   }
 
   private async work(): Promise<void> {

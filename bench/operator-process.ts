@@ -14,6 +14,11 @@ const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
 /** Inside node_modules, so that the bundle's packages resolve from the project's node_modules. */
 const RUNNER_BUNDLE = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/runner.mjs');
 
+/** A /stats answer may take this long from a saturated process. */
+const STATS_TIMEOUT_MS = 60_000;
+/** Attempts of one /stats read before the session gives up. */
+const STATS_ATTEMPTS = 3;
+
 /** Reconcile workers, the same for every participant (createOperator's default). */
 export const RECONCILE_WORKERS = 4;
 
@@ -54,6 +59,8 @@ export async function prepareRunner(): Promise<RunnerCommand> {
 export interface OperatorProcess {
   readonly participant: Participant;
   readonly pid: number;
+  /** False once the process exited. */
+  readonly alive: boolean;
   /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
   stats(gc?: boolean): Promise<OperatorStats>;
   /** SIGTERM, then waits for the exit (SIGKILL after 30 s). Safe to call twice. */
@@ -128,10 +135,25 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     participant: options.participant,
     pid: child.pid!,
     exited,
+    get alive(): boolean {
+      return child.exitCode === null && child.signalCode === null;
+    },
     async stats(gc = false): Promise<OperatorStats> {
-      const response = await fetch(`http://${address}/stats${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(30_000) });
-      if (!response.ok) throw new Error(`${options.participant} /stats answered ${response.status}: ${await response.text()}`);
-      return (await response.json()) as OperatorStats;
+      // A busy process may drop a connection (a reused keep-alive socket): try again while it is alive.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const response = await fetch(`http://${address}/stats${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(STATS_TIMEOUT_MS) });
+          if (!response.ok) throw new Error(`${options.participant} /stats answered ${response.status}: ${await response.text()}`);
+          return (await response.json()) as OperatorStats;
+        } catch (error) {
+          const cause = (error as { cause?: unknown }).cause;
+          const reason = `${(error as Error).message}${cause ? ` (${String((cause as Error).message ?? cause)})` : ''}`;
+          if (attempt >= STATS_ATTEMPTS || child.exitCode !== null || child.signalCode !== null) {
+            throw new Error(`${options.participant} /stats failed after ${attempt} attempts: ${reason}`, { cause: error });
+          }
+          await new Promise((done) => setTimeout(done, 500));
+        }
+      }
     },
     stop(): Promise<void> {
       stopped ??= (async () => {

@@ -106,7 +106,7 @@ export async function coldStart(session: Session): Promise<ColdStartResult> {
     session.deployments.changesSince(key, spawnedAt).find((seen) => seen.hash === session.expectedHash(key))?.at;
   let pending = apps;
   while (pending.length > 0 && session.now() - spawnedAt < timeoutMs) {
-    await session.stats(); // fails fast if the process died
+    session.assertAlive();
     pending = pending.filter((key) => convergedAt(key) === undefined);
     session.status(`cold start: ${size - pending.length}/${size} Deployments carry their ConfigMap's hash (${((session.now() - spawnedAt) / 1000).toFixed(1)} s)`);
     if (pending.length > 0) await sleep(POLL_MS);

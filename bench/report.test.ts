@@ -45,6 +45,8 @@ const results = (sessions: SessionResult[]): BenchResults => ({
 test('numbers read well in a table cell', (t) => {
   t.is(formatNumber(3), '3');
   t.is(formatNumber(12_345), '12.3k');
+  t.is(formatNumber(20_000), '20k');
+  t.is(formatNumber(245_911.7), '245.9k');
   t.is(formatNumber(2.5), '2.5');
   t.is(formatNumber(1), '1');
   t.is(formatNumber(0.04), '0.04');
@@ -67,6 +69,11 @@ test('the tables have a row per session with its figures', (t) => {
   t.is(requests[3], '| **ours** | 1k | list 3 · create 1000 | patch 1 | 0 | 0 | patch 0.5 | list 1 | 8 (0 measured at 60 s) |');
   const resources = resourcesTable(sessions).split('\n');
   t.is(resources[3], '| **ours** | 1k | 12.3 | 2.5 | 4 | 1900 (900 cm) | 64.0 | 128.0 | 5 / 9 / 12.3 | 3 | 18 | 0/310 |');
+});
+
+test('latencies from 10 s up read in whole seconds', (t) => {
+  const slow = session('static-list-all', 10_000, { referenced: phase({ latencyMs: { count: 200, p50: 112_000, p95: 234_131, p99: 245_912, max: 250_000, mean: 120_000 } }) });
+  t.true(resourcesTable([slow]).includes('| 112 s / 234 s / 246 s |'));
 });
 
 test('a session that never converged says so instead of a time', (t) => {

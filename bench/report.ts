@@ -10,10 +10,11 @@ export function sizeLabel(size: number): string {
   return size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size);
 }
 
-/** A number for a table cell: whole numbers as they are, others with two decimals (or three significant digits below 0.1). */
+/** A number for a table cell: `12.3k` from 10k up, whole numbers as they are, others with two decimals (two significant digits below 0.1). */
 export function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return '–';
-  if (Number.isInteger(value)) return value >= 10_000 ? `${(value / 1000).toFixed(1)}k` : String(value);
+  if (Math.abs(value) >= 10_000) return `${(value / 1000).toFixed(1).replace(/\.0$/, '')}k`;
+  if (Number.isInteger(value)) return String(value);
   if (Math.abs(value) >= 100) return value.toFixed(0);
   if (Math.abs(value) >= 0.1) return value.toFixed(2).replace(/\.?0+$/, '');
   return String(Number(value.toPrecision(2)));
@@ -29,7 +30,11 @@ export function formatVerbs(counts: RequestCounts | undefined, per = 1): string 
   return parts.length > 0 ? parts.join(' · ') : '0';
 }
 
-const ms = (value: number | undefined): string => (value === undefined ? '–' : formatNumber(Math.round(value * 10) / 10));
+/** Milliseconds, or whole seconds from 10 s up. */
+const ms = (value: number | undefined): string => {
+  if (value === undefined) return '–';
+  return value >= 10_000 ? `${(value / 1000).toFixed(0)} s` : formatNumber(Math.round(value * 10) / 10);
+};
 const mib = (bytes: number | undefined): string => (bytes === undefined ? '–' : (bytes / 1024 / 1024).toFixed(1));
 const seconds = (value: number | undefined): string => (value === undefined ? '–' : (value / 1000).toFixed(1));
 

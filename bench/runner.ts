@@ -89,6 +89,8 @@ async function serveStats(address: string, answer: (gc: boolean) => Promise<Oper
       (error: unknown) => response.writeHead(500).end(String(error)),
     );
   });
+  // The harness polls now and then: keep its connection open between polls rather than race its reuse.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(Number(address.slice(colon + 1)), address.slice(0, colon) || '127.0.0.1', resolve);

@@ -136,8 +136,9 @@ export function benchResourceName(group: string, resource: string): string {
 
 /**
  * Starts the emulator in its own process (`emulator/main.ts` under tsx), so that it does not share the harness's
- * event loop, with the same operator identity as on envtest. The emulator has no server-side watch timeout:
- * watches end only when the client's `timeoutSeconds` says so.
+ * event loop, with the same operator identity as on envtest (over the https side of its port, where clients send
+ * their token). The emulator has no server-side watch timeout: watches end only when the client's `timeoutSeconds`
+ * says so.
  */
 async function startEmulatorServer(): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'customapp-bench-emulator-'));
@@ -157,7 +158,10 @@ async function startEmulatorServer(): Promise<BenchServer> {
       lines.once('line', (line) => resolveUrl(line.trim()));
       child.once('exit', (code) => reject(new Error(`the emulator exited (code ${code}) before listening`)));
     });
-    const adminToken = (parse(readFileSync(adminKubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+    const admin = parse(readFileSync(adminKubeconfigPath, 'utf8')) as { clusters: { cluster: { server: string } }[]; users: { user: { token: string } }[] };
+    const adminToken = admin.users[0]!.user.token;
+    // The kubeconfigs point at the port's https side: kubectl and client-go send no credentials over plain http.
+    const server = admin.clusters[0]!.cluster.server;
     const request: Request = (method, path, body, contentType) => httpJson(url, adminToken, method, path, body, contentType);
     await operatorIdentity(request);
     await expectStatus('creating the operator ServiceAccount', request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: OPERATOR_ACCOUNT } }), [201, 409]);
@@ -168,7 +172,7 @@ async function startEmulatorServer(): Promise<BenchServer> {
     writeFileSync(operatorKubeconfigPath, stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'emulator', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+      clusters: [{ name: 'emulator', cluster: { server, 'insecure-skip-tls-verify': true } }],
       users: [{ name: 'operator', user: { token: token.status.token } }],
       contexts: [{ name: 'emulator', context: { cluster: 'emulator', user: 'operator' } }],
       'current-context': 'emulator',

@@ -121,6 +121,11 @@ export class Session {
     return this.operator;
   }
 
+  /** Throws when the operator process has exited. */
+  assertAlive(): void {
+    if (!this.operator?.alive) throw new Error(`${this.options.participant} operator exited; see its log in ${this.options.logDir}`);
+  }
+
   /** Reads the operator's stats, failing fast when its process has died. */
   async stats(gc = false): Promise<OperatorStats> {
     const operator = this.operator!;

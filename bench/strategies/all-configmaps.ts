@@ -1,6 +1,7 @@
 // The static strategies' cache: one list-and-watch of every ConfigMap in the cluster, whole objects kept.
 import { map, tap, type Observable } from 'rxjs';
 import { Store, type StoreChange } from '../../operator/cache/store.js';
+import { stripManagedFields, transformEvent } from '../../operator/cache/transform.js';
 import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import type { DependencyRef } from '../../operator/deps/source.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
@@ -16,7 +17,7 @@ export interface CacheChange {
 /**
  * Every ConfigMap of the cluster in a {@link Store}, kept current by the operator's own {@link watcher} (the same
  * list, watch, bookmarks, timeouts and recovery as ours), as kubebuilder's `Watches(&corev1.ConfigMap{}, …)` keeps
- * them in controller-runtime's cache. Subscribe to {@link changes} to start it.
+ * them in controller-runtime's cache (without managedFields, as the operator's caches keep objects). Subscribe to {@link changes} to start it.
  */
 export class AllConfigMaps {
   readonly store = new Store<DependencyObject>();
@@ -31,6 +32,8 @@ export class AllConfigMaps {
         fromFirstList = event.type === 'initDone' && listsDone === 0;
         if (event.type === 'initDone') listsDone += 1;
       }),
+      // The same transform as the operator's own caches, so that the strategies differ only in what they cache.
+      map((event) => transformEvent(event, stripManagedFields)),
       reflect(this.store),
       map((change) => ({ change, initial: fromFirstList })),
     );

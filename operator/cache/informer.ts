@@ -1,10 +1,11 @@
 // A watched, indexed cache of one resource: watcher + reflector + Store, shared by every subscriber.
-import { share, type Observable } from 'rxjs';
+import { map, share, type Observable } from 'rxjs';
 import type { KubeObject } from '../kube/client.js';
 import type { Resource } from '../kube/resources.js';
 import { reflect } from '../watch/reflector.js';
 import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/watcher.js';
 import { Store, type Indexers, type StoreChange } from './store.js';
+import { stripManagedFields, transformEvent, type CacheTransform } from './transform.js';
 
 /** A resource's cache and the stream that keeps it current. */
 export interface Informer<T extends KubeObject> {
@@ -19,6 +20,12 @@ export interface Informer<T extends KubeObject> {
   readonly events$: Observable<StoreChange<T>>;
   /** False until the first list is in the store, then true (see {@link Store.synced$}). */
   readonly synced$: Observable<boolean>;
+}
+
+/** Options of {@link informer}. */
+export interface InformerOptions<T extends KubeObject> {
+  /** What the store keeps of each object. @default {@link stripManagedFields} */
+  readonly transform?: CacheTransform<T>;
 }
 
 /**
@@ -36,8 +43,10 @@ export function informer<T extends KubeObject>(
   config: WatcherConfig = {},
   indexers: Indexers<T> = {},
   deps: WatcherDeps = {},
+  options: InformerOptions<T> = {},
 ): Informer<T> {
   const store = new Store<T>(indexers);
-  const events$ = watcher<T>(client, resource, config, deps).pipe(reflect(store), share());
+  const transform = options.transform ?? stripManagedFields;
+  const events$ = watcher<T>(client, resource, config, deps).pipe(map((event) => transformEvent(event, transform)), reflect(store), share());
   return { store, events$, synced$: store.synced$ };
 }

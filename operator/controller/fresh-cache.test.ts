@@ -55,3 +55,22 @@ test('forget drops what was written', (t) => {
   cache.forget('ns/a');
   t.is(cache.get('ns/a'), undefined);
 });
+
+test('entries no read asks for are swept once the store catches up or the TTL passes, and managedFields are not kept', async (t) => {
+  const store = new Store<KubeObject>();
+  const clock = { now: 0 };
+  const cache = new FreshCache(store, { now: () => clock.now, ttlMs: 60_000, createdTtlMs: 10_000, sweepMs: 10 });
+  const named = (name: string, resourceVersion: string): KubeObject => ({ metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion, managedFields: [{ manager: 'x' }] } });
+  store.apply(named('a', '10'));
+  store.apply(named('b', '10'));
+  cache.wrote(named('a', '12'));
+  cache.wrote(named('b', '12'));
+  t.false('managedFields' in cache.get('ns/a')!.metadata, 'the written copy is kept without managedFields');
+  store.apply(named('a', '12'));
+  await new Promise((done) => setTimeout(done, 40));
+  t.is(cache.size, 1, 'the entry the store caught up with is gone without a read');
+  clock.now = 60_001;
+  await new Promise((done) => setTimeout(done, 40));
+  t.is(cache.size, 0, 'the other one expired');
+  t.is(cache.get('ns/b')?.metadata.resourceVersion, '10');
+});

@@ -3,6 +3,7 @@ import type { Store } from '../cache/store.js';
 import { objectKey } from '../cache/store.js';
 import { compareResourceVersions } from '../deps/resource-version.js';
 import type { KubeObject } from '../kube/client.js';
+import { stripManagedFields, type CacheTransform } from '../cache/transform.js';
 
 /** What the reconcile reads: a cache, never the API server. */
 export interface CacheReader<T extends KubeObject> {
@@ -10,11 +11,18 @@ export interface CacheReader<T extends KubeObject> {
 }
 
 /** Options of {@link FreshCache}. */
-export interface FreshCacheOptions {
+export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
   /** How long a written object may shadow the store at most. @default 60_000 */
   readonly ttlMs?: number;
   /** How long an object this process created is served while the store has not seen it yet. @default 10_000 */
   readonly createdTtlMs?: number;
+  /**
+   * How often entries that the store has caught up with, or that expired, are dropped when no read drops them
+   * (a key written once and not read again). @default 5_000
+   */
+  readonly sweepMs?: number;
+  /** What is kept of a written object, as the informer keeps what it caches. @default {@link stripManagedFields} */
+  readonly transform?: CacheTransform<T>;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -35,12 +43,22 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
   private readonly written = new Map<string, { object: T; at: number; created: boolean }>();
   private readonly ttlMs: number;
   private readonly createdTtlMs: number;
+  private readonly sweepMs: number;
+  private readonly transform: CacheTransform<T>;
   private readonly now: () => number;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: Store<T>, options: FreshCacheOptions = {}) {
+  constructor(private readonly store: Store<T>, options: FreshCacheOptions<T> = {}) {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.createdTtlMs = options.createdTtlMs ?? 10_000;
+    this.sweepMs = options.sweepMs ?? 5_000;
+    this.transform = options.transform ?? stripManagedFields;
     this.now = options.now ?? Date.now;
+  }
+
+  /** The written objects that still shadow the store. */
+  get size(): number {
+    return this.written.size;
   }
 
   get(key: string): T | undefined {
@@ -62,11 +80,31 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
 
   /** Records the API's answer to a write; `created` when the write was a create. */
   wrote(object: T, created = false): void {
-    this.written.set(objectKey(object), { object, at: this.now(), created });
+    this.written.set(objectKey(object), { object: this.transform(object), at: this.now(), created });
+    this.scheduleSweep();
   }
 
   /** Forgets a written object (after deleting it). */
   forget(key: string): void {
     this.written.delete(key);
+  }
+
+  /** Drops every entry that the store has caught up with or that expired (what a read of its key would drop). */
+  sweep(): void {
+    for (const key of [...this.written.keys()]) this.get(key);
+  }
+
+  /**
+   * Sweeps every `sweepMs` while entries remain. The timer is unref'd, so it never keeps the process alive, and
+   * the chain ends once the map is empty, at most a TTL after the last write.
+   */
+  private scheduleSweep(): void {
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = undefined;
+      this.sweep();
+      if (this.written.size > 0) this.scheduleSweep();
+    }, this.sweepMs);
+    this.sweepTimer.unref();
   }
 }

@@ -19,6 +19,8 @@ export interface ObjectMeta {
   readonly annotations?: Readonly<Record<string, string>>;
   readonly finalizers?: readonly string[];
   readonly ownerReferences?: readonly OwnerReference[];
+  /** Server-side apply bookkeeping; caches drop it (see `stripManagedFields`). */
+  readonly managedFields?: readonly unknown[];
 }
 
 export interface OwnerReference {

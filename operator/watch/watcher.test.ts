@@ -48,6 +48,21 @@ test('lists page by page, then watches from the list resourceVersion with bookma
   t.is(client.open, 0);
 });
 
+test('without a timeout of its own, a stream asks for client-go\'s: 5 minutes times 1 + a random fraction', async (t) => {
+  const asked: number[] = [];
+  for (const fraction of [0, 0.5, 0.9999]) {
+    const clock = new VirtualClock();
+    const client = new ScriptedClient([page('10', [])], [[]]);
+    const subscription = watcher<ConfigMap>(client, CONFIGMAPS, { namespace: 'ns' }, { scheduler: clock, random: () => fraction }).subscribe();
+    await settle(30);
+    asked.push(client.watches[0]!.timeoutSeconds!);
+    subscription.unsubscribe();
+    await settle(30);
+    t.is(client.open, 0);
+  }
+  t.deepEqual(asked, [300, 450, 599]);
+});
+
 test('a normal close re-watches at once from the last resourceVersion, which bookmarks advance', async (t) => {
   const clock = new VirtualClock();
   const client = new ScriptedClient([page('10', [])], [

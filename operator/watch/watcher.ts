@@ -23,7 +23,8 @@ export interface WatcherConfig {
   readonly pageSize?: number;
   /**
    * The server ends each watch request after this many seconds, and the watcher resumes at once from the last
-   * resourceVersion. @default a random whole number in [290, 300), so that many watches do not reconnect in step
+   * resourceVersion. @default a random whole number in [300, 600), as client-go's reflector picks it (its
+   * `minWatchTimeout` of 5 minutes times 1 + a random fraction), so that many watches do not reconnect in step
    */
   readonly timeoutSeconds?: number;
   /**
@@ -49,8 +50,8 @@ export interface WatcherDeps {
 
 /** The default objects per list page. */
 export const DEFAULT_PAGE_SIZE = 500;
-/** The lower bound of the default server watch timeout; the upper bound is 10 s more. */
-export const DEFAULT_WATCH_TIMEOUT_SECONDS = 290;
+/** The lower bound of the default server watch timeout (client-go's `minWatchTimeout`); the upper bound is twice it. */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 /** How much longer than the server timeout a silent watch may stay open before it is presumed dead. */
 export const IDLE_GRACE_MS = 15_000;
 
@@ -101,7 +102,7 @@ export function watcher<T extends KubeObject>(client: WatchClient, resource: Res
   return defer(() => {
     const stream = config.name ?? `${resource.kind.toLowerCase()} ${config.namespace ?? '*'}`;
     const log = (deps.logger ?? SILENT).child({ stream });
-    const timeoutSeconds = config.timeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(random() * 10);
+    const timeoutSeconds = config.timeoutSeconds ?? Math.floor(DEFAULT_WATCH_TIMEOUT_SECONDS * (1 + random()));
     const position: WatchPosition = { resourceVersion: undefined };
     const steps: WatchSteps = {
       client, resource, config, scheduler, log, position,

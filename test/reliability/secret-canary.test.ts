@@ -85,7 +85,11 @@ for (const target of selectedTargets()) {
       'the Deployments': JSON.stringify((await admin.list<Deployment>(DEPLOYMENTS, { namespace: ns })).items),
       "the operator's heap snapshot": readFileSync(report.heapSnapshotPath!, 'utf8'),
     };
-    t.true(operator.process.lines.filter((line) => line.level === 20).length > 100, 'debug lines were logged');
+    // Debug logging was on where a value could leak: every Secret shows up in debug lines (its use, its watch events).
+    const debugText = operator.process.lines.filter((line) => line.level === 20).map((line) => JSON.stringify(line)).join('\n');
+    const untraced = [...Array.from({ length: APPS }, (_, index) => `creds-${index}"`), 'unreferenced"'].filter((name) => !debugText.includes(`${ns}/${name}`));
+    t.deepEqual(untraced, [], 'every Secret is named in debug lines');
+    t.true(operator.process.lines.some((line) => line.level === 20 && line.msg === 'event' && line.key === `${ns}/unreferenced`), 'watch events are traced at debug');
     t.true(places["the operator's heap snapshot"]!.includes('app.example.com/secret-hash'), 'the snapshot holds the strings of the heap');
     for (const [place, text] of Object.entries(places)) {
       const found = planted.filter((value) => leakForms(value).some((form) => text.includes(form)));

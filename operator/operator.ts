@@ -1,6 +1,6 @@
 // The operator as an object: informers, triggers, the CustomApp controller, leader election, probes and metrics.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { filter, firstValueFrom, merge, type SchedulerLike } from 'rxjs';
+import { filter, firstValueFrom, merge, Subscription, type SchedulerLike } from 'rxjs';
 import type { Registry } from 'prom-client';
 import { OPERATOR_NAME } from '../infra/customapp-api.js';
 import { informer, type Informer } from './cache/informer.js';
@@ -141,11 +141,13 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
   const appCache = new FreshCache(apps.store);
+  const deploymentCache = new FreshCache(deployments.store);
+  const serviceCache = new FreshCache(services.store);
   const reconciler = new CustomAppReconciler({
     client,
     apps: appCache,
-    deployments: new FreshCache(deployments.store),
-    services: new FreshCache(services.store),
+    deployments: deploymentCache,
+    services: serviceCache,
     dependencies,
     recorder: new EventRecorder({ client, component: OPERATOR_NAME, instance: identity, logger: logger.child({ component: 'events' }) }),
     notOwnedRetryMs: options.notOwnedRetryMs,
@@ -184,9 +186,14 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     throw new Error(`cannot serve the probes or metrics: ${(error as Error).message}`, { cause: error });
   }
 
-  const triggers = subscribeTriggers({ apps, deployments, services, dependencies }, (key, trigger) => {
+  // The read-your-writes caches learn each store change first (subscribed before the triggers).
+  const triggers = new Subscription();
+  triggers.add(apps.events$.subscribe((change) => appCache.observe(change)));
+  triggers.add(deployments.events$.subscribe((change) => deploymentCache.observe(change)));
+  triggers.add(services.events$.subscribe((change) => serviceCache.observe(change)));
+  triggers.add(subscribeTriggers({ apps, deployments, services, dependencies }, (key, trigger) => {
     controller.enqueue(key, trigger);
-  });
+  }));
 
   const stopping = new AbortController();
   let reconciling = false;

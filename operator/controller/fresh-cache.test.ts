@@ -74,3 +74,23 @@ test('entries no read asks for are swept once the store catches up or the TTL pa
   t.is(cache.size, 0, 'the other one expired');
   t.is(cache.get('ns/b')?.metadata.resourceVersion, '10');
 });
+
+test('a created object that the watch saw deleted is not served, even within the created TTL', (t) => {
+  const { store, cache } = setup();
+  const created = object('12');
+  cache.wrote(created, true);
+  t.is(cache.get('ns/a'), created, 'served before the store sees it');
+  store.apply(created);
+  cache.observe({ type: 'apply', key: 'ns/a', object: created });
+  store.delete(created);
+  cache.observe({ type: 'delete', key: 'ns/a', object: created });
+  t.is(cache.get('ns/a'), undefined, 'the deletion is seen at once');
+  t.is(cache.size, 0);
+});
+
+test('a deletion of another uid leaves the entry of the written object', (t) => {
+  const { cache } = setup();
+  cache.wrote(object('12', 'uid-new'), true);
+  cache.observe({ type: 'delete', key: 'ns/a', object: object('11', 'uid-old') });
+  t.is(cache.get('ns/a')?.metadata.uid, 'uid-new');
+});

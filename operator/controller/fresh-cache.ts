@@ -1,5 +1,5 @@
 // A store read through the objects this process just wrote, until the watch catches up (client-go's MutationCache).
-import type { Store } from '../cache/store.js';
+import type { Store, StoreChange } from '../cache/store.js';
 import { objectKey } from '../cache/store.js';
 import { compareResourceVersions } from '../deps/resource-version.js';
 import type { KubeObject } from '../kube/client.js';
@@ -87,6 +87,21 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
   /** Forgets a written object (after deleting it). */
   forget(key: string): void {
     this.written.delete(key);
+  }
+
+  /**
+   * Learns a change the store just made: a deletion of the written object (same uid) ends its shadow at once,
+   * even within `createdTtlMs`, and an apply drops the entry when the store caught up with it. Without this, an
+   * object created and deleted before any read could still be served as existing, and nothing would recreate it.
+   */
+  observe(change: StoreChange<T>): void {
+    const entry = this.written.get(change.key);
+    if (!entry) return;
+    if (change.type === 'delete') {
+      if (entry.object.metadata.uid === change.object.metadata.uid) this.written.delete(change.key);
+      return;
+    }
+    this.get(change.key);
   }
 
   /** Drops every entry that the store has caught up with or that expired (what a read of its key would drop). */

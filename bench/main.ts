@@ -1,7 +1,7 @@
 // `npm run bench`: runs every participant at every size, each on a fresh API server, and writes the report, JSON and chart.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { renderChart } from './chart.js';
 import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
 import { PARTICIPANT_LABELS, parseOptions, type BenchOptions } from './options.js';
@@ -59,7 +59,26 @@ export async function runBench(options: BenchOptions, command: string, progress:
   return snapshot();
 }
 
+/**
+ * `npm run bench -- --render bench/results/full-envtest.json`: renders the report and the chart again from a run's
+ * raw figures (after a change to the report or the chart), without running anything. Answers the files written.
+ */
+export function renderAgain(jsonPath: string): { markdown: string; svg: string } {
+  const results = JSON.parse(readFileSync(jsonPath, 'utf8')) as BenchResults;
+  const base = jsonPath.replace(/\.json$/, '');
+  const files = { markdown: `${base}.md`, svg: `${base}.svg` };
+  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
+  writeFileSync(files.markdown, renderReport(results, basename(files.svg)));
+  return files;
+}
+
 async function main(): Promise<void> {
+  const render = process.argv.indexOf('--render');
+  if (render >= 0) {
+    const files = renderAgain(resolve(process.argv[render + 1] ?? 'bench/results/full-envtest.json'));
+    process.stdout.write(`report: ${files.markdown}\nchart: ${files.svg}\n`);
+    return;
+  }
   const outDir = resolve(import.meta.dirname, 'results');
   const options = parseOptions(process.argv.slice(2), { outDir, isTty: Boolean(process.stderr.isTTY) });
   const progress = createProgress(process.stderr, options.progress);

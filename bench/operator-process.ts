@@ -97,7 +97,8 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const { command, args } = commandOf(options);
   const log = createWriteStream(options.logPath, { flags: 'a' });
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
+  const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stderr!.pipe(log, { end: false });
   let stopping = false;
   const exited = new Promise<void>((resolveExit, reject) => {

@@ -93,7 +93,8 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all)
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
-  --no-progress   no progress line (log lines only)`;
+  --no-progress   no progress line (log lines only)
+  --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
 
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
 export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {

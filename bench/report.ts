@@ -162,6 +162,16 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
         measured: heap === undefined || reference === undefined ? 'no figure' : `${mib(heap)} MiB vs ${mib(reference)} MiB = ${(heap / reference).toFixed(2)}×`,
         met: heap === undefined || reference === undefined ? undefined : heap <= 0.5 * reference,
       });
+      // Context for the row above, not a target: what each strategy holds for ConfigMaps, over naive-get's heap
+      // (the same process, caches and reconcile, with no ConfigMap watch and no dependency state at all).
+      const floor = find(sessions, 'naive-get', size)?.afterSync?.memory.heapUsedBytes;
+      if (floor !== undefined && heap !== undefined && reference !== undefined && reference > floor) {
+        checks.push({
+          target: `(context) heap over naive-get's, ours vs static-indexed (${at})`,
+          measured: `${mib(heap - floor)} MiB vs ${mib(reference - floor)} MiB = ${((heap - floor) / (reference - floor)).toFixed(2)}×`,
+          met: undefined,
+        });
+      }
     }
   }
   return checks;

@@ -2,7 +2,8 @@
 //
 // Usage: node --import tsx --expose-gc bench/runner.ts --strategy <name> --kubeconfig <path>
 //          [--stats-bind-address 127.0.0.1:0] [--max-concurrent-reconciles 4] [--log-level warn]
-// Prints `{"msg":"stats listening","address":"host:port"}` on stdout, logs (pino JSON) on stderr; SIGTERM stops it.
+// Prints `{"msg":"stats listening","address":"host:port"}` on stdout, logs (pino JSON) on stderr; SIGTERM, or the end of
+// stdin (the harness is gone), stops it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -124,6 +125,9 @@ async function main(): Promise<void> {
   };
   await new Promise<void>((resolve, reject) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal).then(resolve, reject));
+    // The harness holds our stdin open: its end means the harness is gone (even by SIGKILL), so no runner outlives it.
+    process.stdin.once('end', () => stop('harness gone').then(resolve, reject));
+    process.stdin.resume();
     // Only a failure ends the run on its own (operator.done also resolves once the workers run without leader election).
     operator.done.catch(reject);
   });

@@ -1,6 +1,7 @@
 // Server-side field validation (fieldValidation=Strict|Warn|Ignore): finds unknown fields and reports them like the apiserver.
 import { badRequest } from './errors.js';
 import { isObject } from './object.js';
+import { refName } from './openapi/builtin.js';
 import { childNode, type TypeNode } from './typeschema.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -63,15 +64,6 @@ export function unknownFieldOutcome(
     throw badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: strict decoding error: ${messages.join(', ')}`);
   }
   return messages;
-}
-
-const refPrefix = '#/components/schemas/';
-
-function refName(schema: Record<string, any> | undefined): string | undefined {
-  if (schema === undefined) return undefined;
-  if (typeof schema.$ref === 'string') return schema.$ref.slice(refPrefix.length);
-  if (Array.isArray(schema.allOf) && typeof schema.allOf[0]?.$ref === 'string') return schema.allOf[0].$ref.slice(refPrefix.length);
-  return undefined;
 }
 
 function jsonKind(value: unknown): string {

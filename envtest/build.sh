@@ -42,13 +42,10 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-export GOMODCACHE="${CACHE}/gomodcache"
-export GOCACHE="${CACHE}/gocache"
-export GOFLAGS="-mod=mod -buildvcs=false"
-export GOSUMDB="${GOSUMDB:-off}"     # sum.golang.org is not reachable from every machine; the proxy is
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-export CGO_ENABLED=0
-mkdir -p "${ASSETS}" "${GOMODCACHE}" "${GOCACHE}"
+# shellcheck source=envtest/go-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
+go_env "${CACHE}"
+mkdir -p "${ASSETS}"
 
 start=$(date +%s)
 work="$(mktemp -d)"

@@ -124,7 +124,7 @@ test('the operator Deployment runs leader-elected with metrics and probe endpoin
   t.deepEqual(container.args, ['--leader-elect', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
   t.like(container.livenessProbe, { httpGet: { path: '/healthz', port: 8081 } });
   t.like(container.readinessProbe, { httpGet: { path: '/readyz', port: 8081 } });
-  t.deepEqual(container.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+  t.deepEqual(container.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   t.regex(container.image, /^[^:]+:v\d+\.\d+\.\d+$/);
   t.deepEqual(deployment.spec.selector, { matchLabels: { 'app.kubernetes.io/name': 'customapp-operator' } });
 });

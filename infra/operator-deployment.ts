@@ -36,11 +36,24 @@ export interface OperatorDeploymentProps {
   readonly extraArgs?: readonly string[];
   /** Labels on the Deployment and its pods. @default {} */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The container's requests and limits. The default memory limit leaves room for 10k CustomApps: the operator's
+   * RSS measured by `npm run bench` (bench/README.md) is about 190 MiB with 1k CustomApps and 310 MiB with 10k,
+   * and grows with the CustomApps and Deployments it caches. Raise it past that.
+   * @default {@link DEFAULT_OPERATOR_RESOURCES}
+   */
+  readonly resources?: kplus.ContainerResources;
 }
+
+/** CPU 50m request / 500m limit, memory 128Mi request / 512Mi limit. */
+export const DEFAULT_OPERATOR_RESOURCES: kplus.ContainerResources = {
+  cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
+  memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },
+};
 
 /**
  * The operator's Deployment. It runs with `--leader-elect`, serves /metrics on :8080 and the probes on :8081,
- * requests 50m CPU / 64Mi (limits 500m / 256Mi), and satisfies the restricted Pod Security Standard.
+ * requests 50m CPU / 128Mi (limits 500m / 512Mi), and satisfies the restricted Pod Security Standard.
  */
 export class OperatorDeployment extends Construct {
   public readonly deployment: kplus.Deployment;
@@ -86,10 +99,7 @@ export class OperatorDeployment extends Construct {
             initialDelaySeconds: Duration.seconds(2),
             periodSeconds: Duration.seconds(5),
           }),
-          resources: {
-            cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
-            memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) },
-          },
+          resources: props.resources ?? DEFAULT_OPERATOR_RESOURCES,
           securityContext: {
             ensureNonRoot: true,
             user: OPERATOR_UID,

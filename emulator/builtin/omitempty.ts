@@ -1,5 +1,5 @@
 // Drops the zero values that Go's `omitempty` drops on non-pointer fields of built-in kinds, as a round trip through the apiserver does.
-import { builtinSchemas } from '../openapi/builtin.js';
+import { builtinSchemas, refName } from '../openapi/builtin.js';
 import { isObject } from '../object.js';
 
 /**
@@ -26,15 +26,6 @@ const omittedZeros: Readonly<Record<string, readonly string[]>> = {
   'io.k8s.api.rbac.v1.Subject': ['apiGroup', 'namespace'],
   'io.k8s.api.rbac.v1.PolicyRule': [],
 };
-
-const refPrefix = '#/components/schemas/';
-
-function refName(schema: Record<string, any> | undefined): string | undefined {
-  if (schema === undefined) return undefined;
-  if (typeof schema.$ref === 'string') return schema.$ref.slice(refPrefix.length);
-  if (Array.isArray(schema.allOf) && typeof schema.allOf[0]?.$ref === 'string') return schema.allOf[0].$ref.slice(refPrefix.length);
-  return undefined;
-}
 
 function isZero(value: unknown): boolean {
   return value === false || value === 0 || value === '' || value === null;

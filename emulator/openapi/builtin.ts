@@ -27,6 +27,14 @@ export function builtinType(name: string): TypeNode {
   return node;
 }
 
+/** The schema name a property refers to through `$ref` or a first `allOf` entry, if any. */
+export function refName(schema: OpenApiSchema | undefined): string | undefined {
+  if (schema === undefined) return undefined;
+  if (typeof schema.$ref === 'string') return schema.$ref.slice(refPrefix.length);
+  if (Array.isArray(schema.allOf) && typeof schema.allOf[0]?.$ref === 'string') return schema.allOf[0].$ref.slice(refPrefix.length);
+  return undefined;
+}
+
 /** Follows `$ref` and `allOf: [{$ref}]` to the schema they name, keeping the outer list/map extensions. */
 function refOf(schema: OpenApiSchema): string | undefined {
   if (typeof schema.$ref === 'string') return schema.$ref.slice(refPrefix.length);

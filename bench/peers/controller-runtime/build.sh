@@ -25,12 +25,9 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-export GOMODCACHE="${CACHE}/gomodcache"
-export GOCACHE="${CACHE}/gocache"
-export GOFLAGS="-mod=mod -buildvcs=false"
-export GOSUMDB="${GOSUMDB:-off}"       # sum.golang.org is not reachable from every machine; the proxy is
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-export CGO_ENABLED=0
+# shellcheck source=envtest/go-env.sh
+source "${HERE}/../../../envtest/go-env.sh"
+go_env "${CACHE}"
 # Reuse the modules envtest already downloaded (same k8s.io line), then the proxy.
 if [[ -z "${GOPROXY:-}" && -d "${ENVTEST_MODCACHE}" ]]; then
   export GOPROXY="file://${ENVTEST_MODCACHE},https://proxy.golang.org"

@@ -1,0 +1,28 @@
+// The participant process outlives no harness: closing its stdin (what the harness's death does) stops it cleanly.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import test from 'ava';
+import { startBenchServer } from './server.js';
+
+const RUNNER = resolve(import.meta.dirname, 'runner.ts');
+
+test('the runner stops and exits 0 when its stdin ends, as when the harness dies without a word', async (t) => {
+  t.timeout(120_000);
+  const server = await startBenchServer('emulator', { watchTimeoutSeconds: 60 });
+  t.teardown(() => server.stop());
+  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--strategy', 'ours', '--kubeconfig', server.operatorKubeconfigPath, '--stats-bind-address', '127.0.0.1:0', '--log-level', 'info'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const lines = createInterface(child.stdout!);
+  const listening = new Promise<void>((done) => lines.on('line', (line) => line.includes('stats listening') && done()));
+  const first = await Promise.race([listening.then(() => 'listening'), exited.then(() => 'exited')]);
+  t.is(first, 'listening', stderr);
+  child.stdin!.end();
+  const [code, signal] = await exited;
+  t.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
+  t.regex(stderr, /"signal":"harness gone"[^\n]*"msg":"stopping"|"msg":"stopping"[^\n]*"signal":"harness gone"/);
+});

@@ -139,10 +139,17 @@ const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const uidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const uidsInText = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
+/** operation, manager, apiVersion, subresource: the apiserver's managedFields order when the times are equal. */
+function managedFieldsKey(entry: unknown): string {
+  const e = entry as { operation?: string; manager?: string; apiVersion?: string; subresource?: string };
+  return [e.operation ?? '', e.manager ?? '', e.apiVersion ?? '', e.subresource ?? ''].join('\u0000');
+}
+
 /**
  * Replaces what legitimately differs between two servers: uids (numbered by first appearance), object
  * resourceVersions (by rank), list and bookmark resourceVersions, timestamps, continue tokens, allocated IPs and
- * ports, and the order of Invalid causes (the apiserver's validator iterates Go maps).
+ * ports, the order of Invalid causes (the apiserver's validator iterates Go maps), and the order of managedFields
+ * entries, which depends on their times.
  */
 export function normalize(value: unknown): unknown {
   const uids = new Map<string, string>();
@@ -162,6 +169,10 @@ export function normalize(value: unknown): unknown {
     if (Array.isArray(v)) {
       const items = v.map((x) => walk(x, key, false));
       if (key === 'causes') return [...items].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      // The apiserver orders managedFields by operation, then by each entry's time in whole seconds: two servers
+      // whose writes fall on either side of a second boundary legitimately differ. With times normalised away,
+      // compare in the order equal times give (emulator/managedfields.test.ts checks the time ordering itself).
+      if (key === 'managedFields') return [...items].sort((a, b) => managedFieldsKey(a).localeCompare(managedFieldsKey(b)));
       return items;
     }
     if (v !== null && typeof v === 'object') {

@@ -142,12 +142,15 @@ if (selectedTargets().includes('emulator')) {
     await cluster?.stop();
   });
   const faults = () => cluster.emulator!.faults;
+  /** The list is done before the watch request reaches the server: a fault aimed at the watch waits for it. */
+  const watchOpen = (namespace: string) => waitUntil(`the watch of ${namespace} is open on the server`, () => cluster.emulator!.counters.openWatchCount({ resource: 'configmaps', namespace }) === 1);
 
   test.serial('[emulator faults] an in-stream 410 on the resumed watch relists, and the relist holds what changed meanwhile', async (t) => {
     const { admin } = clients;
     await createNamespaceOnce(admin, 'fault-gone');
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('kept', '1'));
     const { seen, lines } = await listedWatch(t, admin, 'fault-gone');
+    await watchOpen('fault-gone');
     faults().expireNextWatch({ resource: 'configmaps', namespace: 'fault-gone' });
     t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-gone' }, 'reset'), 1);
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('added', '1'));
@@ -161,10 +164,11 @@ if (selectedTargets().includes('emulator')) {
     const { admin } = clients;
     await createNamespaceOnce(admin, 'fault-retry');
     const { seen, lines } = await listedWatch(t, admin, 'fault-retry');
+    await watchOpen('fault-retry');
     const match = { verb: 'watch', resource: 'configmaps', namespace: 'fault-retry' };
     faults().failRequests({ match, code: 500, times: 1 });
     faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });
-    faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset');
+    t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset'), 1);
     const created = await admin.create(CONFIGMAPS, 'fault-retry', configMap('during', '1'));
     await waitUntil('the change made during the outage arrived', () => seen.includes(`apply during@${created.metadata.resourceVersion}`), 10_000);
     const retries = lines().filter((line) => line.msg === 'retry').map((line) => [line.code, line.delayMs]);

@@ -1,7 +1,7 @@
 // `npm run bench`: runs every participant at every size, each on a fresh API server, and writes the report, JSON and chart.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { renderChart } from './chart.js';
 import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
 import { PARTICIPANT_LABELS, parseOptions, type BenchOptions } from './options.js';
@@ -21,9 +21,14 @@ export function writeResults(outDir: string, options: Pick<BenchOptions, 'profil
   mkdirSync(outDir, { recursive: true });
   const files = resultFiles(outDir, options);
   writeFileSync(files.json, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
-  writeFileSync(files.markdown, renderReport(results, relative(outDir, files.svg)));
+  writeReport(results, files);
   return files;
+}
+
+/** Writes the chart and the report (which links the chart by its file name: both live in one directory). */
+function writeReport(results: BenchResults, files: { markdown: string; svg: string }): void {
+  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
+  writeFileSync(files.markdown, renderReport(results, basename(files.svg)));
 }
 
 /** Runs the benchmark described by `options`; answers the results (also written to `options.outDir`). */
@@ -67,8 +72,7 @@ export function renderAgain(jsonPath: string): { markdown: string; svg: string }
   const results = JSON.parse(readFileSync(jsonPath, 'utf8')) as BenchResults;
   const base = jsonPath.replace(/\.json$/, '');
   const files = { markdown: `${base}.md`, svg: `${base}.svg` };
-  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
-  writeFileSync(files.markdown, renderReport(results, basename(files.svg)));
+  writeReport(results, files);
   return files;
 }
 

@@ -99,6 +99,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const log = createWriteStream(options.logPath, { flags: 'a' });
   // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
   const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   child.stderr!.pipe(log, { end: false });
   let stopping = false;
   const exited = new Promise<void>((resolveExit, reject) => {
@@ -137,7 +138,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     pid: child.pid!,
     exited,
     get alive(): boolean {
-      return child.exitCode === null && child.signalCode === null;
+      return alive();
     },
     async stats(gc = false): Promise<OperatorStats> {
       // A busy process may drop a connection (a reused keep-alive socket): try again while it is alive.
@@ -149,7 +150,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
         } catch (error) {
           const cause = (error as { cause?: unknown }).cause;
           const reason = `${(error as Error).message}${cause ? ` (${String((cause as Error).message ?? cause)})` : ''}`;
-          if (attempt >= STATS_ATTEMPTS || child.exitCode !== null || child.signalCode !== null) {
+          if (attempt >= STATS_ATTEMPTS || !alive()) {
             throw new Error(`${options.participant} /stats failed after ${attempt} attempts: ${reason}`, { cause: error });
           }
           await new Promise((done) => setTimeout(done, 500));

@@ -143,14 +143,15 @@ if (selectedTargets().includes('emulator')) {
   });
   const faults = () => cluster.emulator!.faults;
   /** The list is done before the watch request reaches the server: a fault aimed at the watch waits for it. */
-  const watchOpen = (namespace: string) => waitUntil(`the watch of ${namespace} is open on the server`, () => cluster.emulator!.counters.openWatchCount({ resource: 'configmaps', namespace }) === 1);
+  const watchOpen = async (t: ExecutionContext, namespace: string) =>
+    t.is(await settledOpenWatches(cluster, clients.connection, 'configmaps', { want: 1, namespace }), 1, `the watch of ${namespace} is open on the server`);
 
   test.serial('[emulator faults] an in-stream 410 on the resumed watch relists, and the relist holds what changed meanwhile', async (t) => {
     const { admin } = clients;
     await createNamespaceOnce(admin, 'fault-gone');
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('kept', '1'));
     const { seen, lines } = await listedWatch(t, admin, 'fault-gone');
-    await watchOpen('fault-gone');
+    await watchOpen(t, 'fault-gone');
     faults().expireNextWatch({ resource: 'configmaps', namespace: 'fault-gone' });
     t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-gone' }, 'reset'), 1);
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('added', '1'));
@@ -164,7 +165,7 @@ if (selectedTargets().includes('emulator')) {
     const { admin } = clients;
     await createNamespaceOnce(admin, 'fault-retry');
     const { seen, lines } = await listedWatch(t, admin, 'fault-retry');
-    await watchOpen('fault-retry');
+    await watchOpen(t, 'fault-retry');
     const match = { verb: 'watch', resource: 'configmaps', namespace: 'fault-retry' };
     faults().failRequests({ match, code: 500, times: 1 });
     faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });

@@ -9,13 +9,29 @@ import { idleFigures } from './idle.js';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const stamp = (ms: number): string => new Date(T0 + ms).toISOString().replace('Z', '000Z');
 
-function line(id: string, stage: string, verb: string, uri: string, receivedMs: number, stageMs: number, resource = 'configmaps', namespace = 'bench-0'): string {
+function line(
+  id: string,
+  stage: string,
+  verb: string,
+  uri: string,
+  receivedMs: number,
+  stageMs: number,
+  resource = 'configmaps',
+  namespace = 'bench-0',
+): string {
   return JSON.stringify({
-    kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', auditID: id, stage, requestURI: uri, verb,
+    kind: 'Event',
+    apiVersion: 'audit.k8s.io/v1',
+    level: 'Metadata',
+    auditID: id,
+    stage,
+    requestURI: uri,
+    verb,
     user: { username: 'system:serviceaccount:bench-system:operator' },
     objectRef: { resource, namespace, apiVersion: 'v1' },
     responseStatus: { code: 200 },
-    requestReceivedTimestamp: stamp(receivedMs), stageTimestamp: stamp(stageMs),
+    requestReceivedTimestamp: stamp(receivedMs),
+    stageTimestamp: stamp(stageMs),
   });
 }
 
@@ -42,14 +58,35 @@ test('audit timestamps keep their microseconds', (t) => {
 });
 
 test('a line gives the verb, the resource with group and subresource, the stream and the watch timeout', (t) => {
-  const parsed = parseAuditLine(JSON.stringify({
-    auditID: 'a', stage: 'ResponseComplete', verb: 'patch', requestURI: '/apis/app.example.com/v1/namespaces/ns/customapps/x/status',
-    objectRef: { resource: 'customapps', namespace: 'ns', apiGroup: 'app.example.com', subresource: 'status' },
-    requestReceivedTimestamp: '2026-01-01T00:00:00.000000Z', stageTimestamp: '2026-01-01T00:00:00.004000Z',
-  }));
+  const parsed = parseAuditLine(
+    JSON.stringify({
+      auditID: 'a',
+      stage: 'ResponseComplete',
+      verb: 'patch',
+      requestURI: '/apis/app.example.com/v1/namespaces/ns/customapps/x/status',
+      objectRef: { resource: 'customapps', namespace: 'ns', apiGroup: 'app.example.com', subresource: 'status' },
+      requestReceivedTimestamp: '2026-01-01T00:00:00.000000Z',
+      stageTimestamp: '2026-01-01T00:00:00.004000Z',
+    }),
+  );
   t.like(parsed, { verb: 'patch', resource: 'customapps.app.example.com/status', completedMs: T0 + 4, code: undefined });
-  const watch = parseAuditLine(line('w', 'ResponseStarted', 'watch', '/api/v1/namespaces/bench-0/configmaps?fieldSelector=metadata.name%3Dx&timeoutSeconds=295&watch=true', 0, 1));
-  t.like(watch, { verb: 'watch', resource: 'configmaps', timeoutSeconds: 295, completedMs: undefined, streamKey: 'configmaps|bench-0|metadata.name=x|' });
+  const watch = parseAuditLine(
+    line(
+      'w',
+      'ResponseStarted',
+      'watch',
+      '/api/v1/namespaces/bench-0/configmaps?fieldSelector=metadata.name%3Dx&timeoutSeconds=295&watch=true',
+      0,
+      1,
+    ),
+  );
+  t.like(watch, {
+    verb: 'watch',
+    resource: 'configmaps',
+    timeoutSeconds: 295,
+    completedMs: undefined,
+    streamKey: 'configmaps|bench-0|metadata.name=x|',
+  });
   t.is(parseAuditLine('not json'), undefined);
 });
 
@@ -61,7 +98,10 @@ test('requests are counted once per audit ID, and a list or watch right after a 
     line('w1', 'ResponseComplete', 'watch', uri, 0, 60_000),
   ]);
   await log.refresh();
-  appendFileSync(path, `${line('w2', 'ResponseStarted', 'watch', uri, 60_010, 60_011)}\n${line('p1', 'ResponseComplete', 'patch', '/apis/apps/v1/namespaces/bench-0/deployments/a', 61_000, 61_003, 'deployments')}\n`);
+  appendFileSync(
+    path,
+    `${line('w2', 'ResponseStarted', 'watch', uri, 60_010, 60_011)}\n${line('p1', 'ResponseComplete', 'patch', '/apis/apps/v1/namespaces/bench-0/deployments/a', 61_000, 61_003, 'deployments')}\n`,
+  );
   await log.refresh();
   const { work, renewals } = log.counts(T0, T0 + 120_000);
   t.deepEqual(work, { watch: { configmaps: 1 }, get: { configmaps: 1 }, patch: { deployments: 1 } });
@@ -87,7 +127,14 @@ test('idle figures: a client timeout counts as is, an early client close by its 
   ]);
   await log.refresh();
   const { renewals, work } = log.counts(T0 + 10_000, T0 + 70_000);
-  const idle = idleFigures({ requests: log.between(0, T0 + 70_000), fromMs: T0 + 10_000, toMs: T0 + 70_000, serverWatchTimeoutSeconds: 60, renewals, all: work });
+  const idle = idleFigures({
+    requests: log.between(0, T0 + 70_000),
+    fromMs: T0 + 10_000,
+    toMs: T0 + 70_000,
+    serverWatchTimeoutSeconds: 60,
+    renewals,
+    all: work,
+  });
   t.is(idle.watchStreams, 3);
   t.is(idle.renewals, 2);
   t.deepEqual(idle.periods, { clientTimeout: 1, clientClosed: 1, serverDefault: 1 });

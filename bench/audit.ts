@@ -160,7 +160,10 @@ export class AuditLog {
 
   /** Watches open at `atMs` (received before it, not completed by then). */
   openWatchesAt(atMs: number): AuditedRequest[] {
-    return this.ordered.filter((request) => request.verb === 'watch' && request.receivedMs <= atMs && (request.completedMs === undefined || request.completedMs > atMs));
+    return this.ordered.filter(
+      (request) =>
+        request.verb === 'watch' && request.receivedMs <= atMs && (request.completedMs === undefined || request.completedMs > atMs),
+    );
   }
 
   /** Requests of [fromMs, toMs) counted by verb and resource, with renewals apart. */

@@ -22,19 +22,23 @@ const TINY: Profile = {
   idleSeconds: 1,
 };
 
-test('a tiny run of every participant on the emulator converges, shows the seed\'s and naive-get\'s misses, and writes the report, JSON and chart', async (t) => {
+test("a tiny run of every participant on the emulator converges, shows the seed's and naive-get's misses, and writes the report, JSON and chart", async (t) => {
   t.timeout(900_000);
   const outDir = mkdtempSync(join(tmpdir(), 'bench-e2e-'));
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
   const options: BenchOptions = { profile: TINY, target: 'emulator', participants: PARTICIPANTS, sizes: [20], outDir, progress: false };
   const results = await runBench(options, 'bench.test.ts', silentProgress);
 
-  t.deepEqual(results.sessions.map((session) => session.participant), [...PARTICIPANTS]);
+  t.deepEqual(
+    results.sessions.map((session) => session.participant),
+    [...PARTICIPANTS],
+  );
   for (const session of results.sessions) {
     t.is(session.error, undefined, `${session.participant}: ${session.error}`);
     t.is(session.coldStart?.converged, 20, `${session.participant} converges from cold`);
     // naive-get and the seed catch up on restart with the updates they missed; the others have nothing to roll.
-    if (session.participant !== 'naive-get' && session.participant !== 'per-object') t.is(session.restart?.deploymentChanges, 0, `${session.participant} rolls nothing on restart`);
+    if (session.participant !== 'naive-get' && session.participant !== 'per-object')
+      t.is(session.restart?.deploymentChanges, 0, `${session.participant} rolls nothing on restart`);
     t.true((session.afterSync?.memory.heapUsedBytes ?? 0) > 0, `${session.participant} reports its heap`);
   }
   const byName = Object.fromEntries(results.sessions.map((session) => [session.participant, session]));
@@ -52,6 +56,7 @@ test('a tiny run of every participant on the emulator converges, shows the seed\
   const written = JSON.parse(readFileSync(files.json, 'utf8')) as BenchResults;
   t.is(written.sessions.length, PARTICIPANTS.length);
   const report = readFileSync(files.markdown, 'utf8');
-  for (const label of ['naive-get', 'static-list-all', 'static-indexed', 'per-object (seed)', '**ours**', 'peer (controller-runtime)']) t.true(report.includes(`| ${label} | 20 |`), label);
+  for (const label of ['naive-get', 'static-list-all', 'static-indexed', 'per-object (seed)', '**ours**', 'peer (controller-runtime)'])
+    t.true(report.includes(`| ${label} | 20 |`), label);
   t.regex(readFileSync(files.svg, 'utf8'), /^<svg [^>]*>[\s\S]*<\/svg>\s*$/);
 });

@@ -63,7 +63,9 @@ function renderPanel(panel: Panel, rows: readonly string[], x: number, y: number
   let rowY = y + TITLE_HEIGHT + LEGEND_HEIGHT;
   rows.forEach((label, row) => {
     const rowHeight = panel.series.length * BAR_HEIGHT;
-    parts.push(`<text x="${x + LABEL_WIDTH - 8}" y="${rowY + rowHeight / 2 + 4}" class="label" text-anchor="end">${escapeXml(label)}</text>`);
+    parts.push(
+      `<text x="${x + LABEL_WIDTH - 8}" y="${rowY + rowHeight / 2 + 4}" class="label" text-anchor="end">${escapeXml(label)}</text>`,
+    );
     panel.series.forEach((series, index) => {
       const value = series.values[row];
       const barY = rowY + index * BAR_HEIGHT;
@@ -72,8 +74,12 @@ function renderPanel(panel: Panel, rows: readonly string[], x: number, y: number
         return;
       }
       const width = Math.max(value > 0 ? 1 : 0, scale(value));
-      parts.push(`<rect x="${x + LABEL_WIDTH}" y="${barY}" width="${width.toFixed(1)}" height="${BAR_HEIGHT - 2}" fill="${series.color}"><title>${escapeXml(`${label}, ${series.name}: ${value}`)}</title></rect>`);
-      parts.push(`<text x="${(x + LABEL_WIDTH + width + 4).toFixed(1)}" y="${barY + BAR_HEIGHT - 2}" class="value">${formatValue(value)}</text>`);
+      parts.push(
+        `<rect x="${x + LABEL_WIDTH}" y="${barY}" width="${width.toFixed(1)}" height="${BAR_HEIGHT - 2}" fill="${series.color}"><title>${escapeXml(`${label}, ${series.name}: ${value}`)}</title></rect>`,
+      );
+      parts.push(
+        `<text x="${(x + LABEL_WIDTH + width + 4).toFixed(1)}" y="${barY + BAR_HEIGHT - 2}" class="value">${formatValue(value)}</text>`,
+      );
     });
     rowY += rowHeight + ROW_GAP;
   });
@@ -81,16 +87,26 @@ function renderPanel(panel: Panel, rows: readonly string[], x: number, y: number
 }
 
 function panelsFor(sessions: readonly (SessionResult | undefined)[]): Panel[] {
-  const pick = (read: (session: SessionResult) => number | undefined): (number | undefined)[] => sessions.map((session) => (session ? read(session) : undefined));
-  const perOp = (phase: SessionResult['referenced']): number | undefined => (phase ? totalRequests(phase.requests) / Math.max(1, phase.operations) : undefined);
+  const pick = (read: (session: SessionResult) => number | undefined): (number | undefined)[] =>
+    sessions.map((session) => (session ? read(session) : undefined));
+  const perOp = (phase: SessionResult['referenced']): number | undefined =>
+    phase ? totalRequests(phase.requests) / Math.max(1, phase.operations) : undefined;
   return [
     {
       title: 'API requests',
       unit: 'requests',
       log: true,
       series: [
-        { name: 'cold start', color: COLORS.a, values: pick((session) => (session.coldStart ? totalRequests(session.coldStart.requests) : undefined)) },
-        { name: 'restart', color: COLORS.c, values: pick((session) => (session.restart ? totalRequests(session.restart.requests) : undefined)) },
+        {
+          name: 'cold start',
+          color: COLORS.a,
+          values: pick((session) => (session.coldStart ? totalRequests(session.coldStart.requests) : undefined)),
+        },
+        {
+          name: 'restart',
+          color: COLORS.c,
+          values: pick((session) => (session.restart ? totalRequests(session.restart.requests) : undefined)),
+        },
       ],
     },
     {
@@ -108,8 +124,16 @@ function panelsFor(sessions: readonly (SessionResult | undefined)[]): Panel[] {
       unit: 'MiB',
       log: false,
       series: [
-        { name: 'heap', color: COLORS.a, values: pick((session) => (session.afterSync ? session.afterSync.memory.heapUsedBytes / 2 ** 20 : undefined)) },
-        { name: 'RSS', color: COLORS.b, values: pick((session) => (session.afterSync ? session.afterSync.memory.rssBytes / 2 ** 20 : undefined)) },
+        {
+          name: 'heap',
+          color: COLORS.a,
+          values: pick((session) => (session.afterSync ? session.afterSync.memory.heapUsedBytes / 2 ** 20 : undefined)),
+        },
+        {
+          name: 'RSS',
+          color: COLORS.b,
+          values: pick((session) => (session.afterSync ? session.afterSync.memory.rssBytes / 2 ** 20 : undefined)),
+        },
       ],
     },
     {
@@ -130,7 +154,9 @@ export function renderChart(sessions: readonly SessionResult[], title: string): 
   const sizes = [...new Set(sessions.map((session) => session.size))].sort((a, b) => a - b);
   const participants = PARTICIPANTS.filter((participant) => sessions.some((session) => session.participant === participant));
   const rows = participants.map((participant) => PARTICIPANT_LABELS[participant]);
-  const columns = sizes.map((size) => panelsFor(participants.map((participant) => sessions.find((session) => session.participant === participant && session.size === size))));
+  const columns = sizes.map((size) =>
+    panelsFor(participants.map((participant) => sessions.find((session) => session.participant === participant && session.size === size))),
+  );
   const heights = (columns[0] ?? []).map((panel) => panelHeight(panel, rows.length));
   const width = Math.max(1, sizes.length) * (PANEL_WIDTH + 20) + 20;
   const height = 60 + heights.reduce((sum, value) => sum + value, 0);

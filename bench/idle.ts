@@ -19,7 +19,10 @@ export interface IdleInput {
   readonly all: RequestCounts;
 }
 
-const sum = (counts: RequestCounts): number => Object.values(counts).flatMap((resources) => Object.values(resources)).reduce((a, b) => a + b, 0);
+const sum = (counts: RequestCounts): number =>
+  Object.values(counts)
+    .flatMap((resources) => Object.values(resources))
+    .reduce((a, b) => a + b, 0);
 
 /**
  * The idle phase's figures. Each watch stream open during the window gets a renewal period:
@@ -37,7 +40,10 @@ export function idleFigures(input: IdleInput): IdleResult {
   const { fromMs, toMs } = input;
   const windowSeconds = (toMs - fromMs) / 1000;
   const shortTimeoutMs = input.serverWatchTimeoutSeconds * 1000;
-  const watches = input.requests.filter((request) => request.verb === 'watch' && request.receivedMs < toMs && (request.completedMs === undefined || request.completedMs > fromMs));
+  const watches = input.requests.filter(
+    (request) =>
+      request.verb === 'watch' && request.receivedMs < toMs && (request.completedMs === undefined || request.completedMs > fromMs),
+  );
   const streams = new Map<string, AuditedRequest[]>();
   for (const watch of watches) {
     let list = streams.get(watch.streamKey);
@@ -52,8 +58,12 @@ export function idleFigures(input: IdleInput): IdleResult {
     const lifetimes = list
       .filter((watch) => watch.completedMs !== undefined && watch.completedMs <= toMs)
       .map((watch) => watch.completedMs! - watch.receivedMs);
-    endsInWindow += list.filter((watch) => watch.completedMs !== undefined && watch.completedMs > fromMs && watch.completedMs <= toMs).length;
-    const clientClosed = lifetimes.filter((lifetime) => lifetime < 0.95 * shortTimeoutMs && (timeouts.length === 0 || lifetime < 0.95 * Math.min(...timeouts) * 1000));
+    endsInWindow += list.filter(
+      (watch) => watch.completedMs !== undefined && watch.completedMs > fromMs && watch.completedMs <= toMs,
+    ).length;
+    const clientClosed = lifetimes.filter(
+      (lifetime) => lifetime < 0.95 * shortTimeoutMs && (timeouts.length === 0 || lifetime < 0.95 * Math.min(...timeouts) * 1000),
+    );
     let periodSeconds: number;
     if (clientClosed.length > 0) {
       periods.clientClosed += 1;

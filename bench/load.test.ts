@@ -38,13 +38,20 @@ test('each version of a ConfigMap has about 1 KiB of different content', (t) => 
 test('forEachConcurrent keeps at most the given number of tasks in flight and rejects with the first failure', async (t) => {
   let inFlight = 0;
   let most = 0;
-  await forEachConcurrent(Array.from({ length: 20 }, (_, index) => index), 3, async () => {
-    most = Math.max(most, ++inFlight);
-    await new Promise((done) => setImmediate(done));
-    inFlight -= 1;
-  });
+  await forEachConcurrent(
+    Array.from({ length: 20 }, (_, index) => index),
+    3,
+    async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((done) => setImmediate(done));
+      inFlight -= 1;
+    },
+  );
   t.is(most, 3);
-  await t.throwsAsync(forEachConcurrent([1, 2, 3], 2, async (item) => {
-    if (item === 2) throw new Error('item 2 failed');
-  }), { message: 'item 2 failed' });
+  await t.throwsAsync(
+    forEachConcurrent([1, 2, 3], 2, async (item) => {
+      if (item === 2) throw new Error('item 2 failed');
+    }),
+    { message: 'item 2 failed' },
+  );
 });

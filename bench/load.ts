@@ -116,7 +116,11 @@ export function customAppObject(app: PlannedApp): KubeObject & { spec: Record<st
 }
 
 /** Runs `work` on every item with at most `concurrency` in flight; rejects with the first failure. */
-export async function forEachConcurrent<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachConcurrent<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failure: unknown;
   const worker = async (): Promise<void> => {

@@ -11,13 +11,20 @@ import type { BenchResults, SessionResult } from './results.js';
 import { runSession } from './session.js';
 
 /** The files a run writes, named after its profile and target so that a quick run never overwrites a full one. */
-export function resultFiles(outDir: string, options: Pick<BenchOptions, 'profile' | 'target'>): { markdown: string; json: string; svg: string } {
+export function resultFiles(
+  outDir: string,
+  options: Pick<BenchOptions, 'profile' | 'target'>,
+): { markdown: string; json: string; svg: string } {
   const base = join(outDir, `${options.profile.name}-${options.target}`);
   return { markdown: `${base}.md`, json: `${base}.json`, svg: `${base}.svg` };
 }
 
 /** Writes the report, the raw figures and the chart of `results`. */
-export function writeResults(outDir: string, options: Pick<BenchOptions, 'profile' | 'target'>, results: BenchResults): { markdown: string; json: string; svg: string } {
+export function writeResults(
+  outDir: string,
+  options: Pick<BenchOptions, 'profile' | 'target'>,
+  results: BenchResults,
+): { markdown: string; json: string; svg: string } {
   mkdirSync(outDir, { recursive: true });
   const files = resultFiles(outDir, options);
   writeFileSync(files.json, `${JSON.stringify(results, null, 2)}\n`);
@@ -57,7 +64,19 @@ export async function runBench(options: BenchOptions, command: string, progress:
   });
   for (const [index, { size, participant }] of plan.entries()) {
     const label = `[${index + 1}/${plan.length} ${PARTICIPANT_LABELS[participant]} ${sizeLabel(size)}]`;
-    sessions.push(await runSession({ participant, size, profile: options.profile, target: options.target, logDir, peerBinary, runner, progress, label }));
+    sessions.push(
+      await runSession({
+        participant,
+        size,
+        profile: options.profile,
+        target: options.target,
+        logDir,
+        peerBinary,
+        runner,
+        progress,
+        label,
+      }),
+    );
     writeResults(options.outDir, options, snapshot());
   }
   progress.done();

@@ -52,10 +52,15 @@ class RawWatch<T extends KubeObject> {
     while (!this.abort.signal.aborted) {
       try {
         this.watches += 1;
-        const events = this.client.watch<T>(this.resource, { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: OWN_WATCH_TIMEOUT_SECONDS }, this.abort.signal);
+        const events = this.client.watch<T>(
+          this.resource,
+          { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: OWN_WATCH_TIMEOUT_SECONDS },
+          this.abort.signal,
+        );
         for await (const event of events) {
           const at = this.now();
-          if (event.type === 'ERROR') throw Object.assign(new Error(`watch ${this.resource.plural}: ${event.object.message}`), { code: event.object.code });
+          if (event.type === 'ERROR')
+            throw Object.assign(new Error(`watch ${this.resource.plural}: ${event.object.message}`), { code: event.object.code });
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
           if (event.type !== 'BOOKMARK') this.onObject(event.object, event.type, at);
         }
@@ -138,9 +143,15 @@ export class ConfigMapDeliveries {
   private readonly watch: RawWatch<KubeObject>;
 
   constructor(client: KubeClient, now: Clock) {
-    this.watch = new RawWatch<KubeObject>(client, CONFIGMAPS, (object, _type, at) => {
-      this.arrivals.set(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`, at);
-    }, now, false);
+    this.watch = new RawWatch<KubeObject>(
+      client,
+      CONFIGMAPS,
+      (object, _type, at) => {
+        this.arrivals.set(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`, at);
+      },
+      now,
+      false,
+    );
   }
 
   start(): Promise<void> {

@@ -12,7 +12,23 @@ test('the runner stops and exits 0 when its stdin ends, as when the harness dies
   t.timeout(120_000);
   const server = await startBenchServer('emulator', { watchTimeoutSeconds: 60 });
   t.teardown(() => server.stop());
-  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--strategy', 'ours', '--kubeconfig', server.operatorKubeconfigPath, '--stats-bind-address', '127.0.0.1:0', '--log-level', 'info'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      RUNNER,
+      '--strategy',
+      'ours',
+      '--kubeconfig',
+      server.operatorKubeconfigPath,
+      '--stats-bind-address',
+      '127.0.0.1:0',
+      '--log-level',
+      'info',
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   t.teardown(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));

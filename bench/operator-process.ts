@@ -29,7 +29,9 @@ export async function buildPeer(): Promise<string> {
     return stdout.trim().split('\n').pop()!;
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`building the controller-runtime peer failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, { cause: error });
+    throw new Error(`building the controller-runtime peer failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -48,7 +50,16 @@ export interface RunnerCommand {
  */
 export async function prepareRunner(): Promise<RunnerCommand> {
   try {
-    await execFileAsync(ESBUILD, [RUNNER, '--bundle', '--platform=node', '--format=esm', '--packages=external', '--target=node20', `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
+    await execFileAsync(ESBUILD, [
+      RUNNER,
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--packages=external',
+      '--target=node20',
+      `--outfile=${RUNNER_BUNDLE}`,
+      '--log-level=warning',
+    ]);
     return { mode: 'bundle', nodeArgs: ['--expose-gc', RUNNER_BUNDLE] };
   } catch {
     return { mode: 'tsx', nodeArgs: ['--import', 'tsx', '--expose-gc', RUNNER] };
@@ -84,7 +95,14 @@ export interface OperatorProcessOptions {
 }
 
 function commandOf(options: OperatorProcessOptions): { command: string; args: string[] } {
-  const common = ['--kubeconfig', options.kubeconfigPath, '--stats-bind-address', '127.0.0.1:0', '--max-concurrent-reconciles', String(RECONCILE_WORKERS)];
+  const common = [
+    '--kubeconfig',
+    options.kubeconfigPath,
+    '--stats-bind-address',
+    '127.0.0.1:0',
+    '--max-concurrent-reconciles',
+    String(RECONCILE_WORKERS),
+  ];
   if (options.participant === 'peer') {
     if (!options.peerBinary) throw new Error('the peer participant needs peerBinary (see buildPeer)');
     return { command: options.peerBinary, args: common };
@@ -112,7 +130,15 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   exited.catch(() => undefined);
   const address = await new Promise<string>((resolveAddress, reject) => {
     const lines = createInterface(child.stdout!);
-    const timer = setTimeout(() => reject(new Error(`${options.participant} operator: /stats did not listen within ${options.startTimeoutMs ?? 60_000} ms; see ${options.logPath}`)), options.startTimeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${options.participant} operator: /stats did not listen within ${options.startTimeoutMs ?? 60_000} ms; see ${options.logPath}`,
+          ),
+        ),
+      options.startTimeoutMs ?? 60_000,
+    );
     lines.on('line', (line) => {
       log.write(`${line}\n`);
       const found = statsAddressOf(line);

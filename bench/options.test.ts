@@ -21,7 +21,10 @@ test('--quick runs 1k only with the quick profile', (t) => {
 });
 
 test('--target, --strategies, --sizes, --out and --no-progress are read, with or without =', (t) => {
-  const options = parseOptions(['--target=emulator', '--strategies', 'ours,peer', '--sizes', '500,2k', '--out', '/elsewhere', '--no-progress'], defaults);
+  const options = parseOptions(
+    ['--target=emulator', '--strategies', 'ours,peer', '--sizes', '500,2k', '--out', '/elsewhere', '--no-progress'],
+    defaults,
+  );
   t.is(options.target, 'emulator');
   t.deepEqual(options.participants, ['ours', 'peer']);
   t.deepEqual(options.sizes, [500, 2000]);

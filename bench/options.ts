@@ -127,11 +127,13 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         participants = parseParticipants(valueOf(flag, inline));
         break;
       case '--sizes':
-        sizes = valueOf(flag, inline).split(',').map((text) => {
-          const size = Number(text.trim().replace(/k$/i, '000'));
-          if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: "${text}" is not a positive whole number`);
-          return size;
-        });
+        sizes = valueOf(flag, inline)
+          .split(',')
+          .map((text) => {
+            const size = Number(text.trim().replace(/k$/i, '000'));
+            if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: "${text}" is not a positive whole number`);
+            return size;
+          });
         break;
       case '--out':
         outDir = valueOf(flag, inline);
@@ -151,10 +153,14 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
 
 /** `a,b,c` → the participants, in the order given; each must be one of {@link PARTICIPANTS}. */
 export function parseParticipants(text: string): Participant[] {
-  const names = text.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new Error(`--strategies "${text}": name at least one of ${PARTICIPANTS.join(', ')}`);
   for (const name of names) {
-    if (!(PARTICIPANTS as readonly string[]).includes(name)) throw new Error(`--strategies: "${name}" is not one of ${PARTICIPANTS.join(', ')}`);
+    if (!(PARTICIPANTS as readonly string[]).includes(name))
+      throw new Error(`--strategies: "${name}" is not one of ${PARTICIPANTS.join(', ')}`);
   }
   return [...new Set(names)] as Participant[];
 }

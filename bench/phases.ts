@@ -45,10 +45,19 @@ const MISS_CAP_MS = 300_000;
  * the last expectation met (a slow strategy that is still catching up is not cut short; one that dropped the
  * update is). Answers the latencies and the misses.
  */
-async function awaitExpectations(session: Session, expectations: readonly Expectation[], what: string): Promise<{ latencies: number[]; missed: number }> {
+async function awaitExpectations(
+  session: Session,
+  expectations: readonly Expectation[],
+  what: string,
+): Promise<{ latencies: number[]; missed: number }> {
   const met = (expectation: Expectation): number | undefined => {
-    const sighting = session.deployments.changesSince(expectation.deployment, expectation.sentAt).find((seen) =>
-      (expectation.hash === undefined || seen.hash === expectation.hash) && (expectation.image === undefined || seen.image === expectation.image));
+    const sighting = session.deployments
+      .changesSince(expectation.deployment, expectation.sentAt)
+      .find(
+        (seen) =>
+          (expectation.hash === undefined || seen.hash === expectation.hash) &&
+          (expectation.image === undefined || seen.image === expectation.image),
+      );
     return sighting ? sighting.at - expectation.sentAt : undefined;
   };
   const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
@@ -108,7 +117,9 @@ export async function coldStart(session: Session): Promise<ColdStartResult> {
   while (pending.length > 0 && session.now() - spawnedAt < timeoutMs) {
     session.assertAlive();
     pending = pending.filter((key) => convergedAt(key) === undefined);
-    session.status(`cold start: ${size - pending.length}/${size} Deployments carry their ConfigMap's hash (${((session.now() - spawnedAt) / 1000).toFixed(1)} s)`);
+    session.status(
+      `cold start: ${size - pending.length}/${size} Deployments carry their ConfigMap's hash (${((session.now() - spawnedAt) / 1000).toFixed(1)} s)`,
+    );
     if (pending.length > 0) await sleep(POLL_MS);
   }
   const times = apps.map(convergedAt);
@@ -149,7 +160,12 @@ export async function referencedUpdates(session: Session): Promise<PhaseResult> 
   });
   const { latencies, missed } = await awaitExpectations(session, expectations, 'referenced updates');
   await session.settle();
-  return meter.finish(targets.length, { latencyMs: summarize(latencies), floorMs: summarize(floorOf(session, probes)), expected: expectations.length, missed });
+  return meter.finish(targets.length, {
+    latencyMs: summarize(latencies),
+    floorMs: summarize(floorOf(session, probes)),
+    expected: expectations.length,
+    missed,
+  });
 }
 
 /** Writes ConfigMaps no CustomApp names: ideally nothing follows. */
@@ -177,7 +193,10 @@ export async function specUpdates(session: Session): Promise<PhaseResult> {
   const meter = await PhaseMeter.start(session);
   const expectations: Expectation[] = [];
   type SpecWrite = { app: PlannedApp; kind: 'image' | 'handoff' };
-  const writes: SpecWrite[] = [...imageTargets.map((app) => ({ app, kind: 'image' as const })), ...handoffs.map((app) => ({ app, kind: 'handoff' as const }))];
+  const writes: SpecWrite[] = [
+    ...imageTargets.map((app) => ({ app, kind: 'image' as const })),
+    ...handoffs.map((app) => ({ app, kind: 'handoff' as const })),
+  ];
   await paced(writes, profile.writesPerSecond, async ({ app, kind }) => {
     const key = `${app.namespace}/${app.name}`;
     const sentAt = session.now();
@@ -203,7 +222,9 @@ export async function sharedUpdates(session: Session): Promise<PhaseResult> {
   const probes: DeliveryProbe[] = [];
   let expected = 0;
   let missed = 0;
-  const sharedKeys = session.plan.configMaps.filter((configMap) => configMap.role === 'shared').map((configMap) => `${configMap.namespace}/${configMap.name}`);
+  const sharedKeys = session.plan.configMaps
+    .filter((configMap) => configMap.role === 'shared')
+    .map((configMap) => `${configMap.namespace}/${configMap.name}`);
   for (let round = 1; round <= 2; round += 1) {
     const expectations: Expectation[] = [];
     for (const key of sharedKeys) {
@@ -211,7 +232,8 @@ export async function sharedUpdates(session: Session): Promise<PhaseResult> {
       probes.push(probe);
       const [namespace, name] = key.split('/');
       for (const [app, configMap] of session.appConfigMap) {
-        if (configMap === name && app.startsWith(`${namespace}/`)) expectations.push({ deployment: app, sentAt: probe.sentAt, hash: session.configMaps.get(key)!.hash });
+        if (configMap === name && app.startsWith(`${namespace}/`))
+          expectations.push({ deployment: app, sentAt: probe.sentAt, hash: session.configMaps.get(key)!.hash });
       }
     }
     const result = await awaitExpectations(session, expectations, `shared updates, round ${round}`);
@@ -220,7 +242,12 @@ export async function sharedUpdates(session: Session): Promise<PhaseResult> {
     missed += result.missed;
     await session.settle();
   }
-  return meter.finish(sharedKeys.length * 2, { latencyMs: summarize(latencies), floorMs: summarize(floorOf(session, probes)), expected, missed });
+  return meter.finish(sharedKeys.length * 2, {
+    latencyMs: summarize(latencies),
+    floorMs: summarize(floorOf(session, probes)),
+    expected,
+    missed,
+  });
 }
 
 /** Nothing happens for the idle window: the operator's watch renewals, measured and extrapolated (see idle.ts). */
@@ -240,7 +267,14 @@ export async function idle(session: Session): Promise<IdleResult> {
   const all = server?.requests ?? diffCounts((await session.stats()).requests, before.requests);
   const audit = session.server.audit;
   if (audit) {
-    return idleFigures({ requests: audit.between(0, toMs), fromMs: window.fromMs, toMs, serverWatchTimeoutSeconds: profile.serverWatchTimeoutSeconds, renewals: server?.renewals ?? {}, all });
+    return idleFigures({
+      requests: audit.between(0, toMs),
+      fromMs: window.fromMs,
+      toMs,
+      serverWatchTimeoutSeconds: profile.serverWatchTimeoutSeconds,
+      renewals: server?.renewals ?? {},
+      all,
+    });
   }
   // Without an audit log: every list and watch of the window is a renewal, and there is no model to extrapolate with.
   const renewals = (all.watch ? Object.values(all.watch) : []).concat(all.list ? Object.values(all.list) : []).reduce((a, b) => a + b, 0);
@@ -286,7 +320,10 @@ export async function restart(session: Session): Promise<RestartResult> {
 }
 
 /** The operator's memory (after a forced GC when `gc`), its open watches as the server sees them, and its caches. */
-export async function memoryAfterSync(session: Session, gc = true): Promise<{ memory: MemoryResult; openWatches: number; cachedObjects: Record<string, number> }> {
+export async function memoryAfterSync(
+  session: Session,
+  gc = true,
+): Promise<{ memory: MemoryResult; openWatches: number; cachedObjects: Record<string, number> }> {
   const stats = await session.stats(gc);
   const { audit, counters } = session.server;
   let openWatches = stats.openWatches;
@@ -297,7 +334,12 @@ export async function memoryAfterSync(session: Session, gc = true): Promise<{ me
     openWatches = (await counters()).openWatches;
   }
   return {
-    memory: { heapUsedBytes: stats.heapUsedBytes, heapTotalBytes: stats.heapTotalBytes, rssBytes: stats.rssBytes, gcForced: stats.gcForced },
+    memory: {
+      heapUsedBytes: stats.heapUsedBytes,
+      heapTotalBytes: stats.heapTotalBytes,
+      rssBytes: stats.rssBytes,
+      gcForced: stats.gcForced,
+    },
     openWatches,
     cachedObjects: stats.cachedObjects,
   };

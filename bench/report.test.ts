@@ -21,13 +21,37 @@ function session(participant: Participant, size: number, overrides: Partial<Sess
     target: 'envtest',
     serverVersion: 'v1.34.4',
     requestSource: 'audit',
-    coldStart: { ...phase({ requests: { list: { configmaps: 3 }, create: { 'deployments.apps': size } } }), converged: size, convergedMs: 12_345 },
-    afterSync: { memory: { heapUsedBytes: 64 * 2 ** 20, heapTotalBytes: 80 * 2 ** 20, rssBytes: 128 * 2 ** 20, gcForced: true }, openWatches: 4, cachedObjects: { configmaps: 900, 'deployments.apps': size } },
-    referenced: phase({ requests: { patch: { 'deployments.apps': 100 } }, latencyMs: { count: 100, p50: 5, p95: 9, p99: 12.34, max: 20, mean: 6 }, floorMs: { count: 100, p50: 1, p95: 2, p99: 3, max: 4, mean: 1 }, expected: 100, missed: 0 }),
+    coldStart: {
+      ...phase({ requests: { list: { configmaps: 3 }, create: { 'deployments.apps': size } } }),
+      converged: size,
+      convergedMs: 12_345,
+    },
+    afterSync: {
+      memory: { heapUsedBytes: 64 * 2 ** 20, heapTotalBytes: 80 * 2 ** 20, rssBytes: 128 * 2 ** 20, gcForced: true },
+      openWatches: 4,
+      cachedObjects: { configmaps: 900, 'deployments.apps': size },
+    },
+    referenced: phase({
+      requests: { patch: { 'deployments.apps': 100 } },
+      latencyMs: { count: 100, p50: 5, p95: 9, p99: 12.34, max: 20, mean: 6 },
+      floorMs: { count: 100, p50: 1, p95: 2, p99: 3, max: 4, mean: 1 },
+      expected: 100,
+      missed: 0,
+    }),
     unrelated: phase(),
     spec: phase({ requests: { patch: { 'deployments.apps': 50 } }, expected: 50, missed: 0 }),
     shared: phase({ operations: 2, expected: 160, missed: 0, latencyMs: { count: 160, p50: 8, p95: 15, p99: 18, max: 20, mean: 9 } }),
-    idle: { windowSeconds: 45, serverWatchTimeoutSeconds: 60, watchStreams: 4, renewals: 0, measuredPerWatchHour: 0, extrapolatedPerWatchHour: 8, periods: { clientTimeout: 4, clientClosed: 0, serverDefault: 0 }, requestsPerRenewal: 1, requests: {} },
+    idle: {
+      windowSeconds: 45,
+      serverWatchTimeoutSeconds: 60,
+      watchStreams: 4,
+      renewals: 0,
+      measuredPerWatchHour: 0,
+      extrapolatedPerWatchHour: 8,
+      periods: { clientTimeout: 4, clientClosed: 0, serverDefault: 0 },
+      requestsPerRenewal: 1,
+      requests: {},
+    },
     restart: { ...phase({ operations: 1, requests: { list: { configmaps: 1 } } }), settledMs: 2500, stopMs: 300 },
     missedTotal: 0,
     notes: {},
@@ -61,7 +85,10 @@ test('numbers read well in a table cell', (t) => {
 });
 
 test('verbs are listed in API order, divided per operation, and an empty count reads 0', (t) => {
-  t.is(formatVerbs({ patch: { 'deployments.apps': 200, 'customapps.app.example.com/status': 100 }, get: { configmaps: 100 } }, 100), 'get 1 · patch 3');
+  t.is(
+    formatVerbs({ patch: { 'deployments.apps': 200, 'customapps.app.example.com/status': 100 }, get: { configmaps: 100 } }, 100),
+    'get 1 · patch 3',
+  );
   t.is(formatVerbs({}), '0');
   t.is(formatVerbs(undefined), '–');
 });
@@ -76,7 +103,9 @@ test('the tables have a row per session with its figures', (t) => {
 });
 
 test('latencies from 10 s up read in whole seconds', (t) => {
-  const slow = session('static-list-all', 10_000, { referenced: phase({ latencyMs: { count: 200, p50: 112_000, p95: 234_131, p99: 245_912, max: 250_000, mean: 120_000 } }) });
+  const slow = session('static-list-all', 10_000, {
+    referenced: phase({ latencyMs: { count: 200, p50: 112_000, p95: 234_131, p99: 245_912, max: 250_000, mean: 120_000 } }),
+  });
   t.true(resourcesTable([slow]).includes('| 112 s / 234 s / 246 s |'));
 });
 
@@ -90,10 +119,26 @@ test('the targets are checked against ours, and a miss is reported as a miss', (
     referenced: phase({ latencyMs: { count: 100, p50: 50, p95: 150, p99: 250, max: 300, mean: 60 }, requests: { get: { configmaps: 2 } } }),
     unrelated: phase({ reconciles: 3 }),
     coldStart: { ...phase(), converged: 10_000, convergedMs: 45_000 },
-    afterSync: { memory: { heapUsedBytes: 40 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true }, openWatches: 8, cachedObjects: {} },
+    afterSync: {
+      memory: { heapUsedBytes: 40 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true },
+      openWatches: 8,
+      cachedObjects: {},
+    },
   });
-  const static10k = session('static-indexed', 10_000, { afterSync: { memory: { heapUsedBytes: 100 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true }, openWatches: 4, cachedObjects: {} } });
-  const naive10k = session('naive-get', 10_000, { afterSync: { memory: { heapUsedBytes: 30 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true }, openWatches: 3, cachedObjects: {} } });
+  const static10k = session('static-indexed', 10_000, {
+    afterSync: {
+      memory: { heapUsedBytes: 100 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true },
+      openWatches: 4,
+      cachedObjects: {},
+    },
+  });
+  const naive10k = session('naive-get', 10_000, {
+    afterSync: {
+      memory: { heapUsedBytes: 30 * 2 ** 20, heapTotalBytes: 0, rssBytes: 0, gcForced: true },
+      openWatches: 3,
+      cachedObjects: {},
+    },
+  });
   const checks = checkTargets([session('ours', 1000), ours10k, static10k, naive10k]);
   const met = Object.fromEntries(checks.map((check) => [check.target, check.met]));
   t.true(met['0 GETs at steady state (1k)']);
@@ -106,7 +151,7 @@ test('the targets are checked against ours, and a miss is reported as a miss', (
   t.true(met['heap ≤ 0.5× static-indexed (10k)']);
   t.true(met['≤ 12 re-requests per idle watch per hour (10k)']);
   const context = checks.find((check) => check.target.startsWith('(context)'));
-  t.is(context?.measured, '10.0 MiB vs 70.0 MiB = 0.14×', 'the heap over naive-get\'s, as context');
+  t.is(context?.measured, '10.0 MiB vs 70.0 MiB = 0.14×', "the heap over naive-get's, as context");
   t.is(context?.met, undefined, 'context is not a target');
 });
 
@@ -128,7 +173,8 @@ test('the chart is one SVG with a column per size and a labelled bar per figure'
   t.regex(svg, /bench &lt;quick&gt; &amp; co/);
   t.regex(svg, />1k CustomApps</);
   t.regex(svg, />10k CustomApps</);
-  for (const title of ['API requests', 'API requests per update', 'Memory after sync', 'Propagation latency']) t.true(svg.includes(`>${title}`), title);
+  for (const title of ['API requests', 'API requests per update', 'Memory after sync', 'Propagation latency'])
+    t.true(svg.includes(`>${title}`), title);
   t.regex(svg, /<title>ours, p99: 12\.34<\/title>/);
   t.regex(svg, /<title>static-indexed, heap: 64<\/title>/);
   t.regex(svg, /<title>ours, API floor p99 \(same run\): 3<\/title>/);
@@ -140,7 +186,7 @@ test('escapeXml escapes the XML special characters', (t) => {
   t.is(escapeXml('a<b & "c">'), 'a&lt;b &amp; &quot;c&quot;&gt;');
 });
 
-test('--render writes the report and the chart again from a run\'s JSON, next to it', (t) => {
+test("--render writes the report and the chart again from a run's JSON, next to it", (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-render-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'full-envtest.json');

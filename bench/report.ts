@@ -79,7 +79,17 @@ function idleCell(session: SessionResult): string {
 /** The requests table: what each participant asks of the API server, per phase. */
 export function requestsTable(sessions: readonly SessionResult[]): string {
   return table(
-    ['strategy', 'N', 'cold start', 'per referenced update', 'per unrelated update', 'reconciles per unrelated update', 'per spec update', 'restart', 'idle re-requests per watch per hour'],
+    [
+      'strategy',
+      'N',
+      'cold start',
+      'per referenced update',
+      'per unrelated update',
+      'reconciles per unrelated update',
+      'per spec update',
+      'restart',
+      'idle re-requests per watch per hour',
+    ],
     sessions.map((session) => [
       label(session.participant),
       sizeLabel(session.size),
@@ -97,11 +107,28 @@ export function requestsTable(sessions: readonly SessionResult[]): string {
 /** The resources and latency table. */
 export function resourcesTable(sessions: readonly SessionResult[]): string {
   return table(
-    ['strategy', 'N', 'converged from cold (s)', 'restart settled (s)', 'watch streams', 'cached objects', 'heap (MiB)', 'RSS (MiB)', 'latency p50 / p95 / p99 (ms)', 'API floor p99 (ms)', 'fan-out p99 (ms)', 'missed updates'],
+    [
+      'strategy',
+      'N',
+      'converged from cold (s)',
+      'restart settled (s)',
+      'watch streams',
+      'cached objects',
+      'heap (MiB)',
+      'RSS (MiB)',
+      'latency p50 / p95 / p99 (ms)',
+      'API floor p99 (ms)',
+      'fan-out p99 (ms)',
+      'missed updates',
+    ],
     sessions.map((session) => [
       label(session.participant),
       sizeLabel(session.size),
-      session.coldStart?.convergedMs !== undefined ? seconds(session.coldStart.convergedMs) : session.coldStart ? `not converged (${session.coldStart.converged}/${session.size})` : '–',
+      session.coldStart?.convergedMs !== undefined
+        ? seconds(session.coldStart.convergedMs)
+        : session.coldStart
+          ? `not converged (${session.coldStart.converged}/${session.size})`
+          : '–',
       session.restart ? (session.restart.settledMs === undefined ? 'never' : seconds(session.restart.settledMs)) : '–',
       session.afterSync ? formatNumber(session.afterSync.openWatches) : '–',
       cached(session),
@@ -129,14 +156,20 @@ const find = (sessions: readonly SessionResult[], participant: Participant, size
 /** Checks ours against the targets of DESIGN.md §6 and issue 7, for every size in the run. */
 export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
-  const sizes = [...new Set(sessions.filter((session) => session.participant === 'ours').map((session) => session.size))].sort((a, b) => a - b);
+  const sizes = [...new Set(sessions.filter((session) => session.participant === 'ours').map((session) => session.size))].sort(
+    (a, b) => a - b,
+  );
   for (const size of sizes) {
     const ours = sessions.find((session) => session.participant === 'ours' && session.size === size);
     if (!ours) continue;
     const at = sizeLabel(size);
     const steady = [ours.referenced, ours.unrelated, ours.spec, ours.shared].filter((phase): phase is PhaseResult => phase !== undefined);
     const gets = steady.reduce((sum, phase) => sum + (byVerb(phase.requests).get ?? 0), 0);
-    checks.push({ target: `0 GETs at steady state (${at})`, measured: steady.length ? `${gets} GETs over the update phases` : 'no figure', met: steady.length ? gets === 0 : undefined });
+    checks.push({
+      target: `0 GETs at steady state (${at})`,
+      measured: steady.length ? `${gets} GETs over the update phases` : 'no figure',
+      met: steady.length ? gets === 0 : undefined,
+    });
     const unrelated = ours.unrelated;
     checks.push({
       target: `0 reconciles per unrelated update (${at})`,
@@ -145,21 +178,41 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
     });
     if (size === 1000 && ours.namespaces === 1) {
       const streams = ours.afterSync?.openWatches;
-      checks.push({ target: '≤ 10 watch streams at 1k CustomApps in one namespace', measured: streams === undefined || streams < 0 ? 'no figure' : `${streams} streams`, met: streams === undefined || streams < 0 ? undefined : streams <= 10 });
+      checks.push({
+        target: '≤ 10 watch streams at 1k CustomApps in one namespace',
+        measured: streams === undefined || streams < 0 ? 'no figure' : `${streams} streams`,
+        met: streams === undefined || streams < 0 ? undefined : streams <= 10,
+      });
     }
     const limit = size <= 1000 ? 50 : size >= 10_000 ? 200 : undefined;
     const p99 = ours.referenced?.latencyMs?.p99;
-    if (limit !== undefined) checks.push({ target: `p99 propagation ≤ ${limit} ms (${at})`, measured: p99 === undefined ? 'no figure' : `${ms(p99)} ms`, met: p99 === undefined ? undefined : p99 <= limit });
+    if (limit !== undefined)
+      checks.push({
+        target: `p99 propagation ≤ ${limit} ms (${at})`,
+        measured: p99 === undefined ? 'no figure' : `${ms(p99)} ms`,
+        met: p99 === undefined ? undefined : p99 <= limit,
+      });
     const idle = ours.idle?.extrapolatedPerWatchHour;
-    checks.push({ target: `≤ 12 re-requests per idle watch per hour (${at})`, measured: idle === undefined ? 'no figure' : formatNumber(idle), met: idle === undefined ? undefined : idle <= 12 });
+    checks.push({
+      target: `≤ 12 re-requests per idle watch per hour (${at})`,
+      measured: idle === undefined ? 'no figure' : formatNumber(idle),
+      met: idle === undefined ? undefined : idle <= 12,
+    });
     if (size >= 10_000) {
       const cold = ours.coldStart?.convergedMs;
-      checks.push({ target: `converged from cold ≤ 60 s (${at})`, measured: cold === undefined ? 'not converged' : `${seconds(cold)} s`, met: cold === undefined ? false : cold <= 60_000 });
+      checks.push({
+        target: `converged from cold ≤ 60 s (${at})`,
+        measured: cold === undefined ? 'not converged' : `${seconds(cold)} s`,
+        met: cold === undefined ? false : cold <= 60_000,
+      });
       const reference = find(sessions, 'static-indexed', size)?.afterSync?.memory.heapUsedBytes;
       const heap = ours.afterSync?.memory.heapUsedBytes;
       checks.push({
         target: `heap ≤ 0.5× static-indexed (${at})`,
-        measured: heap === undefined || reference === undefined ? 'no figure' : `${mib(heap)} MiB vs ${mib(reference)} MiB = ${(heap / reference).toFixed(2)}×`,
+        measured:
+          heap === undefined || reference === undefined
+            ? 'no figure'
+            : `${mib(heap)} MiB vs ${mib(reference)} MiB = ${(heap / reference).toFixed(2)}×`,
         met: heap === undefined || reference === undefined ? undefined : heap <= 0.5 * reference,
       });
       // Context for the row above, not a target: what each strategy holds for ConfigMaps, over naive-get's heap
@@ -178,7 +231,10 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
 }
 
 function targetsTable(checks: readonly TargetCheck[]): string {
-  return table(['target (ours)', 'measured', 'met'], checks.map((check) => [check.target, check.measured, check.met === undefined ? 'n/a' : check.met ? 'yes' : '**no**']));
+  return table(
+    ['target (ours)', 'measured', 'met'],
+    checks.map((check) => [check.target, check.measured, check.met === undefined ? 'n/a' : check.met ? 'yes' : '**no**']),
+  );
 }
 
 /** The whole report: settings, the two tables, the targets, and the sessions that failed. */
@@ -192,7 +248,7 @@ export function renderReport(results: BenchResults, chartFile?: string): string 
       ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'}`,
     '',
     '## API requests',
-    'Requests of the operator\'s own identity, from the API server\'s audit log (envtest) or the operator\'s own client (emulator).',
+    "Requests of the operator's own identity, from the API server's audit log (envtest) or the operator's own client (emulator).",
     '"Per update" divides a phase\'s requests by the writes the harness made in it; watch renewals are left out of the phases and measured in the idle column.',
     '',
     requestsTable(sessions),

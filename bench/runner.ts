@@ -28,7 +28,8 @@ function parseArgs(argv: readonly string[]): RunnerArgs {
   for (let index = 0; index < argv.length; index += 2) {
     const flag = argv[index]!;
     const value = argv[index + 1];
-    if (!flag.startsWith('--') || value === undefined) throw new Error(`runner: expected --flag value pairs, got "${argv.slice(index).join(' ')}"`);
+    if (!flag.startsWith('--') || value === undefined)
+      throw new Error(`runner: expected --flag value pairs, got "${argv.slice(index).join(' ')}"`);
     values.set(flag.slice(2), value);
   }
   const strategy = values.get('strategy') ?? '';
@@ -36,7 +37,13 @@ function parseArgs(argv: readonly string[]): RunnerArgs {
   if (!isStrategyName(strategy)) throw new Error(`runner: --strategy "${strategy}" is not a TypeScript strategy`);
   if (!kubeconfig) throw new Error('runner: --kubeconfig is required');
   const workers = values.has('max-concurrent-reconciles') ? Number(values.get('max-concurrent-reconciles')) : undefined;
-  return { strategy, kubeconfig, statsAddress: values.get('stats-bind-address') ?? '127.0.0.1:0', workers, logLevel: values.get('log-level') ?? 'warn' };
+  return {
+    strategy,
+    kubeconfig,
+    statsAddress: values.get('stats-bind-address') ?? '127.0.0.1:0',
+    workers,
+    logLevel: values.get('log-level') ?? 'warn',
+  };
 }
 
 /** The operator's rest_client_requests_total, plus the requests a strategy made with its own client. */
@@ -105,13 +112,21 @@ async function main(): Promise<void> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(args.kubeconfig);
   const external: RequestCounts = {};
-  const onRequest = (sample: RequestSample): void => countRequest(external, sample.verb, sample.subresource ? `${sample.resource}/${sample.subresource}` : sample.resource);
+  const onRequest = (sample: RequestSample): void =>
+    countRequest(external, sample.verb, sample.subresource ? `${sample.resource}/${sample.subresource}` : sample.resource);
   let source: BenchSource | undefined;
   const operator = await createOperator({
     kubeConfig,
     logger,
     maxConcurrentReconciles: args.workers,
-    dependencies: (context) => (source = createSource(args.strategy, { client: context.client, kubeConfig, onRequest, logger: context.logger, metrics: context.metrics })),
+    dependencies: (context) =>
+      (source = createSource(args.strategy, {
+        client: context.client,
+        kubeConfig,
+        onRequest,
+        logger: context.logger,
+        metrics: context.metrics,
+      })),
   });
   const server = await serveStats(args.statsAddress, (gc) => stats(operator, source, external, gc));
   const { address, port } = server.address() as AddressInfo;

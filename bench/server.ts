@@ -56,7 +56,9 @@ export async function installCrd(request: Request, timeoutMs = 30_000): Promise<
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const current = await request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
-    const established = current.body?.status?.conditions?.some((condition: { type: string; status: string }) => condition.type === 'Established' && condition.status === 'True');
+    const established = current.body?.status?.conditions?.some(
+      (condition: { type: string; status: string }) => condition.type === 'Established' && condition.status === 'True',
+    );
     if (established && (await request('GET', '/apis/app.example.com/v1/customapps?limit=1')).status === 200) return;
     if (Date.now() > deadline) throw new Error(`the CRD ${CRD_NAME} was not established within ${timeoutMs} ms`);
     await new Promise((done) => setTimeout(done, 100));
@@ -65,14 +67,22 @@ export async function installCrd(request: Request, timeoutMs = 30_000): Promise<
 
 /** Gives the operator its own ServiceAccount with cluster-admin rights (every strategy gets the same). */
 async function operatorIdentity(request: Request): Promise<void> {
-  await expectStatus('creating the operator namespace', request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NAMESPACE } }), [201, 409]);
-  await expectStatus('binding the operator to cluster-admin', request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'bench-operator' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: OPERATOR_ACCOUNT, namespace: OPERATOR_NAMESPACE }],
-  }), [201, 409]);
+  await expectStatus(
+    'creating the operator namespace',
+    request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NAMESPACE } }),
+    [201, 409],
+  );
+  await expectStatus(
+    'binding the operator to cluster-admin',
+    request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'bench-operator' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: OPERATOR_ACCOUNT, namespace: OPERATOR_NAMESPACE }],
+    }),
+    [201, 409],
+  );
 }
 
 /** Starts a fresh envtest with the audit log of the operator's identity and a shortened watch timeout. */
@@ -113,10 +123,21 @@ async function startEnvtestServer(options: BenchServerOptions): Promise<BenchSer
 }
 
 /** One JSON request over plain http with a bearer token. */
-async function httpJson(server: string, token: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+async function httpJson(
+  server: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: any }> {
   const response = await fetch(new URL(path, server), {
     method,
-    headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': contentType }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
@@ -124,7 +145,9 @@ async function httpJson(server: string, token: string, method: string, path: str
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);
-  } catch { /* not JSON: keep the text */ }
+  } catch {
+    /* not JSON: keep the text */
+  }
   return { status: response.status, body: parsed };
 }
 
@@ -143,7 +166,11 @@ export function benchResourceName(group: string, resource: string): string {
 async function startEmulatorServer(): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'customapp-bench-emulator-'));
   const adminKubeconfigPath = join(dir, 'admin.kubeconfig');
-  const child = spawn(process.execPath, ['--import', 'tsx', EMULATOR_MAIN, '--port', '0', '--kubeconfig-out', adminKubeconfigPath, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', EMULATOR_MAIN, '--port', '0', '--kubeconfig-out', adminKubeconfigPath, '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -158,25 +185,45 @@ async function startEmulatorServer(): Promise<BenchServer> {
       lines.once('line', (line) => resolveUrl(line.trim()));
       child.once('exit', (code) => reject(new Error(`the emulator exited (code ${code}) before listening`)));
     });
-    const admin = parse(readFileSync(adminKubeconfigPath, 'utf8')) as { clusters: { cluster: { server: string } }[]; users: { user: { token: string } }[] };
+    const admin = parse(readFileSync(adminKubeconfigPath, 'utf8')) as {
+      clusters: { cluster: { server: string } }[];
+      users: { user: { token: string } }[];
+    };
     const adminToken = admin.users[0]!.user.token;
     // The kubeconfigs point at the port's https side: kubectl and client-go send no credentials over plain http.
     const server = admin.clusters[0]!.cluster.server;
     const request: Request = (method, path, body, contentType) => httpJson(url, adminToken, method, path, body, contentType);
     await operatorIdentity(request);
-    await expectStatus('creating the operator ServiceAccount', request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: OPERATOR_ACCOUNT } }), [201, 409]);
-    const token = await expectStatus('requesting the operator token', request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts/${OPERATOR_ACCOUNT}/token`, {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 86_400 },
-    }), [200, 201]);
+    await expectStatus(
+      'creating the operator ServiceAccount',
+      request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts`, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: OPERATOR_ACCOUNT },
+      }),
+      [201, 409],
+    );
+    const token = await expectStatus(
+      'requesting the operator token',
+      request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts/${OPERATOR_ACCOUNT}/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 86_400 },
+      }),
+      [200, 201],
+    );
     const operatorKubeconfigPath = join(dir, 'operator.kubeconfig');
-    writeFileSync(operatorKubeconfigPath, stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'emulator', cluster: { server, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'operator', user: { token: token.status.token } }],
-      contexts: [{ name: 'emulator', context: { cluster: 'emulator', user: 'operator' } }],
-      'current-context': 'emulator',
-    }));
+    writeFileSync(
+      operatorKubeconfigPath,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'emulator', cluster: { server, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'operator', user: { token: token.status.token } }],
+        contexts: [{ name: 'emulator', context: { cluster: 'emulator', user: 'operator' } }],
+        'current-context': 'emulator',
+      }),
+    );
     await installCrd(request);
     const version = (await request('GET', '/version')).body.gitVersion as string;
     return {
@@ -188,7 +235,8 @@ async function startEmulatorServer(): Promise<BenchServer> {
         const snapshot = await expectStatus('reading the emulator counters', request('GET', '/emulator/counters'), [200]);
         const requests: RequestCounts = {};
         for (const record of snapshot.requests as { verb: string; group: string; resource: string; user: string; count: number }[]) {
-          if (record.user === OPERATOR_USERNAME) countRequest(requests, record.verb, benchResourceName(record.group, record.resource), record.count);
+          if (record.user === OPERATOR_USERNAME)
+            countRequest(requests, record.verb, benchResourceName(record.group, record.resource), record.count);
         }
         return { requests, openWatches: snapshot.watches.byUser[OPERATOR_USERNAME] ?? 0 };
       },

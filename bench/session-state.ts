@@ -129,9 +129,12 @@ export class Session {
   /** Reads the operator's stats, failing fast when its process has died. */
   async stats(gc = false): Promise<OperatorStats> {
     const operator = this.operator!;
-    return Promise.race([operator.stats(gc), operator.exited.then(() => {
-      throw new Error(`${operator.participant} operator stopped`);
-    })]);
+    return Promise.race([
+      operator.stats(gc),
+      operator.exited.then(() => {
+        throw new Error(`${operator.participant} operator stopped`);
+      }),
+    ]);
   }
 
   /**
@@ -209,7 +212,11 @@ export class PhaseMeter {
   private readonly fromClock: number;
   private readonly changesBefore: number;
 
-  private constructor(private readonly session: Session, private readonly window: ServerWindow, private readonly before: OperatorStats) {
+  private constructor(
+    private readonly session: Session,
+    private readonly window: ServerWindow,
+    private readonly before: OperatorStats,
+  ) {
     this.fromClock = session.now();
     this.changesBefore = session.deployments.changeCount;
   }

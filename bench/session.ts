@@ -25,14 +25,20 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
     await session.start();
     result.serverVersion = session.server.version;
     result.coldStart = await coldStart(session);
-    log(`cold start: ${result.coldStart.converged}/${options.size} converged${result.coldStart.convergedMs === undefined ? '' : ` in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}`);
+    log(
+      `cold start: ${result.coldStart.converged}/${options.size} converged${result.coldStart.convergedMs === undefined ? '' : ` in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}`,
+    );
     result.afterSync = await memoryAfterSync(session);
     if (result.coldStart.converged < options.size) {
       // The later phases would measure a backlog, not the strategy: the session ends here, and says why.
-      throw new Error(`did not converge from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s (${result.coldStart.converged}/${options.size} Deployments carry their ConfigMap's hash); the later phases were not run`);
+      throw new Error(
+        `did not converge from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s (${result.coldStart.converged}/${options.size} Deployments carry their ConfigMap's hash); the later phases were not run`,
+      );
     }
     result.referenced = await referencedUpdates(session);
-    log(`referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`);
+    log(
+      `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,
+    );
     result.unrelated = await unrelatedUpdates(session);
     log(`unrelated updates: ${result.unrelated.reconciles} reconciles, ${totalRequests(result.unrelated.requests)} requests`);
     result.spec = await specUpdates(session);
@@ -42,7 +48,9 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
     result.idle = await idle(session);
     log(`idle: ${result.idle.renewals} renewals over ${result.idle.watchStreams} watch streams`);
     result.restart = await restart(session);
-    log(`restart: settled ${result.restart.settledMs === undefined ? 'never' : `in ${(result.restart.settledMs / 1000).toFixed(1)} s`}, ${result.restart.deploymentChanges} Deployments rolled`);
+    log(
+      `restart: settled ${result.restart.settledMs === undefined ? 'never' : `in ${(result.restart.settledMs / 1000).toFixed(1)} s`}, ${result.restart.deploymentChanges} Deployments rolled`,
+    );
     Object.assign(session.notes, (await session.stats()).notes ?? {});
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);

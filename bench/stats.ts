@@ -64,7 +64,8 @@ export function diffCounts(after: RequestCounts, before: RequestCounts): Request
 export function addCounts(a: RequestCounts, b: RequestCounts): RequestCounts {
   const sum: RequestCounts = {};
   for (const counts of [a, b]) {
-    for (const [verb, resources] of Object.entries(counts)) for (const [resource, count] of Object.entries(resources)) countRequest(sum, verb, resource, count);
+    for (const [verb, resources] of Object.entries(counts))
+      for (const [resource, count] of Object.entries(resources)) countRequest(sum, verb, resource, count);
   }
   return sum;
 }

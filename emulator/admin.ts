@@ -61,12 +61,22 @@ export function adminHandler(deps: AdminDeps) {
         deps.counters.reset();
         return ok({});
       case 'GET /emulator/watches':
-        return ok(deps.hub.watches().map(({ id, group, resource, namespace, user, startedAt }) => ({ id, group, resource, namespace, user, startedAt })));
+        return ok(
+          deps.hub
+            .watches()
+            .map(({ id, group, resource, namespace, user, startedAt }) => ({ id, group, resource, namespace, user, startedAt })),
+        );
       case 'GET /emulator/faults':
         return ok(deps.faults.list());
       case 'POST /emulator/faults/fail': {
         const b = parse(await body());
-        const fault: FailureFault = { match: requestMatch(b), rate: b.rate, code: b.code, retryAfterSeconds: b.retryAfterSeconds, times: b.times };
+        const fault: FailureFault = {
+          match: requestMatch(b),
+          rate: b.rate,
+          code: b.code,
+          retryAfterSeconds: b.retryAfterSeconds,
+          times: b.times,
+        };
         if (fault.code !== undefined && ![500, 429, 503].includes(fault.code)) throw badRequest('code must be 500, 429 or 503');
         return ok({ id: deps.faults.failRequests(fault) });
       }

@@ -22,7 +22,14 @@ import {
 import { FieldSet, fieldElement } from './fieldset.js';
 import { builtinTypeError, type FieldValidation, unknownFieldOutcome } from './fieldvalidation.js';
 import { decodeManagedFields, defaultManager, encodeManagedFields, type ManagerSet, updateManagedFields } from './managedfields.js';
-import { canonicalObject, isTerminating, sameContent, standardFinalizers, validateObjectMeta, validateObjectMetaUpdate } from './metadata.js';
+import {
+  canonicalObject,
+  isTerminating,
+  sameContent,
+  standardFinalizers,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './metadata.js';
 import { generatedNameSuffix } from './names.js';
 import { deepCopy, deepEqual, isObject, type KubeObject, objectKey, sortedKeys, timestamp } from './object.js';
 import { builtinSchemas, zeroValue } from './openapi/builtin.js';
@@ -86,7 +93,9 @@ export interface WriteResult {
   readonly created: boolean;
 }
 
-export type DeleteResult = { readonly kind: 'object'; readonly object: KubeObject } | { readonly kind: 'status'; readonly object: KubeObject };
+export type DeleteResult =
+  | { readonly kind: 'object'; readonly object: KubeObject }
+  | { readonly kind: 'status'; readonly object: KubeObject };
 
 export interface ApiOptions {
   readonly clock: () => Date;
@@ -174,7 +183,8 @@ export class Api {
   selects(rt: ResourceType, selection: Selection, obj: KubeObject): boolean {
     if (selection.namespace !== '' && obj.metadata.namespace !== selection.namespace) return false;
     if (selection.labels.length > 0 && !labelsMatch(selection.labels, obj.metadata.labels)) return false;
-    if (selection.fields.length > 0 && !fieldsMatch(selection.fields, rt.fieldGetters, rt.fromStorage ? rt.fromStorage(obj) : obj)) return false;
+    if (selection.fields.length > 0 && !fieldsMatch(selection.fields, rt.fieldGetters, rt.fromStorage ? rt.fromStorage(obj) : obj))
+      return false;
     return true;
   }
 
@@ -194,30 +204,47 @@ export class Api {
     const rvParam = options.resourceVersion ?? '';
     const match = options.resourceVersionMatch ?? '';
     const listOptionsInvalid = (error: FieldError) => invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [error]);
-    if (match !== '' && rvParam === '') throw listOptionsInvalid(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (match !== '' && rvParam === '')
+      throw listOptionsInvalid(
+        forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+      );
     if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
-      throw listOptionsInvalid({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"` });
+      throw listOptionsInvalid({
+        type: 'FieldValueNotSupported',
+        field: 'resourceVersionMatch',
+        detail: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`,
+      });
     }
-    if (options.continue && rvParam !== '' && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
-    if (match === 'Exact' && rvParam === '0') throw listOptionsInvalid(forbiddenField('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+    if (options.continue && rvParam !== '' && rvParam !== '0')
+      throw badRequest('specifying resource version is not allowed when using continue');
+    if (match === 'Exact' && rvParam === '0')
+      throw listOptionsInvalid(forbiddenField('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
     const requested = rvParam === '' ? 0 : parseResourceVersion(rvParam);
     if (requested > this.store.currentRv) throw tooLargeResourceVersion(requested, this.store.currentRv);
 
     let state: Iterable<[string, KubeObject]>;
     let listRv = this.store.currentRv;
     let start = '';
-    const limit = rvParam === '0' && !options.continue ? 0 : options.limit ?? 0;
+    const limit = rvParam === '0' && !options.continue ? 0 : (options.limit ?? 0);
     if (options.continue) {
       const token = decodeContinue(options.continue);
       listRv = token.rv;
       start = token.start;
       state = this.snapshot(collection, listRv, () => {
         const fresh = encodeContinue(this.store.currentRv, start);
-        return new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.', { causes: [] }, { 'X-Continue': fresh });
+        return new ApiError(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+          { causes: [] },
+          { 'X-Continue': fresh },
+        );
       });
     } else if (match === 'Exact') {
       listRv = requested;
-      state = this.snapshot(collection, requested, () => expired(`too old resource version: ${requested} (${collection.compactedThrough})`));
+      state = this.snapshot(collection, requested, () =>
+        expired(`too old resource version: ${requested} (${collection.compactedThrough})`),
+      );
     } else {
       state = [...collection.sortedKeys()].map((k) => [k, collection.objects.get(k)!.object] as [string, KubeObject]);
     }
@@ -240,7 +267,10 @@ export class Api {
       items.push(this.present(rt, obj));
       lastKey = relative;
     }
-    const result: { items: KubeObject[]; resourceVersion: number; continue?: string; remainingItemCount?: number } = { items, resourceVersion: listRv };
+    const result: { items: KubeObject[]; resourceVersion: number; continue?: string; remainingItemCount?: number } = {
+      items,
+      resourceVersion: listRv,
+    };
     if (more) {
       result.continue = encodeContinue(listRv, `${lastKey}\u0000`);
       if (selection.labels.length === 0 && selection.fields.length === 0) result.remainingItemCount = remaining;
@@ -263,7 +293,10 @@ export class Api {
 
   /** Parses a request body object into the storage form after type checks; unknown fields handled per fieldValidation. */
   private decode(rt: ResourceType, body: unknown, ctx: WriteContext): KubeObject {
-    if (!isObject(body)) throw badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): couldn't get version/kind; json parse error: expected an object`);
+    if (!isObject(body))
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${rt.kind}): couldn't get version/kind; json parse error: expected an object`,
+      );
     const obj = deepCopy(body) as KubeObject;
     const gv = groupVersion(rt);
     const isCustom = !rt.strategicMerge;
@@ -271,17 +304,23 @@ export class Api {
     if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== gv) {
       const dataVersion = String(obj.apiVersion).split('/').pop();
       const kind = obj.kind === undefined || obj.kind === '' ? rt.kind : String(obj.kind);
-      if (isCustom) throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`);
-      throw badRequest(`${kind} in version "${dataVersion}" cannot be handled as a ${rt.kind}: no kind "${kind}" is registered for version "${String(obj.apiVersion)}" in scheme "pkg/runtime/scheme.go:110"`);
+      if (isCustom)
+        throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`);
+      throw badRequest(
+        `${kind} in version "${dataVersion}" cannot be handled as a ${rt.kind}: no kind "${kind}" is registered for version "${String(obj.apiVersion)}" in scheme "pkg/runtime/scheme.go:110"`,
+      );
     }
     if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== rt.kind) {
-      throw badRequest(`${String(obj.kind)} in version "${rt.version}" cannot be handled as a ${rt.kind}: no kind "${String(obj.kind)}" is registered for version "${gv}" in scheme`);
+      throw badRequest(
+        `${String(obj.kind)} in version "${rt.version}" cannot be handled as a ${rt.kind}: no kind "${String(obj.kind)}" is registered for version "${gv}" in scheme`,
+      );
     }
     obj.apiVersion = gv;
     obj.kind = rt.kind;
     if (rt.openapiName !== undefined) {
       const typeError = builtinTypeError(obj, rt.openapiName, builtinSchemas());
-      if (typeError !== undefined) throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
+      if (typeError !== undefined)
+        throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${typeError}`);
     }
     if (!isObject(obj.metadata)) obj.metadata = {};
     const unknown = rt.prune(obj);
@@ -292,7 +331,7 @@ export class Api {
   /** Turns a decoded object into its storage form with the storage kind's defaults (decoding defaults). */
   private defaulted(rt: ResourceType, obj: KubeObject): { storageRt: ResourceType; obj: KubeObject } {
     const storageObj = rt.toStorage !== undefined ? rt.toStorage(obj) : obj;
-    const storageRt = rt.toStorage !== undefined ? this.registry.byStorage(rt.storage) ?? rt : rt;
+    const storageRt = rt.toStorage !== undefined ? (this.registry.byStorage(rt.storage) ?? rt) : rt;
     storageRt.applyDefaults?.(storageObj);
     return { storageRt, obj: storageObj };
   }
@@ -311,7 +350,7 @@ export class Api {
     if (old !== undefined) errors.push(...validateObjectMetaUpdate(obj.metadata, old.metadata));
     errors.push(...(rt.validate?.(obj, old) ?? []));
     // Validation runs on the internal (storage) type, so a view's errors name the storage kind (Event, not Event.events.k8s.io).
-    const named = rt.toStorage !== undefined ? this.registry.byStorage(rt.storage) ?? rt : rt;
+    const named = rt.toStorage !== undefined ? (this.registry.byStorage(rt.storage) ?? rt) : rt;
     if (errors.length > 0) throw invalid(named, obj.metadata.name ?? obj.metadata.generateName ?? '', errors);
   }
 
@@ -322,14 +361,21 @@ export class Api {
   private ignoredFields(rt: ResourceType, subresource: string): FieldSet {
     if (subresource === 'status') {
       const set = new FieldSet();
-      for (const field of Object.keys(zeroValue(rt.openapiName ?? '')).concat(['spec'])) if (field !== 'status' && field !== 'metadata') set.insert([fieldElement(field)]);
+      for (const field of Object.keys(zeroValue(rt.openapiName ?? '')).concat(['spec']))
+        if (field !== 'status' && field !== 'metadata') set.insert([fieldElement(field)]);
       return set;
     }
     return rt.statusPolicy === 'subresource' ? resetFields(['status']) : new FieldSet();
   }
 
   /** OwnerReferencesPermissionEnforcement: changing ownerReferences needs delete on the object, blocking ones need owner/finalizers update. */
-  private admitOwnerReferences(rt: ResourceType, obj: KubeObject, old: KubeObject | undefined, subresource: string, ctx: WriteContext): void {
+  private admitOwnerReferences(
+    rt: ResourceType,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    subresource: string,
+    ctx: WriteContext,
+  ): void {
     if (deepEqual(obj.metadata.ownerReferences ?? [], old?.metadata.ownerReferences ?? [])) return;
     const name = obj.metadata.name ?? '';
     const base: Omit<Attributes, 'verb' | 'resource' | 'subresource' | 'name' | 'apiGroup' | 'apiVersion'> = {
@@ -339,7 +385,15 @@ export class Api {
       path: '',
     };
     if (old !== undefined) {
-      const decision = ctx.authorize({ ...base, verb: 'delete', apiGroup: rt.group, apiVersion: rt.version, resource: rt.resource, subresource, name });
+      const decision = ctx.authorize({
+        ...base,
+        verb: 'delete',
+        apiGroup: rt.group,
+        apiVersion: rt.version,
+        resource: rt.resource,
+        subresource,
+        name,
+      });
       if (!decision.allowed) throw forbidden(rt, name, `cannot set an ownerRef on a resource you can't delete: ${decision.reason}, <nil>`);
     }
     const oldRefs = old?.metadata.ownerReferences ?? [];
@@ -349,16 +403,41 @@ export class Api {
       return previous === undefined || previous.blockOwnerDeletion !== true;
     });
     if (blocking.length === 0) return;
-    const anything = ctx.authorize({ ...base, verb: 'update', apiGroup: '*', apiVersion: '*', resource: '*', subresource: 'finalizers', name: '', namespace: '' });
+    const anything = ctx.authorize({
+      ...base,
+      verb: 'update',
+      apiGroup: '*',
+      apiVersion: '*',
+      resource: '*',
+      subresource: 'finalizers',
+      name: '',
+      namespace: '',
+    });
     if (anything.allowed) return;
     for (const ref of blocking) {
       const ownerType = this.registry.byKind(ref.apiVersion, ref.kind);
       if (ownerType === undefined) {
-        throw forbidden(rt, name, `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${ref.apiVersion} Kind ${ref.kind}: no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`);
+        throw forbidden(
+          rt,
+          name,
+          `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${ref.apiVersion} Kind ${ref.kind}: no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`,
+        );
       }
-      const decision = ctx.authorize({ ...base, verb: 'update', apiGroup: ownerType.group, apiVersion: ownerType.version, resource: ownerType.resource, subresource: 'finalizers', name: ref.name });
+      const decision = ctx.authorize({
+        ...base,
+        verb: 'update',
+        apiGroup: ownerType.group,
+        apiVersion: ownerType.version,
+        resource: ownerType.resource,
+        subresource: 'finalizers',
+        name: ref.name,
+      });
       if (!decision.allowed) {
-        throw forbidden(rt, name, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${decision.reason}, <nil>`);
+        throw forbidden(
+          rt,
+          name,
+          `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${decision.reason}, <nil>`,
+        );
       }
     }
   }
@@ -394,10 +473,17 @@ export class Api {
     return this.createDecoded(rt, namespace, decoded, ctx, managedOverride);
   }
 
-  private createDecoded(rt: ResourceType, namespace: string, decoded: KubeObject, ctx: WriteContext, managedOverride?: Map<string, ManagerSet>): WriteResult {
+  private createDecoded(
+    rt: ResourceType,
+    namespace: string,
+    decoded: KubeObject,
+    ctx: WriteContext,
+    managedOverride?: Map<string, ManagerSet>,
+  ): WriteResult {
     const meta = decoded.metadata;
     if (rt.namespaced) {
-      if (meta.namespace && meta.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (meta.namespace && meta.namespace !== namespace)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = namespace;
     } else if (meta.namespace) {
       delete meta.namespace;
@@ -405,20 +491,31 @@ export class Api {
     if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generatedNameSuffix(this.options.random)}`;
     this.namespaceCheck(rt, namespace, meta.name ?? '');
-    for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields']) delete meta[field];
+    for (const field of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+      'selfLink',
+      'managedFields',
+    ])
+      delete meta[field];
     const { storageRt, obj } = this.defaulted(rt, decoded);
     const now = this.now();
     const zero = storageRt.openapiName !== undefined ? (zeroValue(storageRt.openapiName) as KubeObject) : undefined;
-    const managed = managedOverride ?? updateManagedFields(new Map(), {
-      before: rt.toStorage !== undefined ? undefined : zero,
-      after: rt.toStorage !== undefined ? decoded : obj,
-      node: rt.schema(),
-      manager: this.manager(ctx),
-      subresource: '',
-      apiVersion: groupVersion(rt),
-      now,
-      ignored: this.ignoredFields(storageRt, ''),
-    });
+    const managed =
+      managedOverride ??
+      updateManagedFields(new Map(), {
+        before: rt.toStorage !== undefined ? undefined : zero,
+        after: rt.toStorage !== undefined ? decoded : obj,
+        node: rt.schema(),
+        manager: this.manager(ctx),
+        subresource: '',
+        apiVersion: groupVersion(rt),
+        now,
+        ignored: this.ignoredFields(storageRt, ''),
+      });
     if (storageRt.statusPolicy === 'subresource') delete obj.status;
     storageRt.prepareForCreate?.(obj, this.strategyContext());
     if (storageRt.generation !== 'none') obj.metadata.generation = 1;
@@ -459,7 +556,10 @@ export class Api {
     }
     const rv = decoded.metadata.resourceVersion;
     if (rv === undefined || rv === '') {
-      if (!rt.unconditionalUpdate) throw invalid({ group: rt.group, kind: rt.resource }, name, [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]);
+      if (!rt.unconditionalUpdate)
+        throw invalid({ group: rt.group, kind: rt.resource }, name, [
+          invalidValue('metadata.resourceVersion', 0, 'must be specified for an update'),
+        ]);
     } else if (rv !== String(stored.rv)) {
       throw conflict(rt, name, staleObject);
     }
@@ -478,7 +578,11 @@ export class Api {
   ): WriteResult {
     const old = stored.object;
     if (decoded.metadata.uid && decoded.metadata.uid !== old.metadata.uid) {
-      throw conflict(rt, name, `Precondition failed: UID in precondition: ${decoded.metadata.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw conflict(
+        rt,
+        name,
+        `Precondition failed: UID in precondition: ${decoded.metadata.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
     }
     const { storageRt, obj } = this.defaulted(rt, decoded);
     const meta = obj.metadata;
@@ -516,16 +620,18 @@ export class Api {
       this.bumpGeneration(storageRt, obj, old);
     }
     const view = rt.toStorage !== undefined;
-    const managed = managedOverride ?? updateManagedFields(decodeManagedFields(old.metadata.managedFields), {
-      before: view ? this.present(rt, old) : old,
-      after: view ? this.present(rt, obj) : obj,
-      node: rt.schema(),
-      manager: this.manager(ctx),
-      subresource,
-      apiVersion: groupVersion(rt),
-      now: this.now(),
-      ignored: this.ignoredFields(storageRt, subresource),
-    });
+    const managed =
+      managedOverride ??
+      updateManagedFields(decodeManagedFields(old.metadata.managedFields), {
+        before: view ? this.present(rt, old) : old,
+        after: view ? this.present(rt, obj) : obj,
+        node: rt.schema(),
+        manager: this.manager(ctx),
+        subresource,
+        apiVersion: groupVersion(rt),
+        now: this.now(),
+        ignored: this.ignoredFields(storageRt, subresource),
+      });
     delete obj.metadata.managedFields;
     const managedFields = encodeManagedFields(managed);
     if (managedFields !== undefined) obj.metadata.managedFields = managedFields;
@@ -535,8 +641,12 @@ export class Api {
     if (sameContent(final, old)) return { object: this.present(rt, old), created: false };
     const collection = this.collectionOf(rt);
     const key = objectKey(rt.namespaced ? namespace : undefined, name);
-    const specFinalizers = storageRt.resource === 'namespaces' && storageRt.group === '' ? (final.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [] : [];
-    const finishesDeletion = final.metadata.deletionTimestamp !== undefined && (final.metadata.finalizers ?? []).length === 0 && specFinalizers.length === 0;
+    const specFinalizers =
+      storageRt.resource === 'namespaces' && storageRt.group === ''
+        ? ((final.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [])
+        : [];
+    const finishesDeletion =
+      final.metadata.deletionTimestamp !== undefined && (final.metadata.finalizers ?? []).length === 0 && specFinalizers.length === 0;
     if (ctx.dryRun) return { object: this.present(rt, final), created: false };
     if (finishesDeletion) {
       this.store.remove(collection, key);
@@ -575,7 +685,8 @@ export class Api {
         break;
     }
     const decoded = this.decode(rt, patched, ctx);
-    if (decoded.metadata.name !== name) throw badRequest(`the name of the object (${decoded.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+    if (decoded.metadata.name !== name)
+      throw badRequest(`the name of the object (${decoded.metadata.name ?? ''}) does not match the name on the URL (${name})`);
     const rv = decoded.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== String(stored.rv)) throw conflict(rt, name, staleObject);
     return this.updateDecoded(rt, namespace, name, decoded, stored, subresource, ctx, undefined);
@@ -598,7 +709,9 @@ export class Api {
     const gv = groupVersion(rt);
     if (config.apiVersion !== gv || config.kind !== rt.kind) {
       const apiVersion = String(config.apiVersion ?? '');
-      throw badRequest(`invalid object type: ${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}, Kind=${String(config.kind ?? '')}`);
+      throw badRequest(
+        `invalid object type: ${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}, Kind=${String(config.kind ?? '')}`,
+      );
     }
     if (!isObject(config.metadata)) config.metadata = {};
     if (config.metadata.name !== undefined && config.metadata.name !== name) {
@@ -609,7 +722,7 @@ export class Api {
     const probe = deepCopy(config);
     const unknown = rt.prune(probe);
     ctx.warnings.push(...unknownFieldOutcome(ctx.fieldValidation, rt.kind, rt.version, unknown));
-    const storageRt = rt.toStorage !== undefined ? this.registry.byStorage(rt.storage) ?? rt : rt;
+    const storageRt = rt.toStorage !== undefined ? (this.registry.byStorage(rt.storage) ?? rt) : rt;
     const live = stored === undefined ? undefined : this.present(rt, stored.object);
     const result = serverSideApply({
       live,
@@ -640,20 +753,37 @@ export class Api {
   delete(rt: ResourceType, namespace: string, name: string, options: DeleteOptions): DeleteResult {
     const stored = this.getStored(rt, namespace, name);
     if (stored === undefined) throw notFound(rt, name);
-    if (rt.group === '' && rt.resource === 'namespaces' && immortalNamespaces.includes(name)) throw forbidden(rt, name, 'this namespace may not be deleted');
+    if (rt.group === '' && rt.resource === 'namespaces' && immortalNamespaces.includes(name))
+      throw forbidden(rt, name, 'this namespace may not be deleted');
     const old = stored.object;
     const pre = options.preconditions ?? {};
     const preconditionFailed = (message: string) =>
-      new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.kind} "${name}": ${message}`, { name, group: rt.group, kind: rt.kind });
+      new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.kind} "${name}": ${message}`, {
+        name,
+        group: rt.group,
+        kind: rt.kind,
+      });
     if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw preconditionFailed(`the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`);
+      throw preconditionFailed(
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
+      );
     }
     if (pre.resourceVersion && pre.resourceVersion !== String(stored.rv)) {
-      throw preconditionFailed(`the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${stored.rv}). The object might have been modified`);
+      throw preconditionFailed(
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${stored.rv}). The object might have been modified`,
+      );
     }
-    const policy = options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+    const policy =
+      options.propagationPolicy ??
+      (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
     if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-      throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', detail: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"` }]);
+      throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+        {
+          type: 'FieldValueNotSupported',
+          field: 'propagationPolicy',
+          detail: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+        },
+      ]);
     }
     const finalizers = [...(old.metadata.finalizers ?? [])];
     const withFinalizer = (f: string) => {

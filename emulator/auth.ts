@@ -54,7 +54,10 @@ export class Authenticator {
       exp: claims.exp,
       iat,
       iss: issuer,
-      'kubernetes.io': { namespace: claims.namespace, serviceaccount: claims.uid ? { name: claims.name, uid: claims.uid } : { name: claims.name } },
+      'kubernetes.io': {
+        namespace: claims.namespace,
+        serviceaccount: claims.uid ? { name: claims.name, uid: claims.uid } : { name: claims.name },
+      },
       nbf: iat,
       sub: `system:serviceaccount:${claims.namespace}:${claims.name}`,
     });

@@ -70,11 +70,13 @@ export class Counters {
 
   /** Open watches matching the filter (resource, group, namespace, user). */
   openWatchCount(filter: Omit<CountFilter, 'verb'> = {}): number {
-    return this.openWatches().filter((w) =>
-      (filter.resource === undefined || w.resource === filter.resource)
-      && (filter.group === undefined || w.group === filter.group)
-      && (filter.namespace === undefined || w.namespace === filter.namespace)
-      && (filter.user === undefined || w.user === filter.user)).length;
+    return this.openWatches().filter(
+      (w) =>
+        (filter.resource === undefined || w.resource === filter.resource) &&
+        (filter.group === undefined || w.group === filter.group) &&
+        (filter.namespace === undefined || w.namespace === filter.namespace) &&
+        (filter.user === undefined || w.user === filter.user),
+    ).length;
   }
 
   snapshot(): CountersSnapshot {
@@ -99,7 +101,15 @@ export class Counters {
       bump(watchesByResource, qualified(w.group, w.resource), 1);
       bump(watchesByUser, w.user, 1);
     }
-    return { total, byVerb, byResource, byNamespace, byUser, requests, watches: { open: open.length, byResource: watchesByResource, byUser: watchesByUser } };
+    return {
+      total,
+      byVerb,
+      byResource,
+      byNamespace,
+      byUser,
+      requests,
+      watches: { open: open.length, byResource: watchesByResource, byUser: watchesByUser },
+    };
   }
 
   reset(): void {

@@ -11,18 +11,20 @@ export function storageVersionHash(rt: ResourceType): string {
 
 /** The subresources shown in discovery with their kind and verbs. */
 function subresourceEntries(rt: ResourceType): { name: string; group?: string; version?: string; kind: string; verbs: string[] }[] {
-  return rt.subresources.map((sub) => {
-    switch (sub) {
-      case 'scale':
-        return { name: sub, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
-      case 'token':
-        return { name: sub, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
-      case 'finalize':
-        return { name: sub, kind: rt.kind, verbs: ['update'] };
-      default:
-        return { name: sub, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
-    }
-  }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return rt.subresources
+    .map((sub) => {
+      switch (sub) {
+        case 'scale':
+          return { name: sub, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
+        case 'token':
+          return { name: sub, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
+        case 'finalize':
+          return { name: sub, kind: rt.kind, verbs: ['update'] };
+        default:
+          return { name: sub, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
+      }
+    })
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 export function apiVersions(serverAddress: string): Record<string, unknown> {
@@ -35,7 +37,14 @@ function groupEntry(registry: ResourceRegistry, group: string): Record<string, u
 }
 
 export function apiGroupList(registry: ResourceRegistry): Record<string, unknown> {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: registry.groups().filter((g) => g !== '').map((g) => groupEntry(registry, g)) };
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: registry
+      .groups()
+      .filter((g) => g !== '')
+      .map((g) => groupEntry(registry, g)),
+  };
 }
 
 export function apiGroup(registry: ResourceRegistry, group: string): Record<string, unknown> | undefined {
@@ -111,7 +120,10 @@ export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): 
         metadata: group === '' ? {} : { name: group },
         versions: registry.versionsOf(group).map((version) => ({
           version,
-          resources: registry.resourcesOf(group, version).sort((a, b) => (a.resource < b.resource ? -1 : 1)).map(discoveryResource),
+          resources: registry
+            .resourcesOf(group, version)
+            .sort((a, b) => (a.resource < b.resource ? -1 : 1))
+            .map(discoveryResource),
           freshness: 'Current',
         })),
       };
@@ -124,4 +136,3 @@ export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): 
 export function etagOf(body: string): string {
   return `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
 }
-

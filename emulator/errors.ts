@@ -170,18 +170,23 @@ export function tooManyRequests(retryAfterSeconds: number): ApiError {
 }
 
 export function tooLargeResourceVersion(requested: number, current: number): ApiError {
-  return new ApiError(
-    504,
-    'Timeout',
-    `Timeout: Too large resource version: ${requested}, current: ${current}`,
-    { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
-  );
+  return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
 }
 
 /** One field error, as k8s.io/apimachinery/pkg/util/validation/field renders it. */
 export interface FieldError {
-  readonly type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden'
-    | 'FieldValueTypeInvalid' | 'FieldValueDuplicate' | 'FieldValueTooLong' | 'FieldValueTooMany';
+  readonly type:
+    | 'FieldValueInvalid'
+    | 'FieldValueRequired'
+    | 'FieldValueNotSupported'
+    | 'FieldValueForbidden'
+    | 'FieldValueTypeInvalid'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTooLong'
+    | 'FieldValueTooMany';
   readonly field: string;
   /** The message after the field path ("Invalid value: \"x\": must be ..."). */
   readonly detail: string;

@@ -58,10 +58,12 @@ export function matchesRequest(match: RequestMatch | undefined, r: FaultRequest)
 
 function matchesWatch(match: WatchMatch | undefined, w: { group: string; resource: string; namespace: string; user: string }): boolean {
   if (match === undefined) return true;
-  return (match.group === undefined || match.group === w.group)
-    && (match.resource === undefined || match.resource === w.resource)
-    && (match.namespace === undefined || match.namespace === w.namespace)
-    && (match.user === undefined || match.user === w.user);
+  return (
+    (match.group === undefined || match.group === w.group) &&
+    (match.resource === undefined || match.resource === w.resource) &&
+    (match.namespace === undefined || match.namespace === w.namespace) &&
+    (match.user === undefined || match.user === w.user)
+  );
 }
 
 export interface FaultDescription {

@@ -233,7 +233,8 @@ export function compareObjects(before: unknown, after: unknown, node: TypeNode |
     if (l === undefined) added.insert(path);
     else if (r === undefined) removed.insert(path);
   };
-  const isEmptyContainer = (v: unknown) => v === undefined || v === null || (isObject(v) && Object.keys(v).length === 0) || (Array.isArray(v) && v.length === 0);
+  const isEmptyContainer = (v: unknown) =>
+    v === undefined || v === null || (isObject(v) && Object.keys(v).length === 0) || (Array.isArray(v) && v.length === 0);
   const walk = (l: unknown, r: unknown, n: TypeNode | undefined, path: string[]) => {
     const lIsMap = isObject(l);
     const rIsMap = isObject(r);

@@ -52,16 +52,13 @@ export function pruneUnknownFields(obj: unknown, schema: TypeNode): string[] {
 }
 
 /** What a request's unknown fields turn into: an error (Strict), warnings (Warn), or nothing (Ignore). */
-export function unknownFieldOutcome(
-  mode: FieldValidation,
-  kind: string,
-  version: string,
-  unknown: readonly string[],
-): string[] {
+export function unknownFieldOutcome(mode: FieldValidation, kind: string, version: string, unknown: readonly string[]): string[] {
   if (unknown.length === 0 || mode === 'Ignore') return [];
   const messages = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
   if (mode === 'Strict') {
-    throw badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: strict decoding error: ${messages.join(', ')}`);
+    throw badRequest(
+      `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: strict decoding error: ${messages.join(', ')}`,
+    );
   }
   return messages;
 }
@@ -94,13 +91,18 @@ function decodeTime(value: string, micro: boolean): { value: string } | { error:
   if (micro) {
     if (!rfc3339Micro.test(value)) {
       const rest = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(value) ? value.slice(19) : value;
-      return { error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05.000000Z07:00": cannot parse ${JSON.stringify(rest)} as ".000000"` };
+      return {
+        error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05.000000Z07:00": cannot parse ${JSON.stringify(rest)} as ".000000"`,
+      };
     }
     const ms = Date.parse(value);
     const micros = value.slice(20, 26).slice(3);
     return { value: new Date(ms).toISOString().replace(/Z$/, `${micros}Z`) };
   }
-  if (!rfc3339.test(value)) return { error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"` };
+  if (!rfc3339.test(value))
+    return {
+      error: `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"`,
+    };
   return { value: new Date(Date.parse(value)).toISOString().replace(/\.\d{3}Z$/, 'Z') };
 }
 
@@ -110,11 +112,18 @@ function decodeTime(value: string, micro: boolean): { value: string } | { error:
  * normalised in place (whole seconds, UTC), as the decoding round trip does.
  */
 export function builtinTypeError(obj: unknown, schemaName: string, schemas: Record<string, Record<string, any>>): string | undefined {
-  const walk = (value: unknown, schema: Record<string, any> | undefined, struct: string, path: string[], set: (v: unknown) => void = () => undefined): string | undefined => {
+  const walk = (
+    value: unknown,
+    schema: Record<string, any> | undefined,
+    struct: string,
+    path: string[],
+    set: (v: unknown) => void = () => undefined,
+  ): string | undefined => {
     if (schema === undefined || value === null || value === undefined) return undefined;
     const ref = refName(schema);
     if (ref === timeSchema || ref === microTimeSchema) {
-      if (typeof value !== 'string') return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+      if (typeof value !== 'string')
+        return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
       const decoded = decodeTime(value, ref === microTimeSchema);
       if ('error' in decoded) return decoded.error;
       set(decoded.value);
@@ -124,25 +133,37 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
       const target = schemas[ref];
       if (target === undefined) return undefined;
       if (target.properties !== undefined) {
-        if (!isObject(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${ref.split('.').pop()}`;
+        if (!isObject(value))
+          return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${ref.split('.').pop()}`;
         return fields(value, target, ref.split('.').pop()!, path);
       }
       return walk(value, target, struct, path);
     }
     if (schema.format === 'int-or-string' || Array.isArray(schema.oneOf)) {
-      return typeof value === 'string' || typeof value === 'number' ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+      return typeof value === 'string' || typeof value === 'number'
+        ? undefined
+        : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
     }
     switch (schema.type) {
       case 'string':
-        return typeof value === 'string' ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+        return typeof value === 'string'
+          ? undefined
+          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
       case 'boolean':
-        return typeof value === 'boolean' ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type bool`;
+        return typeof value === 'boolean'
+          ? undefined
+          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type bool`;
       case 'integer':
-        return typeof value === 'number' && Number.isInteger(value) ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${goType(schema)}`;
+        return typeof value === 'number' && Number.isInteger(value)
+          ? undefined
+          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${goType(schema)}`;
       case 'number':
-        return typeof value === 'number' ? undefined : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type float64`;
+        return typeof value === 'number'
+          ? undefined
+          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type float64`;
       case 'array':
-        if (!Array.isArray(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type []${schema.items ? (refName(schema.items) ?? goType(schema.items)).split('.').pop() : 'interface {}'}`;
+        if (!Array.isArray(value))
+          return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type []${schema.items ? (refName(schema.items) ?? goType(schema.items)).split('.').pop() : 'interface {}'}`;
         for (let i = 0; i < value.length; i++) {
           const e = walk(value[i], schema.items, struct, path, (v) => (value[i] = v));
           if (e !== undefined) return e;
@@ -150,7 +171,8 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
         return undefined;
       case 'object':
         if (schema.additionalProperties !== undefined && schema.properties === undefined) {
-          if (!isObject(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type map[string]${goType(schema.additionalProperties)}`;
+          if (!isObject(value))
+            return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type map[string]${goType(schema.additionalProperties)}`;
           for (const [k, v] of Object.entries(value)) {
             const e = walk(v, schema.additionalProperties, struct, path, (next) => (value[k] = next));
             if (e !== undefined) return e;

@@ -26,7 +26,7 @@ export class GarbageCollector {
   private observe(collection: Collection, event: StoreEvent): void {
     const id = `${collection.name}${sep}${event.key}`;
     const before = event.previous?.metadata.ownerReferences ?? [];
-    const after = event.type === 'DELETED' ? [] : event.object.metadata.ownerReferences ?? [];
+    const after = event.type === 'DELETED' ? [] : (event.object.metadata.ownerReferences ?? []);
     for (const ref of before) if (!after.some((r) => r.uid === ref.uid)) this.dependents.get(ref.uid)?.delete(id);
     for (const ref of after) {
       let set = this.dependents.get(ref.uid);
@@ -54,7 +54,13 @@ export class GarbageCollector {
   }
 
   private refTo(obj: KubeObject): OwnerReference & { namespace?: string } {
-    return { apiVersion: obj.apiVersion!, kind: obj.kind!, name: obj.metadata.name!, uid: obj.metadata.uid!, namespace: obj.metadata.namespace };
+    return {
+      apiVersion: obj.apiVersion!,
+      kind: obj.kind!,
+      name: obj.metadata.name!,
+      uid: obj.metadata.uid!,
+      namespace: obj.metadata.namespace,
+    };
   }
 
   private typeOf(storage: string): ResourceType | undefined {
@@ -74,7 +80,7 @@ export class GarbageCollector {
     const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
     const rt = this.registry.byKind(ref.apiVersion, ref.kind) ?? this.registry.all().find((t) => t.group === group && t.kind === ref.kind);
     if (rt === undefined) return undefined;
-    const stored = this.api.getStored(rt, rt.namespaced ? namespace ?? '' : '', ref.name);
+    const stored = this.api.getStored(rt, rt.namespaced ? (namespace ?? '') : '', ref.name);
     if (stored === undefined || stored.object.metadata.uid !== ref.uid) return undefined;
     return { rt, obj: stored.object };
   }
@@ -97,7 +103,9 @@ export class GarbageCollector {
         this.api.delete(rt, obj.metadata.namespace ?? '', obj.metadata.name!, { propagationPolicy: 'Background' });
       } else if (waiting.length === present.length) {
         const blocking = refs.some((r) => r.blockOwnerDeletion === true);
-        this.api.delete(rt, obj.metadata.namespace ?? '', obj.metadata.name!, { propagationPolicy: blocking ? 'Foreground' : 'Background' });
+        this.api.delete(rt, obj.metadata.namespace ?? '', obj.metadata.name!, {
+          propagationPolicy: blocking ? 'Foreground' : 'Background',
+        });
       } else if (present.length < refs.length) {
         const next = deepCopy(obj);
         next.metadata.ownerReferences = present;
@@ -141,10 +149,14 @@ export class GarbageCollector {
     if (rt === undefined) return;
     const owner = this.api.getStored(rt, ref.namespace ?? '', ref.name);
     if (owner === undefined || owner.object.metadata.uid !== ref.uid) return;
-    if (owner.object.metadata.deletionTimestamp === undefined || !(owner.object.metadata.finalizers ?? []).includes('foregroundDeletion')) return;
+    if (owner.object.metadata.deletionTimestamp === undefined || !(owner.object.metadata.finalizers ?? []).includes('foregroundDeletion'))
+      return;
     const dependents = this.dependentsOf(ref.uid);
-    for (const { id, obj } of dependents) if (obj.metadata.deletionTimestamp === undefined) this.queue.enqueue('gc', () => this.collect(id));
-    const blocking = dependents.some(({ obj }) => (obj.metadata.ownerReferences ?? []).some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true));
+    for (const { id, obj } of dependents)
+      if (obj.metadata.deletionTimestamp === undefined) this.queue.enqueue('gc', () => this.collect(id));
+    const blocking = dependents.some(({ obj }) =>
+      (obj.metadata.ownerReferences ?? []).some((r) => r.uid === ref.uid && r.blockOwnerDeletion === true),
+    );
     if (!blocking) this.api.removeFinalizer(rt, owner.object, 'foregroundDeletion');
   }
 }

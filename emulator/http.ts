@@ -34,7 +34,8 @@ function mediaType(header: string | undefined): string {
 function jsonErrorText(e: unknown, body: string): string {
   const message = e instanceof Error ? e.message : String(e);
   const position = /position (\d+)/.exec(message);
-  if (/end of (JSON|data)/i.test(message) || body.trim() === '' || (position !== null && Number(position[1]) >= body.length)) return 'unexpected end of JSON input';
+  if (/end of (JSON|data)/i.test(message) || body.trim() === '' || (position !== null && Number(position[1]) >= body.length))
+    return 'unexpected end of JSON input';
   const ch = position !== null ? body[Number(position[1])] : undefined;
   return ch !== undefined ? `invalid character '${ch}' looking for beginning of value` : message;
 }
@@ -58,7 +59,9 @@ export function decodeObjectBody(contentType: string | undefined, raw: Buffer, k
       return parseJson(body);
     } catch (e) {
       const snippet = body.length > 200 ? `${body.slice(0, 200)}...` : body;
-      throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${jsonErrorText(e, body)} (${snippet})`);
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${jsonErrorText(e, body)} (${snippet})`,
+      );
     }
   }
   if (type === 'application/yaml') {
@@ -146,7 +149,13 @@ export function cachedJson(obj: KubeObject): string {
   return json;
 }
 
-export function writeJson(res: ServerResponse, code: number, body: unknown, pretty: boolean, headers: Record<string, string | string[]> = {}): void {
+export function writeJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  pretty: boolean,
+  headers: Record<string, string | string[]> = {},
+): void {
   const text = pretty ? `${JSON.stringify(body, null, 2)}\n` : typeof body === 'string' ? body : JSON.stringify(body);
   writeText(res, code, text, headers);
 }
@@ -156,7 +165,12 @@ export function writeText(res: ServerResponse, code: number, text: string, heade
     res.end();
     return;
   }
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 

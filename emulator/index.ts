@@ -108,14 +108,23 @@ export const emulatorVersion = {
 
 /** The write context of the emulator's own writes (bootstrap objects, ServiceAccounts for tokens). */
 function adminContext(fieldManager: string): WriteContext {
-  return { user: adminUser, fieldManager, dryRun: false, fieldValidation: 'Ignore', warnings: [], authorize: () => ({ allowed: true, reason: '' }) };
+  return {
+    user: adminUser,
+    fieldManager,
+    dryRun: false,
+    fieldValidation: 'Ignore',
+    warnings: [],
+    authorize: () => ({ allowed: true, reason: '' }),
+  };
 }
 
 function bootstrap(api: Api, registry: ResourceRegistry): void {
   const ctx = adminContext('kube-apiserver');
-  const create = (group: string, resource: string, namespace: string, obj: KubeObject) => api.create(registry.get(group, 'v1', resource)!, namespace, obj, ctx);
+  const create = (group: string, resource: string, namespace: string, obj: KubeObject) =>
+    api.create(registry.get(group, 'v1', resource)!, namespace, obj, ctx);
   for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) create('', 'namespaces', '', { metadata: { name } });
-  for (const obj of bootstrapPolicy()) create('rbac.authorization.k8s.io', obj.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings', '', obj);
+  for (const obj of bootstrapPolicy())
+    create('rbac.authorization.k8s.io', obj.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings', '', obj);
   create('', 'services', 'default', {
     metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
     spec: { clusterIP: '10.0.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], type: 'ClusterIP' },
@@ -133,7 +142,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const queue = new ControllerQueue(logger);
   const hub = new WatchHub(api, options.bookmarkIntervalMs ?? 60_000, () => clock().getTime());
   const saType = registry.get('', 'v1', 'serviceaccounts')!;
-  const authn = new Authenticator((namespace, name) => api.getStored(saType, namespace, name)?.object.metadata.uid, options.anonymousAuth ?? true);
+  const authn = new Authenticator(
+    (namespace, name) => api.getStored(saType, namespace, name)?.object.metadata.uid,
+    options.anonymousAuth ?? true,
+  );
   const rbac = new RbacAuthorizer(store);
   const counters = new Counters(() => hub.watches());
   const faults = new Faults(store, hub, random, historyWindow);
@@ -156,7 +168,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   let address = '';
   const handler = new RequestHandler({
-    api, registry, hub, authn, rbac, counters, faults, openapi, logger, queue,
+    api,
+    registry,
+    hub,
+    authn,
+    rbac,
+    counters,
+    faults,
+    openapi,
+    logger,
+    queue,
     version: emulatorVersion,
     serverAddress: () => address,
     admin: adminHandler({ counters, faults, hub, store }),
@@ -208,9 +229,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     httpsUrl,
     adminToken: authn.adminToken,
     adminKubeconfig: (scheme) => kubeconfigYaml({ server: server(scheme), token: authn.adminToken }),
-    writeAdminKubeconfig: (path, scheme) => writeFile(path, kubeconfigYaml({ server: server(scheme), token: authn.adminToken }), { mode: 0o600 }),
+    writeAdminKubeconfig: (path, scheme) =>
+      writeFile(path, kubeconfigYaml({ server: server(scheme), token: authn.adminToken }), { mode: 0o600 }),
     serviceAccountToken,
-    serviceAccountKubeconfig: (namespace, name, scheme) => kubeconfigYaml({ server: server(scheme), token: serviceAccountToken(namespace, name), name: `${namespace}-${name}`, namespace }),
+    serviceAccountKubeconfig: (namespace, name, scheme) =>
+      kubeconfigYaml({ server: server(scheme), token: serviceAccountToken(namespace, name), name: `${namespace}-${name}`, namespace }),
     userToken: (user) => authn.userToken(user),
     counters,
     faults,

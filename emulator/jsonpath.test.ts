@@ -2,7 +2,15 @@
 import test from 'ava';
 import { evaluateJsonPath, parseJsonPath } from './jsonpath.js';
 
-const app = { spec: { image: 'i' }, status: { conditions: [{ type: 'Synced', status: 'False' }, { type: 'Ready', status: 'True' }] } };
+const app = {
+  spec: { image: 'i' },
+  status: {
+    conditions: [
+      { type: 'Synced', status: 'False' },
+      { type: 'Ready', status: 'True' },
+    ],
+  },
+};
 
 test('fields, indexes, wildcards, filters and recursive descent select values in document order', (t) => {
   t.deepEqual(evaluateJsonPath(parseJsonPath('.spec.image'), app), ['i']);

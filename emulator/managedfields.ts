@@ -4,7 +4,17 @@ import { isObject, type KubeObject, type ManagedFieldsEntry, timestamp } from '.
 import type { TypeNode } from './typeschema.js';
 
 /** The fields the field manager never tracks (stripMetaManager). */
-const strippedMetadata = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'];
+const strippedMetadata = [
+  'name',
+  'namespace',
+  'creationTimestamp',
+  'selfLink',
+  'uid',
+  'clusterName',
+  'generation',
+  'managedFields',
+  'resourceVersion',
+];
 
 /** A copy of an object without the fields no manager owns (apiVersion, kind, system metadata). */
 export function trackedView(obj: KubeObject | undefined): Record<string, unknown> {
@@ -110,7 +120,11 @@ export interface UpdateOperation {
 /** Records an Update operation (Updater.Update): the writer takes what changed, others lose it. */
 export function updateManagedFields(managed: Map<string, ManagerSet>, op: UpdateOperation): Map<string, ManagerSet> {
   const raw = compareObjects(trackedView(op.before), trackedView(op.after), op.node);
-  const compare = { added: stripMetadataMember(raw.added), modified: stripMetadataMember(raw.modified), removed: stripMetadataMember(raw.removed) };
+  const compare = {
+    added: stripMetadataMember(raw.added),
+    modified: stripMetadataMember(raw.modified),
+    removed: stripMetadataMember(raw.removed),
+  };
   const changed = compare.modified.union(compare.added).recursiveDifference(op.ignored);
   const removed = compare.removed.recursiveDifference(op.ignored);
   const id = managerId({ manager: op.manager, operation: 'Update', subresource: op.subresource });
@@ -121,7 +135,11 @@ export function updateManagedFields(managed: Map<string, ManagerSet>, op: Update
     if (!set.empty) out.set(key, { ...m, set });
   }
   const previous = managed.get(id);
-  const set = (previous?.set ?? new FieldSet()).union(compare.modified).union(compare.added).difference(compare.removed).recursiveDifference(op.ignored);
+  const set = (previous?.set ?? new FieldSet())
+    .union(compare.modified)
+    .union(compare.added)
+    .difference(compare.removed)
+    .recursiveDifference(op.ignored);
   if (!set.empty) {
     const touched = !changed.empty || !removed.empty;
     out.set(id, {

@@ -28,7 +28,11 @@ export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: 
     annotationSize += key.length + String(value).length;
   }
   if (annotationSize > totalAnnotationSizeLimit) {
-    errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: `Too long: may not be more than ${totalAnnotationSizeLimit} bytes` });
+    errors.push({
+      type: 'FieldValueTooLong',
+      field: 'metadata.annotations',
+      detail: `Too long: may not be more than ${totalAnnotationSizeLimit} bytes`,
+    });
   }
   const finalizers = meta.finalizers ?? [];
   finalizers.forEach((f, i) => {
@@ -39,7 +43,8 @@ export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: 
   }
   let controllers = 0;
   for (const ref of meta.ownerReferences ?? []) {
-    if (!ref.apiVersion) errors.push(invalidValue('metadata.ownerReferences.apiVersion', ref.apiVersion ?? '', 'version must not be empty'));
+    if (!ref.apiVersion)
+      errors.push(invalidValue('metadata.ownerReferences.apiVersion', ref.apiVersion ?? '', 'version must not be empty'));
     if (!ref.kind) errors.push(invalidValue('metadata.ownerReferences.kind', ref.kind ?? '', 'kind must not be empty'));
     if (!ref.name) errors.push(invalidValue('metadata.ownerReferences.name', ref.name ?? '', 'name must not be empty'));
     if (!ref.uid) errors.push(invalidValue('metadata.ownerReferences.uid', ref.uid ?? '', 'uid must not be empty'));
@@ -58,7 +63,10 @@ export function validateObjectMetaUpdate(meta: ObjectMeta, old: ObjectMeta): Fie
     const added = (meta.finalizers ?? []).filter((f) => !(old.finalizers ?? []).includes(f));
     if (added.length > 0) {
       const rendered = `[]string{${added.map((f) => JSON.stringify(f)).join(', ')}}`;
-      const error = forbiddenField('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${rendered}`);
+      const error = forbiddenField(
+        'metadata.finalizers',
+        `no new finalizers can be added if the object is being deleted, found new finalizers ${rendered}`,
+      );
       errors.push(error, error);
     }
   }
@@ -66,8 +74,21 @@ export function validateObjectMetaUpdate(meta: ObjectMeta, old: ObjectMeta): Fie
 }
 
 const metadataOrder = [
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
 ];
 
 /** The object with kind, apiVersion and metadata first and metadata fields in ObjectMeta order (as Go writes them). */

@@ -23,7 +23,13 @@ export function dns1123SubdomainErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > 253) errors.push(maxLen(253));
   if (!dns1123Subdomain.test(value)) {
-    errors.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", dns1123SubdomainFmt, ['example.com']));
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        dns1123SubdomainFmt,
+        ['example.com'],
+      ),
+    );
   }
   return errors;
 }
@@ -32,7 +38,13 @@ export function dns1123LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > 63) errors.push(maxLen(63));
   if (!dns1123Label.test(value)) {
-    errors.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", dns1123LabelFmt, ['my-name', '123-abc']));
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        dns1123LabelFmt,
+        ['my-name', '123-abc'],
+      ),
+    );
   }
   return errors;
 }
@@ -41,7 +53,13 @@ export function dns1035LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > 63) errors.push(maxLen(63));
   if (!dns1035Label.test(value)) {
-    errors.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", dns1035LabelFmt, ['my-name', 'abc-123']));
+    errors.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        dns1035LabelFmt,
+        ['my-name', 'abc-123'],
+      ),
+    );
   }
   return errors;
 }
@@ -67,12 +85,24 @@ export function qualifiedNameErrors(value: string): string[] {
     if (prefix.length === 0) errors.push('prefix part must be non-empty');
     else for (const e of dns1123SubdomainErrors(prefix)) errors.push(`prefix part ${e}`);
   } else {
-    return [regexError("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, ['MyName', 'my.name', '123-abc']) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      regexError(
+        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        qualifiedNameFmt,
+        ['MyName', 'my.name', '123-abc'],
+      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) errors.push('name part must be non-empty');
   else if (name.length > 63) errors.push(`name part ${maxLen(63)}`);
   if (!qualifiedName.test(name)) {
-    errors.push(regexError("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, ['MyName', 'my.name', '123-abc']));
+    errors.push(
+      regexError(
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        qualifiedNameFmt,
+        ['MyName', 'my.name', '123-abc'],
+      ),
+    );
   }
   return errors;
 }
@@ -83,7 +113,13 @@ export function labelValueErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > 63) errors.push(maxLen(63));
   if (!labelValue.test(value)) {
-    errors.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", labelValueFmt, ['MyValue', 'my_value', '12345']));
+    errors.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        labelValueFmt,
+        ['MyValue', 'my_value', '12345'],
+      ),
+    );
   }
   return errors;
 }

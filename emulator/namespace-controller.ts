@@ -30,7 +30,8 @@ export class NamespaceController {
     const namespace = event.object.metadata.namespace;
     if (event.type !== 'DELETED' || namespace === undefined) return;
     const ns = this.api.store.collection(this.namespaceType.storage).objects.get(namespace);
-    if (ns !== undefined && ns.object.metadata.deletionTimestamp !== undefined) this.queue.enqueue('namespace', () => this.finalize(namespace));
+    if (ns !== undefined && ns.object.metadata.deletionTimestamp !== undefined)
+      this.queue.enqueue('namespace', () => this.finalize(namespace));
   }
 
   /** One storage per namespaced resource (a view like events.k8s.io shares its storage's objects). */
@@ -62,7 +63,9 @@ export class NamespaceController {
         }
       }
     }
-    const left = this.namespacedTypes().some((rt) => [...this.api.collectionOf(rt).objects.values()].some((i) => i.object.metadata.namespace === name));
+    const left = this.namespacedTypes().some((rt) =>
+      [...this.api.collectionOf(rt).objects.values()].some((i) => i.object.metadata.namespace === name),
+    );
     if (remaining > 0 && left) return;
     const current = this.api.getStored(this.namespaceType, '', name)!.object;
     const spec = (current.spec ?? {}) as { finalizers?: string[] };

@@ -59,7 +59,12 @@ function pathsOf(rt: ResourceType): Record<string, unknown> {
     delete: operation(rt, 'delete', ['dryRun', 'gracePeriodSeconds', 'propagationPolicy']),
   };
   for (const sub of rt.subresources) {
-    if (sub === 'status') paths[`${item}/status`] = { get: operation(rt, 'get', []), put: operation(rt, 'put', writes), patch: operation(rt, 'patch', [...writes, 'force']) };
+    if (sub === 'status')
+      paths[`${item}/status`] = {
+        get: operation(rt, 'get', []),
+        put: operation(rt, 'put', writes),
+        patch: operation(rt, 'patch', [...writes, 'force']),
+      };
   }
   return paths;
 }
@@ -102,12 +107,15 @@ export class OpenApiDocuments {
         collectRefs(schemas[name], closure, schemas);
       }
       for (const name of [...closure].sort()) if (schemas[name] !== undefined) components[name] = schemas[name];
-      docs.set(path, JSON.stringify({
-        openapi: '3.0.0',
-        info: { title: 'Kubernetes', version: 'v1.33.0' },
-        paths,
-        components: { schemas: components },
-      }));
+      docs.set(
+        path,
+        JSON.stringify({
+          openapi: '3.0.0',
+          info: { title: 'Kubernetes', version: 'v1.33.0' },
+          paths,
+          components: { schemas: components },
+        }),
+      );
     }
     return docs;
   }
@@ -146,4 +154,3 @@ export function customResourceSchema(rt: ResourceType, openAPIV3Schema: OpenApiS
     'x-kubernetes-group-version-kind': [{ group: rt.group, kind: rt.kind, version: rt.version }],
   };
 }
-

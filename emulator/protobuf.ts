@@ -48,7 +48,11 @@ const resourceAttributes: MessageSchema = {
 };
 const nonResourceAttributes: MessageSchema = { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } };
 
-const intOrString: MessageSchema = { 1: { name: 'type', type: 'int' }, 2: { name: 'intVal', type: 'int' }, 3: { name: 'strVal', type: 'string' } };
+const intOrString: MessageSchema = {
+  1: { name: 'type', type: 'int' },
+  2: { name: 'intVal', type: 'int' },
+  3: { name: 'strVal', type: 'string' },
+};
 const containerPort: MessageSchema = {
   1: { name: 'name', type: 'string' },
   2: { name: 'hostPort', type: 'int' },
@@ -92,10 +96,23 @@ const policyRule: MessageSchema = {
   4: { name: 'resourceNames', type: 'string', repeated: true },
   5: { name: 'nonResourceURLs', type: 'string', repeated: true },
 };
-const subject: MessageSchema = { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } };
-const roleRef: MessageSchema = { 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } };
+const subject: MessageSchema = {
+  1: { name: 'kind', type: 'string' },
+  2: { name: 'apiGroup', type: 'string' },
+  3: { name: 'name', type: 'string' },
+  4: { name: 'namespace', type: 'string' },
+};
+const roleRef: MessageSchema = {
+  1: { name: 'apiGroup', type: 'string' },
+  2: { name: 'kind', type: 'string' },
+  3: { name: 'name', type: 'string' },
+};
 const role: MessageSchema = { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'rules', type: policyRule, repeated: true } };
-const binding: MessageSchema = { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'subjects', type: subject, repeated: true }, 3: { name: 'roleRef', type: roleRef } };
+const binding: MessageSchema = {
+  1: { name: 'metadata', type: objectMeta },
+  2: { name: 'subjects', type: subject, repeated: true },
+  3: { name: 'roleRef', type: roleRef },
+};
 
 /** The messages kubectl's typed clients send (create, auth), by Kind; fields outside these schemas are skipped. */
 const kinds: Readonly<Record<string, MessageSchema>> = {
@@ -124,7 +141,17 @@ const kinds: Readonly<Record<string, MessageSchema>> = {
     2: {
       name: 'spec',
       type: {
-        1: { name: 'ports', type: { 1: { name: 'name', type: 'string' }, 2: { name: 'protocol', type: 'string' }, 3: { name: 'port', type: 'int' }, 4: { name: 'targetPort', type: 'intOrString' }, 5: { name: 'nodePort', type: 'int' } }, repeated: true },
+        1: {
+          name: 'ports',
+          type: {
+            1: { name: 'name', type: 'string' },
+            2: { name: 'protocol', type: 'string' },
+            3: { name: 'port', type: 'int' },
+            4: { name: 'targetPort', type: 'intOrString' },
+            5: { name: 'nodePort', type: 'int' },
+          },
+          repeated: true,
+        },
         2: { name: 'selector', type: { map: 'string' } },
         3: { name: 'clusterIP', type: 'string' },
         4: { name: 'type', type: 'string' },
@@ -135,9 +162,18 @@ const kinds: Readonly<Record<string, MessageSchema>> = {
   },
   SelfSubjectAccessReview: {
     1: { name: 'metadata', type: objectMeta },
-    2: { name: 'spec', type: { 1: { name: 'resourceAttributes', type: resourceAttributes }, 2: { name: 'nonResourceAttributes', type: nonResourceAttributes } } },
+    2: {
+      name: 'spec',
+      type: {
+        1: { name: 'resourceAttributes', type: resourceAttributes },
+        2: { name: 'nonResourceAttributes', type: nonResourceAttributes },
+      },
+    },
   },
-  SelfSubjectRulesReview: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } } },
+  SelfSubjectRulesReview: {
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'spec', type: { 1: { name: 'namespace', type: 'string' } } },
+  },
   SelfSubjectReview: { 1: { name: 'metadata', type: objectMeta } },
   TokenRequest: {
     1: { name: 'metadata', type: objectMeta },
@@ -145,14 +181,36 @@ const kinds: Readonly<Record<string, MessageSchema>> = {
       name: 'spec',
       type: {
         1: { name: 'audiences', type: 'string', repeated: true },
-        3: { name: 'boundObjectRef', type: { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiVersion', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'uid', type: 'string' } } },
+        3: {
+          name: 'boundObjectRef',
+          type: {
+            1: { name: 'kind', type: 'string' },
+            2: { name: 'apiVersion', type: 'string' },
+            3: { name: 'name', type: 'string' },
+            4: { name: 'uid', type: 'string' },
+          },
+        },
         4: { name: 'expirationSeconds', type: 'int' },
       },
     },
   },
-  ConfigMap: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'data', type: { map: 'string' } }, 3: { name: 'binaryData', type: { map: 'bytes' } }, 4: { name: 'immutable', type: 'bool' } },
-  Secret: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'data', type: { map: 'bytes' } }, 3: { name: 'type', type: 'string' }, 4: { name: 'stringData', type: { map: 'string' } }, 5: { name: 'immutable', type: 'bool' } },
-  Namespace: { 1: { name: 'metadata', type: objectMeta }, 2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } } },
+  ConfigMap: {
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'data', type: { map: 'string' } },
+    3: { name: 'binaryData', type: { map: 'bytes' } },
+    4: { name: 'immutable', type: 'bool' },
+  },
+  Secret: {
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'data', type: { map: 'bytes' } },
+    3: { name: 'type', type: 'string' },
+    4: { name: 'stringData', type: { map: 'string' } },
+    5: { name: 'immutable', type: 'bool' },
+  },
+  Namespace: {
+    1: { name: 'metadata', type: objectMeta },
+    2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } },
+  },
 };
 
 class Reader {
@@ -232,7 +290,10 @@ function decodeValue(r: Reader, type: FieldType, wire: number): unknown {
   }
   if ('map' in type) {
     if (type.map === 'quantity') {
-      const entry = decodeMessage(r.bytes(), { 1: { name: 'key', type: 'string' }, 2: { name: 'value', type: { 1: { name: 'string', type: 'string' } } } });
+      const entry = decodeMessage(r.bytes(), {
+        1: { name: 'key', type: 'string' },
+        2: { name: 'value', type: { 1: { name: 'string', type: 'string' } } },
+      });
       return [entry.key ?? '', (entry.value as { string?: string } | undefined)?.string ?? '0'];
     }
     const entry = decodeMessage(r.bytes(), { 1: { name: 'key', type: 'string' }, 2: { name: 'value', type: type.map } });

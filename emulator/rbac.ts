@@ -44,7 +44,9 @@ function resourceMatches(rule: PolicyRule, resource: string, subresource: string
 export function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   if (!verbMatches(rule, a.verb)) return false;
   if (!a.resourceRequest) {
-    return (rule.nonResourceURLs ?? []).some((url) => url === '*' || url === a.path || (url.endsWith('*') && a.path.startsWith(url.slice(0, -1))));
+    return (rule.nonResourceURLs ?? []).some(
+      (url) => url === '*' || url === a.path || (url.endsWith('*') && a.path.startsWith(url.slice(0, -1))),
+    );
   }
   if (!(rule.apiGroups ?? []).some((g) => g === '*' || g === a.apiGroup)) return false;
   if (!resourceMatches(rule, a.resource, a.subresource)) return false;
@@ -72,21 +74,24 @@ export class RbacAuthorizer {
     for (const selector of role.aggregationRule?.clusterRoleSelectors ?? []) {
       const parsed = labelSelectorFromObject(selector);
       for (const other of this.objects('rbac.authorization.k8s.io/clusterroles')) {
-        if (other.metadata.name !== name && labelsMatch(parsed, other.metadata.labels)) rules.push(...this.clusterRoleRules(other.metadata.name!, seen));
+        if (other.metadata.name !== name && labelsMatch(parsed, other.metadata.labels))
+          rules.push(...this.clusterRoleRules(other.metadata.name!, seen));
       }
     }
     return rules;
   }
 
   private roleRules(namespace: string, name: string): PolicyRule[] {
-    return ((this.store.collection('rbac.authorization.k8s.io/roles').objects.get(`${namespace}/${name}`)?.object as Obj | undefined)?.rules ?? []) as PolicyRule[];
+    return ((this.store.collection('rbac.authorization.k8s.io/roles').objects.get(`${namespace}/${name}`)?.object as Obj | undefined)
+      ?.rules ?? []) as PolicyRule[];
   }
 
   /** Every rule that applies to the user in a namespace ("" = cluster-wide rules only). */
   rulesFor(user: UserInfo, namespace: string): PolicyRule[] {
     const rules: PolicyRule[] = [];
     for (const binding of this.objects('rbac.authorization.k8s.io/clusterrolebindings') as Obj[]) {
-      if ((binding.subjects ?? []).some((s: Obj) => subjectMatches(s, user, ''))) rules.push(...this.clusterRoleRules(binding.roleRef?.name));
+      if ((binding.subjects ?? []).some((s: Obj) => subjectMatches(s, user, '')))
+        rules.push(...this.clusterRoleRules(binding.roleRef?.name));
     }
     if (namespace !== '') {
       for (const binding of this.objects('rbac.authorization.k8s.io/rolebindings') as Obj[]) {
@@ -118,18 +123,29 @@ export function forbiddenFor(a: Attributes): ApiError {
   const scope = a.namespace === '' ? 'at the cluster scope' : `in the namespace ${JSON.stringify(a.namespace)}`;
   const qualified = a.apiGroup === '' ? a.resource : `${a.resource}.${a.apiGroup}`;
   const subject = a.name === '' ? qualified : `${qualified} ${JSON.stringify(a.name)}`;
-  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${user} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`, {
-    name: a.name,
-    group: a.apiGroup,
-    kind: a.resource,
-  });
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${subject} is forbidden: ${user} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`,
+    {
+      name: a.name,
+      group: a.apiGroup,
+      kind: a.resource,
+    },
+  );
 }
 
 const bootstrapLabels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 const bootstrapAnnotations = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
 
 function clusterRole(name: string, rules: PolicyRule[], extra: Obj = {}): KubeObject {
-  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: { ...bootstrapLabels, ...(extra.labels ?? {}) }, annotations: bootstrapAnnotations }, rules, ...(extra.aggregationRule ? { aggregationRule: extra.aggregationRule } : {}) } as KubeObject;
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { ...bootstrapLabels, ...(extra.labels ?? {}) }, annotations: bootstrapAnnotations },
+    rules,
+    ...(extra.aggregationRule ? { aggregationRule: extra.aggregationRule } : {}),
+  } as KubeObject;
 }
 
 function clusterRoleBinding(name: string, role: string, groups: string[]): KubeObject {
@@ -142,15 +158,34 @@ function clusterRoleBinding(name: string, role: string, groups: string[]): KubeO
   } as KubeObject;
 }
 
-const aggregate = (to: string) => ({ clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' } }] });
+const aggregate = (to: string) => ({
+  clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' } }],
+});
 
 /** The subset of the apiserver's bootstrap RBAC policy that tests and kubectl rely on. */
 export function bootstrapPolicy(): KubeObject[] {
-  const discoveryUrls = ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'];
+  const discoveryUrls = [
+    '/api',
+    '/api/*',
+    '/apis',
+    '/apis/*',
+    '/healthz',
+    '/livez',
+    '/openapi',
+    '/openapi/*',
+    '/readyz',
+    '/version',
+    '/version/',
+  ];
   return [
-    clusterRole('cluster-admin', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }, { nonResourceURLs: ['*'], verbs: ['*'] }]),
+    clusterRole('cluster-admin', [
+      { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+      { nonResourceURLs: ['*'], verbs: ['*'] },
+    ]),
     clusterRole('system:discovery', [{ nonResourceURLs: discoveryUrls, verbs: ['get'] }]),
-    clusterRole('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
+    clusterRole('system:public-info-viewer', [
+      { nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] },
+    ]),
     clusterRole('system:basic-user', [
       { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
       { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },

@@ -16,11 +16,29 @@ export type ReviewHandler = (body: Obj, user: UserInfo) => Obj;
 
 function reviewType(group: string, resource: string, kind: string, namespaced = false): ResourceType {
   return {
-    group, version: 'v1', resource, kind, listKind: `${kind}List`, singular: kind.toLowerCase(), namespaced,
-    shortNames: [], categories: [], verbs: ['create'], subresources: [], storage: `${group}/${resource}`,
-    nameRule: 'dns1123-subdomain', statusPolicy: 'none', generation: 'none', fieldGetters: metadataFieldGetters,
-    fieldSelectorStyle: 'known', createOnUpdate: false, unconditionalUpdate: true, strategicMerge: true,
-    schema: () => anyNode, columns: () => defaultColumns, prune: () => [],
+    group,
+    version: 'v1',
+    resource,
+    kind,
+    listKind: `${kind}List`,
+    singular: kind.toLowerCase(),
+    namespaced,
+    shortNames: [],
+    categories: [],
+    verbs: ['create'],
+    subresources: [],
+    storage: `${group}/${resource}`,
+    nameRule: 'dns1123-subdomain',
+    statusPolicy: 'none',
+    generation: 'none',
+    fieldGetters: metadataFieldGetters,
+    fieldSelectorStyle: 'known',
+    createOnUpdate: false,
+    unconditionalUpdate: true,
+    strategicMerge: true,
+    schema: () => anyNode,
+    columns: () => defaultColumns,
+    prune: () => [],
   };
 }
 
@@ -39,13 +57,32 @@ function attributesOf(spec: Obj, user: UserInfo): Attributes {
   if (isObject(spec.resourceAttributes)) {
     const r = spec.resourceAttributes as Obj;
     return {
-      user, verb: r.verb ?? '', resourceRequest: true, namespace: r.namespace ?? '', apiGroup: r.group ?? '', apiVersion: r.version ?? '',
-      resource: r.resource ?? '', subresource: r.subresource ?? '', name: r.name ?? '', path: '',
+      user,
+      verb: r.verb ?? '',
+      resourceRequest: true,
+      namespace: r.namespace ?? '',
+      apiGroup: r.group ?? '',
+      apiVersion: r.version ?? '',
+      resource: r.resource ?? '',
+      subresource: r.subresource ?? '',
+      name: r.name ?? '',
+      path: '',
     };
   }
   if (isObject(spec.nonResourceAttributes)) {
     const n = spec.nonResourceAttributes as Obj;
-    return { user, verb: n.verb ?? '', resourceRequest: false, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '', path: n.path ?? '' };
+    return {
+      user,
+      verb: n.verb ?? '',
+      resourceRequest: false,
+      namespace: '',
+      apiGroup: '',
+      apiVersion: '',
+      resource: '',
+      subresource: '',
+      name: '',
+      path: n.path ?? '',
+    };
   }
   throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
 }
@@ -53,7 +90,14 @@ function attributesOf(spec: Obj, user: UserInfo): Attributes {
 /** Answers the review resources; `kind` is the resource's Kind. */
 export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: RbacAuthorizer, authn: Authenticator): Obj {
   const spec: Obj = isObject(body.spec) ? body.spec : {};
-  const base = { kind, apiVersion: kind.endsWith('Review') && kind !== 'TokenReview' && kind !== 'SelfSubjectReview' ? 'authorization.k8s.io/v1' : 'authentication.k8s.io/v1', metadata: { creationTimestamp: null } };
+  const base = {
+    kind,
+    apiVersion:
+      kind.endsWith('Review') && kind !== 'TokenReview' && kind !== 'SelfSubjectReview'
+        ? 'authorization.k8s.io/v1'
+        : 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+  };
   switch (kind) {
     case 'SelfSubjectAccessReview': {
       const decision = rbac.authorize(attributesOf(spec, user));
@@ -72,8 +116,17 @@ export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: Rbac
         ...base,
         spec,
         status: {
-          resourceRules: rules.filter((r) => r.resources !== undefined).map((r) => ({ verbs: r.verbs, apiGroups: r.apiGroups, resources: r.resources, ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}) })),
-          nonResourceRules: rules.filter((r) => r.nonResourceURLs !== undefined).map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
+          resourceRules: rules
+            .filter((r) => r.resources !== undefined)
+            .map((r) => ({
+              verbs: r.verbs,
+              apiGroups: r.apiGroups,
+              resources: r.resources,
+              ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}),
+            })),
+          nonResourceRules: rules
+            .filter((r) => r.nonResourceURLs !== undefined)
+            .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
           incomplete: false,
         },
       };
@@ -85,9 +138,14 @@ export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: Rbac
       return {
         ...base,
         spec,
-        status: reviewed === undefined
-          ? { user: {}, error: '[invalid bearer token, token lookup failed]' }
-          : { authenticated: true, user: { username: reviewed.username, ...(reviewed.uid ? { uid: reviewed.uid } : {}), groups: reviewed.groups }, audiences: spec.audiences ?? [issuer] },
+        status:
+          reviewed === undefined
+            ? { user: {}, error: '[invalid bearer token, token lookup failed]' }
+            : {
+                authenticated: true,
+                user: { username: reviewed.username, ...(reviewed.uid ? { uid: reviewed.uid } : {}), groups: reviewed.groups },
+                audiences: spec.audiences ?? [issuer],
+              },
       };
     }
     default:
@@ -112,7 +170,11 @@ export function tokenRequest(body: Obj, serviceAccount: KubeObject, authn: Authe
   return {
     kind: 'TokenRequest',
     apiVersion: 'authentication.k8s.io/v1',
-    metadata: { name: serviceAccount.metadata.name, namespace: serviceAccount.metadata.namespace, creationTimestamp: serviceAccount.metadata.creationTimestamp },
+    metadata: {
+      name: serviceAccount.metadata.name,
+      namespace: serviceAccount.metadata.namespace,
+      creationTimestamp: serviceAccount.metadata.creationTimestamp,
+    },
     spec,
     status: { token, expirationTimestamp: timestamp(new Date(exp * 1000)) },
   };

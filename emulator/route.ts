@@ -30,9 +30,22 @@ function decodeSegment(segment: string): string {
 /** Parses a request the way k8s.io/apiserver's RequestInfoFactory does. */
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const nonResource: RequestInfo = {
-    resourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '', namespace: '', resource: '', name: '', subresource: '', parts: [],
+    resourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    group: '',
+    version: '',
+    namespace: '',
+    resource: '',
+    name: '',
+    subresource: '',
+    parts: [],
   };
-  const segments = path.split('/').filter((s) => s !== '').map(decodeSegment);
+  const segments = path
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeSegment);
   if (segments.length === 0) return nonResource;
   const prefix = segments[0];
   if (prefix !== 'api' && prefix !== 'apis') return nonResource;

@@ -19,15 +19,30 @@ test('malformed label selectors answer 400 with the apiserver wording', (t) => {
   const e = t.throws(() => parseLabelSelector('a in (b'), { instanceOf: ApiError });
   t.is(e.message, "unable to parse requirement: found '', expected: ',' or ')'");
   t.is(e.code, 400);
-  t.regex(t.throws(() => parseLabelSelector('A_%=b'))!.message, /^unable to parse requirement: <nil>: Invalid value: "A_%": name part must consist of/);
+  t.regex(
+    t.throws(() => parseLabelSelector('A_%=b'))!.message,
+    /^unable to parse requirement: <nil>: Invalid value: "A_%": name part must consist of/,
+  );
 });
 
-test('field selectors parse =, == and != with escapes, and reject unknown fields in the kind\'s wording', (t) => {
+test("field selectors parse =, == and != with escapes, and reject unknown fields in the kind's wording", (t) => {
   const selector = parseFieldSelector('metadata.name==a\\,b,metadata.namespace!=x');
-  t.deepEqual(selector, [{ field: 'metadata.name', op: '=', value: 'a,b' }, { field: 'metadata.namespace', op: '!=', value: 'x' }]);
+  t.deepEqual(selector, [
+    { field: 'metadata.name', op: '=', value: 'a,b' },
+    { field: 'metadata.namespace', op: '!=', value: 'x' },
+  ]);
   const obj = { metadata: { name: 'a,b', namespace: 'y' } } as KubeObject;
   t.true(fieldsMatch(selector, metadataFieldGetters, obj));
-  t.is(t.throws(() => checkFieldSelector(parseFieldSelector('spec.x=1'), metadataFieldGetters, 'label'))!.message, 'field label not supported: spec.x');
-  t.is(t.throws(() => checkFieldSelector(parseFieldSelector('spec.x=1'), metadataFieldGetters, 'known'))!.message, '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"');
-  t.is(t.throws(() => parseFieldSelector('metadata.name in (a)'))!.message, "invalid selector: 'metadata.name in (a)'; can't understand 'metadata.name in (a)'");
+  t.is(
+    t.throws(() => checkFieldSelector(parseFieldSelector('spec.x=1'), metadataFieldGetters, 'label'))!.message,
+    'field label not supported: spec.x',
+  );
+  t.is(
+    t.throws(() => checkFieldSelector(parseFieldSelector('spec.x=1'), metadataFieldGetters, 'known'))!.message,
+    '"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+  );
+  t.is(
+    t.throws(() => parseFieldSelector('metadata.name in (a)'))!.message,
+    "invalid selector: 'metadata.name in (a)'; can't understand 'metadata.name in (a)'",
+  );
 });

@@ -137,7 +137,10 @@ function checkValue(value: string): void {
 }
 
 /** Builds a selector from a LabelSelector object (matchLabels, matchExpressions), as Deployments carry it. */
-export function labelSelectorFromObject(selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }): LabelSelector {
+export function labelSelectorFromObject(selector: {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}): LabelSelector {
   const out: LabelRequirement[] = [];
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) out.push({ key, op: 'in', values: [value] });
   for (const e of selector.matchExpressions ?? []) {
@@ -228,7 +231,9 @@ export function checkFieldSelector(selector: FieldSelector, getters: FieldGetter
   for (const r of selector) {
     if (Object.hasOwn(getters, r.field)) continue;
     if (style === 'label') throw badRequest(`field label not supported: ${r.field}`);
-    const known = Object.keys(getters).map((k) => JSON.stringify(k)).join(', ');
+    const known = Object.keys(getters)
+      .map((k) => JSON.stringify(k))
+      .join(', ');
     throw badRequest(`${JSON.stringify(r.field)} is not a known field selector: only ${known}`);
   }
 }

@@ -70,7 +70,9 @@ function deleteOptionsFrom(query: URLSearchParams, body: unknown): DeleteOptions
   const grace = query.get('gracePeriodSeconds') ?? fromBody.gracePeriodSeconds;
   return {
     propagationPolicy: query.get('propagationPolicy') ?? (fromBody.propagationPolicy as string | undefined),
-    orphanDependents: query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : (fromBody.orphanDependents as boolean | undefined),
+    orphanDependents: query.has('orphanDependents')
+      ? query.get('orphanDependents') === 'true'
+      : (fromBody.orphanDependents as boolean | undefined),
     gracePeriodSeconds: grace === undefined || grace === null ? undefined : Number(grace),
     dryRun: query.getAll('dryRun').includes('All') || (Array.isArray(fromBody.dryRun) && fromBody.dryRun.includes('All')),
     preconditions: { uid: preconditions.uid as string | undefined, resourceVersion: preconditions.resourceVersion as string | undefined },
@@ -129,7 +131,13 @@ export class RequestHandler {
       if (authenticated === undefined) throw unauthorized();
       const user = this.impersonated(req, authenticated);
       if (path === '/emulator' || path.startsWith('/emulator/')) {
-        if (!user.groups.includes('system:masters')) throw new ApiError(403, 'Forbidden', `forbidden: User ${JSON.stringify(user.username)} cannot use the emulator admin endpoint`, {});
+        if (!user.groups.includes('system:masters'))
+          throw new ApiError(
+            403,
+            'Forbidden',
+            `forbidden: User ${JSON.stringify(user.username)} cannot use the emulator admin endpoint`,
+            {},
+          );
         await this.deps.admin(req, res, path, async () => (await readBody(req)).toString('utf8'));
         return;
       }
@@ -147,11 +155,29 @@ export class RequestHandler {
       if (failure !== undefined) {
         if (info.resourceRequest) this.deps.counters.record(fault);
         if (failure.code === 429) throw tooManyRequests(failure.retryAfterSeconds);
-        if (failure.code === 503) throw new ApiError(503, 'ServiceUnavailable', 'The server is currently unable to handle the request', {}, { 'Retry-After': String(failure.retryAfterSeconds) });
+        if (failure.code === 503)
+          throw new ApiError(
+            503,
+            'ServiceUnavailable',
+            'The server is currently unable to handle the request',
+            {},
+            { 'Retry-After': String(failure.retryAfterSeconds) },
+          );
         throw internalError('injected fault');
       }
       if (!info.resourceRequest) {
-        this.authorize({ user, verb: (req.method ?? 'GET').toLowerCase() === 'head' ? 'get' : (req.method ?? 'GET').toLowerCase(), resourceRequest: false, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '', path });
+        this.authorize({
+          user,
+          verb: (req.method ?? 'GET').toLowerCase() === 'head' ? 'get' : (req.method ?? 'GET').toLowerCase(),
+          resourceRequest: false,
+          namespace: '',
+          apiGroup: '',
+          apiVersion: '',
+          resource: '',
+          subresource: '',
+          name: '',
+          path,
+        });
         this.serveNonResource(req, res, path, query, pretty);
         return;
       }
@@ -165,9 +191,10 @@ export class RequestHandler {
   private impersonated(req: IncomingMessage, user: UserInfo): UserInfo {
     const username = req.headers['impersonate-user'];
     const rawGroups = req.headers['impersonate-group'];
-    const groups = rawGroups === undefined ? [] : (Array.isArray(rawGroups) ? rawGroups : [rawGroups]).flatMap((g) => g.split(',').map((s) => s.trim()));
+    const groups =
+      rawGroups === undefined ? [] : (Array.isArray(rawGroups) ? rawGroups : [rawGroups]).flatMap((g) => g.split(',').map((s) => s.trim()));
     if (username === undefined || Array.isArray(username)) {
-      if (groups.length > 0) throw badRequest('requested [{Group  '+ groups.join(' ') +'}] without impersonating a user');
+      if (groups.length > 0) throw badRequest('requested [{Group  ' + groups.join(' ') + '}] without impersonating a user');
       return user;
     }
     const base = { user, resourceRequest: true, namespace: '', apiVersion: 'v1', subresource: '', path: '' };
@@ -196,7 +223,15 @@ export class RequestHandler {
     const aggregated = accept.includes('apidiscovery.k8s.io') && (accept.includes('v=v2') || accept.includes('v=v2beta1'));
     const discovery = (body: Record<string, unknown>) => {
       const text = JSON.stringify(body);
-      writeText(res, 200, text, { 'Content-Type': accept.includes('v=v2beta1') && !accept.includes('v=v2;') ? aggregatedDiscoveryType.replace('v=v2', 'v=v2beta1') : aggregatedDiscoveryType, ETag: etagOf(text), Vary: 'Accept', 'Cache-Control': 'public' });
+      writeText(res, 200, text, {
+        'Content-Type':
+          accept.includes('v=v2beta1') && !accept.includes('v=v2;')
+            ? aggregatedDiscoveryType.replace('v=v2', 'v=v2beta1')
+            : aggregatedDiscoveryType,
+        ETag: etagOf(text),
+        Vary: 'Accept',
+        'Cache-Control': 'public',
+      });
     };
     const segments = path.split('/').filter((s) => s !== '');
     if (path === '/version' || path === '/version/') return writeJson(res, 200, this.deps.version, pretty);
@@ -223,9 +258,11 @@ export class RequestHandler {
     if (path === '/openapi/v3' || path === '/openapi/v3/') return writeJson(res, 200, this.deps.openapi.index(), pretty);
     if (path.startsWith('/openapi/v3/')) {
       const doc = this.deps.openapi.document(path.slice('/openapi/v3/'.length));
-      if (doc !== undefined) return writeText(res, 200, doc, { 'Cache-Control': query.has('hash') ? 'public, immutable' : 'no-cache, private' });
+      if (doc !== undefined)
+        return writeText(res, 200, doc, { 'Cache-Control': query.has('hash') ? 'public, immutable' : 'no-cache, private' });
     }
-    if (segments[0] === 'api' || (segments[0] === 'apis' && segments.length > 1 && registry.versionsOf(segments[1]).length > 0)) throw pathNotFound();
+    if (segments[0] === 'api' || (segments[0] === 'apis' && segments.length > 1 && registry.versionsOf(segments[1]).length > 0))
+      throw pathNotFound();
     throw new PageNotFound();
   }
 
@@ -246,9 +283,24 @@ export class RequestHandler {
     };
   }
 
-  private respondObject(res: ServerResponse, code: number, rt: ResourceType, obj: KubeObject, rendering: Rendering, query: URLSearchParams, pretty: boolean, headers: Record<string, string | string[]> = {}): void {
+  private respondObject(
+    res: ServerResponse,
+    code: number,
+    rt: ResourceType,
+    obj: KubeObject,
+    rendering: Rendering,
+    query: URLSearchParams,
+    pretty: boolean,
+    headers: Record<string, string | string[]> = {},
+  ): void {
     if (rendering === 'table' && obj.kind === rt.kind) {
-      const table = tableOf(rt.columns(), [obj], { resourceVersion: obj.metadata.resourceVersion }, query.get('includeObject') ?? 'Metadata', this.deps.api.now());
+      const table = tableOf(
+        rt.columns(),
+        [obj],
+        { resourceVersion: obj.metadata.resourceVersion },
+        query.get('includeObject') ?? 'Metadata',
+        this.deps.api.now(),
+      );
       return writeJson(res, code, table, pretty, headers);
     }
     if (rendering === 'metadata' && obj.kind === rt.kind) {
@@ -269,11 +321,20 @@ export class RequestHandler {
     const { api, registry, counters } = this.deps;
     const rt = registry.get(info.group, info.version, info.resource);
     if (rt === undefined && info.apiPrefix === 'apis' && registry.versionsOf(info.group).length === 0) throw new PageNotFound();
-    if (rt === undefined || (info.subresource !== '' && !rt.subresources.includes(info.subresource)) || info.parts.length > 3) throw pathNotFound();
+    if (rt === undefined || (info.subresource !== '' && !rt.subresources.includes(info.subresource)) || info.parts.length > 3)
+      throw pathNotFound();
     counters.record(fault);
     this.authorize({
-      user, verb: info.verb, resourceRequest: true, namespace: info.namespace, apiGroup: info.group, apiVersion: info.version,
-      resource: info.resource, subresource: info.subresource, name: info.name, path: info.path,
+      user,
+      verb: info.verb,
+      resourceRequest: true,
+      namespace: info.namespace,
+      apiGroup: info.group,
+      apiVersion: info.version,
+      resource: info.resource,
+      subresource: info.subresource,
+      name: info.name,
+      path: info.path,
     });
     if (rt.namespaced && info.namespace === '' && !['list', 'watch'].includes(info.verb)) throw pathNotFound();
     const namespace = rt.namespaced ? info.namespace : '';
@@ -307,7 +368,16 @@ export class RequestHandler {
         const ctx = this.writeContext(req, query, user);
         const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
         const result = api.update(rt, namespace, info.name, body, info.subresource, ctx);
-        return this.respondObject(res, result.created ? 201 : 200, rt, result.object, rendering, query, pretty, warningHeaders(ctx.warnings));
+        return this.respondObject(
+          res,
+          result.created ? 201 : 200,
+          rt,
+          result.object,
+          rendering,
+          query,
+          pretty,
+          warningHeaders(ctx.warnings),
+        );
       }
       case 'patch': {
         if (info.name === '') throw methodNotAllowed();
@@ -316,7 +386,16 @@ export class RequestHandler {
         if (kind !== 'apply' && query.has('force')) throw badRequest('force: Forbidden: may not be specified for non-apply patch');
         const body = decodePatchBody(kind, await readBody(req));
         const result = api.patch(rt, namespace, info.name, kind, body, info.subresource, ctx);
-        return this.respondObject(res, result.created ? 201 : 200, rt, result.object, rendering, query, pretty, warningHeaders(ctx.warnings));
+        return this.respondObject(
+          res,
+          result.created ? 201 : 200,
+          rt,
+          result.object,
+          rendering,
+          query,
+          pretty,
+          warningHeaders(ctx.warnings),
+        );
       }
       case 'delete': {
         const text = await readBody(req);
@@ -327,20 +406,42 @@ export class RequestHandler {
       case 'deletecollection': {
         const text = await readBody(req);
         const body = text.toString('utf8').trim() === '' ? {} : decodeObjectBody(req.headers['content-type'], text, 'DeleteOptions');
-        const deleted = api.deleteCollection(rt, namespace, { labelSelector: query.get('labelSelector') ?? '', fieldSelector: query.get('fieldSelector') ?? '' }, deleteOptionsFrom(query, body));
-        return writeJson(res, 200, { kind: rt.listKind, apiVersion: groupVersion(rt), metadata: { resourceVersion: String(api.store.currentRv) }, items: deleted }, pretty);
+        const deleted = api.deleteCollection(
+          rt,
+          namespace,
+          { labelSelector: query.get('labelSelector') ?? '', fieldSelector: query.get('fieldSelector') ?? '' },
+          deleteOptionsFrom(query, body),
+        );
+        return writeJson(
+          res,
+          200,
+          { kind: rt.listKind, apiVersion: groupVersion(rt), metadata: { resourceVersion: String(api.store.currentRv) }, items: deleted },
+          pretty,
+        );
       }
       default:
         throw methodNotAllowed();
     }
   }
 
-  private serveList(res: ServerResponse, rt: ResourceType, namespace: string, query: URLSearchParams, rendering: Rendering, fault: FaultRequest, pretty: boolean): void {
+  private serveList(
+    res: ServerResponse,
+    rt: ResourceType,
+    namespace: string,
+    query: URLSearchParams,
+    rendering: Rendering,
+    fault: FaultRequest,
+    pretty: boolean,
+  ): void {
     const { api, faults } = this.deps;
     const limit = query.get('limit');
     const token = query.get('continue') ?? undefined;
     if (token !== undefined && token !== '' && faults.takeExpiredContinue(fault)) {
-      throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      throw new ApiError(
+        410,
+        'Expired',
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+      );
     }
     const result = api.list(rt, namespace, {
       labelSelector: query.get('labelSelector') ?? '',
@@ -354,7 +455,12 @@ export class RequestHandler {
     if (result.continue !== undefined) metadata.continue = result.continue;
     if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
     if (rendering === 'table') {
-      return writeJson(res, 200, tableOf(rt.columns(), result.items, metadata, query.get('includeObject') ?? 'Metadata', api.now()), pretty);
+      return writeJson(
+        res,
+        200,
+        tableOf(rt.columns(), result.items, metadata, query.get('includeObject') ?? 'Metadata', api.now()),
+        pretty,
+      );
     }
     if (rendering === 'metadata') {
       const items = result.items.map((i) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: i.metadata }));
@@ -369,12 +475,27 @@ export class RequestHandler {
       const json = cachedJson(item);
       if (!builtin) return json;
       const prefix = `{"kind":${JSON.stringify(item.kind)},"apiVersion":${JSON.stringify(item.apiVersion)},`;
-      return json.startsWith(prefix) ? `{${json.slice(prefix.length)}` : JSON.stringify({ ...item, kind: undefined, apiVersion: undefined });
+      return json.startsWith(prefix)
+        ? `{${json.slice(prefix.length)}`
+        : JSON.stringify({ ...item, kind: undefined, apiVersion: undefined });
     });
-    writeText(res, 200, `{"kind":${JSON.stringify(rt.listKind)},"apiVersion":${JSON.stringify(groupVersion(rt))},"metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`);
+    writeText(
+      res,
+      200,
+      `{"kind":${JSON.stringify(rt.listKind)},"apiVersion":${JSON.stringify(groupVersion(rt))},"metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`,
+    );
   }
 
-  private serveWatch(req: IncomingMessage, res: ServerResponse, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, rendering: Rendering, user: UserInfo): void {
+  private serveWatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    query: URLSearchParams,
+    rendering: Rendering,
+    user: UserInfo,
+  ): void {
     const { api, hub } = this.deps;
     let fieldSelector = query.get('fieldSelector') ?? '';
     if (name !== '') fieldSelector = fieldSelector === '' ? `metadata.name=${name}` : `${fieldSelector},metadata.name=${name}`;
@@ -383,7 +504,8 @@ export class RequestHandler {
     const resourceVersion = query.get('resourceVersion') ?? '';
     const resourceVersionMatch = query.get('resourceVersionMatch') ?? '';
     WatchHub.validate({ resourceVersion, resourceVersionMatch, allowBookmarks: false, sendInitialEvents, timeoutSeconds: undefined });
-    if (resourceVersion !== '' && !/^\d+$/.test(resourceVersion)) throw badRequest(`resourceVersion: Invalid value: "${resourceVersion}": must be a non-negative integer`);
+    if (resourceVersion !== '' && !/^\d+$/.test(resourceVersion))
+      throw badRequest(`resourceVersion: Invalid value: "${resourceVersion}": must be a non-negative integer`);
     const timeout = query.get('timeoutSeconds');
     const table = rendering === 'table' ? { columns: rt.columns(), includeObject: query.get('includeObject') ?? 'Metadata' } : undefined;
     hub.serve(
@@ -404,7 +526,14 @@ export class RequestHandler {
     req.on('error', () => res.destroy());
   }
 
-  private async serveToken(req: IncomingMessage, res: ServerResponse, rt: ResourceType, namespace: string, name: string, pretty: boolean): Promise<void> {
+  private async serveToken(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    pretty: boolean,
+  ): Promise<void> {
     if (req.method !== 'POST') throw methodNotAllowed();
     const body = decodeObjectBody(req.headers['content-type'], await readBody(req), 'TokenRequest');
     const sa = this.deps.api.getStored(rt, namespace, name);
@@ -413,9 +542,22 @@ export class RequestHandler {
   }
 
   /** The autoscaling/v1 Scale subresource of Deployments and of custom resources with a scale subresource. */
-  private async serveScale(req: IncomingMessage, res: ServerResponse, rt: ResourceType, namespace: string, info: RequestInfo, query: URLSearchParams, user: UserInfo, pretty: boolean): Promise<void> {
+  private async serveScale(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rt: ResourceType,
+    namespace: string,
+    info: RequestInfo,
+    query: URLSearchParams,
+    user: UserInfo,
+    pretty: boolean,
+  ): Promise<void> {
     const { api } = this.deps;
-    const paths = rt.scale ?? { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' };
+    const paths = rt.scale ?? {
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.status.selector',
+    };
     const read = (obj: KubeObject, path: string | undefined): unknown => {
       if (path === undefined) return undefined;
       let v: unknown = obj;
@@ -423,13 +565,20 @@ export class RequestHandler {
       return v;
     };
     const scaleOf = (obj: KubeObject) => {
-      const selector = rt.scale === undefined ? selectorString((obj.spec as Record<string, unknown>)?.selector) : read(obj, paths.labelSelectorPath);
+      const selector =
+        rt.scale === undefined ? selectorString((obj.spec as Record<string, unknown>)?.selector) : read(obj, paths.labelSelectorPath);
       const status: Record<string, unknown> = { replicas: read(obj, paths.statusReplicasPath) ?? 0 };
       if (selector) status.selector = selector;
       return {
         kind: 'Scale',
         apiVersion: 'autoscaling/v1',
-        metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion, creationTimestamp: obj.metadata.creationTimestamp },
+        metadata: {
+          name: obj.metadata.name,
+          namespace: obj.metadata.namespace,
+          uid: obj.metadata.uid,
+          resourceVersion: obj.metadata.resourceVersion,
+          creationTimestamp: obj.metadata.creationTimestamp,
+        },
         spec: { replicas: read(obj, paths.specReplicasPath) ?? 0 },
         status,
       };
@@ -443,11 +592,18 @@ export class RequestHandler {
     else if (info.verb === 'patch') {
       const kind = patchKindOf(req.headers['content-type']);
       const body = decodePatchBody(kind, text);
-      scale = (kind === 'json' ? applyJsonPatch(scaleOf(current), parseJsonPatch(body as string)) : applyMergePatch(scaleOf(current), body)) as Record<string, any>;
+      scale = (
+        kind === 'json' ? applyJsonPatch(scaleOf(current), parseJsonPatch(body as string)) : applyMergePatch(scaleOf(current), body)
+      ) as Record<string, any>;
     } else throw methodNotAllowed();
     const replicas = scale?.spec?.replicas;
     if (typeof replicas !== 'number' || replicas < 0) {
-      throw new ApiError(422, 'Invalid', `Scale.autoscaling "${info.name}" is invalid: spec.replicas: Invalid value: ${String(replicas)}: must be greater than or equal to 0`, {});
+      throw new ApiError(
+        422,
+        'Invalid',
+        `Scale.autoscaling "${info.name}" is invalid: spec.replicas: Invalid value: ${String(replicas)}: must be greater than or equal to 0`,
+        {},
+      );
     }
     const next = deepCopy(current);
     const segments = paths.specReplicasPath.replace(/^\./, '').split('.');
@@ -463,5 +619,8 @@ export class RequestHandler {
 function selectorString(selector: unknown): string {
   if (!isObject(selector)) return '';
   const labels = isObject(selector.matchLabels) ? selector.matchLabels : {};
-  return Object.keys(labels).sort().map((k) => `${k}=${String(labels[k])}`).join(',');
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${String(labels[k])}`)
+    .join(',');
 }

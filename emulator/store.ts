@@ -22,7 +22,10 @@ export interface StoredObject {
 
 /** Why a watch or a list at a past resourceVersion cannot be served. */
 export class HistoryExpired extends Error {
-  constructor(readonly requested: number, readonly oldest: number) {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
     super(`too old resource version: ${requested} (${oldest})`);
   }
 }
@@ -145,7 +148,10 @@ export class Store {
   /** Listeners of every collection (controllers), called after the collection's own listeners (watches). */
   readonly listeners = new Set<(collection: Collection, event: StoreEvent) => void>();
 
-  constructor(private historyWindow: number, startRevision = 1) {
+  constructor(
+    private historyWindow: number,
+    startRevision = 1,
+  ) {
     this.revision = startRevision;
   }
 

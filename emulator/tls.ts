@@ -66,11 +66,14 @@ export function selfSignedCertificate(now = new Date()): SelfSignedCertificate {
   const notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
   const subjectAltName = sequence(
     oid('2.5.29.17'),
-    tlv(0x04, sequence(
-      tlv(0x82, Buffer.from('localhost', 'ascii')),
-      tlv(0x87, Buffer.from([127, 0, 0, 1])),
-      tlv(0x87, Buffer.concat([Buffer.alloc(15), Buffer.from([1])])),
-    )),
+    tlv(
+      0x04,
+      sequence(
+        tlv(0x82, Buffer.from('localhost', 'ascii')),
+        tlv(0x87, Buffer.from([127, 0, 0, 1])),
+        tlv(0x87, Buffer.concat([Buffer.alloc(15), Buffer.from([1])])),
+      ),
+    ),
   );
   const basicConstraints = sequence(oid('2.5.29.19'), tlv(0x01, Buffer.from([0xff])), tlv(0x04, sequence(tlv(0x01, Buffer.from([0xff])))));
   const serial = randomBytes(16);
@@ -89,6 +92,9 @@ export function selfSignedCertificate(now = new Date()): SelfSignedCertificate {
   );
   const signature = createSign('sha256').update(tbs).sign(privateKey);
   const der = sequence(tbs, ecdsaWithSha256, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
-  const pem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const pem = `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
   return { cert: pem, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
 }

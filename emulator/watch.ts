@@ -62,7 +62,9 @@ function eventLine(rt: ResourceType, api: Api, event: StoreEvent, type: string, 
   const key = `${rt.group}/${rt.version}/${rt.resource}/${type}/${useCurrent ? 'c' : 'p'}`;
   let cached = lines.get(key);
   if (cached === undefined) {
-    const object = useCurrent ? event.object : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
+    const object = useCurrent
+      ? event.object
+      : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
     cached = line(`{"type":"${type}","object":${cachedJson(api.present(rt, object))}}\n`);
     lines.set(key, cached);
   }
@@ -126,12 +128,20 @@ export class WatchHub {
   static validate(req: Omit<WatchRequest, 'selection' | 'user' | 'rt'>): void {
     if (req.sendInitialEvents !== undefined && req.resourceVersionMatch !== 'NotOlderThan') {
       throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        { type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' },
+        {
+          type: 'FieldValueForbidden',
+          field: 'resourceVersionMatch',
+          detail: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        },
       ]);
     }
     if (req.sendInitialEvents === undefined && req.resourceVersionMatch !== '') {
       throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        { type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' },
+        {
+          type: 'FieldValueForbidden',
+          field: 'resourceVersionMatch',
+          detail: 'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        },
       ]);
     }
   }
@@ -172,14 +182,22 @@ export class WatchHub {
     let columnsSent = false;
     const tableLine = (type: string, obj: KubeObject) => {
       const presented = this.api.present(rt, obj);
-      const table = tableOf(req.table!.columns, [presented], { resourceVersion: presented.metadata.resourceVersion }, req.table!.includeObject, this.api.now());
+      const table = tableOf(
+        req.table!.columns,
+        [presented],
+        { resourceVersion: presented.metadata.resourceVersion },
+        req.table!.includeObject,
+        this.api.now(),
+      );
       if (columnsSent) table.columnDefinitions = null;
       columnsSent = true;
       return `{"type":"${type}","object":${JSON.stringify(table)}}\n`;
     };
     const lineFor = (event: StoreEvent, type: string, useCurrent: boolean): Line | string => {
       if (req.table === undefined) return eventLine(rt, this.api, event, type, useCurrent);
-      const obj = useCurrent ? event.object : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
+      const obj = useCurrent
+        ? event.object
+        : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
       return tableLine(type, obj);
     };
     const deliver = (event: StoreEvent) => {

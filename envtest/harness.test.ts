@@ -9,7 +9,10 @@ import { envtestAssets, startEnvtest } from './harness.js';
 /** Processes whose command line mentions `needle` (the envtest temp dir is unique per start). */
 function processesMentioning(needle: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', needle], { encoding: 'utf8' }).trim().split('\n').filter((line) => line && !line.includes('pgrep'));
+    return execFileSync('pgrep', ['-af', needle], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter((line) => line && !line.includes('pgrep'));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -45,7 +48,9 @@ test('a ServiceAccount kubeconfig carries a TokenRequest token that authenticate
   const { kubeconfig } = await env.serviceAccountKubeconfig('default', 'reviewer');
   const token = /token: (\S+)/.exec(kubeconfig)![1]!;
   const review = await env.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
-    apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token },
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenReview',
+    spec: { token },
   });
   t.is(review.status, 201);
   t.true(review.body.status.authenticated);
@@ -79,7 +84,10 @@ test('with neither Go nor KUBEBUILDER_ASSETS the build says exactly what to inst
   const cache = mkdtempSync(join(tmpdir(), 'empty-cache-'));
   t.teardown(() => rmSync(cache, { recursive: true, force: true }));
   const { KUBEBUILDER_ASSETS: _ignored, ...rest } = process.env;
-  const pathWithoutGo = (process.env.PATH ?? '').split(':').filter((dir) => !existsSync(join(dir, 'go'))).join(':');
+  const pathWithoutGo = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => !existsSync(join(dir, 'go')))
+    .join(':');
   const error = await t.throwsAsync(envtestAssets({ ...rest, PATH: pathWithoutGo, CUSTOMAPP_ENVTEST_CACHE: cache }));
   t.regex(error!.message, /neither KUBEBUILDER_ASSETS nor Go is available/);
   t.regex(error!.message, /Install Go/);

@@ -97,7 +97,7 @@ async function freePort(): Promise<number> {
 function spawnWatched(binary: string, args: readonly string[], log: WriteStream): ChildProcess {
   const script = [
     '"$@" & child=$!',
-    'trap \'kill -TERM $child 2>/dev/null; wait $child; exit 0\' TERM INT',
+    "trap 'kill -TERM $child 2>/dev/null; wait $child; exit 0' TERM INT",
     `while kill -0 ${process.pid} 2>/dev/null && kill -0 $child 2>/dev/null; do sleep 0.5; done`,
     'kill -TERM $child 2>/dev/null; sleep 2; kill -KILL $child 2>/dev/null; wait $child',
   ].join('\n');
@@ -141,31 +141,50 @@ function adminKubeconfig(server: string, caPem: string, user: string, token: str
   ].join('\n');
 }
 
-interface HttpAnswer { status: number; body: any }
+interface HttpAnswer {
+  status: number;
+  body: any;
+}
 
-function httpsJson(server: string, caPem: string, token: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<HttpAnswer> {
+function httpsJson(
+  server: string,
+  caPem: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<HttpAnswer> {
   const url = new URL(path, server);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolveAnswer, reject) => {
-    const req = httpsRequest(url, {
-      method,
-      ca: caPem,
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json',
-        ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
+    const req = httpsRequest(
+      url,
+      {
+        method,
+        ca: caPem,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try { parsed = JSON.parse(text); } catch { /* not JSON: keep the text */ }
-        resolveAnswer({ status: res.statusCode ?? 0, body: parsed });
-      });
-      res.on('error', reject);
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            /* not JSON: keep the text */
+          }
+          resolveAnswer({ status: res.statusCode ?? 0, body: parsed });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.end(payload);
@@ -179,7 +198,9 @@ async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boo
     if (failure) throw new Error(`${what}: ${failure}`);
     try {
       if (await probe()) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms`);
     await new Promise((done) => setTimeout(done, 100));
   }
@@ -271,11 +292,16 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     const server = `https://127.0.0.1:${securePort}`;
     const timeoutMs = options.startTimeoutMs ?? 60_000;
     let caPem = '';
-    await waitFor('kube-apiserver', timeoutMs, async () => {
-      caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
-      const answer = await httpsJson(server, caPem, adminToken, 'GET', '/readyz');
-      return answer.status === 200;
-    }, failure);
+    await waitFor(
+      'kube-apiserver',
+      timeoutMs,
+      async () => {
+        caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
+        const answer = await httpsJson(server, caPem, adminToken, 'GET', '/readyz');
+        return answer.status === 200;
+      },
+      failure,
+    );
 
     const kubeconfig = adminKubeconfig(server, caPem, 'admin', adminToken);
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
@@ -303,13 +329,22 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     }
 
     const version = (await request('GET', '/version')).body.gitVersion as string;
-    const serviceAccountKubeconfig = async (namespace: string, name: string, expirationSeconds = 86_400): Promise<{ kubeconfig: string; path: string }> => {
+    const serviceAccountKubeconfig = async (
+      namespace: string,
+      name: string,
+      expirationSeconds = 86_400,
+    ): Promise<{ kubeconfig: string; path: string }> => {
       const created = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
-        apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace },
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name, namespace },
       });
-      if (created.status !== 201 && created.status !== 409) throw new Error(`creating ServiceAccount ${namespace}/${name}: ${created.status} ${JSON.stringify(created.body)}`);
+      if (created.status !== 201 && created.status !== 409)
+        throw new Error(`creating ServiceAccount ${namespace}/${name}: ${created.status} ${JSON.stringify(created.body)}`);
       const token = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds },
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds },
       });
       if (token.status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: ${token.status} ${JSON.stringify(token.body)}`);
       const yaml = adminKubeconfig(server, caPem, `system:serviceaccount:${namespace}:${name}`, token.body.status.token as string);
@@ -319,7 +354,14 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     };
 
     return {
-      server, adminToken, caPem, kubeconfigPath, kubeconfig, version, dir, controllerManager,
+      server,
+      adminToken,
+      caPem,
+      kubeconfigPath,
+      kubeconfig,
+      version,
+      dir,
+      controllerManager,
       startMs: Date.now() - started,
       serviceAccountKubeconfig,
       request,

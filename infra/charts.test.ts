@@ -64,7 +64,13 @@ test('the DNS-1123 pattern accepts subdomains and rejects upper case, slashes an
 test('the CRD status schema has every observed field and map-keyed conditions', (t) => {
   const status = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema.properties.status;
   t.deepEqual(Object.keys(status.properties).sort(), [
-    'conditions', 'configHash', 'observedConfigMapName', 'observedGeneration', 'observedSecretName', 'readyReplicas', 'secretHash',
+    'conditions',
+    'configHash',
+    'observedConfigMapName',
+    'observedGeneration',
+    'observedSecretName',
+    'readyReplicas',
+    'secretHash',
   ]);
   t.is(status.properties.conditions['x-kubernetes-list-type'], 'map');
   t.deepEqual(status.properties.conditions['x-kubernetes-list-map-keys'], ['type']);
@@ -109,7 +115,11 @@ test('the ClusterRoleBinding binds the ClusterRole to the operator ServiceAccoun
   const binding = one(manifests, 'ClusterRoleBinding');
   t.is(one(manifests, 'Namespace').metadata.name, 'customapp-system');
   t.is(account.metadata.namespace, 'customapp-system');
-  t.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: one(manifests, 'ClusterRole').metadata.name });
+  t.deepEqual(binding.roleRef, {
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    name: one(manifests, 'ClusterRole').metadata.name,
+  });
   t.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'customapp-system' }]);
 });
 
@@ -143,11 +153,13 @@ test('the operator Deployment is hardened: read-only root, non-root, no escalati
 });
 
 test('the operator chart honours its props: image, replicas and permissions', (t) => {
-  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', {
-    image: 'registry.local/op:v9.9.9',
-    replicas: 2,
-    permissions: [OPERATOR_PERMISSIONS[0]!],
-  }));
+  const manifests = Testing.synth(
+    new OperatorChart(Testing.app(), 'operator', {
+      image: 'registry.local/op:v9.9.9',
+      replicas: 2,
+      permissions: [OPERATOR_PERMISSIONS[0]!],
+    }),
+  );
   const deployment = one(manifests, 'Deployment');
   t.is(deployment.spec.replicas, 2);
   t.is(deployment.spec.template.spec.containers[0].image, 'registry.local/op:v9.9.9');

@@ -2,7 +2,16 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import {
-  CRD_NAME, CUSTOM_APP_SCHEMA, GROUP, KIND, PLURAL, PRINTER_COLUMNS, SHORT_NAMES, SINGULAR, VERSION, type SchemaNode,
+  CRD_NAME,
+  CUSTOM_APP_SCHEMA,
+  GROUP,
+  KIND,
+  PLURAL,
+  PRINTER_COLUMNS,
+  SHORT_NAMES,
+  SINGULAR,
+  VERSION,
+  type SchemaNode,
 } from './customapp-api.js';
 
 /** Properties of {@link CustomAppCrd}. */

@@ -34,7 +34,13 @@ export interface CustomAppStatus {
 
 /** Every key of {@link CustomAppStatus}, to compare with the schema. */
 export const STATUS_FIELDS = [
-  'observedGeneration', 'observedConfigMapName', 'observedSecretName', 'configHash', 'secretHash', 'readyReplicas', 'conditions',
+  'observedGeneration',
+  'observedConfigMapName',
+  'observedSecretName',
+  'configHash',
+  'secretHash',
+  'readyReplicas',
+  'conditions',
 ] as const satisfies readonly (keyof CustomAppStatus)[];
 
 /** A CustomApp. */

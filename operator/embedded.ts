@@ -20,18 +20,40 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   'v1/Secret': SECRETS,
   'v1/ServiceAccount': { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   'apps/v1/Deployment': DEPLOYMENTS,
-  'rbac.authorization.k8s.io/v1/ClusterRole': { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
-  'apiextensions.k8s.io/v1/CustomResourceDefinition': { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false },
+  'rbac.authorization.k8s.io/v1/ClusterRole': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+  },
+  'apiextensions.k8s.io/v1/CustomResourceDefinition': {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+  },
   'app.example.com/v1/CustomApp': CUSTOM_APPS,
 };
 
 /** The objects of every `*.yaml` file directly in `dir`, file by file in name order. */
 export function manifestsIn(dir: string): KubeObject[] {
-  const files = readdirSync(dir).filter((file) => file.endsWith('.yaml')).sort();
-  return files.flatMap((file) => parseAllDocuments(readFileSync(join(dir, file), 'utf8'))
-    .map((document) => document.toJS() as KubeObject | null)
-    .filter((object): object is KubeObject => object !== null));
+  const files = readdirSync(dir)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort();
+  return files.flatMap((file) =>
+    parseAllDocuments(readFileSync(join(dir, file), 'utf8'))
+      .map((document) => document.toJS() as KubeObject | null)
+      .filter((object): object is KubeObject => object !== null),
+  );
 }
 
 /** Creates each object (an existing one is left as it is). Throws with the object's kind and name on other errors. */
@@ -41,10 +63,11 @@ export async function createObjects(client: KubeClient, objects: readonly KubeOb
     const resource = RESOURCES[`${object.apiVersion}/${object.kind}`];
     if (!resource) throw new Error(`no resource known for ${object.apiVersion} ${object.kind} "${object.metadata.name}"`);
     try {
-      await client.create(resource, resource.namespaced ? object.metadata.namespace ?? 'default' : undefined, object);
+      await client.create(resource, resource.namespaced ? (object.metadata.namespace ?? 'default') : undefined, object);
       created.push(`${object.kind}/${object.metadata.name}`);
     } catch (error) {
-      if (!isAlreadyExists(error)) throw new Error(`creating ${object.kind} "${object.metadata.name}" failed: ${(error as Error).message}`, { cause: error });
+      if (!isAlreadyExists(error))
+        throw new Error(`creating ${object.kind} "${object.metadata.name}" failed: ${(error as Error).message}`, { cause: error });
     }
   }
   return created;
@@ -87,7 +110,10 @@ export interface EmbeddedOptions {
  */
 export async function startEmbeddedCluster(options: EmbeddedOptions): Promise<EmbeddedCluster> {
   const { startEmulator } = await import('../emulator/index.js').catch((error: unknown) => {
-    throw new Error('no cluster is configured (--kubeconfig, KUBECONFIG, in-cluster, ~/.kube/config) and the embedded emulator is not part of this build', { cause: error });
+    throw new Error(
+      'no cluster is configured (--kubeconfig, KUBECONFIG, in-cluster, ~/.kube/config) and the embedded emulator is not part of this build',
+      { cause: error },
+    );
   });
   const emulator = await startEmulator({ port: options.port ?? 0 });
   const dir = mkdtempSync(join(tmpdir(), 'customapp-operator-'));

@@ -3,7 +3,7 @@ import test from 'ava';
 import { parseBindAddress } from './http/bind-address.js';
 import { parseFlags, usage } from './flags.js';
 
-test('with no flags, the defaults are controller-runtime\'s', (t) => {
+test("with no flags, the defaults are controller-runtime's", (t) => {
   t.like(parseFlags([]), {
     kubeconfig: undefined,
     namespace: undefined,
@@ -24,15 +24,36 @@ test('with no flags, the defaults are controller-runtime\'s', (t) => {
 
 test('every flag is read, in --name=value and --name value forms', (t) => {
   const flags = parseFlags([
-    '--kubeconfig=/tmp/kc', '--namespace', 'team-a', '--metrics-bind-address=127.0.0.1:9090', '--health-probe-bind-address', '0',
-    '--leader-elect', '--leader-election-namespace=ops', '--leader-election-id=my-lease', '--leader-elect-lease-duration=4s',
-    '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms', '--log-level=debug', '--log-format=pretty',
+    '--kubeconfig=/tmp/kc',
+    '--namespace',
+    'team-a',
+    '--metrics-bind-address=127.0.0.1:9090',
+    '--health-probe-bind-address',
+    '0',
+    '--leader-elect',
+    '--leader-election-namespace=ops',
+    '--leader-election-id=my-lease',
+    '--leader-elect-lease-duration=4s',
+    '--leader-elect-renew-deadline=3s',
+    '--leader-elect-retry-period=500ms',
+    '--log-level=debug',
+    '--log-format=pretty',
     '--max-concurrent-reconciles=8',
   ]);
   t.like(flags, {
-    kubeconfig: '/tmp/kc', namespace: 'team-a', metricsBindAddress: { host: '127.0.0.1', port: 9090 }, healthProbeBindAddress: undefined,
-    leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', leaseDurationMs: 4_000, renewDeadlineMs: 3_000,
-    retryPeriodMs: 500, logLevel: 'debug', logFormat: 'pretty', maxConcurrentReconciles: 8,
+    kubeconfig: '/tmp/kc',
+    namespace: 'team-a',
+    metricsBindAddress: { host: '127.0.0.1', port: 9090 },
+    healthProbeBindAddress: undefined,
+    leaderElect: true,
+    leaderElectionNamespace: 'ops',
+    leaderElectionId: 'my-lease',
+    leaseDurationMs: 4_000,
+    renewDeadlineMs: 3_000,
+    retryPeriodMs: 500,
+    logLevel: 'debug',
+    logFormat: 'pretty',
+    maxConcurrentReconciles: 8,
   });
   t.false(parseFlags(['--leader-elect=false']).leaderElect);
   t.true(parseFlags(['--help']).help);
@@ -69,7 +90,18 @@ test('bind addresses accept host:port, :port, [v6]:port and 0', (t) => {
 
 test('--help lists every flag', (t) => {
   const text = usage();
-  for (const flag of ['--kubeconfig', '--namespace', '--metrics-bind-address', '--health-probe-bind-address', '--leader-elect', '--leader-election-namespace', '--log-level', '--log-format', '--max-concurrent-reconciles', '--help']) {
+  for (const flag of [
+    '--kubeconfig',
+    '--namespace',
+    '--metrics-bind-address',
+    '--health-probe-bind-address',
+    '--leader-elect',
+    '--leader-election-namespace',
+    '--log-level',
+    '--log-format',
+    '--max-concurrent-reconciles',
+    '--help',
+  ]) {
     t.true(text.includes(flag), flag);
   }
 });

@@ -43,16 +43,55 @@ interface FlagSpec {
 }
 
 const SPECS: readonly FlagSpec[] = [
-  { name: 'kubeconfig', kind: 'string', placeholder: 'path', help: 'kubeconfig file; else KUBECONFIG, in-cluster config, ~/.kube/config, and with none of those the embedded emulator' },
+  {
+    name: 'kubeconfig',
+    kind: 'string',
+    placeholder: 'path',
+    help: 'kubeconfig file; else KUBECONFIG, in-cluster config, ~/.kube/config, and with none of those the embedded emulator',
+  },
   { name: 'namespace', kind: 'string', placeholder: 'name', help: 'watch CustomApps in this namespace only (default: all namespaces)' },
-  { name: 'metrics-bind-address', kind: 'string', placeholder: 'addr', help: 'where /metrics listens, [host]:port; "0" disables it (default ":8080")' },
-  { name: 'health-probe-bind-address', kind: 'string', placeholder: 'addr', help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081")' },
-  { name: 'leader-elect', kind: 'boolean', help: 'reconcile only while holding the leader-election Lease (15 s lease, 10 s renew deadline, 2 s retry)' },
-  { name: 'leader-election-namespace', kind: 'string', placeholder: 'name', help: `namespace of the Lease (default "${OPERATOR_NAMESPACE}")` },
+  {
+    name: 'metrics-bind-address',
+    kind: 'string',
+    placeholder: 'addr',
+    help: 'where /metrics listens, [host]:port; "0" disables it (default ":8080")',
+  },
+  {
+    name: 'health-probe-bind-address',
+    kind: 'string',
+    placeholder: 'addr',
+    help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081")',
+  },
+  {
+    name: 'leader-elect',
+    kind: 'boolean',
+    help: 'reconcile only while holding the leader-election Lease (15 s lease, 10 s renew deadline, 2 s retry)',
+  },
+  {
+    name: 'leader-election-namespace',
+    kind: 'string',
+    placeholder: 'name',
+    help: `namespace of the Lease (default "${OPERATOR_NAMESPACE}")`,
+  },
   { name: 'leader-election-id', kind: 'string', placeholder: 'name', help: `name of the Lease (default "${LEADER_ELECTION_LEASE}")` },
-  { name: 'leader-elect-lease-duration', kind: 'string', placeholder: 'duration', help: 'how long a Lease not renewed stays held, e.g. 15s (default 15s)' },
-  { name: 'leader-elect-renew-deadline', kind: 'string', placeholder: 'duration', help: 'how long the leader retries renewing before it steps down (default 10s)' },
-  { name: 'leader-elect-retry-period', kind: 'string', placeholder: 'duration', help: 'interval between attempts to acquire or renew (default 2s)' },
+  {
+    name: 'leader-elect-lease-duration',
+    kind: 'string',
+    placeholder: 'duration',
+    help: 'how long a Lease not renewed stays held, e.g. 15s (default 15s)',
+  },
+  {
+    name: 'leader-elect-renew-deadline',
+    kind: 'string',
+    placeholder: 'duration',
+    help: 'how long the leader retries renewing before it steps down (default 10s)',
+  },
+  {
+    name: 'leader-elect-retry-period',
+    kind: 'string',
+    placeholder: 'duration',
+    help: 'interval between attempts to acquire or renew (default 2s)',
+  },
   { name: 'log-level', kind: 'string', placeholder: 'level', help: `${LOG_LEVELS.join('|')} (default "info")` },
   { name: 'log-format', kind: 'string', placeholder: 'format', help: `${LOG_FORMATS.join('|')} (default "json")` },
   { name: 'max-concurrent-reconciles', kind: 'string', placeholder: 'n', help: 'CustomApps reconciled at once (default 4)' },
@@ -65,7 +104,15 @@ export function usage(): string {
     const left = `  --${spec.name}${spec.placeholder ? ` <${spec.placeholder}>` : ''}`;
     return `${left.padEnd(44)} ${spec.help}`;
   });
-  return ['Usage: npm start -- [flags]   (or: tsx operator/main.ts [flags])', '', 'Runs the CustomApp operator.', '', 'Flags:', ...rows, ''].join('\n');
+  return [
+    'Usage: npm start -- [flags]   (or: tsx operator/main.ts [flags])',
+    '',
+    'Runs the CustomApp operator.',
+    '',
+    'Flags:',
+    ...rows,
+    '',
+  ].join('\n');
 }
 
 /** `250ms`, `2s`, `1m` → milliseconds. */
@@ -79,7 +126,9 @@ function duration(flag: string, value: string): number {
 
 function closest(name: string): string | undefined {
   const candidates = SPECS.map((spec) => spec.name);
-  return candidates.find((candidate) => candidate.startsWith(name) || name.startsWith(candidate) || candidate.replace(/-/g, '') === name.replace(/[-_]/g, ''));
+  return candidates.find(
+    (candidate) => candidate.startsWith(name) || name.startsWith(candidate) || candidate.replace(/-/g, '') === name.replace(/[-_]/g, ''),
+  );
 }
 
 /** Parses `argv` (without node and the script). Throws an Error whose message quotes the offending flag or value. */
@@ -104,7 +153,8 @@ export function parseFlags(argv: readonly string[]): Flags {
     let value = inline;
     if (value === undefined) {
       value = argv[index + 1];
-      if (value === undefined || value.startsWith('--')) throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
+      if (value === undefined || value.startsWith('--'))
+        throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
       index += 1;
     }
     values.set(name, value);
@@ -126,7 +176,9 @@ export function parseFlags(argv: readonly string[]): Flags {
   const renewDeadlineMs = duration('leader-elect-renew-deadline', text('leader-elect-renew-deadline') ?? '10s');
   const retryPeriodMs = duration('leader-elect-retry-period', text('leader-elect-retry-period') ?? '2s');
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs)) {
-    throw new Error(`leader election needs lease duration > renew deadline > retry period, got ${leaseDurationMs} ms, ${renewDeadlineMs} ms, ${retryPeriodMs} ms`);
+    throw new Error(
+      `leader election needs lease duration > renew deadline > retry period, got ${leaseDurationMs} ms, ${renewDeadlineMs} ms, ${retryPeriodMs} ms`,
+    );
   }
   return {
     kubeconfig: text('kubeconfig'),

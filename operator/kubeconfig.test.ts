@@ -5,10 +5,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveKubeConfig } from './kubeconfig.js';
 
-const kubeconfig = (server: string): string => [
-  'apiVersion: v1', 'kind: Config', 'clusters:', '- name: c', '  cluster:', `    server: ${server}`, 'users:', '- name: u', '  user:', '    token: t',
-  'contexts:', '- name: x', '  context:', '    cluster: c', '    user: u', 'current-context: x', '',
-].join('\n');
+const kubeconfig = (server: string): string =>
+  [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: c',
+    '  cluster:',
+    `    server: ${server}`,
+    'users:',
+    '- name: u',
+    '  user:',
+    '    token: t',
+    'contexts:',
+    '- name: x',
+    '  context:',
+    '    cluster: c',
+    '    user: u',
+    'current-context: x',
+    '',
+  ].join('\n');
 
 function sandbox(t: { teardown: (fn: () => void) => void }): { dir: string; file: (name: string, server: string) => string } {
   const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
@@ -52,8 +68,10 @@ test('in-cluster configuration comes before ~/.kube/config', (t) => {
   process.env.KUBERNETES_SERVICE_HOST = env.KUBERNETES_SERVICE_HOST;
   process.env.KUBERNETES_SERVICE_PORT = env.KUBERNETES_SERVICE_PORT;
   t.teardown(() => {
-    if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST; else process.env.KUBERNETES_SERVICE_HOST = saved.host;
-    if (saved.port === undefined) delete process.env.KUBERNETES_SERVICE_PORT; else process.env.KUBERNETES_SERVICE_PORT = saved.port;
+    if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
+    else process.env.KUBERNETES_SERVICE_HOST = saved.host;
+    if (saved.port === undefined) delete process.env.KUBERNETES_SERVICE_PORT;
+    else process.env.KUBERNETES_SERVICE_PORT = saved.port;
   });
   const resolved = resolveKubeConfig({ env, home: dir, serviceAccountTokenPath: token });
   t.is(resolved?.source, 'in-cluster');
@@ -68,13 +86,20 @@ test('~/.kube/config is the last resort', (t) => {
 
 test('with none of them there is no kubeconfig, which means the embedded emulator', (t) => {
   const { dir } = sandbox(t);
-  t.is(resolveKubeConfig({ env: { KUBECONFIG: join(dir, 'missing') }, home: dir, serviceAccountTokenPath: join(dir, 'no-token') }), undefined);
+  t.is(
+    resolveKubeConfig({ env: { KUBECONFIG: join(dir, 'missing') }, home: dir, serviceAccountTokenPath: join(dir, 'no-token') }),
+    undefined,
+  );
 });
 
 test('a --kubeconfig that does not exist, or does not parse, is an error naming the file', (t) => {
   const { dir } = sandbox(t);
-  t.throws(() => resolveKubeConfig({ flag: join(dir, 'nope.yaml'), env: {}, home: dir }), { message: /--kubeconfig: ".*nope\.yaml" does not exist/ });
+  t.throws(() => resolveKubeConfig({ flag: join(dir, 'nope.yaml'), env: {}, home: dir }), {
+    message: /--kubeconfig: ".*nope\.yaml" does not exist/,
+  });
   const broken = join(dir, 'broken.yaml');
   writeFileSync(broken, ': not yaml : [');
-  t.throws(() => resolveKubeConfig({ flag: broken, env: {}, home: dir }), { message: /kubeconfig ".*broken\.yaml" \(from --kubeconfig\) cannot be loaded/ });
+  t.throws(() => resolveKubeConfig({ flag: broken, env: {}, home: dir }), {
+    message: /kubeconfig ".*broken\.yaml" \(from --kubeconfig\) cannot be loaded/,
+  });
 });

@@ -36,7 +36,10 @@ function fromFile(source: KubeConfigSource, path: string): ResolvedKubeConfig {
   try {
     kubeConfig.loadFromFile(path);
   } catch (error) {
-    throw new Error(`kubeconfig "${path}" (from ${source === 'flag' ? '--kubeconfig' : source === 'env' ? 'KUBECONFIG' : '~/.kube/config'}) cannot be loaded: ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      `kubeconfig "${path}" (from ${source === 'flag' ? '--kubeconfig' : source === 'env' ? 'KUBECONFIG' : '~/.kube/config'}) cannot be loaded: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   return { source, path, kubeConfig };
 }

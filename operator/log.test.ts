@@ -33,7 +33,13 @@ test('the level filters lower entries', (t) => {
   const logger = createLogger({ level: 'warn', destination: stream });
   logger.info('hidden');
   logger.warn('shown');
-  t.deepEqual(text().trim().split('\n').map((entry) => (JSON.parse(entry) as { msg: string }).msg), ['shown']);
+  t.deepEqual(
+    text()
+      .trim()
+      .split('\n')
+      .map((entry) => (JSON.parse(entry) as { msg: string }).msg),
+    ['shown'],
+  );
 });
 
 test('trace ids are 16 hex digits and distinct', (t) => {

@@ -47,12 +47,12 @@ async function main(argv: readonly string[]): Promise<number> {
     processMetrics: true,
     leaderElection: flags.leaderElect
       ? {
-        namespace: flags.leaderElectionNamespace,
-        name: flags.leaderElectionId,
-        leaseDurationMs: flags.leaseDurationMs,
-        renewDeadlineMs: flags.renewDeadlineMs,
-        retryPeriodMs: flags.retryPeriodMs,
-      }
+          namespace: flags.leaderElectionNamespace,
+          name: flags.leaderElectionId,
+          leaseDurationMs: flags.leaseDurationMs,
+          renewDeadlineMs: flags.renewDeadlineMs,
+          retryPeriodMs: flags.retryPeriodMs,
+        }
       : undefined,
   }).catch(async (error: unknown) => {
     await embedded?.stop();
@@ -91,7 +91,7 @@ async function main(argv: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`fatal: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
   },
 );

@@ -10,7 +10,12 @@ export interface Container {
   readonly name: string;
   readonly image: string;
   readonly envFrom?: readonly EnvFromSource[];
-  readonly ports?: readonly { readonly name?: string; readonly containerPort: number; readonly hostPort?: number; readonly protocol?: string }[];
+  readonly ports?: readonly {
+    readonly name?: string;
+    readonly containerPort: number;
+    readonly hostPort?: number;
+    readonly protocol?: string;
+  }[];
   readonly resources?: {
     readonly requests?: Readonly<Record<string, string>>;
     readonly limits?: Readonly<Record<string, string>>;
@@ -63,7 +68,12 @@ export interface Service extends KubeObject {
   readonly spec: {
     readonly type?: string;
     readonly selector?: Readonly<Record<string, string>>;
-    readonly ports?: readonly { readonly name?: string; readonly port: number; readonly targetPort?: number | string; readonly protocol?: string }[];
+    readonly ports?: readonly {
+      readonly name?: string;
+      readonly port: number;
+      readonly targetPort?: number | string;
+      readonly protocol?: string;
+    }[];
     readonly clusterIP?: string;
   };
 }

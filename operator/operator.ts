@@ -37,7 +37,10 @@ export interface DependencyContext {
 }
 
 /** Leader-election settings: the Lease and, optionally, controller-runtime's durations (15 s, 10 s, 2 s) and the identity. */
-export type LeaderElectionSettings = Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+export type LeaderElectionSettings = Pick<
+  LeaderElectionOptions,
+  'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+>;
 
 /** Options of {@link createOperator}. */
 export interface OperatorOptions {
@@ -122,21 +125,39 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   const dependencies = options.dependencies
     ? options.dependencies({ client, logger, metrics: metrics.registry, scheduler })
     : (() => {
-      registry = new DependencyRegistry({ ...options.registry, client, logger, metrics: metrics.registry, scheduler });
-      return new RegistryDependencySource(registry, { logger });
-    })();
+        registry = new DependencyRegistry({ ...options.registry, client, logger, metrics: metrics.registry, scheduler });
+        return new RegistryDependencySource(registry, { logger });
+      })();
 
-  const apps = informer<CustomApp>(client, CUSTOM_APPS, { namespace, name: `customapp ${namespace ?? '*'}` }, CUSTOM_APP_INDEXERS, watchDeps);
-  const deployments = informer<Deployment>(client, DEPLOYMENTS, { namespace, labelSelector: OWNED_SELECTOR, name: `deployment ${namespace ?? '*'} (owned)` }, {}, watchDeps);
-  const services = informer<Service>(client, SERVICES, { namespace, labelSelector: OWNED_SELECTOR, name: `service ${namespace ?? '*'} (owned)` }, {}, watchDeps);
+  const apps = informer<CustomApp>(
+    client,
+    CUSTOM_APPS,
+    { namespace, name: `customapp ${namespace ?? '*'}` },
+    CUSTOM_APP_INDEXERS,
+    watchDeps,
+  );
+  const deployments = informer<Deployment>(
+    client,
+    DEPLOYMENTS,
+    { namespace, labelSelector: OWNED_SELECTOR, name: `deployment ${namespace ?? '*'} (owned)` },
+    {},
+    watchDeps,
+  );
+  const services = informer<Service>(
+    client,
+    SERVICES,
+    { namespace, labelSelector: OWNED_SELECTOR, name: `service ${namespace ?? '*'} (owned)` },
+    {},
+    watchDeps,
+  );
 
   const elector = options.leaderElection
     ? new LeaderElector({
-      client,
-      ...options.leaderElection,
-      logger: logger.child({ component: 'leader-election' }),
-      onLeadingChange: (leading) => metrics.leaderStatus.set({ name: options.leaderElection!.name }, leading ? 1 : 0),
-    })
+        client,
+        ...options.leaderElection,
+        logger: logger.child({ component: 'leader-election' }),
+        onLeadingChange: (leading) => metrics.leaderStatus.set({ name: options.leaderElection!.name }, leading ? 1 : 0),
+      })
     : undefined;
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
@@ -172,12 +193,14 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   let metricsServer: EndpointServer | undefined;
   try {
     if (options.healthProbeBindAddress) {
-      servers.push(probes = await serveProbes(options.healthProbeBindAddress, {
-        healthz: { ping: () => undefined },
-        readyz: { caches: () => (synced() ? undefined : `not synced: ${unsynced().join(', ')}`) },
-      }));
+      servers.push(
+        (probes = await serveProbes(options.healthProbeBindAddress, {
+          healthz: { ping: () => undefined },
+          readyz: { caches: () => (synced() ? undefined : `not synced: ${unsynced().join(', ')}`) },
+        })),
+      );
     }
-    if (options.metricsBindAddress) servers.push(metricsServer = await serveMetrics(options.metricsBindAddress, metrics.registry));
+    if (options.metricsBindAddress) servers.push((metricsServer = await serveMetrics(options.metricsBindAddress, metrics.registry)));
   } catch (error) {
     await Promise.all(servers.map((server) => server.close()));
     dependencies.close();
@@ -191,9 +214,11 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   triggers.add(apps.events$.subscribe((change) => appCache.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => deploymentCache.observe(change)));
   triggers.add(services.events$.subscribe((change) => serviceCache.observe(change)));
-  triggers.add(subscribeTriggers({ apps, deployments, services, dependencies }, (key, trigger) => {
-    controller.enqueue(key, trigger);
-  }));
+  triggers.add(
+    subscribeTriggers({ apps, deployments, services, dependencies }, (key, trigger) => {
+      controller.enqueue(key, trigger);
+    }),
+  );
 
   const stopping = new AbortController();
   let reconciling = false;
@@ -202,7 +227,9 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     markStarted = resolve;
   });
   const run = async (): Promise<void> => {
-    const allSynced = firstValueFrom(merge(apps.synced$, deployments.synced$, services.synced$).pipe(filter(() => synced())), { defaultValue: false });
+    const allSynced = firstValueFrom(merge(apps.synced$, deployments.synced$, services.synced$).pipe(filter(() => synced())), {
+      defaultValue: false,
+    });
     const aborted = new Promise<false>((resolve) => stopping.signal.addEventListener('abort', () => resolve(false), { once: true }));
     if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
     logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
@@ -213,7 +240,10 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     markStarted();
     if (elector) {
       const lost = await Promise.race([elector.lost.then(() => true), aborted]);
-      if (lost) throw new Error(`leader election lost: the Lease ${options.leaderElection!.namespace}/${options.leaderElection!.name} was not renewed within the renew deadline`);
+      if (lost)
+        throw new Error(
+          `leader election lost: the Lease ${options.leaderElection!.namespace}/${options.leaderElection!.name} was not renewed within the renew deadline`,
+        );
     }
   };
 
@@ -252,7 +282,10 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   // Keep `done` from being an unhandled rejection when nobody awaits it; callers still see the rejection.
   done.catch(() => undefined);
 
-  logger.info({ namespace: namespace ?? '*', identity, leaderElection: Boolean(elector), metrics: metricsServer?.url, probes: probes?.url }, 'started');
+  logger.info(
+    { namespace: namespace ?? '*', identity, leaderElection: Boolean(elector), metrics: metricsServer?.url, probes: probes?.url },
+    'started',
+  );
 
   return {
     client,

@@ -19,7 +19,10 @@ for (const target of selectedTargets()) {
   test.serial(`[${target}] kubectl apply -f dist/ installs the CRD, namespace, RBAC and operator Deployment`, async (t) => {
     const applied = await cluster.kubectl(['apply', '-f', DIST]);
     t.is(applied.code, 0, applied.stderr);
-    t.regex(applied.stdout, /customresourcedefinition\.apiextensions\.k8s\.io\/customapps\.app\.example\.com (created|configured|unchanged)/);
+    t.regex(
+      applied.stdout,
+      /customresourcedefinition\.apiextensions\.k8s\.io\/customapps\.app\.example\.com (created|configured|unchanged)/,
+    );
     t.regex(applied.stdout, /clusterrole\.rbac\.authorization\.k8s\.io\/customapp-operator created/);
     t.regex(applied.stdout, /deployment\.apps\/customapp-operator created/);
     const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/customapps.app.example.com']);
@@ -58,7 +61,12 @@ for (const target of selectedTargets()) {
   for (const [what, spec, field] of invalid) {
     test(`[${target}] a CustomApp with ${what} is rejected with 422 Invalid naming the field`, async (t) => {
       const name = `invalid-${what.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
-      const manifest = JSON.stringify({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name, namespace: 'default' }, spec });
+      const manifest = JSON.stringify({
+        apiVersion: 'app.example.com/v1',
+        kind: 'CustomApp',
+        metadata: { name, namespace: 'default' },
+        spec,
+      });
       const created = await cluster.kubectl(['create', '-f', '-', '-o', 'name'], { input: manifest });
       t.not(created.code, 0);
       t.regex(created.stderr, /is invalid/);
@@ -66,28 +74,43 @@ for (const target of selectedTargets()) {
     });
   }
 
-  test.serial(`[${target}] as the operator's ServiceAccount, dist/'s RBAC allows watching configmaps and denies creating them`, async (t) => {
-    const { kubeConfig } = await cluster.serviceAccount('customapp-system', 'customapp-operator');
-    const watch = new Watch(kubeConfig);
-    let watchError: unknown;
-    const controller = await watch.watch('/api/v1/namespaces/default/configmaps', {}, () => undefined, (error) => {
-      watchError ??= error;
-    });
-    controller.abort();
-    t.is((watchError as { statusCode?: number } | undefined)?.statusCode, undefined, `watch failed: ${String(watchError)}`);
+  test.serial(
+    `[${target}] as the operator's ServiceAccount, dist/'s RBAC allows watching configmaps and denies creating them`,
+    async (t) => {
+      const { kubeConfig } = await cluster.serviceAccount('customapp-system', 'customapp-operator');
+      const watch = new Watch(kubeConfig);
+      let watchError: unknown;
+      const controller = await watch.watch(
+        '/api/v1/namespaces/default/configmaps',
+        {},
+        () => undefined,
+        (error) => {
+          watchError ??= error;
+        },
+      );
+      controller.abort();
+      t.is((watchError as { statusCode?: number } | undefined)?.statusCode, undefined, `watch failed: ${String(watchError)}`);
 
-    const core = kubeConfig.makeApiClient(CoreV1Api);
-    const denied = await t.throwsAsync(core.createNamespacedConfigMap({
-      namespace: 'default',
-      body: { metadata: { name: 'should-not-exist' }, data: { a: 'b' } },
-    }));
-    t.is((denied as { code?: number }).code, 403);
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      const denied = await t.throwsAsync(
+        core.createNamespacedConfigMap({
+          namespace: 'default',
+          body: { metadata: { name: 'should-not-exist' }, data: { a: 'b' } },
+        }),
+      );
+      t.is((denied as { code?: number }).code, 403);
 
-    const forbiddenWatch = await cluster.serviceAccount('default', 'nobody');
-    let forbiddenError: unknown;
-    await new Watch(forbiddenWatch.kubeConfig).watch('/api/v1/namespaces/default/configmaps', {}, () => undefined, (error) => {
-      forbiddenError ??= error;
-    });
-    t.is((forbiddenError as { statusCode?: number } | undefined)?.statusCode, 403);
-  });
+      const forbiddenWatch = await cluster.serviceAccount('default', 'nobody');
+      let forbiddenError: unknown;
+      await new Watch(forbiddenWatch.kubeConfig).watch(
+        '/api/v1/namespaces/default/configmaps',
+        {},
+        () => undefined,
+        (error) => {
+          forbiddenError ??= error;
+        },
+      );
+      t.is((forbiddenError as { statusCode?: number } | undefined)?.statusCode, 403);
+    },
+  );
 }

@@ -12,7 +12,10 @@ import type { BenchSource, StrategyContext } from './strategy.js';
 
 /** client-node's Watch, reporting each watch request (when it ends, as the KubeClient does) so that it is counted. */
 class CountedWatch extends Watch {
-  constructor(config: KubeConfig, private readonly onRequest: (sample: RequestSample) => void) {
+  constructor(
+    config: KubeConfig,
+    private readonly onRequest: (sample: RequestSample) => void,
+  ) {
     super(config);
   }
 
@@ -72,7 +75,10 @@ export class PerObjectSource implements BenchSource {
 
   use(owner: string, refs: readonly DependencyRef[]): void {
     const change = this.holdings.use(owner, refs);
-    this.secrets.use(owner, refs.filter((ref) => ref.kind === 'Secret'));
+    this.secrets.use(
+      owner,
+      refs.filter((ref) => ref.kind === 'Secret'),
+    );
     for (const ref of change.ownerAdded) if (ref.kind === 'ConfigMap' && !this.informers.has(refKey(ref))) this.start(ref);
     for (const ref of change.ownerRemoved) this.stop(ref);
   }
@@ -111,8 +117,18 @@ export class PerObjectSource implements BenchSource {
   private start(ref: DependencyRef): void {
     const fieldSelector = `metadata.name=${ref.name}`;
     const list = async (): Promise<KubernetesListObject<V1ConfigMap>> =>
-      (await this.context.client.list<DependencyObject>(CONFIGMAPS, { namespace: ref.namespace, fieldSelector })) as unknown as KubernetesListObject<V1ConfigMap>;
-    const informer = new ListWatch<V1ConfigMap>(`/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps`, this.watch, list, false, undefined, fieldSelector);
+      (await this.context.client.list<DependencyObject>(CONFIGMAPS, {
+        namespace: ref.namespace,
+        fieldSelector,
+      })) as unknown as KubernetesListObject<V1ConfigMap>;
+    const informer = new ListWatch<V1ConfigMap>(
+      `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps`,
+      this.watch,
+      list,
+      false,
+      undefined,
+      fieldSelector,
+    );
     const entry: SeedInformer = { informer, synced: false, dead: false, stopped: false };
     const offer = (object: V1ConfigMap | undefined): void => {
       if (entry.synced) this.states.offer(stateOf(ref, object as DependencyObject | undefined));

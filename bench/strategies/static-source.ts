@@ -41,7 +41,8 @@ export abstract class StaticSource implements BenchSource {
       return;
     }
     try {
-      if (await this.concerned(ref, change)) this.states.offer(stateOf(ref, change.change.type === 'delete' ? undefined : change.change.object));
+      if (await this.concerned(ref, change))
+        this.states.offer(stateOf(ref, change.change.type === 'delete' ? undefined : change.change.object));
     } catch (error) {
       this.context.logger.warn({ err: error, ref: refKey(ref) }, 'mapping a configmap change failed');
     }
@@ -54,7 +55,10 @@ export abstract class StaticSource implements BenchSource {
   use(owner: string, refs: readonly DependencyRef[]): void {
     const change = this.holdings.use(owner, refs);
     for (const ref of change.lastReleased) this.states.forget(ref);
-    this.secrets.use(owner, refs.filter((ref) => ref.kind === 'Secret'));
+    this.secrets.use(
+      owner,
+      refs.filter((ref) => ref.kind === 'Secret'),
+    );
   }
 
   release(owner: string): void {

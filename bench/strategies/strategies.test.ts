@@ -46,23 +46,37 @@ class FakeApi {
       if (!found) throw new ApiError(`${name} not found`, 404, { reason: 'NotFound' });
       return found as unknown as T;
     },
-    list: async <T extends KubeObject>(resource: Resource, options: ListOptions = {}): Promise<{ metadata: { resourceVersion: string }; items: T[] }> => {
+    list: async <T extends KubeObject>(
+      resource: Resource,
+      options: ListOptions = {},
+    ): Promise<{ metadata: { resourceVersion: string }; items: T[] }> => {
       this.calls.push(`list ${resource.plural}`);
-      const items = resource.plural === 'customapps' ? this.apps : [...this.configMaps.values()].filter((object) => this.matches(object, options));
+      const items =
+        resource.plural === 'customapps' ? this.apps : [...this.configMaps.values()].filter((object) => this.matches(object, options));
       return { metadata: { resourceVersion: String(this.version) }, items: items as T[] };
     },
     watch: (resource: Resource, options: WatchOptions = {}, signal?: AbortSignal): AsyncGenerator<RawWatchEvent<KubeObject>> => {
       this.calls.push(`watch ${resource.plural}`);
       const queue: RawWatchEvent<KubeObject>[] = [];
       let wake: (() => void) | undefined;
-      const watcher = { options, push: (event: RawWatchEvent<KubeObject>) => { queue.push(event); wake?.(); } };
+      const watcher = {
+        options,
+        push: (event: RawWatchEvent<KubeObject>) => {
+          queue.push(event);
+          wake?.();
+        },
+      };
       this.watchers.add(watcher);
       const watchers = this.watchers;
       return (async function* () {
         try {
           while (!signal?.aborted) {
             if (queue.length > 0) yield queue.shift()!;
-            else await new Promise<void>((resolve) => { wake = resolve; signal?.addEventListener('abort', () => resolve(), { once: true }); });
+            else
+              await new Promise<void>((resolve) => {
+                wake = resolve;
+                signal?.addEventListener('abort', () => resolve(), { once: true });
+              });
           }
         } finally {
           watchers.delete(watcher);
@@ -83,19 +97,31 @@ async function eventually(condition: () => boolean | Promise<boolean>, what: str
   }
 }
 
-function contextFor(api: FakeApi, kubeConfig = new KubeConfig(), onRequest: (sample: RequestSample) => void = () => undefined): StrategyContext {
+function contextFor(
+  api: FakeApi,
+  kubeConfig = new KubeConfig(),
+  onRequest: (sample: RequestSample) => void = () => undefined,
+): StrategyContext {
   return { client: api.client as unknown as KubeClient, kubeConfig, onRequest, logger: pino({ level: 'silent' }) };
 }
 
 test('the switch builds every strategy by its name, and refuses an unknown name', (t) => {
-  const expected = { 'naive-get': NaiveGetSource, 'static-list-all': StaticListAllSource, 'static-indexed': StaticIndexedSource, 'per-object': PerObjectSource, ours: OursSource };
+  const expected = {
+    'naive-get': NaiveGetSource,
+    'static-list-all': StaticListAllSource,
+    'static-indexed': StaticIndexedSource,
+    'per-object': PerObjectSource,
+    ours: OursSource,
+  };
   t.deepEqual([...STRATEGY_NAMES].sort(), Object.keys(expected).sort());
   for (const name of STRATEGY_NAMES) {
     const source = createSource(name, contextFor(new FakeApi()));
     t.true(source instanceof expected[name], name);
     source.close();
   }
-  t.throws(() => createSource('reloader', contextFor(new FakeApi())), { message: /unknown strategy "reloader"; expected one of naive-get, /i });
+  t.throws(() => createSource('reloader', contextFor(new FakeApi())), {
+    message: /unknown strategy "reloader"; expected one of naive-get, /i,
+  });
 });
 
 test('naive-get GETs the ConfigMap on every state, watches nothing and never emits', async (t) => {
@@ -126,7 +152,11 @@ test('static-indexed caches every ConfigMap and emits content changes of referen
   source.use('ns/app', [ref('config')]);
   await eventually(async () => (await source.state(ref('config'))) !== undefined, 'the cache syncs');
   t.is(source.cachedObjects(), 2);
-  t.like(changes, [{ ref: ref('config'), exists: true, hash: contentHash({ data: { key: 'one' } }) }], 'the first list marks the held ref synced');
+  t.like(
+    changes,
+    [{ ref: ref('config'), exists: true, hash: contentHash({ data: { key: 'one' } }) }],
+    'the first list marks the held ref synced',
+  );
   api.write('ns', 'unrelated', { key: 'y' });
   api.write('ns', 'config', { key: 'one' }, { touched: 'metadata only' });
   api.write('ns', 'config', { key: 'two' });
@@ -201,18 +231,28 @@ test('per-object, like the seed, runs an informer per ConfigMap and stops a shar
   api.write('ns', 'shared', { key: 'one' });
   api.write('ns', 'own', { key: 'mine' });
   const counted: RequestSample[] = [];
-  const source = createSource('per-object', contextFor(api, kubeConfig, (sample) => counted.push(sample)));
+  const source = createSource(
+    'per-object',
+    contextFor(api, kubeConfig, (sample) => counted.push(sample)),
+  );
   source.use('ns/a', [ref('shared')]);
   source.use('ns/b', [ref('shared')]);
   source.use('ns/c', [ref('own')]);
-  await eventually(async () => (await source.state(ref('shared'))) !== undefined && (await source.state(ref('own'))) !== undefined, 'both informers sync');
+  await eventually(
+    async () => (await source.state(ref('shared'))) !== undefined && (await source.state(ref('own'))) !== undefined,
+    'both informers sync',
+  );
   t.is(watches.length, 2, 'one watch per ConfigMap, not per owner');
   t.true(watches.every((path) => /fieldSelector=metadata.name%3D(shared|own)/.test(path)));
   t.is(source.cachedObjects(), 2);
   source.use('ns/a', []);
   t.deepEqual(source.watched(), [ref('own')], 'b still names the shared ConfigMap, but its informer is gone');
   t.deepEqual(source.holders().get('ConfigMap/ns/shared'), new Set(['ns/b']));
-  t.like(await source.state(ref('shared')), { exists: true, hash: contentHash({ data: { key: 'one' } }) }, 'answered from the stopped informer');
+  t.like(
+    await source.state(ref('shared')),
+    { exists: true, hash: contentHash({ data: { key: 'one' } }) },
+    'answered from the stopped informer',
+  );
   source.close();
   await eventually(() => counted.length === 2, 'both watches are reported when they end');
   t.true(counted.every((sample) => sample.verb === 'watch' && sample.resource === 'configmaps'));

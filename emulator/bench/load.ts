@@ -10,7 +10,14 @@ import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import { startEmulator } from '../index.js';
 
-const { values } = parseArgs({ options: { objects: { type: 'string', default: '10000' }, watches: { type: 'string', default: '1000' }, samples: { type: 'string', default: '300' }, 'in-process': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    objects: { type: 'string', default: '10000' },
+    watches: { type: 'string', default: '1000' },
+    samples: { type: 'string', default: '300' },
+    'in-process': { type: 'boolean', default: false },
+  },
+});
 const objects = Number(values.objects);
 const watches = Number(values.watches);
 const samples = Number(values.samples);
@@ -35,7 +42,11 @@ interface Server {
 
 async function spawnServer(): Promise<Server> {
   const kubeconfigPath = `/tmp/emulator-bench-${process.pid}.kubeconfig`;
-  const child = spawn(`${root}node_modules/.bin/tsx`, ['emulator/main.ts', '--port', '0', '--log-level', 'warn', '--history-window', '20000', '--kubeconfig-out', kubeconfigPath], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    `${root}node_modules/.bin/tsx`,
+    ['emulator/main.ts', '--port', '0', '--log-level', 'warn', '--history-window', '20000', '--kubeconfig-out', kubeconfigPath],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const base = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().trim())));
   const token = /token: (\S+)/.exec(readFileSync(kubeconfigPath, 'utf8'))![1];
   rmSync(kubeconfigPath);
@@ -65,11 +76,24 @@ const { hostname, port } = new URL(base);
 function call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request({ hostname, port, path, method, agent, headers: { Authorization: `Bearer ${token}`, ...(payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
-    });
+    const req = request(
+      {
+        hostname,
+        port,
+        path,
+        method,
+        agent,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -77,22 +101,45 @@ function call(method: string, path: string, body?: unknown, contentType = 'appli
 
 async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
-console.log(JSON.stringify({ phase: 'start', mode: values['in-process'] ? 'in-process' : 'separate process', url: base, rssMb: rssMb(pid) }));
+console.log(
+  JSON.stringify({ phase: 'start', mode: values['in-process'] ? 'in-process' : 'separate process', url: base, rssMb: rssMb(pid) }),
+);
 let started = Date.now();
-await pool(Array.from({ length: namespaces }, (_, i) => i), 16, async (i) => {
-  await call('POST', '/api/v1/namespaces', { metadata: { name: `ns-${i}` } });
-});
-await pool(Array.from({ length: objects }, (_, i) => i), 32, async (i) => {
-  const r = await call('POST', `/api/v1/namespaces/ns-${i % namespaces}/configmaps`, { metadata: { name: `cm-${i}`, labels: { app: `a${i % 10}` } }, data: { key: 'x'.repeat(64), index: String(i) } });
-  if (r.status !== 201) throw new Error(`seed ${i}: ${r.status}`);
-});
+await pool(
+  Array.from({ length: namespaces }, (_, i) => i),
+  16,
+  async (i) => {
+    await call('POST', '/api/v1/namespaces', { metadata: { name: `ns-${i}` } });
+  },
+);
+await pool(
+  Array.from({ length: objects }, (_, i) => i),
+  32,
+  async (i) => {
+    const r = await call('POST', `/api/v1/namespaces/ns-${i % namespaces}/configmaps`, {
+      metadata: { name: `cm-${i}`, labels: { app: `a${i % 10}` } },
+      data: { key: 'x'.repeat(64), index: String(i) },
+    });
+    if (r.status !== 201) throw new Error(`seed ${i}: ${r.status}`);
+  },
+);
 const seedSeconds = (Date.now() - started) / 1000;
-console.log(JSON.stringify({ phase: 'seeded', objects, seconds: seedSeconds, createsPerSecond: Math.round(objects / seedSeconds), rssMb: rssMb(pid) }));
+console.log(
+  JSON.stringify({
+    phase: 'seeded',
+    objects,
+    seconds: seedSeconds,
+    createsPerSecond: Math.round(objects / seedSeconds),
+    rssMb: rssMb(pid),
+  }),
+);
 
 // Watches: one stream each, spread over the namespaces (a few cluster-wide with label selectors).
 const watchAgent = new Agent({ keepAlive: false, maxSockets: Infinity });
@@ -131,9 +178,13 @@ function openWatch(path: string): Promise<void> {
 }
 started = Date.now();
 const rv = (await call('GET', '/api/v1/namespaces/ns-0/configmaps?limit=1')).body.metadata.resourceVersion;
-await pool(Array.from({ length: watches }, (_, i) => i), 50, async () => {
-  await openWatch(`/api/v1/namespaces/ns-0/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true`);
-});
+await pool(
+  Array.from({ length: watches }, (_, i) => i),
+  50,
+  async () => {
+    await openWatch(`/api/v1/namespaces/ns-0/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true`);
+  },
+);
 const watchSeconds = (Date.now() - started) / 1000;
 await new Promise((r) => setTimeout(r, 500));
 console.log(JSON.stringify({ phase: 'watching', watches: opened, seconds: watchSeconds, rssMb: rssMb(pid) }));
@@ -146,7 +197,12 @@ async function latencies(namespace: string, object: string, need: number): Promi
     const marker = `${namespace}-${s}`;
     const done = new Promise<void>((resolve) => waiters.set(marker, { count: 0, first: 0, last: 0, resolve, need }));
     const sent = performance.now();
-    await call('PATCH', `/api/v1/namespaces/${namespace}/configmaps/${object}`, { data: { bench: marker } }, 'application/merge-patch+json');
+    await call(
+      'PATCH',
+      `/api/v1/namespaces/${namespace}/configmaps/${object}`,
+      { data: { bench: marker } },
+      'application/merge-patch+json',
+    );
     await done;
     const w = waiters.get(marker)!;
     first.push(w.first - sent);
@@ -160,34 +216,49 @@ const fmt = (n: number) => Math.round(n * 1000) / 1000;
 const rv1 = (await call('GET', '/api/v1/namespaces/ns-1/configmaps?limit=1')).body.metadata.resourceVersion;
 await openWatch(`/api/v1/namespaces/ns-1/configmaps?watch=1&resourceVersion=${rv1}`);
 const idle = await latencies('ns-1', 'cm-1', 1);
-console.log(JSON.stringify({
-  phase: 'idle-latency',
-  samples,
-  note: 'one watcher receives; 1000 other watches open; measured from sending the PATCH to receiving its event',
-  writeToWatcherMs: { p50: fmt(percentile(idle.first, 50)), p99: fmt(percentile(idle.first, 99)) },
-}));
+console.log(
+  JSON.stringify({
+    phase: 'idle-latency',
+    samples,
+    note: 'one watcher receives; 1000 other watches open; measured from sending the PATCH to receiving its event',
+    writeToWatcherMs: { p50: fmt(percentile(idle.first, 50)), p99: fmt(percentile(idle.first, 99)) },
+  }),
+);
 const fanout = await latencies('ns-0', 'cm-0', watches);
-console.log(JSON.stringify({
-  phase: 'fan-out-latency',
-  samples,
-  watchers: watches,
-  note: 'every write reaches all watchers of ns-0; the client reads all 1000 streams in one process',
-  writeToFirstWatcherMs: { p50: fmt(percentile(fanout.first, 50)), p99: fmt(percentile(fanout.first, 99)) },
-  writeToAllWatchersMs: { p50: fmt(percentile(fanout.last, 50)), p99: fmt(percentile(fanout.last, 99)) },
-}));
+console.log(
+  JSON.stringify({
+    phase: 'fan-out-latency',
+    samples,
+    watchers: watches,
+    note: 'every write reaches all watchers of ns-0; the client reads all 1000 streams in one process',
+    writeToFirstWatcherMs: { p50: fmt(percentile(fanout.first, 50)), p99: fmt(percentile(fanout.first, 99)) },
+    writeToAllWatchersMs: { p50: fmt(percentile(fanout.last, 50)), p99: fmt(percentile(fanout.last, 99)) },
+  }),
+);
 
 // Throughput: writes to other namespaces (not watched) and to the watched one, while all watches stay open.
 started = Date.now();
 const writes = 5000;
-await pool(Array.from({ length: writes }, (_, i) => i), 32, async (i) => {
-  await call('PATCH', `/api/v1/namespaces/ns-${1 + (i % (namespaces - 1))}/configmaps/cm-${1 + (i % (namespaces - 1)) + namespaces * (i % 50)}`, { data: { n: String(i) } }, 'application/merge-patch+json');
-});
+await pool(
+  Array.from({ length: writes }, (_, i) => i),
+  32,
+  async (i) => {
+    await call(
+      'PATCH',
+      `/api/v1/namespaces/ns-${1 + (i % (namespaces - 1))}/configmaps/cm-${1 + (i % (namespaces - 1)) + namespaces * (i % 50)}`,
+      { data: { n: String(i) } },
+      'application/merge-patch+json',
+    );
+  },
+);
 const writeSeconds = (Date.now() - started) / 1000;
 started = Date.now();
 const lists = 50;
 for (let i = 0; i < lists; i++) await call('GET', `/api/v1/configmaps?limit=500`);
 const listMs = (Date.now() - started) / lists;
-console.log(JSON.stringify({ phase: 'throughput', patchesPerSecond: Math.round(writes / writeSeconds), list500Ms: fmt(listMs), rssMb: rssMb(pid) }));
+console.log(
+  JSON.stringify({ phase: 'throughput', patchesPerSecond: Math.round(writes / writeSeconds), list500Ms: fmt(listMs), rssMb: rssMb(pid) }),
+);
 
 for (const req of requests) req.destroy();
 agent.destroy();

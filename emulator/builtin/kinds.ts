@@ -96,7 +96,9 @@ function foldStringData(secret: KubeObject): void {
   if (isObject(s.data)) {
     for (const value of Object.values(s.data)) {
       if (typeof value !== 'string' || !isBase64(value)) {
-        throw badRequest(`Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${firstBadBase64Byte(String(value))}`);
+        throw badRequest(
+          `Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${firstBadBase64Byte(String(value))}`,
+        );
       }
     }
   }
@@ -177,77 +179,93 @@ const rbac = (resource: string, kind: string, namespaced: boolean, rest: Partial
 });
 
 export const coreEventFields = [
-  'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
-  'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath',
-  'reason', 'reportingComponent', 'source', 'type',
+  'involvedObject.kind',
+  'involvedObject.namespace',
+  'involvedObject.name',
+  'involvedObject.uid',
+  'involvedObject.apiVersion',
+  'involvedObject.resourceVersion',
+  'involvedObject.fieldPath',
+  'reason',
+  'reportingComponent',
+  'source',
+  'type',
 ];
 
 /** Every built-in resource, in discovery order. */
 export function builtinResources(): ResourceType[] {
   return [
-    builtin(core('namespaces', 'Namespace', {
-      namespaced: false,
-      shortNames: ['ns'],
-      verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-      subresources: ['finalize', 'status'],
-      nameRule: 'dns1123-label',
-      statusPolicy: 'subresource',
-      fields: ['status.phase'],
-      fieldSelectorStyle: 'label',
-      applyDefaults: defaults.namespaceDefaults,
-      prepareForCreate: (obj) => {
-        const spec: Obj = isObject(obj.spec) ? (obj.spec as Obj) : ((obj as Obj).spec = {});
-        if (!Array.isArray(spec.finalizers) || spec.finalizers.length === 0) spec.finalizers = ['kubernetes'];
-        (obj as Obj).status = { phase: 'Active' };
-      },
-      prepareForUpdate: (obj, old) => {
-        const spec: Obj = isObject(obj.spec) ? (obj.spec as Obj) : ((obj as Obj).spec = {});
-        const oldSpec: Obj = isObject(old.spec) ? (old.spec as Obj) : {};
-        if (oldSpec.finalizers === undefined) delete spec.finalizers;
-        else spec.finalizers = oldSpec.finalizers;
-      },
-      prepareForStatusUpdate: (obj, old) => keep(obj, old, 'spec'),
-      validate: (obj) => validation.validateNamespace(obj),
-    })),
+    builtin(
+      core('namespaces', 'Namespace', {
+        namespaced: false,
+        shortNames: ['ns'],
+        verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+        subresources: ['finalize', 'status'],
+        nameRule: 'dns1123-label',
+        statusPolicy: 'subresource',
+        fields: ['status.phase'],
+        fieldSelectorStyle: 'label',
+        applyDefaults: defaults.namespaceDefaults,
+        prepareForCreate: (obj) => {
+          const spec: Obj = isObject(obj.spec) ? (obj.spec as Obj) : ((obj as Obj).spec = {});
+          if (!Array.isArray(spec.finalizers) || spec.finalizers.length === 0) spec.finalizers = ['kubernetes'];
+          (obj as Obj).status = { phase: 'Active' };
+        },
+        prepareForUpdate: (obj, old) => {
+          const spec: Obj = isObject(obj.spec) ? (obj.spec as Obj) : ((obj as Obj).spec = {});
+          const oldSpec: Obj = isObject(old.spec) ? (old.spec as Obj) : {};
+          if (oldSpec.finalizers === undefined) delete spec.finalizers;
+          else spec.finalizers = oldSpec.finalizers;
+        },
+        prepareForStatusUpdate: (obj, old) => keep(obj, old, 'spec'),
+        validate: (obj) => validation.validateNamespace(obj),
+      }),
+    ),
     builtin(core('configmaps', 'ConfigMap', { shortNames: ['cm'], validate: validation.validateConfigMap })),
-    builtin(core('events', 'Event', {
-      shortNames: ['ev'],
-      fields: coreEventFields,
-      fieldSelectorStyle: 'label',
-      createOnUpdate: true,
-      applyDefaults: defaults.coreEventDefaults,
-      validate: (obj) => validation.validateEvent(obj, false),
-    })),
-    builtin(core('secrets', 'Secret', {
-      fields: ['type'],
-      fieldSelectorStyle: 'label',
-      // The v1 → internal conversion folds stringData into data while decoding, before managedFields are computed.
-      applyDefaults: (obj) => {
-        foldStringData(obj);
-        defaults.secretDefaults(obj);
-      },
-      validate: validation.validateSecret,
-    })),
+    builtin(
+      core('events', 'Event', {
+        shortNames: ['ev'],
+        fields: coreEventFields,
+        fieldSelectorStyle: 'label',
+        createOnUpdate: true,
+        applyDefaults: defaults.coreEventDefaults,
+        validate: (obj) => validation.validateEvent(obj, false),
+      }),
+    ),
+    builtin(
+      core('secrets', 'Secret', {
+        fields: ['type'],
+        fieldSelectorStyle: 'label',
+        // The v1 → internal conversion folds stringData into data while decoding, before managedFields are computed.
+        applyDefaults: (obj) => {
+          foldStringData(obj);
+          defaults.secretDefaults(obj);
+        },
+        validate: validation.validateSecret,
+      }),
+    ),
     builtin(core('serviceaccounts', 'ServiceAccount', { shortNames: ['sa'], subresources: ['token'] })),
-    builtin(core('services', 'Service', {
-      shortNames: ['svc'],
-      categories: ['all'],
-      subresources: ['status'],
-      nameRule: 'dns1035-label',
-      statusPolicy: 'subresource',
-      fields: ['spec.clusterIP', 'spec.type'],
-      fieldSelectorStyle: 'label',
-      createOnUpdate: true,
-      verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-      applyDefaults: defaults.serviceDefaults,
-      prepareForCreate: (obj, ctx) => {
-        allocateServiceAddresses(obj, ctx);
-        (obj as Obj).status = { loadBalancer: {} };
-      },
-      prepareForUpdate: (obj, old, ctx) => allocateServiceAddresses(obj, ctx, old),
-      prepareForStatusUpdate: (obj, old) => keep(obj, old, 'spec'),
-      validate: validation.validateService,
-    })),
+    builtin(
+      core('services', 'Service', {
+        shortNames: ['svc'],
+        categories: ['all'],
+        subresources: ['status'],
+        nameRule: 'dns1035-label',
+        statusPolicy: 'subresource',
+        fields: ['spec.clusterIP', 'spec.type'],
+        fieldSelectorStyle: 'label',
+        createOnUpdate: true,
+        verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        applyDefaults: defaults.serviceDefaults,
+        prepareForCreate: (obj, ctx) => {
+          allocateServiceAddresses(obj, ctx);
+          (obj as Obj).status = { loadBalancer: {} };
+        },
+        prepareForUpdate: (obj, old, ctx) => allocateServiceAddresses(obj, ctx, old),
+        prepareForStatusUpdate: (obj, old) => keep(obj, old, 'spec'),
+        validate: validation.validateService,
+      }),
+    ),
     builtin({
       group: 'apps',
       version: 'v1',
@@ -280,22 +298,37 @@ export function builtinResources(): ResourceType[] {
       openapiName: 'io.k8s.api.events.v1.Event',
       shortNames: ['ev'],
       storage: '/events',
-      fields: ['reason', 'type', 'reportingController', 'regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion', 'regarding.resourceVersion', 'regarding.fieldPath'],
+      fields: [
+        'reason',
+        'type',
+        'reportingController',
+        'regarding.kind',
+        'regarding.namespace',
+        'regarding.name',
+        'regarding.uid',
+        'regarding.apiVersion',
+        'regarding.resourceVersion',
+        'regarding.fieldPath',
+      ],
       fieldSelectorStyle: 'label',
       createOnUpdate: true,
       toStorage: eventToStorage,
       fromStorage: eventFromStorage,
       validate: (obj, old) => (old === undefined ? validation.validateEvent(eventToStorage(obj), true) : []),
     }),
-    builtin(rbac('clusterrolebindings', 'ClusterRoleBinding', false, {
-      applyDefaults: defaults.bindingDefaults,
-      validate: (obj, old) => validation.validateBinding(obj, old, true),
-    })),
+    builtin(
+      rbac('clusterrolebindings', 'ClusterRoleBinding', false, {
+        applyDefaults: defaults.bindingDefaults,
+        validate: (obj, old) => validation.validateBinding(obj, old, true),
+      }),
+    ),
     builtin(rbac('clusterroles', 'ClusterRole', false, { validate: validation.validateRole })),
-    builtin(rbac('rolebindings', 'RoleBinding', true, {
-      applyDefaults: defaults.bindingDefaults,
-      validate: (obj, old) => validation.validateBinding(obj, old, false),
-    })),
+    builtin(
+      rbac('rolebindings', 'RoleBinding', true, {
+        applyDefaults: defaults.bindingDefaults,
+        validate: (obj, old) => validation.validateBinding(obj, old, false),
+      }),
+    ),
     builtin(rbac('roles', 'Role', true, { validate: validation.validateRole })),
     builtin({
       group: 'coordination.k8s.io',

@@ -1,13 +1,5 @@
 // Validation of built-in kinds (the commonly hit rules of pkg/apis/*/validation), returning field errors with the apiserver's texts.
-import {
-  type FieldError,
-  forbiddenField,
-  GoValue,
-  invalidValue,
-  notSupported,
-  requiredValue,
-  tooLong,
-} from '../errors.js';
+import { type FieldError, forbiddenField, GoValue, invalidValue, notSupported, requiredValue, tooLong } from '../errors.js';
 import { deepEqual, isObject, type KubeObject } from '../object.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
 import { labelSelectorFromObject, labelsMatch } from '../selectors.js';
@@ -20,7 +12,9 @@ function configKeyErrors(key: string): string[] {
   const errors: string[] = [];
   if (key.length > 253) errors.push('must be no more than 253 characters');
   if (!configKey.test(key)) {
-    errors.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+    errors.push(
+      "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+    );
   }
   if (key === '.' || key === '..') errors.push(`must not be '${key}'`);
   else if (key.startsWith('..')) errors.push("must not start with '..'");
@@ -100,13 +94,20 @@ export function validateService(obj: KubeObject, old: KubeObject | undefined): F
     if (ports.length > 1 && !port.name) errors.push(requiredValue(`${at}.name`));
     if (port.name) {
       for (const e of dns1123LabelErrors(port.name)) errors.push(invalidValue(`${at}.name`, port.name, e));
-      if (names.has(port.name)) errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(port.name)}` });
+      if (names.has(port.name))
+        errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(port.name)}` });
       names.add(port.name);
     }
     errors.push(...portErrors(`${at}.port`, port.port));
     if (!['TCP', 'UDP', 'SCTP'].includes(port.protocol)) errors.push(notSupported(`${at}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
   });
-  if (old !== undefined && isObject(old.spec) && old.spec.clusterIP && spec.clusterIP !== old.spec.clusterIP && spec.type !== 'ExternalName') {
+  if (
+    old !== undefined &&
+    isObject(old.spec) &&
+    old.spec.clusterIP &&
+    spec.clusterIP !== old.spec.clusterIP &&
+    spec.type !== 'ExternalName'
+  ) {
     errors.push(invalidValue('spec.clusterIPs[0]', spec.clusterIP ?? '', 'may not change once set'));
   }
   for (const [key, value] of Object.entries(isObject(spec.selector) ? spec.selector : {})) {
@@ -128,7 +129,8 @@ function containerErrors(field: string, containers: unknown, required: boolean):
     if (!c.name) errors.push(requiredValue(`${at}.name`));
     else {
       for (const e of dns1123LabelErrors(c.name)) errors.push(invalidValue(`${at}.name`, c.name, e));
-      if (names.has(c.name)) errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(c.name)}` });
+      if (names.has(c.name))
+        errors.push({ type: 'FieldValueDuplicate', field: `${at}.name`, detail: `Duplicate value: ${JSON.stringify(c.name)}` });
       names.add(c.name);
     }
     if (!c.image && field.endsWith('.containers')) errors.push(requiredValue(`${at}.image`));
@@ -148,7 +150,10 @@ export function validateDeployment(obj: KubeObject, old: KubeObject | undefined)
     errors.push(invalidValue('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
   const template: Obj = isObject(spec.template) ? spec.template : {};
-  const templateLabels = (isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}) as Record<string, string>;
+  const templateLabels = (isObject(template.metadata) && isObject(template.metadata.labels) ? template.metadata.labels : {}) as Record<
+    string,
+    string
+  >;
   if (!isObject(spec.selector)) {
     errors.push(requiredValue('spec.selector'));
   } else {
@@ -166,16 +171,22 @@ export function validateDeployment(obj: KubeObject, old: KubeObject | undefined)
   errors.push(...containerErrors('spec.template.spec.initContainers', podSpec.initContainers, false));
   if (podSpec.restartPolicy !== 'Always') errors.push(notSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy, ['Always']));
   const strategy: Obj = isObject(spec.strategy) ? spec.strategy : {};
-  if (!['Recreate', 'RollingUpdate'].includes(strategy.type)) errors.push(notSupported('spec.strategy.type', strategy.type, ['Recreate', 'RollingUpdate']));
+  if (!['Recreate', 'RollingUpdate'].includes(strategy.type))
+    errors.push(notSupported('spec.strategy.type', strategy.type, ['Recreate', 'RollingUpdate']));
   if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined) {
-    errors.push(forbiddenField('spec.strategy.rollingUpdate', 'may not be specified when strategy `type` is \'Recreate\''));
+    errors.push(forbiddenField('spec.strategy.rollingUpdate', "may not be specified when strategy `type` is 'Recreate'"));
   }
   return errors;
 }
 
 /** Renders a label map the way Go's %#v renders map[string]string (sorted keys). */
 function goMap(labels: Record<string, string>): GoValue {
-  return new GoValue(`map[string]string{${Object.keys(labels).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(labels[k])}`).join(', ')}}`);
+  return new GoValue(
+    `map[string]string{${Object.keys(labels)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${JSON.stringify(labels[k])}`)
+      .join(', ')}}`,
+  );
 }
 
 export function validateNamespace(obj: KubeObject): FieldError[] {
@@ -191,12 +202,17 @@ function ruleErrors(rules: unknown, field: string): FieldError[] {
   const errors: FieldError[] = [];
   (Array.isArray(rules) ? rules : []).forEach((rule: Obj, i: number) => {
     const at = `${field}[${i}]`;
-    if (!Array.isArray(rule.verbs) || rule.verbs.length === 0) errors.push(requiredValue(`${at}.verbs`, 'verbs must contain at least one value'));
+    if (!Array.isArray(rule.verbs) || rule.verbs.length === 0)
+      errors.push(requiredValue(`${at}.verbs`, 'verbs must contain at least one value'));
     const hasResources = Array.isArray(rule.resources) && rule.resources.length > 0;
     const hasUrls = Array.isArray(rule.nonResourceURLs) && rule.nonResourceURLs.length > 0;
-    if (hasUrls && hasResources) errors.push(invalidValue(`${at}.nonResourceURLs`, rule.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'));
+    if (hasUrls && hasResources)
+      errors.push(
+        invalidValue(`${at}.nonResourceURLs`, rule.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'),
+      );
     if (!hasUrls && !hasResources) errors.push(requiredValue(`${at}.resources`, 'resource rules must supply at least one resource'));
-    if (hasResources && (!Array.isArray(rule.apiGroups) || rule.apiGroups.length === 0)) errors.push(requiredValue(`${at}.apiGroups`, 'resource rules must supply at least one api group'));
+    if (hasResources && (!Array.isArray(rule.apiGroups) || rule.apiGroups.length === 0))
+      errors.push(requiredValue(`${at}.apiGroups`, 'resource rules must supply at least one api group'));
   });
   return errors;
 }
@@ -210,7 +226,8 @@ export function validateBinding(obj: KubeObject, old: KubeObject | undefined, cl
   const errors: FieldError[] = [];
   const ref: Obj = isObject(o.roleRef) ? o.roleRef : {};
   const kinds = clusterScoped ? ['ClusterRole'] : ['Role', 'ClusterRole'];
-  if (ref.apiGroup !== 'rbac.authorization.k8s.io') errors.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
+  if (ref.apiGroup !== 'rbac.authorization.k8s.io')
+    errors.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', ['rbac.authorization.k8s.io']));
   if (!kinds.includes(ref.kind)) errors.push(notSupported('roleRef.kind', ref.kind ?? '', kinds));
   if (!ref.name) errors.push(requiredValue('roleRef.name'));
   (Array.isArray(o.subjects) ? o.subjects : []).forEach((s: Obj, i: number) => {
@@ -260,9 +277,11 @@ export function validateEvent(obj: KubeObject, viaEventsApi: boolean): FieldErro
     const mismatch = involved.namespace ? namespace !== involved.namespace : namespace !== '' && namespace !== 'default';
     if (mismatch) errors.push(invalidValue('involvedObject.namespace', involved.namespace ?? '', 'does not match event.namespace'));
   } else {
-    if (!involved.namespace && namespace !== 'default' && namespace !== 'kube-system') errors.push(invalidValue('involvedObject.namespace', involved.namespace ?? '', 'does not match event.namespace'));
+    if (!involved.namespace && namespace !== 'default' && namespace !== 'kube-system')
+      errors.push(invalidValue('involvedObject.namespace', involved.namespace ?? '', 'does not match event.namespace'));
     if (!has(e.reportingComponent)) errors.push(requiredValue(controllerField));
-    for (const m of qualifiedNameErrors(e.reportingComponent ?? '')) errors.push(invalidValue(controllerField, e.reportingComponent ?? '', m));
+    for (const m of qualifiedNameErrors(e.reportingComponent ?? ''))
+      errors.push(invalidValue(controllerField, e.reportingComponent ?? '', m));
     if (!has(e.reportingInstance)) errors.push(requiredValue('reportingInstance'));
     tooLong('reportingInstance', e.reportingInstance, 128);
     if (!has(e.action)) errors.push(requiredValue('action'));

@@ -39,7 +39,11 @@ export function setCondition(status: Obj, condition: { type: string; status: str
 export const crdStrategy = {
   prepareForCreate(crd: KubeObject): void {
     const version = storageVersion(crd);
-    (crd as Obj).status = { conditions: null, acceptedNames: { plural: '', kind: '' }, storedVersions: version === undefined ? [] : [version] };
+    (crd as Obj).status = {
+      conditions: null,
+      acceptedNames: { plural: '', kind: '' },
+      storedVersions: version === undefined ? [] : [version],
+    };
   },
   prepareForUpdate(crd: KubeObject, old: KubeObject): void {
     const status: Obj = deepCopy(isObject(old.status) ? old.status : {});
@@ -52,7 +56,16 @@ export const crdStrategy = {
     const finalizers = crd.metadata.finalizers ?? [];
     if (!finalizers.includes(cleanupFinalizer)) crd.metadata.finalizers = [...finalizers, cleanupFinalizer];
     const status: Obj = deepCopy(isObject(crd.status) ? crd.status : {});
-    setCondition(status, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' }, now);
+    setCondition(
+      status,
+      {
+        type: 'Terminating',
+        status: 'True',
+        reason: 'InstanceDeletionPending',
+        message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+      },
+      now,
+    );
     (crd as Obj).status = status;
   },
 };
@@ -121,7 +134,11 @@ export class CrdController {
     status.acceptedNames = accepted;
     const now = this.api.now();
     setCondition(status, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
-    setCondition(status, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+    setCondition(
+      status,
+      { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+      now,
+    );
     crd.status = status;
     this.api.writeAsController(this.crdType, crd, { manager: 'kube-apiserver', subresource: 'status' });
   }
@@ -139,13 +156,18 @@ export class CrdController {
     const conditions: Obj[] = (crd.status as Obj)?.conditions ?? [];
     if (!conditions.some((c) => c.type === 'Terminating' && c.reason === 'InstanceDeletionInProgress')) {
       const next = deepCopy(crd);
-      setCondition(next.status as Obj, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, this.api.now());
+      setCondition(
+        next.status as Obj,
+        { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' },
+        this.api.now(),
+      );
       this.api.writeAsController(this.crdType, next, { manager: 'kube-apiserver', subresource: 'status' });
     }
     for (const item of [...collection.objects.values()]) {
       if (item.object.metadata.deletionTimestamp !== undefined) continue;
       this.api.delete(types[0], item.object.metadata.namespace ?? '', item.object.metadata.name!, {});
     }
-    if (collection.objects.size === 0) this.api.removeFinalizer(this.crdType, this.api.getStored(this.crdType, '', name)!.object, cleanupFinalizer);
+    if (collection.objects.size === 0)
+      this.api.removeFinalizer(this.crdType, this.api.getStored(this.crdType, '', name)!.object, cleanupFinalizer);
   }
 }

@@ -76,7 +76,14 @@ export function customResourceTypes(crd: KubeObject): ResourceType[] {
         unconditionalUpdate: false,
         strategicMerge: false,
         schema: () => (node ??= structuralNode(schema, true)),
-        scale: scale === undefined ? undefined : { specReplicasPath: scale.specReplicasPath, statusReplicasPath: scale.statusReplicasPath, labelSelectorPath: scale.labelSelectorPath },
+        scale:
+          scale === undefined
+            ? undefined
+            : {
+                specReplicasPath: scale.specReplicasPath,
+                statusReplicasPath: scale.statusReplicasPath,
+                labelSelectorPath: scale.labelSelectorPath,
+              },
         columns: () => customColumns(v.additionalPrinterColumns as PrinterColumn[] | undefined),
         prune: (obj) => pruneUnknown(obj, schema),
         applyDefaults: (obj) => applyDefaults(obj, schema),
@@ -105,16 +112,19 @@ export function validateCrd(crd: KubeObject, old: KubeObject | undefined): Field
   const spec: Obj = isObject(crd.spec) ? crd.spec : {};
   const names: Obj = isObject(spec.names) ? spec.names : {};
   const expected = `${names.plural ?? ''}.${spec.group ?? ''}`;
-  if (crd.metadata.name !== expected) errors.push(invalidValue('metadata.name', crd.metadata.name ?? '', 'must be spec.names.plural+"."+spec.group'));
+  if (crd.metadata.name !== expected)
+    errors.push(invalidValue('metadata.name', crd.metadata.name ?? '', 'must be spec.names.plural+"."+spec.group'));
   if (!spec.group) errors.push(requiredValue('spec.group'));
-  else if (!String(spec.group).includes('.')) errors.push(invalidValue('spec.group', spec.group, 'should be a domain with at least one dot'));
+  else if (!String(spec.group).includes('.'))
+    errors.push(invalidValue('spec.group', spec.group, 'should be a domain with at least one dot'));
   else for (const e of dns1123SubdomainErrors(spec.group)) errors.push(invalidValue('spec.group', spec.group, e));
   if (!['Namespaced', 'Cluster'].includes(spec.scope)) errors.push(notSupported('spec.scope', spec.scope ?? '', ['Cluster', 'Namespaced']));
   if (!names.plural) errors.push(requiredValue('spec.names.plural'));
   else for (const e of dns1035LabelErrors(names.plural)) errors.push(invalidValue('spec.names.plural', names.plural, e));
   if (!names.kind) errors.push(requiredValue('spec.names.kind'));
   const versions: Obj[] = Array.isArray(spec.versions) ? spec.versions : [];
-  if (versions.length === 0) errors.push(invalidValue('spec.versions', versions, 'must have exactly one version marked as storage version'));
+  if (versions.length === 0)
+    errors.push(invalidValue('spec.versions', versions, 'must have exactly one version marked as storage version'));
   const storage = versions.filter((v) => v.storage === true);
   if (versions.length > 0 && storage.length !== 1) {
     errors.push(invalidValue('spec.versions', versions, 'must have exactly one version marked as storage version'));
@@ -128,7 +138,8 @@ export function validateCrd(crd: KubeObject, old: KubeObject | undefined): Field
     if (oldSpec.scope !== spec.scope) errors.push(invalidValue('spec.scope', spec.scope, 'field is immutable'));
     const stored: string[] = (old.status as Obj)?.storedVersions ?? [];
     for (const version of stored) {
-      if (!versions.some((v) => v.name === version)) errors.push(forbiddenField('status.storedVersions', `must appear in spec.versions: ${version}`));
+      if (!versions.some((v) => v.name === version))
+        errors.push(forbiddenField('status.storedVersions', `must appear in spec.versions: ${version}`));
     }
   }
   return errors;

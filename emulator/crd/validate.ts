@@ -15,11 +15,19 @@ export function jsonType(value: unknown): string {
 
 function typeError(path: string, value: unknown, expected: string): FieldError {
   const actual = jsonType(value);
-  return { type: 'FieldValueTypeInvalid', field: path, detail: `Invalid value: ${JSON.stringify(actual)}: ${path} in body must be of type ${expected}: ${JSON.stringify(actual)}` };
+  return {
+    type: 'FieldValueTypeInvalid',
+    field: path,
+    detail: `Invalid value: ${JSON.stringify(actual)}: ${path} in body must be of type ${expected}: ${JSON.stringify(actual)}`,
+  };
 }
 
 function formatError(path: string, value: string, format: string): FieldError {
-  return { type: 'FieldValueTypeInvalid', field: path, detail: `Invalid value: ${JSON.stringify(value)}: ${path} in body must be of type ${format}: ${JSON.stringify(value)}` };
+  return {
+    type: 'FieldValueTypeInvalid',
+    field: path,
+    detail: `Invalid value: ${JSON.stringify(value)}: ${path} in body must be of type ${format}: ${JSON.stringify(value)}`,
+  };
 }
 
 function typeMatches(value: unknown, type: string): boolean {
@@ -28,7 +36,8 @@ function typeMatches(value: unknown, type: string): boolean {
 }
 
 const formats: Readonly<Record<string, (v: string) => boolean>> = {
-  'date-time': (v) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
+  'date-time': (v) =>
+    /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
   datetime: (v) => formats['date-time'](v),
   date: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)),
   byte: (v) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v),
@@ -72,7 +81,13 @@ function validate(value: unknown, schema: JsonSchema, path: string, errors: Fiel
   if (typeof value === 'string') validateString(value, schema, path, errors);
   if (typeof value === 'number') validateNumber(value, schema, path, errors);
   if (Array.isArray(schema.enum) && !schema.enum.some((e: unknown) => deepEqual(e, value))) {
-    errors.push(notSupported(path, value, schema.enum.map((e: unknown) => (typeof e === 'string' ? e : renderValue(e)))));
+    errors.push(
+      notSupported(
+        path,
+        value,
+        schema.enum.map((e: unknown) => (typeof e === 'string' ? e : renderValue(e))),
+      ),
+    );
   }
   if (Array.isArray(value)) validateArray(value, schema, path, errors);
   else if (isObject(value)) validateObject(value, schema, path, errors);
@@ -97,7 +112,8 @@ function validateString(value: string, schema: JsonSchema, path: string, errors:
 function validateNumber(value: number, schema: JsonSchema, path: string, errors: FieldError[]): void {
   if (typeof schema.multipleOf === 'number' && schema.multipleOf !== 0) {
     const q = value / schema.multipleOf;
-    if (Math.abs(q - Math.round(q)) > 1e-9) errors.push(invalidValue(path, value, `${path} in body should be a multiple of ${schema.multipleOf}`));
+    if (Math.abs(q - Math.round(q)) > 1e-9)
+      errors.push(invalidValue(path, value, `${path} in body should be a multiple of ${schema.multipleOf}`));
   }
   if (typeof schema.maximum === 'number') {
     if (schema.exclusiveMaximum === true ? value >= schema.maximum : value > schema.maximum) {
@@ -118,7 +134,11 @@ function validateArray(value: unknown[], schema: JsonSchema, path: string, error
     errors.push(invalidValue(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
   }
   if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) {
-    errors.push({ type: 'FieldValueTooMany', field: path, detail: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+    errors.push({
+      type: 'FieldValueTooMany',
+      field: path,
+      detail: `Too many: ${value.length}: must have at most ${schema.maxItems} items`,
+    });
   }
   const listType = schema['x-kubernetes-list-type'];
   if (listType === 'set' || schema.uniqueItems === true) {
@@ -144,7 +164,11 @@ function validateObject(value: Record<string, unknown>, schema: JsonSchema, path
   }
   const count = Object.keys(value).length;
   if (typeof schema.maxProperties === 'number' && count > schema.maxProperties) {
-    errors.push({ type: 'FieldValueTooMany', field: path, detail: `Too many: ${count}: must have at most ${schema.maxProperties} item${schema.maxProperties === 1 ? '' : 's'}` });
+    errors.push({
+      type: 'FieldValueTooMany',
+      field: path,
+      detail: `Too many: ${count}: must have at most ${schema.maxProperties} item${schema.maxProperties === 1 ? '' : 's'}`,
+    });
   }
   if (typeof schema.minProperties === 'number' && count < schema.minProperties) {
     errors.push(invalidValue(path, count, `${path} in body should have at least ${schema.minProperties} properties`));

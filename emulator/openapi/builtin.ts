@@ -51,11 +51,15 @@ function nodeOf(schema: OpenApiSchema): TypeNode {
   if (Array.isArray(schema.oneOf)) return { kind: 'scalar', type: 'number-or-string' };
   switch (schema.type) {
     case 'array': {
-      const listMapKeys: string[] = schema['x-kubernetes-list-map-keys'] ?? (schema['x-kubernetes-patch-merge-key'] ? [schema['x-kubernetes-patch-merge-key']] : []);
+      const listMapKeys: string[] =
+        schema['x-kubernetes-list-map-keys'] ?? (schema['x-kubernetes-patch-merge-key'] ? [schema['x-kubernetes-patch-merge-key']] : []);
       const itemRef = refOf(schema.items ?? {});
-      const itemProperties: Record<string, OpenApiSchema> = itemRef === undefined ? schema.items?.properties ?? {} : builtinSchemas()[itemRef]?.properties ?? {};
+      const itemProperties: Record<string, OpenApiSchema> =
+        itemRef === undefined ? (schema.items?.properties ?? {}) : (builtinSchemas()[itemRef]?.properties ?? {});
       const keyDefaults: Record<string, unknown> = {};
-      for (const key of listMapKeys) if (itemProperties[key]?.default !== undefined && itemProperties[key].default !== '' && itemProperties[key].default !== 0) keyDefaults[key] = itemProperties[key].default;
+      for (const key of listMapKeys)
+        if (itemProperties[key]?.default !== undefined && itemProperties[key].default !== '' && itemProperties[key].default !== 0)
+          keyDefaults[key] = itemProperties[key].default;
       const list: ListNode = {
         kind: 'list',
         elem: nodeOf(schema.items ?? {}),

@@ -1,15 +1,7 @@
 // Server-side apply (structured-merge-diff): merge of the applied configuration, pruning of what the applier stopped
 // applying, and field ownership with conflicts (409) unless forced.
 import { ApiError } from '../errors.js';
-import {
-  compareObjects,
-  FieldSet,
-  fieldElement,
-  itemPathElement,
-  removePaths,
-  toFieldSet,
-  withNamedFieldsAsMembers,
-} from '../fieldset.js';
+import { compareObjects, FieldSet, fieldElement, itemPathElement, removePaths, toFieldSet, withNamedFieldsAsMembers } from '../fieldset.js';
 import { type ManagerSet, managerId, stripMetadataMember, trackedView } from '../managedfields.js';
 import { deepCopy, deepEqual, isObject, type KubeObject, timestamp } from '../object.js';
 import { childNode, type ListNode, type TypeNode } from '../typeschema.js';
@@ -28,7 +20,8 @@ export function mergeApplied(live: unknown, config: unknown, node: TypeNode | un
   if (Array.isArray(live) && Array.isArray(config) && node!.kind === 'list') return mergeLists(live, config, node as ListNode);
   if (isObject(live) && isObject(config)) {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(live)) out[key] = Object.hasOwn(config, key) ? mergeApplied(live[key], config[key], childNode(node, key)) : deepCopy(live[key]);
+    for (const key of Object.keys(live))
+      out[key] = Object.hasOwn(config, key) ? mergeApplied(live[key], config[key], childNode(node, key)) : deepCopy(live[key]);
     for (const key of Object.keys(config)) if (!Object.hasOwn(live, key)) out[key] = deepCopy(config[key]);
     return out;
   }
@@ -93,7 +86,9 @@ export function renderPath(path: readonly string[]): string {
       if (pe.startsWith('f:')) return `.${pe.slice(2)}`;
       if (pe.startsWith('k:')) {
         const key = JSON.parse(pe.slice(2)) as Record<string, unknown>;
-        return `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+        return `[${Object.entries(key)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(',')}]`;
       }
       if (pe.startsWith('v:')) return `[=${pe.slice(2)}]`;
       return `[${pe.slice(2)}]`;
@@ -168,7 +163,11 @@ export function serverSideApply(req: ApplyRequest): ApplyResult {
   }
 
   const raw = compareObjects(trackedView(req.live), trackedView(merged), req.node);
-  const compare = { added: stripMetadataMember(raw.added), modified: stripMetadataMember(raw.modified), removed: stripMetadataMember(raw.removed) };
+  const compare = {
+    added: stripMetadataMember(raw.added),
+    modified: stripMetadataMember(raw.modified),
+    removed: stripMetadataMember(raw.removed),
+  };
   const changed = compare.modified.union(compare.added).recursiveDifference(req.ignored);
   const conflicts = new Map<string, { manager: ManagerSet; set: FieldSet }>();
   for (const [key, m] of managers) {

@@ -18,7 +18,10 @@ function pointer(path: unknown): string[] {
   if (typeof path !== 'string') throw rejected();
   if (path === '') return [];
   if (!path.startsWith('/')) throw rejected();
-  return path.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return path
+    .slice(1)
+    .split('/')
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 export function parseJsonPatch(body: string): Operation[] {
@@ -26,7 +29,9 @@ export function parseJsonPatch(body: string): Operation[] {
   try {
     ops = JSON.parse(body);
   } catch (e) {
-    throw badRequest(`error decoding patch: ${(e as Error).message.includes('end of JSON') ? 'unexpected end of JSON input' : (e as Error).message}`);
+    throw badRequest(
+      `error decoding patch: ${(e as Error).message.includes('end of JSON') ? 'unexpected end of JSON input' : (e as Error).message}`,
+    );
   }
   if (!Array.isArray(ops)) throw badRequest('error decoding patch: json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   return ops as Operation[];

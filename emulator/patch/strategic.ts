@@ -12,7 +12,10 @@ function patchError(message: string): ApiError {
 }
 
 function goMap(value: Record<string, unknown>): string {
-  return `map[${Object.keys(value).sort().map((k) => `${k}:${String(value[k])}`).join(' ')}]`;
+  return `map[${Object.keys(value)
+    .sort()
+    .map((k) => `${k}:${String(value[k])}`)
+    .join(' ')}]`;
 }
 
 /** Applies a strategic merge patch to `original` (not modified) and returns the result. */
@@ -29,7 +32,8 @@ function mergeMap(original: Record<string, unknown>, patch: Record<string, unkno
       for (const [k, v] of Object.entries(patch)) if (k !== '$patch') out[k] = stripDirectives(v);
       return out;
     }
-    if (directive !== 'delete' && directive !== 'merge') throw patchError(`unknown patch type: ${String(directive)} in map: ${goMap(patch)}`);
+    if (directive !== 'delete' && directive !== 'merge')
+      throw patchError(`unknown patch type: ${String(directive)} in map: ${goMap(patch)}`);
   }
   const out: Record<string, unknown> = { ...original };
   const retainKeys = patch.$retainKeys;
@@ -54,7 +58,12 @@ function mergeMap(original: Record<string, unknown>, patch: Record<string, unkno
     }
     if (Array.isArray(value) || Array.isArray(out[key]) || (child !== undefined && child.kind === 'list')) {
       const order = patch[`${setElementOrderPrefix}${key}`];
-      out[key] = mergeList(Array.isArray(out[key]) ? (out[key] as unknown[]) : [], Array.isArray(value) ? value : [], child, Array.isArray(order) ? order : undefined);
+      out[key] = mergeList(
+        Array.isArray(out[key]) ? (out[key] as unknown[]) : [],
+        Array.isArray(value) ? value : [],
+        child,
+        Array.isArray(order) ? order : undefined,
+      );
       continue;
     }
     if (isObject(value)) {
@@ -77,11 +86,13 @@ function mergeMap(original: Record<string, unknown>, patch: Record<string, unkno
 }
 
 function stripDirectives(value: unknown): unknown {
-  if (Array.isArray(value)) return value.filter((v) => !(isObject(v) && v.$patch !== undefined && Object.keys(v).length === 1)).map(stripDirectives);
+  if (Array.isArray(value))
+    return value.filter((v) => !(isObject(v) && v.$patch !== undefined && Object.keys(v).length === 1)).map(stripDirectives);
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k === '$patch' || k === '$retainKeys' || k.startsWith(setElementOrderPrefix) || k.startsWith(deleteFromPrimitiveListPrefix)) continue;
+    if (k === '$patch' || k === '$retainKeys' || k.startsWith(setElementOrderPrefix) || k.startsWith(deleteFromPrimitiveListPrefix))
+      continue;
     out[k] = stripDirectives(v);
   }
   return out;

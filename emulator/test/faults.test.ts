@@ -33,14 +33,24 @@ test.serial('counters count requests by verb, resource, namespace and user, and 
   t.is(counters.count({ verb: 'watch', namespace: 'counted', user: 'admin' }), 1);
   t.is(counters.openWatchCount({ resource: 'configmaps' }), 1);
   const snapshot = counters.snapshot();
-  t.like(snapshot, { total: 6, byVerb: { create: 2, get: 1, list: 1, patch: 1, watch: 1 }, byResource: { configmaps: 5, namespaces: 1 }, watches: { open: 1, byUser: { admin: 1 } } });
+  t.like(snapshot, {
+    total: 6,
+    byVerb: { create: 2, get: 1, list: 1, patch: 1, watch: 1 },
+    byResource: { configmaps: 5, namespaces: 1 },
+    watches: { open: 1, byUser: { admin: 1 } },
+  });
   watch.close();
   counters.reset();
   t.is(counters.snapshot().total, 0);
 });
 
 test.serial('failRequests answers a matching fraction with 429 and Retry-After, then stops after `times`', async (t) => {
-  const id = fx.emulator.faults.failRequests({ match: { verb: 'list', resource: 'configmaps' }, code: 429, retryAfterSeconds: 3, times: 2 });
+  const id = fx.emulator.faults.failRequests({
+    match: { verb: 'list', resource: 'configmaps' },
+    code: 429,
+    retryAfterSeconds: 3,
+    times: 2,
+  });
   t.true(fx.emulator.faults.list().some((f) => f.id === id));
   const first = await fx.admin('GET', '/api/v1/configmaps');
   t.is(first.status, 429);
@@ -95,7 +105,11 @@ test.serial('a shrunk history window makes older resourceVersions expire, and co
   const first = await fx.admin('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'h0' } });
   fx.emulator.faults.setHistoryWindow(2);
   for (let i = 1; i <= 3; i++) await fx.admin('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `h${i}` } });
-  const watch = await openWatch(fx.emulator.url, fx.emulator.adminToken, `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${first.body.metadata.resourceVersion}`);
+  const watch = await openWatch(
+    fx.emulator.url,
+    fx.emulator.adminToken,
+    `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${first.body.metadata.resourceVersion}`,
+  );
   const event = await watch.next();
   t.like(event, { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
   t.regex(event!.object.message, /^too old resource version: \d+ \(\d+\)$/);

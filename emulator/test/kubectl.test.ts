@@ -37,9 +37,16 @@ test.serial('kubectl apply -f dist/ creates the CRD, updates discovery and then 
 });
 
 test.serial('kubectl get ca prints the CRD printer columns, the Ready condition included', async (t) => {
-  await fx.admin('PATCH', '/apis/app.example.com/v1/namespaces/default/customapps/hello/status', {
-    status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'Ready', message: 'ok' }] },
-  }, 'application/merge-patch+json');
+  await fx.admin(
+    'PATCH',
+    '/apis/app.example.com/v1/namespaces/default/customapps/hello/status',
+    {
+      status: {
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'Ready', message: 'ok' }],
+      },
+    },
+    'application/merge-patch+json',
+  );
   const out = await fx.kubectl(['get', 'ca', '-n', 'default']);
   t.is(out.code, 0, out.stderr);
   const [header, row] = out.stdout.trim().split('\n');
@@ -85,7 +92,10 @@ spec:
   const got = await fx.admin('GET', '/apis/apps/v1/namespaces/default/deployments/web');
   const [web, sidecar] = got.body.spec.template.spec.containers;
   t.is(web.image, 'nginx:1.27');
-  t.deepEqual(web.ports, [{ containerPort: 8080, name: 'http', protocol: 'TCP' }, { containerPort: 9090, name: 'metrics', protocol: 'TCP' }]);
+  t.deepEqual(web.ports, [
+    { containerPort: 8080, name: 'http', protocol: 'TCP' },
+    { containerPort: 9090, name: 'metrics', protocol: 'TCP' },
+  ]);
   t.deepEqual(web.resources, { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
   t.deepEqual(web.securityContext, { runAsNonRoot: true, allowPrivilegeEscalation: false });
   t.is(sidecar.name, 'sidecar');
@@ -115,14 +125,25 @@ test.serial('kubectl get cm -w sees a change made after it started', async (t) =
   t.teardown(() => watch.stop());
   await eventually(() => (watch.output().includes('watched') ? true : undefined), 20_000, 'the initial listing');
   await fx.admin('PATCH', '/api/v1/namespaces/default/configmaps/watched', { data: { b: '2' } }, 'application/merge-patch+json');
-  const line = await eventually(() => watch.output().split('\n').find((l) => l.startsWith('MODIFIED') && l.includes('watched')), 10_000, 'the MODIFIED line');
+  const line = await eventually(
+    () =>
+      watch
+        .output()
+        .split('\n')
+        .find((l) => l.startsWith('MODIFIED') && l.includes('watched')),
+    10_000,
+    'the MODIFIED line',
+  );
   t.regex(line, /^MODIFIED\s+watched\s+2\s+/);
 });
 
 test.serial('kubectl delete of an object with a finalizer leaves it Terminating until the finalizer is removed', async (t) => {
   await fx.admin('POST', '/api/v1/namespaces', { metadata: { name: 'fin' } });
   await fx.admin('POST', '/apis/app.example.com/v1/namespaces/fin/customapps', {
-    apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: { image: 'x' },
+    apiVersion: 'app.example.com/v1',
+    kind: 'CustomApp',
+    metadata: { name: 'held', finalizers: ['example.com/hold'] },
+    spec: { image: 'x' },
   });
   const deleted = await fx.kubectl(['delete', 'customapp', 'held', '-n', 'fin', '--wait=false']);
   t.is(deleted.code, 0, deleted.stderr);
@@ -137,7 +158,9 @@ test.serial('kubectl delete of an object with a finalizer leaves it Terminating 
 });
 
 test.serial('kubectl auth can-i as the operator ServiceAccount answers as the applied RBAC in dist/ says', async (t) => {
-  const role = parseAllDocuments(readFileSync(`${distDir}customapp-operator.k8s.yaml`, 'utf8')).map((d) => d.toJSON()).find((o) => o.kind === 'ClusterRole');
+  const role = parseAllDocuments(readFileSync(`${distDir}customapp-operator.k8s.yaml`, 'utf8'))
+    .map((d) => d.toJSON())
+    .find((o) => o.kind === 'ClusterRole');
   const as = ['--as', 'system:serviceaccount:customapp-system:customapp-operator'];
   const ask = async (verb: string, resource: string) => {
     const [name, subresource] = resource.split('/');
@@ -152,7 +175,12 @@ test.serial('kubectl auth can-i as the operator ServiceAccount answers as the ap
       const [name, subresource] = resource.split('/');
       const qualified = `${group === '' ? name : `${name}.${group}`}${subresource ? `/${subresource}` : ''}`;
       const granted = rule.verbs[0];
-      const denied = verbs.find((v) => !(role.rules as { resources: string[]; apiGroups: string[]; verbs: string[] }[]).some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(v)));
+      const denied = verbs.find(
+        (v) =>
+          !(role.rules as { resources: string[]; apiGroups: string[]; verbs: string[] }[]).some(
+            (r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(v),
+          ),
+      );
       t.is(await ask(granted, qualified), 'yes', `${granted} ${qualified}`);
       if (denied !== undefined) t.is(await ask(denied, qualified), 'no', `${denied} ${qualified}`);
       asked++;

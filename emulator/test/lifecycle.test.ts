@@ -16,7 +16,12 @@ test.after.always(async () => {
 });
 
 const ns = async (name: string) => fx.admin('POST', '/api/v1/namespaces', { metadata: { name } });
-const app = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name, ...extra }, spec: { image: 'i' } });
+const app = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'app.example.com/v1',
+  kind: 'CustomApp',
+  metadata: { name, ...extra },
+  spec: { image: 'i' },
+});
 
 test('deleting a namespace marks it Terminating, deletes its content, then removes it', async (t) => {
   await ns('doomed');
@@ -27,20 +32,43 @@ test('deleting a namespace marks it Terminating, deletes its content, then remov
   t.is(deleted.body.status.phase, 'Terminating');
   const refused = await fx.admin('POST', '/api/v1/namespaces/doomed/configmaps', { metadata: { name: 'late' } });
   t.is(refused.status, 403);
-  t.is(refused.body.message, 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated');
-  await eventually(async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed/configmaps/a')).status === 404 ? true : undefined), 3000, 'the content to go');
+  t.is(
+    refused.body.message,
+    'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated',
+  );
+  await eventually(
+    async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed/configmaps/a')).status === 404 ? true : undefined),
+    3000,
+    'the content to go',
+  );
   t.is((await fx.admin('GET', '/api/v1/namespaces/doomed')).status, 200, 'kept while an object with a finalizer remains');
   await fx.admin('PATCH', '/api/v1/namespaces/doomed/configmaps/held', { metadata: { finalizers: null } }, 'application/merge-patch+json');
-  await eventually(async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined), 3000, 'the namespace to go');
+  await eventually(
+    async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined),
+    3000,
+    'the namespace to go',
+  );
   t.pass();
 });
 
 test('propagationPolicy Orphan keeps dependents and drops their ownerReference; Foreground deletes them first', async (t) => {
   await ns('propagation');
   const base = '/apis/app.example.com/v1/namespaces/propagation/customapps';
-  const owned = async (owner: any, name: string) => fx.admin('POST', '/api/v1/namespaces/propagation/configmaps', {
-    metadata: { name, ownerReferences: [{ apiVersion: 'app.example.com/v1', kind: 'CustomApp', name: owner.metadata.name, uid: owner.metadata.uid, blockOwnerDeletion: true }] },
-  });
+  const owned = async (owner: any, name: string) =>
+    fx.admin('POST', '/api/v1/namespaces/propagation/configmaps', {
+      metadata: {
+        name,
+        ownerReferences: [
+          {
+            apiVersion: 'app.example.com/v1',
+            kind: 'CustomApp',
+            name: owner.metadata.name,
+            uid: owner.metadata.uid,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
   const orphaner = (await fx.admin('POST', base, app('orphaner'))).body;
   await owned(orphaner, 'orphan');
   const orphaning = await fx.admin('DELETE', `${base}/orphaner?propagationPolicy=Orphan`);
@@ -52,37 +80,80 @@ test('propagationPolicy Orphan keeps dependents and drops their ownerReference; 
 
   const parent = (await fx.admin('POST', base, app('parent'))).body;
   await owned(parent, 'child');
-  const foreground = await fx.admin('DELETE', `${base}/parent`, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' });
+  const foreground = await fx.admin('DELETE', `${base}/parent`, {
+    kind: 'DeleteOptions',
+    apiVersion: 'v1',
+    propagationPolicy: 'Foreground',
+  });
   t.deepEqual(foreground.body.metadata.finalizers, ['foregroundDeletion']);
-  await eventually(async () => ((await fx.admin('GET', '/api/v1/namespaces/propagation/configmaps/child')).status === 404 ? true : undefined), 3000, 'the child to go');
+  await eventually(
+    async () => ((await fx.admin('GET', '/api/v1/namespaces/propagation/configmaps/child')).status === 404 ? true : undefined),
+    3000,
+    'the child to go',
+  );
   await eventually(async () => ((await fx.admin('GET', `${base}/parent`)).status === 404 ? true : undefined), 3000, 'the parent to go');
   t.pass();
 });
 
 test('deleting a CRD deletes its custom resources, then the CRD, and discovery forgets it', async (t) => {
   const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.test.example.com' },
-    spec: { group: 'test.example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.test.example.com' },
+    spec: {
+      group: 'test.example.com',
+      names: { kind: 'Widget', plural: 'widgets' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
   };
   t.is((await fx.admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status, 201);
   t.is((await fx.admin('GET', '/apis/test.example.com/v1')).status, 200);
-  const widget = await fx.admin('POST', '/apis/test.example.com/v1/namespaces/default/widgets', { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, anything: { goes: 1 } });
+  const widget = await fx.admin('POST', '/apis/test.example.com/v1/namespaces/default/widgets', {
+    apiVersion: 'test.example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w' },
+    anything: { goes: 1 },
+  });
   t.is(widget.status, 201);
   t.deepEqual(widget.body.anything, { goes: 1 });
   const deleting = await fx.admin('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.example.com');
   t.deepEqual(deleting.body.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
-  await eventually(async () => ((await fx.admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.example.com')).status === 404 ? true : undefined), 3000, 'the CRD to go');
+  await eventually(
+    async () =>
+      (await fx.admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.example.com')).status === 404
+        ? true
+        : undefined,
+    3000,
+    'the CRD to go',
+  );
   t.is((await fx.admin('GET', '/apis/test.example.com/v1')).status, 404);
 });
 
 test('the scale subresource reads and writes spec.replicas', async (t) => {
   await ns('scaling');
   await fx.admin('POST', '/apis/apps/v1/namespaces/scaling/deployments', {
-    metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    metadata: { name: 'd' },
+    spec: {
+      selector: { matchLabels: { a: 'b' } },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    },
   });
   const scale = await fx.admin('GET', '/apis/apps/v1/namespaces/scaling/deployments/d/scale');
   t.like(scale.body, { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 0, selector: 'a=b' } });
-  const scaled = await fx.admin('PATCH', '/apis/apps/v1/namespaces/scaling/deployments/d/scale', { spec: { replicas: 4 } }, 'application/merge-patch+json');
+  const scaled = await fx.admin(
+    'PATCH',
+    '/apis/apps/v1/namespaces/scaling/deployments/d/scale',
+    { spec: { replicas: 4 } },
+    'application/merge-patch+json',
+  );
   t.is(scaled.body.spec.replicas, 4);
   const d = await fx.admin('GET', '/apis/apps/v1/namespaces/scaling/deployments/d');
   t.is(d.body.spec.replicas, 4);
@@ -92,10 +163,18 @@ test('the scale subresource reads and writes spec.replicas', async (t) => {
 test('watches: legacy /watch/ paths, resourceVersion=0 initial events, timeoutSeconds ends the stream', async (t) => {
   await ns('watching');
   await fx.admin('POST', '/api/v1/namespaces/watching/configmaps', { metadata: { name: 'one' } });
-  const legacy = await openWatch(fx.emulator.url, fx.emulator.adminToken, '/api/v1/watch/namespaces/watching/configmaps?resourceVersion=0&timeoutSeconds=1');
+  const legacy = await openWatch(
+    fx.emulator.url,
+    fx.emulator.adminToken,
+    '/api/v1/watch/namespaces/watching/configmaps?resourceVersion=0&timeoutSeconds=1',
+  );
   t.like(await legacy.next(), { type: 'ADDED', object: { metadata: { name: 'one' } } });
   t.is(await legacy.next(3000), undefined, 'the stream ends after timeoutSeconds');
-  const single = await openWatch(fx.emulator.url, fx.emulator.adminToken, '/api/v1/watch/namespaces/watching/configmaps/one?timeoutSeconds=1');
+  const single = await openWatch(
+    fx.emulator.url,
+    fx.emulator.adminToken,
+    '/api/v1/watch/namespaces/watching/configmaps/one?timeoutSeconds=1',
+  );
   t.like(await single.next(), { type: 'ADDED', object: { metadata: { name: 'one' } } });
   single.close();
   const future = await fx.admin('GET', '/api/v1/namespaces/watching/configmaps?resourceVersion=999999999');

@@ -12,7 +12,11 @@ test('npm run emulator prints one line with its URL, writes a usable kubeconfig,
   const dir = mkdtempSync(join(tmpdir(), 'emulator-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const kubeconfig = join(dir, 'kubeconfig');
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), ['emulator/main.ts', '--port', '0', '--kubeconfig-out', kubeconfig, '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    join(root, 'node_modules/.bin/tsx'),
+    ['emulator/main.ts', '--port', '0', '--kubeconfig-out', kubeconfig, '--log-level', 'warn'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   t.teardown(() => child.kill('SIGKILL'));
   let stdout = '';

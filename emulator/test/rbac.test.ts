@@ -25,7 +25,8 @@ test.before(async () => {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
     subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: 'team' }],
   });
-  for (const name of ['allowed', 'denied']) await fx.admin('POST', '/api/v1/namespaces/team/secrets', { metadata: { name }, stringData: { k: 'v' } });
+  for (const name of ['allowed', 'denied'])
+    await fx.admin('POST', '/api/v1/namespaces/team/secrets', { metadata: { name }, stringData: { k: 'v' } });
 });
 
 test.after.always(async () => {
@@ -44,7 +45,8 @@ test('a ServiceAccount without watch on configmaps gets 403 on a watch, with the
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: 'configmaps is forbidden: User "system:serviceaccount:team:reader" cannot watch resource "configmaps" in API group "" in the namespace "team"',
+    message:
+      'configmaps is forbidden: User "system:serviceaccount:team:reader" cannot watch resource "configmaps" in API group "" in the namespace "team"',
     reason: 'Forbidden',
     details: { kind: 'configmaps' },
     code: 403,
@@ -53,17 +55,34 @@ test('a ServiceAccount without watch on configmaps gets 403 on a watch, with the
 
 test('the operator ServiceAccount with the ClusterRole from dist/ may watch configmaps and secrets in any namespace', async (t) => {
   const token = as('customapp-system', 'customapp-operator');
-  for (const path of ['/api/v1/configmaps?watch=true&timeoutSeconds=1', '/api/v1/namespaces/default/secrets?watch=1&timeoutSeconds=1', '/apis/app.example.com/v1/customapps?watch=1&timeoutSeconds=1']) {
+  for (const path of [
+    '/api/v1/configmaps?watch=true&timeoutSeconds=1',
+    '/api/v1/namespaces/default/secrets?watch=1&timeoutSeconds=1',
+    '/apis/app.example.com/v1/customapps?watch=1&timeoutSeconds=1',
+  ]) {
     const watch = await openWatch(fx.emulator.url, token, path);
     t.teardown(() => watch.close());
     t.is(watch.status, 200, path);
   }
   const deny = await call(fx.emulator.url, token, 'DELETE', '/apis/app.example.com/v1/namespaces/default/customapps/hello');
   t.is(deny.status, 403);
-  t.is(deny.body.message, 'customapps.app.example.com "hello" is forbidden: User "system:serviceaccount:customapp-system:customapp-operator" cannot delete resource "customapps" in API group "app.example.com" in the namespace "default"');
-  const status = await call(fx.emulator.url, token, 'PATCH', '/apis/app.example.com/v1/namespaces/default/customapps/hello/status', { status: { readyReplicas: 1 } }, 'application/merge-patch+json');
+  t.is(
+    deny.body.message,
+    'customapps.app.example.com "hello" is forbidden: User "system:serviceaccount:customapp-system:customapp-operator" cannot delete resource "customapps" in API group "app.example.com" in the namespace "default"',
+  );
+  const status = await call(
+    fx.emulator.url,
+    token,
+    'PATCH',
+    '/apis/app.example.com/v1/namespaces/default/customapps/hello/status',
+    { status: { readyReplicas: 1 } },
+    'application/merge-patch+json',
+  );
   t.is(status.status, 200, 'customapps/status patch is granted');
-  const lease = await call(fx.emulator.url, token, 'POST', '/apis/coordination.k8s.io/v1/namespaces/customapp-system/leases', { metadata: { name: 'leader' }, spec: { holderIdentity: 'me' } });
+  const lease = await call(fx.emulator.url, token, 'POST', '/apis/coordination.k8s.io/v1/namespaces/customapp-system/leases', {
+    metadata: { name: 'leader' },
+    spec: { holderIdentity: 'me' },
+  });
   t.is(lease.status, 201);
   const list = await call(fx.emulator.url, token, 'GET', '/apis/coordination.k8s.io/v1/namespaces/customapp-system/leases');
   t.is(list.status, 403, 'leases: get, create and update only');
@@ -79,7 +98,10 @@ test('resourceNames is honoured: the named object only, and never for list', asy
 });
 
 test('a RoleBinding to a ClusterRole grants it only in the binding namespace', async (t) => {
-  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: 'lease-reader' }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] }] });
+  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    metadata: { name: 'lease-reader' },
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] }],
+  });
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings', {
     metadata: { name: 'lease-reader' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'lease-reader' },
@@ -93,13 +115,18 @@ test('a RoleBinding to a ClusterRole grants it only in the binding namespace', a
 
 test('an aggregated ClusterRole carries the rules of the ClusterRoles its selector matches', async (t) => {
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-    metadata: { name: 'aggregate' }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate': 'true' } }] }, rules: [],
+    metadata: { name: 'aggregate' },
+    aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate': 'true' } }] },
+    rules: [],
   });
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-    metadata: { name: 'piece', labels: { 'example.com/aggregate': 'true' } }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }],
+    metadata: { name: 'piece', labels: { 'example.com/aggregate': 'true' } },
+    rules: [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }],
   });
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    metadata: { name: 'aggregate' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'aggregate' }, subjects: [{ kind: 'User', name: 'jane' }],
+    metadata: { name: 'aggregate' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'aggregate' },
+    subjects: [{ kind: 'User', name: 'jane' }],
   });
   const token = fx.emulator.userToken({ username: 'jane', groups: [] });
   t.is((await call(fx.emulator.url, token, 'GET', '/api/v1/services')).status, 200);
@@ -121,24 +148,51 @@ test('discovery is open to every authenticated user, other paths are not; bad to
 
 test('setting a blocking ownerReference needs update on the owner finalizers (OwnerReferencesPermissionEnforcement)', async (t) => {
   const app = await fx.admin('GET', '/apis/app.example.com/v1/namespaces/default/customapps/hello');
-  const ownerReferences = [{ apiVersion: 'app.example.com/v1', kind: 'CustomApp', name: 'hello', uid: app.body.metadata.uid, controller: true, blockOwnerDeletion: true }];
+  const ownerReferences = [
+    {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      name: 'hello',
+      uid: app.body.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
   const deployment = (name: string) => ({
     metadata: { name, ownerReferences },
-    spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    },
   });
-  const operator = await call(fx.emulator.url, as('customapp-system', 'customapp-operator'), 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('owned'));
+  const operator = await call(
+    fx.emulator.url,
+    as('customapp-system', 'customapp-operator'),
+    'POST',
+    '/apis/apps/v1/namespaces/default/deployments',
+    deployment('owned'),
+  );
   t.is(operator.status, 201, 'the operator role has customapps/finalizers update');
 
-  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: 'deployer' }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }] });
+  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    metadata: { name: 'deployer' },
+    rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }],
+  });
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    metadata: { name: 'deployer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'deployer' }, subjects: [{ kind: 'User', name: 'deployer' }],
+    metadata: { name: 'deployer' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'deployer' },
+    subjects: [{ kind: 'User', name: 'deployer' }],
   });
   const token = fx.emulator.userToken({ username: 'deployer', groups: [] });
   const denied = await call(fx.emulator.url, token, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('blocked'));
   t.is(denied.status, 403);
-  t.is(denied.body.message, 'deployments.apps "blocked" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , <nil>');
+  t.is(
+    denied.body.message,
+    'deployments.apps "blocked" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , <nil>',
+  );
   const nonBlocking = await call(fx.emulator.url, token, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
-    ...deployment('loose'), metadata: { name: 'loose', ownerReferences: [{ ...ownerReferences[0], blockOwnerDeletion: false }] },
+    ...deployment('loose'),
+    metadata: { name: 'loose', ownerReferences: [{ ...ownerReferences[0], blockOwnerDeletion: false }] },
   });
   t.is(nonBlocking.status, 201);
 });

@@ -25,15 +25,22 @@ test('a ConfigMap of exactly 1 MiB is accepted, one byte more (data and binaryDa
   t.is((await post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'exact' }, data: { a: 'x'.repeat(MiB) } })).status, 201);
   const half = 'y'.repeat(MiB / 2);
   const over = await post('/api/v1/namespaces/default/configmaps', {
-    metadata: { name: 'over' }, data: { a: half }, binaryData: { b: Buffer.from(`${half}z`).toString('base64') },
+    metadata: { name: 'over' },
+    data: { a: half },
+    binaryData: { b: Buffer.from(`${half}z`).toString('base64') },
   });
   t.is(over.status, 422);
   t.is(over.body.message, 'ConfigMap "over" is invalid: []: Too long: may not be more than 1048576 bytes');
-  t.deepEqual(over.body.details.causes, [{ reason: 'FieldValueTooLong', message: 'Too long: may not be more than 1048576 bytes', field: '[]' }]);
+  t.deepEqual(over.body.details.causes, [
+    { reason: 'FieldValueTooLong', message: 'Too long: may not be more than 1048576 bytes', field: '[]' },
+  ]);
 });
 
 test('a Secret whose decoded data passes 1 MiB is 422 on data', async (t) => {
-  const over = await post('/api/v1/namespaces/default/secrets', { metadata: { name: 'over' }, data: { a: Buffer.alloc(MiB + 1, 1).toString('base64') } });
+  const over = await post('/api/v1/namespaces/default/secrets', {
+    metadata: { name: 'over' },
+    data: { a: Buffer.alloc(MiB + 1, 1).toString('base64') },
+  });
   t.is(over.status, 422);
   t.is(over.body.message, 'Secret "over" is invalid: data: Too long: may not be more than 1048576 bytes');
 });

@@ -13,12 +13,24 @@ export interface Answer {
 }
 
 /** Sends one request to a server and parses the JSON answer. */
-export async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown, contentType = 'application/json', accept?: string): Promise<Answer> {
+export async function call(
+  base: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+  accept?: string,
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (token !== undefined) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = contentType;
   if (accept !== undefined) headers.Accept = accept;
-  const res = await fetch(new URL(path, base), { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(new URL(path, base), {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -117,16 +129,24 @@ export interface KubectlResult {
 export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string, timeoutMs = 60_000): Promise<KubectlResult> {
   const cacheDir = mkdtempSync(join(tmpdir(), 'emulator-kubectl-'));
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, ...args], { timeout: timeoutMs, maxBuffer: 32 << 20, env: { ...process.env, KUBECONFIG: '' } }, (error, stdout, stderr) => {
-      rmSync(cacheDir, { recursive: true, force: true });
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, ...args],
+      { timeout: timeoutMs, maxBuffer: 32 << 20, env: { ...process.env, KUBECONFIG: '' } },
+      (error, stdout, stderr) => {
+        rmSync(cacheDir, { recursive: true, force: true });
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
     child.stdin!.end(input ?? '');
   });
 }
 
 /** Runs kubectl in the background until `stop()` (for `kubectl get -w`); resolves with what it printed. */
-export function kubectlBackground(kubeconfigPath: string, args: readonly string[]): { output: () => string; stop: () => Promise<KubectlResult> } {
+export function kubectlBackground(
+  kubeconfigPath: string,
+  args: readonly string[],
+): { output: () => string; stop: () => Promise<KubectlResult> } {
   const cacheDir = mkdtempSync(join(tmpdir(), 'emulator-kubectl-'));
   let stdout = '';
   let stderr = '';
@@ -134,10 +154,15 @@ export function kubectlBackground(kubeconfigPath: string, args: readonly string[
   const done = new Promise<KubectlResult>((resolve) => {
     settle = resolve;
   });
-  const child = execFile('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, ...args], { env: { ...process.env, KUBECONFIG: '' } }, (error) => {
-    rmSync(cacheDir, { recursive: true, force: true });
-    settle({ code: error ? 1 : 0, stdout, stderr });
-  });
+  const child = execFile(
+    'kubectl',
+    ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, ...args],
+    { env: { ...process.env, KUBECONFIG: '' } },
+    (error) => {
+      rmSync(cacheDir, { recursive: true, force: true });
+      settle({ code: error ? 1 : 0, stdout, stderr });
+    },
+  );
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   return {

@@ -47,6 +47,10 @@ export function informer<T extends KubeObject>(
 ): Informer<T> {
   const store = new Store<T>(indexers);
   const transform = options.transform ?? stripManagedFields;
-  const events$ = watcher<T>(client, resource, config, deps).pipe(map((event) => transformEvent(event, transform)), reflect(store), share());
+  const events$ = watcher<T>(client, resource, config, deps).pipe(
+    map((event) => transformEvent(event, transform)),
+    reflect(store),
+    share(),
+  );
   return { store, events$, synced$: store.synced$ };
 }

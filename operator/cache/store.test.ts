@@ -3,10 +3,14 @@ import test from 'ava';
 import type { KubeObject } from '../kube/client.js';
 import { objectKey, Store } from './store.js';
 
-interface App extends KubeObject { spec: { configMapName: string; secretName?: string } }
+interface App extends KubeObject {
+  spec: { configMapName: string; secretName?: string };
+}
 
-const app = (name: string, resourceVersion: string, configMapName: string, secretName?: string): App =>
-  ({ metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}` }, spec: { configMapName, secretName } });
+const app = (name: string, resourceVersion: string, configMapName: string, secretName?: string): App => ({
+  metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}` },
+  spec: { configMapName, secretName },
+});
 
 function appStore(): Store<App> {
   return new Store<App>({
@@ -48,7 +52,10 @@ test('replace swaps the whole content, answers the diff and marks the store sync
   store.apply(app('a', '1', 'x'));
   store.apply(app('b', '1', 'x'));
   const changes = store.replace([app('a', '1', 'x'), app('c', '4', 'y')]);
-  t.deepEqual(changes.map((change) => `${change.type} ${change.key}`), ['delete ns/b', 'apply ns/c']);
+  t.deepEqual(
+    changes.map((change) => `${change.type} ${change.key}`),
+    ['delete ns/b', 'apply ns/c'],
+  );
   t.deepEqual(store.keys().sort(), ['ns/a', 'ns/c']);
   t.deepEqual(store.byIndex('byConfigMap', 'ns/x'), ['ns/a']);
   store.replace([]);

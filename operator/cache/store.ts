@@ -132,5 +132,9 @@ export class Store<T extends KubeObject> {
 }
 
 function sameVersion(a: KubeObject, b: KubeObject): boolean {
-  return a.metadata.resourceVersion !== undefined && a.metadata.resourceVersion === b.metadata.resourceVersion && a.metadata.uid === b.metadata.uid;
+  return (
+    a.metadata.resourceVersion !== undefined &&
+    a.metadata.resourceVersion === b.metadata.resourceVersion &&
+    a.metadata.uid === b.metadata.uid
+  );
 }

@@ -9,13 +9,19 @@ import { stripManagedFields } from './transform.js';
 
 const managed = [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:data': { 'f:key': {} } } }];
 const cm = (name: string, resourceVersion: string): ConfigMap =>
-  ({ metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}`, labels: { team: 'blue' }, managedFields: managed }, data: { key: name } } as ConfigMap);
+  ({
+    metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}`, labels: { team: 'blue' }, managedFields: managed },
+    data: { key: name },
+  }) as ConfigMap;
 
 test('stripManagedFields drops metadata.managedFields only, without touching its input', (t) => {
   const object = cm('a', '3');
   const stripped = stripManagedFields(object);
   t.false('managedFields' in stripped.metadata);
-  t.deepEqual(stripped, { metadata: { namespace: 'ns', name: 'a', resourceVersion: '3', uid: 'uid-a', labels: { team: 'blue' } }, data: { key: 'a' } });
+  t.deepEqual(stripped, {
+    metadata: { namespace: 'ns', name: 'a', resourceVersion: '3', uid: 'uid-a', labels: { team: 'blue' } },
+    data: { key: 'a' },
+  });
   t.deepEqual(object.metadata.managedFields, managed, 'the input is unchanged');
   const bare = stripped;
   t.is(stripManagedFields(bare), bare, 'an object without managedFields is returned as is');
@@ -25,11 +31,18 @@ test('an informer caches and emits listed, watched and deleted objects without m
   const clock = new VirtualClock();
   const client = new ScriptedClient(
     [{ metadata: { resourceVersion: '10' }, items: [cm('a', '3')] }],
-    [[{ type: 'ADDED', object: cm('b', '11') }, { type: 'DELETED', object: cm('a', '12') }]],
+    [
+      [
+        { type: 'ADDED', object: cm('b', '11') },
+        { type: 'DELETED', object: cm('a', '12') },
+      ],
+    ],
   );
   const configMaps = informer<ConfigMap>(client, CONFIGMAPS, { namespace: 'ns' }, {}, { scheduler: clock });
   const seen: string[] = [];
-  const subscription = configMaps.events$.pipe(map((change) => `${change.type} ${change.key} ${'managedFields' in change.object.metadata ? 'with' : 'without'}`)).subscribe((line) => seen.push(line));
+  const subscription = configMaps.events$
+    .pipe(map((change) => `${change.type} ${change.key} ${'managedFields' in change.object.metadata ? 'with' : 'without'}`))
+    .subscribe((line) => seen.push(line));
   await settle(50);
   t.deepEqual(seen, ['apply ns/a without', 'apply ns/b without', 'delete ns/a without']);
   t.false('managedFields' in configMaps.store.get('ns/b')!.metadata);
@@ -42,7 +55,14 @@ test('an informer caches and emits listed, watched and deleted objects without m
 test('a transform of its own replaces the default', async (t) => {
   const clock = new VirtualClock();
   const client = new ScriptedClient([{ metadata: { resourceVersion: '10' }, items: [cm('a', '3')] }], [[]]);
-  const configMaps = informer<ConfigMap>(client, CONFIGMAPS, { namespace: 'ns' }, {}, { scheduler: clock }, { transform: (object) => object });
+  const configMaps = informer<ConfigMap>(
+    client,
+    CONFIGMAPS,
+    { namespace: 'ns' },
+    {},
+    { scheduler: clock },
+    { transform: (object) => object },
+  );
   const subscription = configMaps.events$.subscribe();
   await settle(50);
   t.deepEqual(configMaps.store.get('ns/a')!.metadata.managedFields, managed);

@@ -8,7 +8,10 @@ import { Controller } from './controller.js';
 import type { Reconciler, Request, Result } from './reconciler.js';
 
 /** A reconciler whose outcomes the test scripts, recording each call's key and start time. */
-function scripted(clock: VirtualClock, outcomes: Array<Result | Error | (() => Promise<Result>)>): Reconciler & { calls: Array<{ key: string; at: number; reason: string }> } {
+function scripted(
+  clock: VirtualClock,
+  outcomes: Array<Result | Error | (() => Promise<Result>)>,
+): Reconciler & { calls: Array<{ key: string; at: number; reason: string }> } {
   const calls: Array<{ key: string; at: number; reason: string }> = [];
   return {
     calls,
@@ -21,9 +24,16 @@ function scripted(clock: VirtualClock, outcomes: Array<Result | Error | (() => P
   };
 }
 
-function controllerWith(reconciler: Reconciler, clock: VirtualClock, concurrency = 1): { controller: Controller; metrics: OperatorMetrics } {
+function controllerWith(
+  reconciler: Reconciler,
+  clock: VirtualClock,
+  concurrency = 1,
+): { controller: Controller; metrics: OperatorMetrics } {
   const metrics = new OperatorMetrics();
-  return { controller: new Controller({ name: 'test', reconciler, logger: silentLogger(), metrics, concurrency, scheduler: clock }), metrics };
+  return {
+    controller: new Controller({ name: 'test', reconciler, logger: silentLogger(), metrics, concurrency, scheduler: clock }),
+    metrics,
+  };
 }
 
 test('an error is retried with the per-key backoff, and a success ends the retries', async (t) => {
@@ -37,7 +47,11 @@ test('an error is retried with the per-key backoff, and a success ends the retri
     clock.advance(1);
   }
   await settle();
-  t.deepEqual(reconciler.calls.map((call) => call.at), [0, 5, 15], 'retried after 5 ms, then 10 ms');
+  t.deepEqual(
+    reconciler.calls.map((call) => call.at),
+    [0, 5, 15],
+    'retried after 5 ms, then 10 ms',
+  );
   t.is(controller.queue.retries('ns/a'), 0, 'forgotten after the success');
   t.is(await metrics.total('controller_runtime_reconcile_errors_total'), 2);
   t.is(await metrics.total('controller_runtime_reconcile_total', { result: 'success' }), 1);
@@ -55,7 +69,10 @@ test('requeueAfter runs the key again after that delay; a 409 is a requeue, not 
     await settle();
     clock.advance(5);
   }
-  t.deepEqual(reconciler.calls.map((call) => call.at), [0, 100, 105]);
+  t.deepEqual(
+    reconciler.calls.map((call) => call.at),
+    [0, 100, 105],
+  );
   t.is(await metrics.total('controller_runtime_reconcile_total', { result: 'requeue_after' }), 1);
   t.is(await metrics.total('controller_runtime_reconcile_total', { result: 'requeue' }), 1);
   t.is(await metrics.total('controller_runtime_reconcile_errors_total'), 0);
@@ -116,7 +133,11 @@ test('stop lets the reconcile in flight finish, then drops what is queued', asyn
   t.false(stopped, 'stop waits for the reconcile in flight');
   finish();
   await stopping;
-  t.deepEqual(reconciler.calls.map((call) => call.key), ['ns/a'], 'the queued key is dropped');
+  t.deepEqual(
+    reconciler.calls.map((call) => call.key),
+    ['ns/a'],
+    'the queued key is dropped',
+  );
   controller.enqueue('ns/c', { source: 'test', reason: 'late' });
   t.is(controller.queue.length, 0, 'an enqueue after stop is dropped');
 });
@@ -137,7 +158,13 @@ test('every controller log line names each field once, and an enqueue is traced 
   const clock = new VirtualClock();
   const lines: string[] = [];
   const logger = createLogger({ destination: { write: (line: string) => void lines.push(line) } }).child({ controller: 'test' });
-  const controller = new Controller({ name: 'test', reconciler: scripted(clock, [{}]), logger, metrics: new OperatorMetrics(), scheduler: clock });
+  const controller = new Controller({
+    name: 'test',
+    reconciler: scripted(clock, [{}]),
+    logger,
+    metrics: new OperatorMetrics(),
+    scheduler: clock,
+  });
   controller.start();
   controller.enqueue('ns/a', { source: 'configmap', object: 'ns/cfg', reason: 'content changed' });
   await settle();

@@ -48,15 +48,22 @@ export class Controller {
   constructor(private readonly options: ControllerOptions) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.concurrency = options.concurrency ?? 1;
-    this.queue = new WorkQueue({ scheduler: this.scheduler, rateLimiter: options.rateLimiter, hooks: options.metrics.queueHooks(options.name) });
+    this.queue = new WorkQueue({
+      scheduler: this.scheduler,
+      rateLimiter: options.rateLimiter,
+      hooks: options.metrics.queueHooks(options.name),
+    });
   }
 
   /** Queues `key` because of `trigger`; answers the trace id the key will be reconciled under. */
   enqueue(key: string, trigger: Trigger, traceId: string = newTraceId()): string {
     const reason = `${trigger.source}${trigger.object ? ` ${trigger.object}` : ''} ${trigger.reason}`;
     const outcome = this.queue.add(key, reason, traceId);
-    const joined = outcome === 'coalesced' ? this.queue.pendingTrace(key) ?? traceId : traceId;
-    this.options.logger.info({ key, reason, traceId: joined, outcome, ...(joined !== traceId ? { triggerTraceId: traceId } : {}) }, 'enqueue');
+    const joined = outcome === 'coalesced' ? (this.queue.pendingTrace(key) ?? traceId) : traceId;
+    this.options.logger.info(
+      { key, reason, traceId: joined, outcome, ...(joined !== traceId ? { triggerTraceId: traceId } : {}) },
+      'enqueue',
+    );
     return joined;
   }
 
@@ -88,9 +95,18 @@ export class Controller {
       let result: ReconcileResult;
       try {
         const { namespace, name: objectName } = splitKey(item.key);
-        const outcome: Result = (await this.options.reconciler.reconcile({ key: item.key, namespace, name: objectName, reason, traceId: item.traceId, log })) ?? {};
+        const outcome: Result =
+          (await this.options.reconciler.reconcile({ key: item.key, namespace, name: objectName, reason, traceId: item.traceId, log })) ??
+          {};
         result = this.settle(item.key, outcome, item.traceId);
-        log.info({ durationMs: round(this.scheduler.now() - started), result, ...(outcome.requeueAfterMs ? { requeueAfterMs: outcome.requeueAfterMs } : {}) }, 'reconcile.end');
+        log.info(
+          {
+            durationMs: round(this.scheduler.now() - started),
+            result,
+            ...(outcome.requeueAfterMs ? { requeueAfterMs: outcome.requeueAfterMs } : {}),
+          },
+          'reconcile.end',
+        );
       } catch (error) {
         if (isConflict(error) || isAlreadyExists(error)) {
           // Expected races (a stale cache): retry soon, without calling it an error.

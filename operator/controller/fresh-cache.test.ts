@@ -60,7 +60,9 @@ test('entries no read asks for are swept once the store catches up or the TTL pa
   const store = new Store<KubeObject>();
   const clock = { now: 0 };
   const cache = new FreshCache(store, { now: () => clock.now, ttlMs: 60_000, createdTtlMs: 10_000, sweepMs: 10 });
-  const named = (name: string, resourceVersion: string): KubeObject => ({ metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion, managedFields: [{ manager: 'x' }] } });
+  const named = (name: string, resourceVersion: string): KubeObject => ({
+    metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion, managedFields: [{ manager: 'x' }] },
+  });
   store.apply(named('a', '10'));
   store.apply(named('b', '10'));
   cache.wrote(named('a', '12'));

@@ -48,7 +48,10 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
   private readonly now: () => number;
   private sweepTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: Store<T>, options: FreshCacheOptions<T> = {}) {
+  constructor(
+    private readonly store: Store<T>,
+    options: FreshCacheOptions<T> = {},
+  ) {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.createdTtlMs = options.createdTtlMs ?? 10_000;
     this.sweepMs = options.sweepMs ?? 5_000;

@@ -46,29 +46,42 @@ export function subscribeTriggers(sources: TriggerSources, enqueue: (key: string
   const { apps, deployments, services, dependencies } = sources;
   const signatures = new Map<string, string>();
   const subscriptions = new Subscription();
-  subscriptions.add(apps.events$.subscribe((change) => {
-    if (change.type === 'delete') {
-      signatures.delete(change.key);
-      enqueue(change.key, { source: 'customapp', reason: 'deleted' });
-      return;
-    }
-    const signature = appSignature(change.object);
-    if (signatures.get(change.key) === signature) return;
-    signatures.set(change.key, signature);
-    enqueue(change.key, { source: 'customapp', reason: change.object.metadata.deletionTimestamp ? 'deleting' : 'applied' });
-  }));
-  for (const [source, owned] of [['deployment', deployments], ['service', services]] as const) {
-    subscriptions.add((owned.events$ as Informer<Deployment | Service>['events$']).subscribe((change) => {
-      const owner = controllingAppName(change.object);
-      if (!owner) return;
-      enqueue(`${change.object.metadata.namespace}/${owner}`, { source, object: change.key, reason: change.type === 'delete' ? 'deleted' : 'applied' });
-    }));
+  subscriptions.add(
+    apps.events$.subscribe((change) => {
+      if (change.type === 'delete') {
+        signatures.delete(change.key);
+        enqueue(change.key, { source: 'customapp', reason: 'deleted' });
+        return;
+      }
+      const signature = appSignature(change.object);
+      if (signatures.get(change.key) === signature) return;
+      signatures.set(change.key, signature);
+      enqueue(change.key, { source: 'customapp', reason: change.object.metadata.deletionTimestamp ? 'deleting' : 'applied' });
+    }),
+  );
+  for (const [source, owned] of [
+    ['deployment', deployments],
+    ['service', services],
+  ] as const) {
+    subscriptions.add(
+      (owned.events$ as Informer<Deployment | Service>['events$']).subscribe((change) => {
+        const owner = controllingAppName(change.object);
+        if (!owner) return;
+        enqueue(`${change.object.metadata.namespace}/${owner}`, {
+          source,
+          object: change.key,
+          reason: change.type === 'delete' ? 'deleted' : 'applied',
+        });
+      }),
+    );
   }
-  subscriptions.add(dependencies.changes.subscribe((state) => {
-    const index = state.ref.kind === 'ConfigMap' ? BY_CONFIGMAP : BY_SECRET;
-    const object = `${state.ref.namespace}/${state.ref.name}`;
-    const reason = state.exists ? `content ${state.hash.slice(0, 12)}` : 'absent';
-    for (const key of apps.store.byIndex(index, object)) enqueue(key, { source: state.ref.kind.toLowerCase(), object, reason });
-  }));
+  subscriptions.add(
+    dependencies.changes.subscribe((state) => {
+      const index = state.ref.kind === 'ConfigMap' ? BY_CONFIGMAP : BY_SECRET;
+      const object = `${state.ref.namespace}/${state.ref.name}`;
+      const reason = state.exists ? `content ${state.hash.slice(0, 12)}` : 'absent';
+      for (const key of apps.store.byIndex(index, object)) enqueue(key, { source: state.ref.kind.toLowerCase(), object, reason });
+    }),
+  );
   return subscriptions;
 }

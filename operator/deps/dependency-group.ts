@@ -87,7 +87,11 @@ export class DependencyGroup {
   private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
   private readonly log: Logger;
 
-  constructor(readonly kind: DependencyKind, readonly namespace: string, private readonly context: GroupContext) {
+  constructor(
+    readonly kind: DependencyKind,
+    readonly namespace: string,
+    private readonly context: GroupContext,
+  ) {
     this.log = context.logger.child({ kind, namespace });
   }
 
@@ -120,7 +124,13 @@ export class DependencyGroup {
 
   /** The physical watch streams open now (snapshots excluded: they never open a watch). */
   streams(): StreamInfo[] {
-    const info = (source: Source): StreamInfo => ({ kind: this.kind, namespace: this.namespace, scope: source.scope, name: source.name, synced: source.synced });
+    const info = (source: Source): StreamInfo => ({
+      kind: this.kind,
+      namespace: this.namespace,
+      scope: source.scope,
+      name: source.name,
+      synced: source.synced,
+    });
     return [...this.objectWatches.values(), ...(this.namespaceWatch ? [this.namespaceWatch] : [])].map(info);
   }
 

@@ -4,9 +4,7 @@ import { compareResourceVersions } from './resource-version.js';
 import type { DependencyRef, DependencyState } from './source.js';
 
 /** What a source observed about an object: its content hash, or that it does not exist. */
-export type Observation =
-  | { readonly exists: true; readonly hash: string; readonly resourceVersion: string }
-  | { readonly exists: false };
+export type Observation = { readonly exists: true; readonly hash: string; readonly resourceVersion: string } | { readonly exists: false };
 
 /**
  * One referenced object as its subscribers see it. Physical sources (a per-object watch, a namespace watch, a

@@ -53,7 +53,11 @@ export function registerRegistryMetrics(registry: Registry, view: RegistryView):
     registers: [registry],
     collect() {
       const counts = [...view.subscribers()];
-      for (const kind of KINDS) this.set({ kind }, counts.filter(([key]) => key.startsWith(`${kind}/`)).reduce((sum, [, count]) => sum + count, 0));
+      for (const kind of KINDS)
+        this.set(
+          { kind },
+          counts.filter(([key]) => key.startsWith(`${kind}/`)).reduce((sum, [, count]) => sum + count, 0),
+        );
     },
   });
 }

@@ -29,11 +29,17 @@ function liveStreams(): { streams: Map<string, Subject<Event>>; events: (scope: 
 
 function sync(stream: Subject<Event> | undefined, name: string, value?: string, resourceVersion = '5'): void {
   stream!.next({ type: 'init' });
-  if (value !== undefined) stream!.next({ type: 'initApply', object: { metadata: { namespace: 'ns', name, resourceVersion }, data: { key: value } } });
+  if (value !== undefined)
+    stream!.next({ type: 'initApply', object: { metadata: { namespace: 'ns', name, resourceVersion }, data: { key: value } } });
   stream!.next({ type: 'initDone', resourceVersion });
 }
 
-function setup(): { source: RegistryDependencySource; registry: DependencyRegistry; streams: Map<string, Subject<Event>>; changes: DependencyState[] } {
+function setup(): {
+  source: RegistryDependencySource;
+  registry: DependencyRegistry;
+  streams: Map<string, Subject<Event>>;
+  changes: DependencyState[];
+} {
   const { streams, events } = liveStreams();
   const registry = new DependencyRegistry({ events });
   const source = new RegistryDependencySource(registry);
@@ -65,7 +71,13 @@ test('a handoff holds both refs, then dropping the old one releases only that on
   source.use('ns/app', [newConfig, secret]);
   t.false(oldStream.observed, 'the old ConfigMap watch stopped');
   t.true(streams.get('Secret/creds')!.observed, 'the Secret watch was kept, not restarted');
-  t.deepEqual(source.watched().map((ref) => ref.name).sort(), ['creds', 'new-config']);
+  t.deepEqual(
+    source
+      .watched()
+      .map((ref) => ref.name)
+      .sort(),
+    ['creds', 'new-config'],
+  );
   source.close();
 });
 
@@ -90,14 +102,21 @@ test('a ref released by all and acquired again reports its state again when it s
   source.release('ns/a');
   source.use('ns/a', [config]);
   sync(streams.get('ConfigMap/config'), 'config');
-  t.deepEqual(changes, [{ ref: config, exists: false }, { ref: config, exists: false }]);
+  t.deepEqual(changes, [
+    { ref: config, exists: false },
+    { ref: config, exists: false },
+  ]);
   source.close();
 });
 
 test('close releases everything, completes changes, and ignores later calls', (t) => {
   const { source, registry, streams } = setup();
   let completed = false;
-  source.changes.subscribe({ complete: () => { completed = true; } });
+  source.changes.subscribe({
+    complete: () => {
+      completed = true;
+    },
+  });
   source.use('ns/a', [config]);
   source.close();
   t.true(completed);

@@ -30,7 +30,10 @@ export class RegistryDependencySource implements DependencySource {
 
   readonly changes: Observable<DependencyState> = this.changeSubject.asObservable();
 
-  constructor(private readonly registry: DependencyRegistry, deps: { logger?: Logger } = {}) {
+  constructor(
+    private readonly registry: DependencyRegistry,
+    deps: { logger?: Logger } = {},
+  ) {
     this.log = (deps.logger ?? pino({ level: 'silent' })).child({ component: 'dependency-source' });
   }
 
@@ -47,7 +50,10 @@ export class RegistryDependencySource implements DependencySource {
       const owners = this.owners.get(key) ?? new Set<string>();
       this.owners.set(key, owners.add(owner));
       mine.set(key, Subscription.EMPTY);
-      mine.set(key, this.registry.acquire(ref).subscribe((state) => this.forward(key, state)));
+      mine.set(
+        key,
+        this.registry.acquire(ref).subscribe((state) => this.forward(key, state)),
+      );
       this.log.debug({ owner, ref: key }, 'use');
     }
     if (mine?.size === 0) this.held.delete(owner);

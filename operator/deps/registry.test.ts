@@ -14,10 +14,16 @@ import type { DependencyRef, DependencyState } from './source.js';
 type Event = WatcherEvent<DependencyObject>;
 
 const ref = (name: string): DependencyRef => ({ kind: 'ConfigMap', namespace: 'ns', name });
-const object = (name: string, resourceVersion: string, value: string, labels: Record<string, string> = {}): DependencyObject =>
-  ({ metadata: { namespace: 'ns', name, resourceVersion, labels }, data: { key: value } });
-const present = (name: string, resourceVersion: string, value: string): DependencyState =>
-  ({ ref: ref(name), exists: true, hash: contentHash({ data: { key: value } }), resourceVersion });
+const object = (name: string, resourceVersion: string, value: string, labels: Record<string, string> = {}): DependencyObject => ({
+  metadata: { namespace: 'ns', name, resourceVersion, labels },
+  data: { key: value },
+});
+const present = (name: string, resourceVersion: string, value: string): DependencyState => ({
+  ref: ref(name),
+  exists: true,
+  hash: contentHash({ data: { key: value } }),
+  resourceVersion,
+});
 const absent = (name: string): DependencyState => ({ ref: ref(name), exists: false });
 
 const init: Event = { type: 'init' };
@@ -31,7 +37,10 @@ function scheduler(t: { deepEqual: (a: unknown, b: unknown) => void }): TestSche
 }
 
 /** An events factory that hands out, per scope (`name` or `*` for the namespace), the next of the given cold streams. */
-function fakeEvents(streams: Record<string, ColdObservable<Event>[]>): { events: (scope: WatchScope) => Observable<Event>; opened: string[] } {
+function fakeEvents(streams: Record<string, ColdObservable<Event>[]>): {
+  events: (scope: WatchScope) => Observable<Event>;
+  opened: string[];
+} {
   const opened: string[] = [];
   return {
     opened,
@@ -49,7 +58,9 @@ test('the first subscriber starts the watch and a later one shares it, getting t
   const testScheduler = scheduler(t);
   testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
     const source = cold<Event>('iad---u---m--x', {
-      i: init, a: listed(object('app', '5', 'one')), d: done('5'),
+      i: init,
+      a: listed(object('app', '5', 'one')),
+      d: done('5'),
       u: applied(object('app', '7', 'two')),
       m: applied(object('app', '8', 'two', { touched: 'yes' })),
       x: deleted(object('app', '9', 'two')),
@@ -71,7 +82,8 @@ test('releasing one of two subscribers keeps the watch, and the last release tea
     registry = new DependencyRegistry({ events: fakeEvents({ app: [source] }).events });
     expectObservable(registry.acquire(ref('app')), '^---!').toBe('a', { a: absent('app') });
     expectObservable(registry.acquire(ref('app')), '--^------!').toBe('--a', { a: absent('app') });
-    for (const frame of [1, 3, 5, 9]) testScheduler.schedule(() => counts.push(registry!.subscribers().get('ConfigMap/ns/app') ?? 0), frame);
+    for (const frame of [1, 3, 5, 9])
+      testScheduler.schedule(() => counts.push(registry!.subscribers().get('ConfigMap/ns/app') ?? 0), frame);
     expectSubscriptions(source.subscriptions).toBe('^--------!');
   });
   t.deepEqual(counts, [1, 2, 1, 0]);
@@ -90,8 +102,11 @@ test('an object that does not exist yet is absent, and its creation is an emissi
 test('a relist emits only when existence or content moved; resourceVersion and metadata alone emit nothing', (t) => {
   scheduler(t).run(({ cold, expectObservable }) => {
     const source = cold<Event>('iad-(iAD)-(iE)', {
-      i: init, a: listed(object('app', '5', 'one')), d: done('5'),
-      A: listed(object('app', '6', 'one', { relabelled: 'yes' })), D: done('8'),
+      i: init,
+      a: listed(object('app', '5', 'one')),
+      d: done('5'),
+      A: listed(object('app', '6', 'one', { relabelled: 'yes' })),
+      D: done('8'),
       E: done('12'),
     });
     const registry = new DependencyRegistry({ events: fakeEvents({ app: [source] }).events });
@@ -113,23 +128,44 @@ test('past the threshold the object watches collapse into a namespace watch, and
     const objectB1 = cold<Event>('ibD', { i: init, b: listed(b6), D: done('6') });
     // The namespace list is as of 6 (before a7), then its watch repeats a7, creates c, churns an unrelated z, updates a.
     const namespace1 = cold<Event>('iazb-d--U-c-C--Z-A', {
-      i: init, a: listed(a5), z: listed(object('z', '2', 'unrelated')), b: listed(b6), d: done('6'),
-      U: applied(a7), c: applied(object('c', '8', 'c-one')), C: applied(object('c', '9', 'c-two')),
-      Z: applied(object('z', '14', 'unrelated churn')), A: applied(a10),
+      i: init,
+      a: listed(a5),
+      z: listed(object('z', '2', 'unrelated')),
+      b: listed(b6),
+      d: done('6'),
+      U: applied(a7),
+      c: applied(object('c', '8', 'c-one')),
+      C: applied(object('c', '9', 'c-two')),
+      Z: applied(object('z', '14', 'unrelated churn')),
+      A: applied(a10),
     });
     const objectA2 = cold<Event>('i-ad--u', { i: init, a: listed(a10), d: done('11'), u: applied(a12) });
     const { events } = fakeEvents({ a: [objectA1, objectA2], b: [objectB1], '*': [namespace1] });
     const registry = new DependencyRegistry({ events, collapseThreshold: 2, splitThreshold: 2, logger, scheduler: testScheduler });
 
     expectObservable(registry.acquire(ref('a')), '^ 25ms !').toBe('--x--y 13ms z---w', {
-      x: present('a', '5', 'a-one'), y: present('a', '7', 'a-two'), z: present('a', '10', 'a-three'), w: present('a', '12', 'a-four'),
+      x: present('a', '5', 'a-one'),
+      y: present('a', '7', 'a-two'),
+      z: present('a', '10', 'a-three'),
+      w: present('a', '12', 'a-four'),
     });
     expectObservable(registry.acquire(ref('b')), '-^ 15ms !').toBe('---b', { b: present('b', '6', 'b-one') });
     expectObservable(registry.acquire(ref('c')), '--^ 13ms !').toBe('-------n----c-C', {
-      n: absent('c'), c: present('c', '8', 'c-one'), C: present('c', '9', 'c-two'),
+      n: absent('c'),
+      c: present('c', '8', 'c-one'),
+      C: present('c', '9', 'c-two'),
     });
     for (const frame of [1, 6, 8, 16, 18, 21]) {
-      testScheduler.schedule(() => streams.push(registry.streams().map((stream) => stream.name ?? '*').sort()), frame);
+      testScheduler.schedule(
+        () =>
+          streams.push(
+            registry
+              .streams()
+              .map((stream) => stream.name ?? '*')
+              .sort(),
+          ),
+        frame,
+      );
     }
     expectSubscriptions(objectA1.subscriptions).toBe('^------!');
     expectSubscriptions(objectB1.subscriptions).toBe('-^-----!');
@@ -144,7 +180,9 @@ test('past the threshold the object watches collapse into a namespace watch, and
     ['*', 'a'], // 18: b released, splitting
     ['a'], // 21: split
   ]);
-  const switches = lines().filter((line) => line.msg === 'collapse' || line.msg === 'split').map((line) => `${line.msg} ${line.phase} ${line.refs}`);
+  const switches = lines()
+    .filter((line) => line.msg === 'collapse' || line.msg === 'split')
+    .map((line) => `${line.msg} ${line.phase} ${line.refs}`);
   t.deepEqual(switches, ['collapse started 3', 'collapse done 3', 'split started 1', 'split done 1']);
 });
 
@@ -153,7 +191,11 @@ test('a ref acquired once the namespace watch runs gets its first state from a o
     const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
     // The namespace watch sees d created (22) before d's own list (as of 20, d absent) answers.
     const namespace = cold<Event>('iabd--D', {
-      i: init, a: listed(object('a', '1', 'a')), b: listed(object('b', '2', 'b')), d: done('15'), D: applied(object('d', '22', 'd')),
+      i: init,
+      a: listed(object('a', '1', 'a')),
+      b: listed(object('b', '2', 'b')),
+      d: done('15'),
+      D: applied(object('d', '22', 'd')),
     });
     const snapshotD = cold<Event>('-id-u', { i: init, d: done('20'), u: applied(object('d', '30', 'never read')) });
     const { events } = fakeEvents({ a: [objectA], '*': [namespace], d: [snapshotD] });
@@ -175,7 +217,13 @@ test('a burst of new refs once the namespace watch runs is covered by one list o
     const c = object('c', '18', 'c');
     const snapshotC = cold<Event>('--(icd)', { i: init, c: listed(c), d: done('18') });
     const namespaceSnapshot = cold<Event>('iabcdeD', {
-      i: init, a: listed(object('a', '1', 'a')), b: listed(object('b', '2', 'b')), c: listed(c), d: listed(object('d', '19', 'd')), e: listed(object('e', '19', 'e')), D: done('20'),
+      i: init,
+      a: listed(object('a', '1', 'a')),
+      b: listed(object('b', '2', 'b')),
+      c: listed(c),
+      d: listed(object('d', '19', 'd')),
+      e: listed(object('e', '19', 'e')),
+      D: done('20'),
     });
     const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace, namespaceSnapshot], c: [snapshotC] });
     const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
@@ -213,7 +261,9 @@ test('metrics count distinct watched objects, open streams by scope, and subscri
     registry = new DependencyRegistry({ events: fakeEvents({ a: [quiet()], b: [quiet()] }).events, metrics });
     expectObservable(registry.acquire(ref('a'))).toBe('-a', { a: absent('a') });
     expectObservable(registry.acquire(ref('a'))).toBe('-a', { a: absent('a') });
-    expectObservable(registry.acquire({ kind: 'Secret', namespace: 'ns', name: 'b' })).toBe('-b', { b: { ref: { kind: 'Secret', namespace: 'ns', name: 'b' }, exists: false } });
+    expectObservable(registry.acquire({ kind: 'Secret', namespace: 'ns', name: 'b' })).toBe('-b', {
+      b: { ref: { kind: 'Secret', namespace: 'ns', name: 'b' }, exists: false },
+    });
   });
   const text = await metrics.metrics();
   t.regex(text, /customapp_dependency_watches_active\{kind="ConfigMap"\} 1/);
@@ -228,15 +278,16 @@ test('metrics count distinct watched objects, open streams by scope, and subscri
 test('each acquire, share and release is a structured log line', (t) => {
   const { logger, lines } = capturedLogger('info');
   scheduler(t).run(({ cold, expectObservable }) => {
-    const registry = new DependencyRegistry({ events: fakeEvents({ app: [cold<Event>('(id)', { i: init, d: done('1') })] }).events, logger });
+    const registry = new DependencyRegistry({
+      events: fakeEvents({ app: [cold<Event>('(id)', { i: init, d: done('1') })] }).events,
+      logger,
+    });
     expectObservable(registry.acquire(ref('app')), '^--!').toBe('a', { a: absent('app') });
     expectObservable(registry.acquire(ref('app')), '-^-!').toBe('-a', { a: absent('app') });
   });
   const mine = lines().filter((line) => line.component === 'dependency-registry');
-  t.deepEqual(mine.map((line) => `${line.msg} ${line.ref} ${line.subscribers}`), [
-    'acquire ConfigMap/ns/app 1',
-    'share ConfigMap/ns/app 2',
-    'release ConfigMap/ns/app 1',
-    'release ConfigMap/ns/app 0',
-  ]);
+  t.deepEqual(
+    mine.map((line) => `${line.msg} ${line.ref} ${line.subscribers}`),
+    ['acquire ConfigMap/ns/app 1', 'share ConfigMap/ns/app 2', 'release ConfigMap/ns/app 1', 'release ConfigMap/ns/app 0'],
+  );
 });

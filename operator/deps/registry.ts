@@ -116,7 +116,9 @@ export class DependencyRegistry {
 
   /** The subscriber count of each acquired ref, keyed by {@link refKey}. */
   subscribers(): Map<string, number> {
-    return new Map([...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => [refKey(slot.ref), slot.subscribers] as const)));
+    return new Map(
+      [...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => [refKey(slot.ref), slot.subscribers] as const)),
+    );
   }
 
   /** The physical watch streams open now, for invariants and metrics. */
@@ -142,7 +144,11 @@ export class DependencyRegistry {
     let group = this.groups.get(key);
     if (!group) {
       group = new DependencyGroup(ref.kind, ref.namespace, {
-        events: this.events, collapseThreshold: this.collapseThreshold, splitThreshold: this.splitThreshold, logger: this.log, now: this.now,
+        events: this.events,
+        collapseThreshold: this.collapseThreshold,
+        splitThreshold: this.splitThreshold,
+        logger: this.log,
+        now: this.now,
       });
       this.groups.set(key, group);
     }

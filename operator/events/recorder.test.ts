@@ -20,7 +20,9 @@ for (const target of selectedTargets()) {
     await installOperatorResources(cluster);
     admin = await adminClient(cluster);
     await createNamespace(admin, 'events');
-    operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig, { onRequest: (sample) => samples.push(sample) });
+    operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig, {
+      onRequest: (sample) => samples.push(sample),
+    });
   });
   test.after.always(async () => {
     operatorClient?.close();
@@ -28,13 +30,25 @@ for (const target of selectedTargets()) {
     await cluster?.stop();
   });
 
-  const app = (name: string): InvolvedObject => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', name, namespace: 'events', uid: `uid-${name}` });
+  const app = (name: string): InvolvedObject => ({
+    apiVersion: 'app.example.com/v1',
+    kind: 'CustomApp',
+    name,
+    namespace: 'events',
+    uid: `uid-${name}`,
+  });
   const eventsAbout = async (name: string): Promise<CoreEvent[]> =>
     (await admin.list<CoreEvent>(EVENTS, { namespace: 'events' })).items.filter((event) => event.involvedObject.name === name);
 
   test.serial(`[${target}] a repeated Event is one Event with a count, written with create and patch only`, async (t) => {
     let clock = Date.parse('2025-01-01T00:00:00Z');
-    const recorder = new EventRecorder({ client: operatorClient, component: OPERATOR_NAME, instance: 'test', logger: pino({ level: 'silent' }), now: () => new Date(clock) });
+    const recorder = new EventRecorder({
+      client: operatorClient,
+      component: OPERATOR_NAME,
+      instance: 'test',
+      logger: pino({ level: 'silent' }),
+      now: () => new Date(clock),
+    });
     await recorder.record(app('repeat'), 'Warning', 'RolloutHeld', 'rollout held: "cfg" not found');
     clock += 5_000;
     await recorder.record(app('repeat'), 'Warning', 'RolloutHeld', 'rollout held: "cfg" not found');
@@ -42,9 +56,18 @@ for (const target of selectedTargets()) {
     const events = await eventsAbout('repeat');
     t.is(events.length, 2);
     const held = events.find((event) => event.reason === 'RolloutHeld')!;
-    t.like(held, { type: 'Warning', count: 2, firstTimestamp: '2025-01-01T00:00:00Z', lastTimestamp: '2025-01-01T00:00:05Z', reportingComponent: OPERATOR_NAME });
+    t.like(held, {
+      type: 'Warning',
+      count: 2,
+      firstTimestamp: '2025-01-01T00:00:00Z',
+      lastTimestamp: '2025-01-01T00:00:05Z',
+      reportingComponent: OPERATOR_NAME,
+    });
     t.like(held.involvedObject, { kind: 'CustomApp', name: 'repeat', namespace: 'events', uid: 'uid-repeat' });
-    t.deepEqual([...new Set(samples.filter((sample) => sample.resource === 'events').map((sample) => `${sample.verb} ${sample.code}`))].sort(), ['create 201', 'patch 200']);
+    t.deepEqual(
+      [...new Set(samples.filter((sample) => sample.resource === 'events').map((sample) => `${sample.verb} ${sample.code}`))].sort(),
+      ['create 201', 'patch 200'],
+    );
   });
 
   test.serial(`[${target}] a repeat whose Event was deleted meanwhile creates a new one, and failures never throw`, async (t) => {

@@ -77,7 +77,14 @@ export class EventRecorder {
     try {
       if (previous && at.getTime() - previous.lastAt < this.windowMs) {
         try {
-          await this.options.client.patch(EVENTS, previous.namespace, previous.name, 'merge', { count: previous.count + 1, lastTimestamp: timestamp }, { fieldManager: this.options.fieldManager });
+          await this.options.client.patch(
+            EVENTS,
+            previous.namespace,
+            previous.name,
+            'merge',
+            { count: previous.count + 1, lastTimestamp: timestamp },
+            { fieldManager: this.options.fieldManager },
+          );
           previous.count += 1;
           previous.lastAt = at.getTime();
           this.touch(key, previous);

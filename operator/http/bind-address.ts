@@ -17,7 +17,9 @@ export function parseBindAddress(flag: string, value: string): BindAddress | und
   const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[3]) : Number.NaN;
   if (!match || port > 65535) {
-    throw new Error(`${flag}: "${value}" is not a bind address; expected [host]:port (for example ":8080" or "127.0.0.1:8080"), or "0" to disable`);
+    throw new Error(
+      `${flag}: "${value}" is not a bind address; expected [host]:port (for example ":8080" or "127.0.0.1:8080"), or "0" to disable`,
+    );
   }
   const host = match[1] ?? match[2];
   return { host: host ? host : undefined, port };

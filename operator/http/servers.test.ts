@@ -5,10 +5,13 @@ import { serveMetrics, serveProbes } from './servers.js';
 
 test('/readyz fails with the reason until its check passes, while /healthz passes throughout', async (t) => {
   let synced = false;
-  const server = await serveProbes({ host: '127.0.0.1', port: 0 }, {
-    healthz: { ping: () => undefined },
-    readyz: { caches: () => (synced ? undefined : 'not synced: customapps') },
-  });
+  const server = await serveProbes(
+    { host: '127.0.0.1', port: 0 },
+    {
+      healthz: { ping: () => undefined },
+      readyz: { caches: () => (synced ? undefined : 'not synced: customapps') },
+    },
+  );
   t.teardown(() => server.close());
   const notReady = await fetch(`${server.url}/readyz`);
   t.is(notReady.status, 503);
@@ -21,7 +24,7 @@ test('/readyz fails with the reason until its check passes, while /healthz passe
   t.is((await fetch(`${server.url}/other`)).status, 404);
 });
 
-test('/metrics serves controller-runtime and client-go names from the operator\'s own registry', async (t) => {
+test("/metrics serves controller-runtime and client-go names from the operator's own registry", async (t) => {
   const metrics = new OperatorMetrics();
   metrics.observeReconcile('customapp', 'success', 12);
   metrics.observeReconcile('customapp', 'error', 3);

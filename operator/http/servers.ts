@@ -23,13 +23,19 @@ async function listen(server: Server, address: BindAddress): Promise<EndpointSer
     });
   });
   const bound = server.address() as AddressInfo;
-  const host = bound.family === 'IPv6' ? `[${bound.address === '::' ? '::1' : bound.address}]` : bound.address === '0.0.0.0' ? '127.0.0.1' : bound.address;
+  const host =
+    bound.family === 'IPv6'
+      ? `[${bound.address === '::' ? '::1' : bound.address}]`
+      : bound.address === '0.0.0.0'
+        ? '127.0.0.1'
+        : bound.address;
   return {
     url: `http://${host}:${bound.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -53,7 +59,10 @@ function report(checks: Readonly<Record<string, Check>>): { ok: boolean; text: s
  * (`[+]ping ok`, `[-]caches failed: …`): 200 when all pass, 503 otherwise. Both answer the same whether this
  * process leads or not.
  */
-export function serveProbes(address: BindAddress, checks: { readonly healthz: Readonly<Record<string, Check>>; readonly readyz: Readonly<Record<string, Check>> }): Promise<EndpointServer> {
+export function serveProbes(
+  address: BindAddress,
+  checks: { readonly healthz: Readonly<Record<string, Check>>; readonly readyz: Readonly<Record<string, Check>> },
+): Promise<EndpointServer> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const set = path === '/healthz' ? checks.healthz : path === '/readyz' ? checks.readyz : undefined;

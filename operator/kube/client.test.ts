@@ -5,7 +5,9 @@ import { ApiError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 
-interface ConfigMap extends KubeObject { data?: Record<string, string> }
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
 
 for (const target of selectedTargets()) {
   let cluster: TestCluster;
@@ -20,7 +22,12 @@ for (const target of selectedTargets()) {
     await cluster?.stop();
   });
 
-  const configMap = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+  const configMap = (name: string, data: Record<string, string>): ConfigMap => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name },
+    data,
+  });
 
   test(`[${target}] create, get, patch, replace and delete round-trip, with errors as ApiError`, async (t) => {
     const created = await client.create(CONFIGMAPS, 'default', configMap('round-trip', { a: '1' }));
@@ -44,9 +51,16 @@ for (const target of selectedTargets()) {
   test(`[${target}] a watch from a list's resourceVersion delivers later changes, and a field selector narrows it`, async (t) => {
     const list = await client.list<ConfigMap>(CONFIGMAPS, { namespace: 'default' });
     const controller = new AbortController();
-    const events = client.watch<ConfigMap>(CONFIGMAPS, {
-      namespace: 'default', resourceVersion: list.metadata.resourceVersion, fieldSelector: 'metadata.name=watched', allowWatchBookmarks: true,
-    }, controller.signal);
+    const events = client.watch<ConfigMap>(
+      CONFIGMAPS,
+      {
+        namespace: 'default',
+        resourceVersion: list.metadata.resourceVersion,
+        fieldSelector: 'metadata.name=watched',
+        allowWatchBookmarks: true,
+      },
+      controller.signal,
+    );
     await client.create(CONFIGMAPS, 'default', configMap('unwatched', { x: '1' }));
     await client.create(CONFIGMAPS, 'default', configMap('watched', { x: '1' }));
     await client.patch(CONFIGMAPS, 'default', 'watched', 'merge', { data: { x: '2' } });
@@ -65,6 +79,9 @@ for (const target of selectedTargets()) {
     await client.list(CONFIGMAPS, { namespace: 'kube-system' });
     await t.throwsAsync(client.get(CONFIGMAPS, 'kube-system', 'nope'));
     const mine = samples.slice(before).filter((sample) => sample.namespace === 'kube-system');
-    t.deepEqual(mine.map((sample) => `${sample.verb} ${sample.resource} ${sample.code}`), ['list configmaps 200', 'get configmaps 404']);
+    t.deepEqual(
+      mine.map((sample) => `${sample.verb} ${sample.resource} ${sample.code}`),
+      ['list configmaps 200', 'get configmaps 404'],
+    );
   });
 }

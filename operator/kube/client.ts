@@ -214,10 +214,19 @@ export class KubeClient {
   private readonly userAgent: string;
   private readonly now: () => number;
 
-  constructor(private readonly connection: Connection, options: KubeClientOptions = {}) {
+  constructor(
+    private readonly connection: Connection,
+    options: KubeClientOptions = {},
+  ) {
     this.secure = connection.server.startsWith('https:');
     this.agent = this.secure
-      ? new HttpsAgent({ keepAlive: true, ca: connection.ca, cert: connection.cert, key: connection.key, rejectUnauthorized: connection.rejectUnauthorized })
+      ? new HttpsAgent({
+          keepAlive: true,
+          ca: connection.ca,
+          cert: connection.cert,
+          key: connection.key,
+          rejectUnauthorized: connection.rejectUnauthorized,
+        })
       : new HttpAgent({ keepAlive: true });
     this.onRequest = options.onRequest ?? (() => undefined);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -235,50 +244,114 @@ export class KubeClient {
     return this.connection.server;
   }
 
-  async get<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, options: { subresource?: string; signal?: AbortSignal } = {}): Promise<T> {
-    return this.json<T>({ method: 'GET', verb: 'get', resource, namespace, subresource: options.subresource, signal: options.signal, path: resourcePath(resource, namespace, name, options.subresource) });
+  async get<T extends KubeObject>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    options: { subresource?: string; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    return this.json<T>({
+      method: 'GET',
+      verb: 'get',
+      resource,
+      namespace,
+      subresource: options.subresource,
+      signal: options.signal,
+      path: resourcePath(resource, namespace, name, options.subresource),
+    });
   }
 
   async list<T extends KubeObject>(resource: Resource, options: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList<T>> {
-    const path = resourcePath(resource, options.namespace) + query({
-      labelSelector: options.labelSelector,
-      fieldSelector: options.fieldSelector,
-      limit: options.limit,
-      continue: options.continue,
-      resourceVersion: options.resourceVersion,
-      resourceVersionMatch: options.resourceVersionMatch,
-    });
+    const path =
+      resourcePath(resource, options.namespace) +
+      query({
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        limit: options.limit,
+        continue: options.continue,
+        resourceVersion: options.resourceVersion,
+        resourceVersionMatch: options.resourceVersionMatch,
+      });
     return this.json<ObjectList<T>>({ method: 'GET', verb: 'list', resource, namespace: options.namespace, path, signal });
   }
 
   async create<T extends KubeObject>(resource: Resource, namespace: string | undefined, body: T, options: WriteOptions = {}): Promise<T> {
     const path = resourcePath(resource, namespace, undefined, options.subresource) + query({ fieldManager: options.fieldManager });
-    return this.json<T>({ method: 'POST', verb: 'create', resource, namespace, subresource: options.subresource, path, body, signal: options.signal });
+    return this.json<T>({
+      method: 'POST',
+      verb: 'create',
+      resource,
+      namespace,
+      subresource: options.subresource,
+      path,
+      body,
+      signal: options.signal,
+    });
   }
 
   /** PUT: a full replace, guarded by `metadata.resourceVersion` when the body carries it (409 when stale). */
-  async replace<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, body: T, options: WriteOptions = {}): Promise<T> {
+  async replace<T extends KubeObject>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    body: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
     const path = resourcePath(resource, namespace, name, options.subresource) + query({ fieldManager: options.fieldManager });
-    return this.json<T>({ method: 'PUT', verb: 'update', resource, namespace, subresource: options.subresource, path, body, signal: options.signal });
+    return this.json<T>({
+      method: 'PUT',
+      verb: 'update',
+      resource,
+      namespace,
+      subresource: options.subresource,
+      path,
+      body,
+      signal: options.signal,
+    });
   }
 
-  async patch<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string, type: PatchType, patch: unknown, options: WriteOptions = {}): Promise<T> {
-    const path = resourcePath(resource, namespace, name, options.subresource) + query({
-      fieldManager: options.fieldManager ?? (type === 'apply' ? this.userAgent : undefined),
-      force: type === 'apply' ? options.force : undefined,
-    });
+  async patch<T extends KubeObject>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const path =
+      resourcePath(resource, namespace, name, options.subresource) +
+      query({
+        fieldManager: options.fieldManager ?? (type === 'apply' ? this.userAgent : undefined),
+        force: type === 'apply' ? options.force : undefined,
+      });
     return this.json<T>({
-      method: 'PATCH', verb: 'patch', resource, namespace, subresource: options.subresource, path,
-      body: patch, contentType: PATCH_CONTENT_TYPES[type], signal: options.signal,
+      method: 'PATCH',
+      verb: 'patch',
+      resource,
+      namespace,
+      subresource: options.subresource,
+      path,
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+      signal: options.signal,
     });
   }
 
   /** DELETE; answers the object (when finalizers hold it) or a Status. */
   async delete(resource: Resource, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject | Status> {
-    const body = options.propagationPolicy || options.preconditions
-      ? { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagationPolicy, preconditions: options.preconditions }
-      : undefined;
-    return this.json<KubeObject | Status>({ method: 'DELETE', verb: 'delete', resource, namespace, path: resourcePath(resource, namespace, name), body, signal: options.signal });
+    const body =
+      options.propagationPolicy || options.preconditions
+        ? { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagationPolicy, preconditions: options.preconditions }
+        : undefined;
+    return this.json<KubeObject | Status>({
+      method: 'DELETE',
+      verb: 'delete',
+      resource,
+      namespace,
+      path: resourcePath(resource, namespace, name),
+      body,
+      signal: options.signal,
+    });
   }
 
   /**
@@ -287,15 +360,21 @@ export class KubeClient {
    * not JSON. Ends when the server closes the stream (timeoutSeconds). Aborting `signal` or leaving the loop
    * destroys the socket.
    */
-  async *watch<T extends KubeObject>(resource: Resource, options: WatchOptions = {}, signal?: AbortSignal): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
-    const path = resourcePath(resource, options.namespace) + query({
-      watch: 'true',
-      labelSelector: options.labelSelector,
-      fieldSelector: options.fieldSelector,
-      resourceVersion: options.resourceVersion,
-      allowWatchBookmarks: options.allowWatchBookmarks,
-      timeoutSeconds: options.timeoutSeconds,
-    });
+  async *watch<T extends KubeObject>(
+    resource: Resource,
+    options: WatchOptions = {},
+    signal?: AbortSignal,
+  ): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
+    const path =
+      resourcePath(resource, options.namespace) +
+      query({
+        watch: 'true',
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        resourceVersion: options.resourceVersion,
+        allowWatchBookmarks: options.allowWatchBookmarks,
+        timeoutSeconds: options.timeoutSeconds,
+      });
     const call: Call = { method: 'GET', verb: 'watch', resource, namespace: options.namespace, path, signal };
     const started = this.now();
     let code = 0;
@@ -328,7 +407,9 @@ export class KubeClient {
       if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
     } catch (error) {
       if (signal?.aborted) return;
-      throw error instanceof ApiError ? error : new ApiError(`watch ${call.path}: ${(error as Error).message}`, 0, undefined, undefined, { cause: error });
+      throw error instanceof ApiError
+        ? error
+        : new ApiError(`watch ${call.path}: ${(error as Error).message}`, 0, undefined, undefined, { cause: error });
     } finally {
       abort();
       this.report(call, code, started);
@@ -378,11 +459,17 @@ export class KubeClient {
     const text = await readAll(response).catch(() => '');
     const status = statusFromBody(text);
     const message = status?.message ?? (text.slice(0, 200) || response.statusMessage || 'no message');
-    return new ApiError(`${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '), response.statusCode ?? 0, status, retryAfter(response, status));
+    return new ApiError(
+      `${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '),
+      response.statusCode ?? 0,
+      status,
+      retryAfter(response, status),
+    );
   }
 
   private async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
-    if (call.signal?.aborted) throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
+    if (call.signal?.aborted)
+      throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
     const headers: OutgoingHttpHeaders = {
       accept: 'application/json',
@@ -407,7 +494,9 @@ export class KubeClient {
         if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
       };
       if (timeoutMs > 0) {
-        request.setTimeout(timeoutMs, () => request.destroy(new ApiError(`${call.method} ${call.path}: no answer within ${timeoutMs} ms`, 0)));
+        request.setTimeout(timeoutMs, () =>
+          request.destroy(new ApiError(`${call.method} ${call.path}: no answer within ${timeoutMs} ms`, 0)),
+        );
       }
       request.once('response', (response) => {
         answer = response;
@@ -415,7 +504,11 @@ export class KubeClient {
       });
       request.once('error', (error) => {
         call.signal?.removeEventListener('abort', onAbort);
-        reject(error instanceof ApiError ? error : new ApiError(`${call.method} ${call.path}: ${error.message}`, 0, undefined, undefined, { cause: error }));
+        reject(
+          error instanceof ApiError
+            ? error
+            : new ApiError(`${call.method} ${call.path}: ${error.message}`, 0, undefined, undefined, { cause: error }),
+        );
       });
       request.end(payload);
     });

@@ -29,7 +29,15 @@ for (const target of selectedTargets()) {
   });
 
   const candidate = (name: string, identity: string, overrides: Partial<LeaderElectionOptions> = {}): LeaderElector =>
-    new LeaderElector({ client: operatorClient, namespace: OPERATOR_NAMESPACE, name, identity, logger: pino({ level: 'silent' }), ...FAST, ...overrides });
+    new LeaderElector({
+      client: operatorClient,
+      namespace: OPERATOR_NAMESPACE,
+      name,
+      identity,
+      logger: pino({ level: 'silent' }),
+      ...FAST,
+      ...overrides,
+    });
   const holder = async (name: string): Promise<Lease['spec']> => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, name)).spec;
 
   test(`[${target}] one of two candidates leads; when it releases, the other takes over at once`, async (t) => {
@@ -58,7 +66,9 @@ for (const target of selectedTargets()) {
   test(`[${target}] a Lease whose holder stopped renewing is taken over after the lease duration`, async (t) => {
     const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
     await admin.create<Lease>(LEASES, OPERATOR_NAMESPACE, {
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'lease-expired', namespace: OPERATOR_NAMESPACE },
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'lease-expired', namespace: OPERATOR_NAMESPACE },
       spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, acquireTime: at, renewTime: at, leaseTransitions: 4 },
     });
     const started = Date.now();
@@ -76,7 +86,10 @@ for (const target of selectedTargets()) {
     const usurp = async (): Promise<void> => {
       const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen');
       const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-      await admin.replace<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen', { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: at, leaseDurationSeconds: 30 } });
+      await admin.replace<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen', {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: at, leaseDurationSeconds: 30 },
+      });
     };
     await usurp();
     const usurped = Date.now();

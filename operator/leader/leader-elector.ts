@@ -144,10 +144,16 @@ export class LeaderElector {
   /** Writes `lease` back with no holder and a one-second duration, so that a standby takes over at once. */
   private async clearHolder(lease: Lease, signal: AbortSignal): Promise<void> {
     const at = microTime(this.now());
-    await this.options.client.replace<Lease>(LEASES, this.options.namespace, this.options.name, {
-      ...lease,
-      spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at },
-    }, { signal });
+    await this.options.client.replace<Lease>(
+      LEASES,
+      this.options.namespace,
+      this.options.name,
+      {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at },
+      },
+      { signal },
+    );
   }
 
   private setLeading(leading: boolean): void {
@@ -192,12 +198,23 @@ export class LeaderElector {
     const at = microTime(nowMs);
     try {
       if (!lease) {
-        this.current = await client.create<Lease>(LEASES, namespace, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: at, renewTime: at, leaseTransitions: 0 },
-        }, { signal });
+        this.current = await client.create<Lease>(
+          LEASES,
+          namespace,
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: this.identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: at,
+              renewTime: at,
+              leaseTransitions: 0,
+            },
+          },
+          { signal },
+        );
         this.observe(this.current, nowMs);
         return true;
       }
@@ -208,16 +225,22 @@ export class LeaderElector {
       const heldFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
       if (holder !== '' && holder !== this.identity && this.observed.at + heldFor > nowMs) return false;
       const mine = holder === this.identity;
-      this.current = await client.replace<Lease>(LEASES, namespace, name, {
-        ...lease,
-        spec: {
-          holderIdentity: this.identity,
-          leaseDurationSeconds: durationSeconds,
-          acquireTime: mine ? spec.acquireTime ?? at : at,
-          renewTime: at,
-          leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
+      this.current = await client.replace<Lease>(
+        LEASES,
+        namespace,
+        name,
+        {
+          ...lease,
+          spec: {
+            holderIdentity: this.identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: mine ? (spec.acquireTime ?? at) : at,
+            renewTime: at,
+            leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
+          },
         },
-      }, { signal });
+        { signal },
+      );
       this.observe(this.current, nowMs);
       return true;
     } catch (error) {

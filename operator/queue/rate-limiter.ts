@@ -120,7 +120,10 @@ export class MaxOfRateLimiter implements RateLimiter {
  * client-go's `DefaultControllerRateLimiter()` (and controller-runtime's default): per key 5 ms × 2ⁿ capped at
  * 1000 s, and for all keys together 10 retries per second with a burst of 100.
  */
-export function defaultControllerRateLimiter(scheduler: SchedulerLike, options: ExponentialFailureOptions & Omit<TokenBucketOptions, 'scheduler'> = {}): RateLimiter {
+export function defaultControllerRateLimiter(
+  scheduler: SchedulerLike,
+  options: ExponentialFailureOptions & Omit<TokenBucketOptions, 'scheduler'> = {},
+): RateLimiter {
   return new MaxOfRateLimiter(
     new ExponentialFailureRateLimiter(options),
     new TokenBucketRateLimiter({ scheduler, qps: options.qps, burst: options.burst }),

@@ -178,11 +178,21 @@ test('the hooks see every add, the depth, the wait and the work time', async (t)
   const queue = new WorkQueue({
     scheduler: clock,
     hooks: {
-      onAdd: () => { seen.adds += 1; },
-      onDepth: (depth) => { seen.depths.push(depth); },
-      onGet: (_key, waited) => { seen.waits.push(waited); },
-      onDone: (_key, worked) => { seen.works.push(worked); },
-      onRetry: () => { seen.retries += 1; },
+      onAdd: () => {
+        seen.adds += 1;
+      },
+      onDepth: (depth) => {
+        seen.depths.push(depth);
+      },
+      onGet: (_key, waited) => {
+        seen.waits.push(waited);
+      },
+      onDone: (_key, worked) => {
+        seen.works.push(worked);
+      },
+      onRetry: () => {
+        seen.retries += 1;
+      },
     },
   });
   queue.add('ns/a', 'one', 'trace-1');

@@ -14,7 +14,12 @@ export interface ConditionDecision {
  * `decision` as a full condition: `lastTransitionTime` is `now` when the previous condition of that type had another
  * status (or there was none), and the previous time otherwise, as `meta.SetStatusCondition` does.
  */
-export function nextCondition(previous: readonly Condition[] | undefined, decision: ConditionDecision, generation: number | undefined, now: string): Condition {
+export function nextCondition(
+  previous: readonly Condition[] | undefined,
+  decision: ConditionDecision,
+  generation: number | undefined,
+  now: string,
+): Condition {
   const before = previous?.find((condition) => condition.type === decision.type);
   return {
     type: decision.type,

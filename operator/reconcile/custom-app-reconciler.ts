@@ -69,7 +69,14 @@ function ref(kind: DependencyKind, namespace: string, name: string): DependencyR
 }
 
 function involved(app: CustomApp): InvolvedObject {
-  return { apiVersion: API_VERSION, kind: KIND, name: app.metadata.name!, namespace: app.metadata.namespace!, uid: app.metadata.uid, resourceVersion: app.metadata.resourceVersion };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: app.metadata.name!,
+    namespace: app.metadata.namespace!,
+    uid: app.metadata.uid,
+    resourceVersion: app.metadata.resourceVersion,
+  };
 }
 
 /**
@@ -129,8 +136,12 @@ export class CustomAppReconciler implements Reconciler {
     const status = app.status ?? {};
     const specRefs = this.refsOf(namespace, app.spec.configMapName, app.spec.secretName);
     const handoffRefs = [
-      ...(status.observedConfigMapName && status.observedConfigMapName !== app.spec.configMapName ? [ref('ConfigMap', namespace, status.observedConfigMapName)] : []),
-      ...(status.observedSecretName && status.observedSecretName !== app.spec.secretName ? [ref('Secret', namespace, status.observedSecretName)] : []),
+      ...(status.observedConfigMapName && status.observedConfigMapName !== app.spec.configMapName
+        ? [ref('ConfigMap', namespace, status.observedConfigMapName)]
+        : []),
+      ...(status.observedSecretName && status.observedSecretName !== app.spec.secretName
+        ? [ref('Secret', namespace, status.observedSecretName)]
+        : []),
     ];
     dependencies.use(request.key, [...specRefs, ...handoffRefs]);
 
@@ -158,7 +169,9 @@ export class CustomAppReconciler implements Reconciler {
       deployment: rollout.view,
       rolledOut: rollout.rolledOut,
       serviceProblem,
-      now: this.now().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      now: this.now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z'),
     });
     if (held && findCondition(status.conditions, 'Ready')?.message !== findCondition(next.conditions, 'Ready')?.message) {
       await this.event(app, 'Warning', EVENT_REASONS.rolloutHeld, findCondition(next.conditions, 'Ready')!.message, request.log);
@@ -186,7 +199,13 @@ export class CustomAppReconciler implements Reconciler {
     return state.exists ? { phase: 'present', name, hash: state.hash } : { phase: 'missing', name };
   }
 
-  private async reconcileDeployment(app: CustomApp, held: boolean, configMap: DependencyView, secret: DependencyView, request: Request): Promise<{ view: DeploymentView; rolledOut?: { configMap?: RolloutDependency; secret?: RolloutDependency } }> {
+  private async reconcileDeployment(
+    app: CustomApp,
+    held: boolean,
+    configMap: DependencyView,
+    secret: DependencyView,
+    request: Request,
+  ): Promise<{ view: DeploymentView; rolledOut?: { configMap?: RolloutDependency; secret?: RolloutDependency } }> {
     const { deployments, client } = this.options;
     const live = deployments.get(request.key);
     if (live && !isControlledBy(live, app)) return this.notOwned(app, 'Deployment', request);
@@ -198,10 +217,18 @@ export class CustomAppReconciler implements Reconciler {
     const desired = desiredDeployment({ app, ...rolledOut });
     if (!live) {
       try {
-        const created = await this.write(request, 'create', DEPLOYMENTS, () => client.create<Deployment>(DEPLOYMENTS, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }));
+        const created = await this.write(request, 'create', DEPLOYMENTS, () =>
+          client.create<Deployment>(DEPLOYMENTS, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }),
+        );
         deployments.wrote(created, true);
         this.created.set(`Deployment/${request.key}`, Date.now());
-        await this.event(app, 'Normal', EVENT_REASONS.created, `Created Deployment "${desired.metadata.name}" (config ${shortHash(rolledOut.configMap?.hash)}, secret ${shortHash(rolledOut.secret?.hash)})`, request.log);
+        await this.event(
+          app,
+          'Normal',
+          EVENT_REASONS.created,
+          `Created Deployment "${desired.metadata.name}" (config ${shortHash(rolledOut.configMap?.hash)}, secret ${shortHash(rolledOut.secret?.hash)})`,
+          request.log,
+        );
         return { view: { phase: 'owned', deployment: created }, rolledOut };
       } catch (error) {
         if (isInvalid(error)) return this.rejected(app, error, request);
@@ -214,8 +241,20 @@ export class CustomAppReconciler implements Reconciler {
     if (drift.length === 0) return { view: { phase: 'owned', deployment: live }, rolledOut };
     let updated: Deployment;
     try {
-      updated = await this.write(request, 'update', DEPLOYMENTS, () =>
-        client.replace<Deployment>(DEPLOYMENTS, app.metadata.namespace, desired.metadata.name!, withDesired(live, desired, DEPLOYMENT_OPTIONAL_KEYS), { fieldManager: FIELD_MANAGER }), { drift });
+      updated = await this.write(
+        request,
+        'update',
+        DEPLOYMENTS,
+        () =>
+          client.replace<Deployment>(
+            DEPLOYMENTS,
+            app.metadata.namespace,
+            desired.metadata.name!,
+            withDesired(live, desired, DEPLOYMENT_OPTIONAL_KEYS),
+            { fieldManager: FIELD_MANAGER },
+          ),
+        { drift },
+      );
     } catch (error) {
       if (isInvalid(error)) return this.rejected(app, error, request);
       throw error;
@@ -225,11 +264,27 @@ export class CustomAppReconciler implements Reconciler {
     if (rolled) {
       const before = live.spec.template.metadata?.annotations ?? {};
       const after = desired.spec.template.metadata?.annotations ?? {};
-      const changes = Object.keys({ ...before, ...after }).filter((key) => before[key] !== after[key]).map((key) => `${key.split('/')[1]} ${shortHash(before[key])}→${shortHash(after[key])}`);
-      const what = drift.filter((path) => !path.startsWith('spec.template.metadata.annotations')).map((path) => path.replace(/^spec\.template\.spec\./, ''));
-      await this.event(app, 'Normal', EVENT_REASONS.rolloutTriggered, `Rolling out Deployment "${desired.metadata.name}": ${[...changes, ...what].join(', ')}`, request.log);
+      const changes = Object.keys({ ...before, ...after })
+        .filter((key) => before[key] !== after[key])
+        .map((key) => `${key.split('/')[1]} ${shortHash(before[key])}→${shortHash(after[key])}`);
+      const what = drift
+        .filter((path) => !path.startsWith('spec.template.metadata.annotations'))
+        .map((path) => path.replace(/^spec\.template\.spec\./, ''));
+      await this.event(
+        app,
+        'Normal',
+        EVENT_REASONS.rolloutTriggered,
+        `Rolling out Deployment "${desired.metadata.name}": ${[...changes, ...what].join(', ')}`,
+        request.log,
+      );
     } else {
-      await this.event(app, 'Normal', EVENT_REASONS.updated, `Updated Deployment "${desired.metadata.name}": ${drift.join(', ')}`, request.log);
+      await this.event(
+        app,
+        'Normal',
+        EVENT_REASONS.updated,
+        `Updated Deployment "${desired.metadata.name}": ${drift.join(', ')}`,
+        request.log,
+      );
     }
     return { view: { phase: 'owned', deployment: updated }, rolledOut };
   }
@@ -247,7 +302,13 @@ export class CustomAppReconciler implements Reconciler {
   private async notOwned(app: CustomApp, kind: 'Deployment', request: Request): Promise<{ view: DeploymentView }> {
     const previous = findCondition(app.status?.conditions, 'DeploymentAvailable');
     if (previous?.reason !== REASONS.deploymentNotOwned) {
-      await this.event(app, 'Warning', EVENT_REASONS.deploymentNotOwned, `${kind} "${app.metadata.name}" exists and is not controlled by this CustomApp; it is left alone`, request.log);
+      await this.event(
+        app,
+        'Warning',
+        EVENT_REASONS.deploymentNotOwned,
+        `${kind} "${app.metadata.name}" exists and is not controlled by this CustomApp; it is left alone`,
+        request.log,
+      );
     }
     return { view: { phase: 'notOwned' } };
   }
@@ -269,7 +330,9 @@ export class CustomAppReconciler implements Reconciler {
     if (!desired) {
       if (live) {
         try {
-          await this.write(request, 'delete', SERVICES, () => client.delete(SERVICES, app.metadata.namespace, name, { preconditions: { uid: live.metadata.uid } }));
+          await this.write(request, 'delete', SERVICES, () =>
+            client.delete(SERVICES, app.metadata.namespace, name, { preconditions: { uid: live.metadata.uid } }),
+          );
         } catch (error) {
           // Already gone: the cache had not seen the deletion yet.
           if (!isNotFound(error)) throw error;
@@ -282,19 +345,33 @@ export class CustomAppReconciler implements Reconciler {
     }
     if (!live) {
       try {
-        const created = await this.write(request, 'create', SERVICES, () => client.create<Service>(SERVICES, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }));
+        const created = await this.write(request, 'create', SERVICES, () =>
+          client.create<Service>(SERVICES, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }),
+        );
         services.wrote(created, true);
         this.created.set(`Service/${request.key}`, Date.now());
         await this.event(app, 'Normal', EVENT_REASONS.created, `Created Service "${name}" (port ${app.spec.port})`, request.log);
       } catch (error) {
         if (!isAlreadyExists(error) || this.recentlyCreated(`Service/${request.key}`)) throw error;
-        await this.event(app, 'Warning', EVENT_REASONS.serviceNotOwned, `Service "${name}" exists and is not controlled by this CustomApp; it is left alone`, request.log);
+        await this.event(
+          app,
+          'Warning',
+          EVENT_REASONS.serviceNotOwned,
+          `Service "${name}" exists and is not controlled by this CustomApp; it is left alone`,
+          request.log,
+        );
       }
       return problem;
     }
     const drift = driftPaths(live, ownedFields(desired));
     if (drift.length > 0) {
-      const updated = await this.write(request, 'update', SERVICES, () => client.replace<Service>(SERVICES, app.metadata.namespace, name, withDesired(live, desired), { fieldManager: FIELD_MANAGER }), { drift });
+      const updated = await this.write(
+        request,
+        'update',
+        SERVICES,
+        () => client.replace<Service>(SERVICES, app.metadata.namespace, name, withDesired(live, desired), { fieldManager: FIELD_MANAGER }),
+        { drift },
+      );
       services.wrote(updated);
       await this.event(app, 'Normal', EVENT_REASONS.updated, `Updated Service "${name}": ${drift.join(', ')}`, request.log);
     }
@@ -308,9 +385,23 @@ export class CustomAppReconciler implements Reconciler {
 
   private async addFinalizer(app: CustomApp, request: Request): Promise<CustomApp> {
     const finalizers = [...(app.metadata.finalizers ?? []), FINALIZER];
-    const updated = await this.write(request, 'patch', CUSTOM_APPS, () => this.options.client.patch<CustomApp>(CUSTOM_APPS, app.metadata.namespace, app.metadata.name!, 'merge', {
-      metadata: { finalizers, resourceVersion: app.metadata.resourceVersion },
-    }, { fieldManager: FIELD_MANAGER }), { finalizer: 'add' });
+    const updated = await this.write(
+      request,
+      'patch',
+      CUSTOM_APPS,
+      () =>
+        this.options.client.patch<CustomApp>(
+          CUSTOM_APPS,
+          app.metadata.namespace,
+          app.metadata.name!,
+          'merge',
+          {
+            metadata: { finalizers, resourceVersion: app.metadata.resourceVersion },
+          },
+          { fieldManager: FIELD_MANAGER },
+        ),
+      { finalizer: 'add' },
+    );
     this.options.apps.wrote(updated);
     return updated;
   }
@@ -322,9 +413,23 @@ export class CustomAppReconciler implements Reconciler {
     if (!app.metadata.finalizers?.includes(FINALIZER)) return {};
     const finalizers = app.metadata.finalizers.filter((finalizer) => finalizer !== FINALIZER);
     try {
-      const updated = await this.write(request, 'patch', CUSTOM_APPS, () => this.options.client.patch<CustomApp>(CUSTOM_APPS, app.metadata.namespace, app.metadata.name!, 'merge', {
-        metadata: { finalizers, resourceVersion: app.metadata.resourceVersion },
-      }, { fieldManager: FIELD_MANAGER }), { finalizer: 'remove' });
+      const updated = await this.write(
+        request,
+        'patch',
+        CUSTOM_APPS,
+        () =>
+          this.options.client.patch<CustomApp>(
+            CUSTOM_APPS,
+            app.metadata.namespace,
+            app.metadata.name!,
+            'merge',
+            {
+              metadata: { finalizers, resourceVersion: app.metadata.resourceVersion },
+            },
+            { fieldManager: FIELD_MANAGER },
+          ),
+        { finalizer: 'remove' },
+      );
       this.options.apps.wrote(updated);
     } catch (error) {
       if (!isNotFound(error)) throw error;
@@ -338,8 +443,21 @@ export class CustomAppReconciler implements Reconciler {
     // A merge patch of the whole status: absent fields are sent as null so that they are removed.
     const patch = Object.fromEntries(STATUS_FIELDS.map((field) => [field, status[field] ?? null]));
     try {
-      const updated = await this.write(request, 'patch', CUSTOM_APPS, () =>
-        this.options.client.patch<CustomApp>(CUSTOM_APPS, app.metadata.namespace, app.metadata.name!, 'merge', { status: patch }, { subresource: 'status', fieldManager: FIELD_MANAGER }), { subresource: 'status' });
+      const updated = await this.write(
+        request,
+        'patch',
+        CUSTOM_APPS,
+        () =>
+          this.options.client.patch<CustomApp>(
+            CUSTOM_APPS,
+            app.metadata.namespace,
+            app.metadata.name!,
+            'merge',
+            { status: patch },
+            { subresource: 'status', fieldManager: FIELD_MANAGER },
+          ),
+        { subresource: 'status' },
+      );
       this.options.apps.wrote(updated);
     } catch (error) {
       // Deleted meanwhile: its finalizer run will follow from the watch.
@@ -355,11 +473,21 @@ export class CustomAppReconciler implements Reconciler {
    */
   private async reportFailure(app: CustomApp, error: unknown, request: Request): Promise<void> {
     if (error instanceof ApiError && error.statusCode === 409) return;
-    const message = `writing the children failed and is retried: ${error instanceof ApiError ? error.status?.message ?? error.message : (error as Error).message}`;
+    const message = `writing the children failed and is retried: ${error instanceof ApiError ? (error.status?.message ?? error.message) : (error as Error).message}`;
     if (findCondition(app.status?.conditions, 'Ready')?.message === message) return;
     try {
       await this.event(app, 'Warning', EVENT_REASONS.reconcileError, message, request.log);
-      await this.writeStatus(app, failedStatus(app, message, this.now().toISOString().replace(/\.\d{3}Z$/, 'Z')), request);
+      await this.writeStatus(
+        app,
+        failedStatus(
+          app,
+          message,
+          this.now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, 'Z'),
+        ),
+        request,
+      );
     } catch (reportError) {
       request.log.warn({ failed: (reportError as Error).message }, 'could not report the reconcile error in status');
     }
@@ -370,11 +498,20 @@ export class CustomAppReconciler implements Reconciler {
   }
 
   /** Runs one API write and logs it with the reconcile's trace id. */
-  private async write<T>(request: Request, verb: 'create' | 'update' | 'patch' | 'delete', resource: Resource, call: () => Promise<T>, fields: Record<string, unknown> = {}): Promise<T> {
+  private async write<T>(
+    request: Request,
+    verb: 'create' | 'update' | 'patch' | 'delete',
+    resource: Resource,
+    call: () => Promise<T>,
+    fields: Record<string, unknown> = {},
+  ): Promise<T> {
     const started = performance.now();
     try {
       const result = await call();
-      request.log.info({ verb, resource: resourceLabel(resource), durationMs: Math.round((performance.now() - started) * 100) / 100, ...fields }, 'write');
+      request.log.info(
+        { verb, resource: resourceLabel(resource), durationMs: Math.round((performance.now() - started) * 100) / 100, ...fields },
+        'write',
+      );
       return result;
     } catch (error) {
       request.log.info({ verb, resource: resourceLabel(resource), failed: (error as Error).message, ...fields }, 'write');

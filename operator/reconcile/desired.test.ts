@@ -32,9 +32,16 @@ test('the Deployment runs the image with envFrom for the ConfigMap and the Secre
 
 test('the Deployment is controlled by its CustomApp, with blockOwnerDeletion, and carries the app.kubernetes.io labels', (t) => {
   const deployment = desiredDeployment({ app: app() });
-  t.deepEqual(deployment.metadata.ownerReferences, [{
-    apiVersion: 'app.example.com/v1', kind: 'CustomApp', name: 'shop', uid: 'uid-1', controller: true, blockOwnerDeletion: true,
-  }]);
+  t.deepEqual(deployment.metadata.ownerReferences, [
+    {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      name: 'shop',
+      uid: 'uid-1',
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ]);
   t.like(deployment.metadata.labels, {
     'app.kubernetes.io/name': 'shop',
     'app.kubernetes.io/instance': 'shop',
@@ -105,8 +112,14 @@ test('drift ignores server defaults and finds changed, added and removed owned f
   t.deepEqual(driftPaths(live, rehashed), [`spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION}`]);
 
   const unreferenced = desiredDeployment({ app: app() });
-  t.deepEqual(driftPaths(live, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), [`spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION}`, 'spec.template.spec.containers[0].envFrom']);
-  t.deepEqual(driftPaths(live, desiredDeployment({ app: app({ replicas: 3, configMapName: 'c' }), configMap: { name: 'c', hash: 'h1' } })), ['spec.replicas']);
+  t.deepEqual(driftPaths(live, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), [
+    `spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION}`,
+    'spec.template.spec.containers[0].envFrom',
+  ]);
+  t.deepEqual(
+    driftPaths(live, desiredDeployment({ app: app({ replicas: 3, configMapName: 'c' }), configMap: { name: 'c', hash: 'h1' } })),
+    ['spec.replicas'],
+  );
 });
 
 test('writing the desired fields over the live object keeps the server fields and removes dropped owned keys', (t) => {

@@ -12,7 +12,12 @@ function isPlainObject(value: Json): value is Record<string, Json> {
  * Arrays must match element by element and in length. `owned` lists map paths (for example the pod template's
  * annotations) whose keys in `ownedKeys` must also be absent when `desired` lacks them.
  */
-export function driftPaths(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(), path = ''): string[] {
+export function driftPaths(
+  actual: Json,
+  desired: Json,
+  ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(),
+  path = '',
+): string[] {
   if (isPlainObject(desired)) {
     const live = isPlainObject(actual) ? actual : {};
     if (!isPlainObject(actual) && actual !== undefined) return [path || '.'];

@@ -36,24 +36,36 @@ test('the status type has exactly the fields of the CRD status schema', (t) => {
 
 test('a rolled-out, ready app is Ready, with the observed references, hashes, generation and ready replicas', (t) => {
   const status = desiredStatus(healthy());
-  t.like(status, { observedGeneration: 3, observedConfigMapName: 'shop-config', observedSecretName: 'shop-secret', configHash: 'c1', secretHash: 's1', readyReplicas: 1 });
-  t.deepEqual(status.conditions!.map((entry) => [entry.type, entry.status, entry.reason]), [
-    ['Ready', 'True', 'Ready'],
-    ['ConfigMapAvailable', 'True', 'ConfigMapFound'],
-    ['SecretAvailable', 'True', 'SecretFound'],
-    ['DeploymentAvailable', 'True', 'ReplicasReady'],
-  ]);
+  t.like(status, {
+    observedGeneration: 3,
+    observedConfigMapName: 'shop-config',
+    observedSecretName: 'shop-secret',
+    configHash: 'c1',
+    secretHash: 's1',
+    readyReplicas: 1,
+  });
+  t.deepEqual(
+    status.conditions!.map((entry) => [entry.type, entry.status, entry.reason]),
+    [
+      ['Ready', 'True', 'Ready'],
+      ['ConfigMapAvailable', 'True', 'ConfigMapFound'],
+      ['SecretAvailable', 'True', 'SecretFound'],
+      ['DeploymentAvailable', 'True', 'ReplicasReady'],
+    ],
+  );
   t.true(status.conditions!.every((entry) => entry.observedGeneration === 3 && entry.lastTransitionTime === T0));
 });
 
 test('a missing ConfigMap holds the rollout: ConfigMapNotFound, Ready False RolloutHeld, and the previous observed values stay', (t) => {
   const previous = desiredStatus(healthy());
-  const status = desiredStatus(healthy({
-    app: app(previous),
-    configMap: { phase: 'missing', name: 'shop-config' },
-    rolledOut: undefined,
-    now: T1,
-  }));
+  const status = desiredStatus(
+    healthy({
+      app: app(previous),
+      configMap: { phase: 'missing', name: 'shop-config' },
+      rolledOut: undefined,
+      now: T1,
+    }),
+  );
   t.like(condition(status, 'ConfigMapAvailable'), { status: 'False', reason: 'ConfigMapNotFound', lastTransitionTime: T1 });
   t.like(condition(status, 'Ready'), { status: 'False', reason: 'RolloutHeld', lastTransitionTime: T1 });
   t.regex(condition(status, 'Ready').message, /"shop-config" not found/);
@@ -63,7 +75,9 @@ test('a missing ConfigMap holds the rollout: ConfigMapNotFound, Ready False Roll
 });
 
 test('a missing Secret before any Deployment exists says SecretNotFound and that the Deployment is held', (t) => {
-  const status = desiredStatus(healthy({ secret: { phase: 'missing', name: 'shop-secret' }, deployment: { phase: 'absent' }, rolledOut: undefined }));
+  const status = desiredStatus(
+    healthy({ secret: { phase: 'missing', name: 'shop-secret' }, deployment: { phase: 'absent' }, rolledOut: undefined }),
+  );
   t.like(condition(status, 'SecretAvailable'), { status: 'False', reason: 'SecretNotFound' });
   t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'RolloutHeld' });
   t.like(condition(status, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
@@ -78,19 +92,27 @@ test('a Deployment the app does not own makes DeploymentAvailable and Ready Fals
 });
 
 test('a Deployment the API server refused makes DeploymentAvailable and Ready False with its message', (t) => {
-  const status = desiredStatus(healthy({ deployment: { phase: 'invalid', message: 'the API server rejected Deployment "shop": bad image' }, rolledOut: undefined }));
-  t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'DeploymentInvalid', message: 'the API server rejected Deployment "shop": bad image' });
+  const status = desiredStatus(
+    healthy({ deployment: { phase: 'invalid', message: 'the API server rejected Deployment "shop": bad image' }, rolledOut: undefined }),
+  );
+  t.like(condition(status, 'DeploymentAvailable'), {
+    status: 'False',
+    reason: 'DeploymentInvalid',
+    message: 'the API server rejected Deployment "shop": bad image',
+  });
   t.like(condition(status, 'Ready'), { status: 'False', reason: 'DeploymentInvalid' });
 });
 
 test('unready replicas make Ready False with the count, and no reference means NotReferenced', (t) => {
-  const status = desiredStatus(healthy({
-    app: { ...app(), spec: { image: 'shop:1', replicas: 2 } },
-    configMap: { phase: 'unreferenced' },
-    secret: { phase: 'unreferenced' },
-    deployment: { phase: 'owned', deployment: deployment(1) },
-    rolledOut: {},
-  }));
+  const status = desiredStatus(
+    healthy({
+      app: { ...app(), spec: { image: 'shop:1', replicas: 2 } },
+      configMap: { phase: 'unreferenced' },
+      secret: { phase: 'unreferenced' },
+      deployment: { phase: 'owned', deployment: deployment(1) },
+      rolledOut: {},
+    }),
+  );
   t.like(condition(status, 'ConfigMapAvailable'), { status: 'True', reason: 'NotReferenced' });
   t.like(condition(status, 'Ready'), { status: 'False', reason: 'ReplicasNotReady', message: '1/2 replicas ready' });
   t.false('observedConfigMapName' in status);
@@ -108,16 +130,38 @@ test('failedStatus turns Ready False with ReconcileError in place, and keeps eve
     observedGeneration: 3,
     configHash: 'abc',
     conditions: [
-      { type: 'Ready' as const, status: 'True' as const, observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Ready', message: 'ok' },
-      { type: 'ConfigMapAvailable' as const, status: 'True' as const, observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'ConfigMapFound', message: 'found' },
+      {
+        type: 'Ready' as const,
+        status: 'True' as const,
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        reason: 'Ready',
+        message: 'ok',
+      },
+      {
+        type: 'ConfigMapAvailable' as const,
+        status: 'True' as const,
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        reason: 'ConfigMapFound',
+        message: 'found',
+      },
     ],
   };
   const app = { metadata: { name: 'a', namespace: 'n', generation: 4 }, spec: { image: 'x' }, status: before } as CustomApp;
   const failed = failedStatus(app, 'boom', '2026-02-02T00:00:00Z');
   t.is(failed.observedGeneration, 3);
   t.is(failed.configHash, 'abc');
-  t.deepEqual(failed.conditions?.map((condition) => condition.type), ['Ready', 'ConfigMapAvailable']);
-  t.like(failed.conditions?.[0], { status: 'False', reason: 'ReconcileError', message: 'boom', lastTransitionTime: '2026-02-02T00:00:00Z' });
+  t.deepEqual(
+    failed.conditions?.map((condition) => condition.type),
+    ['Ready', 'ConfigMapAvailable'],
+  );
+  t.like(failed.conditions?.[0], {
+    status: 'False',
+    reason: 'ReconcileError',
+    message: 'boom',
+    lastTransitionTime: '2026-02-02T00:00:00Z',
+  });
   t.deepEqual(failed.conditions?.[1], before.conditions[1]);
   const again = failedStatus({ ...app, status: failed }, 'boom', '2026-03-03T00:00:00Z');
   t.is(again.conditions?.[0]?.lastTransitionTime, '2026-02-02T00:00:00Z', 'no flip, no new transition time');

@@ -55,7 +55,11 @@ export const REASONS = {
   ready: 'Ready',
 } as const;
 
-function dependencyCondition(type: 'ConfigMapAvailable' | 'SecretAvailable', kind: 'ConfigMap' | 'Secret', view: DependencyView): ConditionDecision {
+function dependencyCondition(
+  type: 'ConfigMapAvailable' | 'SecretAvailable',
+  kind: 'ConfigMap' | 'Secret',
+  view: DependencyView,
+): ConditionDecision {
   const found = kind === 'ConfigMap' ? REASONS.configMapFound : REASONS.secretFound;
   const notFound = kind === 'ConfigMap' ? REASONS.configMapNotFound : REASONS.secretNotFound;
   switch (view.phase) {
@@ -72,7 +76,12 @@ function deploymentCondition(app: CustomApp, view: DeploymentView): ConditionDec
   const type = 'DeploymentAvailable';
   const name = app.metadata.name!;
   if (view.phase === 'notOwned') {
-    return { type, status: 'False', reason: REASONS.deploymentNotOwned, message: `Deployment "${name}" exists and is not controlled by this CustomApp; it is left alone` };
+    return {
+      type,
+      status: 'False',
+      reason: REASONS.deploymentNotOwned,
+      message: `Deployment "${name}" exists and is not controlled by this CustomApp; it is left alone`,
+    };
   }
   if (view.phase === 'invalid') {
     return { type, status: 'False', reason: REASONS.deploymentInvalid, message: view.message };
@@ -132,7 +141,7 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     observedSecretName: rolledOut ? rolledOut.secret?.name : previous.observedSecretName,
     configHash: rolledOut ? rolledOut.configMap?.hash : previous.configHash,
     secretHash: rolledOut ? rolledOut.secret?.hash : previous.secretHash,
-    readyReplicas: input.deployment.phase === 'owned' ? input.deployment.deployment.status?.readyReplicas ?? 0 : 0,
+    readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
     conditions,
   };
   return withoutUndefined(status);
@@ -149,7 +158,12 @@ function withoutUndefined<T extends object>(value: T): T {
  */
 export function failedStatus(app: CustomApp, message: string, now: string): CustomAppStatus {
   const status = app.status ?? {};
-  const ready = nextCondition(status.conditions, { type: 'Ready', status: 'False', reason: REASONS.reconcileError, message }, app.metadata.generation, now);
+  const ready = nextCondition(
+    status.conditions,
+    { type: 'Ready', status: 'False', reason: REASONS.reconcileError, message },
+    app.metadata.generation,
+    now,
+  );
   const conditions = status.conditions ?? [];
   return {
     ...status,
@@ -168,5 +182,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, field: unknown) =>
     field && typeof field === 'object' && !Array.isArray(field)
       ? Object.fromEntries(Object.entries(field as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
-      : field);
+      : field,
+  );
 }

@@ -6,7 +6,14 @@ import { ApiError } from '../kube/errors.js';
 import { backoff, DEFAULT_BACKOFF, retryDelayMs, type BackoffPolicy, type Retry } from './backoff.js';
 
 /** Small numbers so that marbles stay readable: 10 ms → 20 → 40 → 80, capped at 80, reset after 100 ms. */
-const POLICY: BackoffPolicy = { initialDelayMs: 10, maxDelayMs: 80, factor: 2, jitter: 1, resetAfterMs: 100, maxRetries: Number.POSITIVE_INFINITY };
+const POLICY: BackoffPolicy = {
+  initialDelayMs: 10,
+  maxDelayMs: 80,
+  factor: 2,
+  jitter: 1,
+  resetAfterMs: 100,
+  maxRetries: Number.POSITIVE_INFINITY,
+};
 
 function scheduler(t: { deepEqual: (a: unknown, b: unknown) => void }): TestScheduler {
   return new TestScheduler((actual, expected) => t.deepEqual(actual, expected));
@@ -37,11 +44,18 @@ test('each error resubscribes after a doubling delay, and the error goes through
     const source = cold('-a#');
     const policy = { ...POLICY, maxRetries: 2 };
     // Subscribed at 0, 12 (2 + 10) and 34 (14 + 20); the third error (36) goes through.
-    expectObservable(source.pipe(backoff(policy, { scheduler: testScheduler, random: () => 0, onRetry: (retry) => retries.push(retry) })))
-      .toBe('-a 11ms a 21ms a#');
+    expectObservable(
+      source.pipe(backoff(policy, { scheduler: testScheduler, random: () => 0, onRetry: (retry) => retries.push(retry) })),
+    ).toBe('-a 11ms a 21ms a#');
     expectSubscriptions(source.subscriptions).toBe(['^-!', '12ms ^-!', '34ms ^-!']);
   });
-  t.deepEqual(retries.map(({ attempt, delayMs }) => [attempt, delayMs]), [[1, 10], [2, 20]]);
+  t.deepEqual(
+    retries.map(({ attempt, delayMs }) => [attempt, delayMs]),
+    [
+      [1, 10],
+      [2, 20],
+    ],
+  );
 });
 
 test('jitter stretches each delay by up to jitter × random, and the cap applies before it', (t) => {
@@ -77,8 +91,9 @@ test('a source that stayed subscribed for resetAfterMs starts over at the initia
     const source = defer(() => attempts[next++]!);
     // Fails at 0 (wait 10) and 10 (wait 20), runs healthy from 30 to 130, fails: wait 10 again (not 40), fails
     // at 140 (wait 20), and the fifth subscription, at 160, succeeds.
-    expectObservable(source.pipe(backoff(POLICY, { scheduler: testScheduler, random: () => 0, onRetry: ({ delayMs }) => delays.push(delayMs) })))
-      .toBe('160ms -a|');
+    expectObservable(
+      source.pipe(backoff(POLICY, { scheduler: testScheduler, random: () => 0, onRetry: ({ delayMs }) => delays.push(delayMs) })),
+    ).toBe('160ms -a|');
   });
   t.deepEqual(delays, [10, 20, 10, 20]);
 });

@@ -73,18 +73,25 @@ export function retryDelayMs(policy: BackoffPolicy, attempt: number, random: num
 export function backoff<T>(policy: BackoffPolicy = DEFAULT_BACKOFF, deps: BackoffDeps = {}): MonoTypeOperatorFunction<T> {
   const scheduler = deps.scheduler ?? asyncScheduler;
   const random = deps.random ?? Math.random;
-  return (source) => defer(() => {
-    let attempt = 0;
-    let healthySince = scheduler.now();
-    return source.pipe(retry({
-      delay: (error: unknown) => {
-        if (scheduler.now() - healthySince >= policy.resetAfterMs) attempt = 0;
-        if (attempt >= policy.maxRetries) return throwError(() => error);
-        attempt += 1;
-        const delayMs = retryDelayMs(policy, attempt, random(), error);
-        deps.onRetry?.({ attempt, delayMs, error });
-        return timer(delayMs, scheduler).pipe(tap(() => { healthySince = scheduler.now(); }));
-      },
-    }));
-  });
+  return (source) =>
+    defer(() => {
+      let attempt = 0;
+      let healthySince = scheduler.now();
+      return source.pipe(
+        retry({
+          delay: (error: unknown) => {
+            if (scheduler.now() - healthySince >= policy.resetAfterMs) attempt = 0;
+            if (attempt >= policy.maxRetries) return throwError(() => error);
+            attempt += 1;
+            const delayMs = retryDelayMs(policy, attempt, random(), error);
+            deps.onRetry?.({ attempt, delayMs, error });
+            return timer(delayMs, scheduler).pipe(
+              tap(() => {
+                healthySince = scheduler.now();
+              }),
+            );
+          },
+        }),
+      );
+    });
 }

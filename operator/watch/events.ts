@@ -26,6 +26,8 @@ export type WatcherEvent<T extends KubeObject> =
   | { readonly type: 'delete'; readonly object: T };
 
 /** True for the events that carry a change seen on the watch itself (not part of a list). */
-export function isWatchChange<T extends KubeObject>(event: WatcherEvent<T>): event is Extract<WatcherEvent<T>, { type: 'apply' | 'delete' }> {
+export function isWatchChange<T extends KubeObject>(
+  event: WatcherEvent<T>,
+): event is Extract<WatcherEvent<T>, { type: 'apply' | 'delete' }> {
   return event.type === 'apply' || event.type === 'delete';
 }

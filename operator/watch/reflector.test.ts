@@ -7,10 +7,14 @@ import { Store, type StoreChange } from '../cache/store.js';
 import type { WatcherEvent } from './events.js';
 import { reflect } from './reflector.js';
 
-interface App extends KubeObject { spec: { configMapName: string } }
+interface App extends KubeObject {
+  spec: { configMapName: string };
+}
 
-const app = (name: string, resourceVersion: string, configMapName = `${name}-config`): App =>
-  ({ metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}` }, spec: { configMapName } });
+const app = (name: string, resourceVersion: string, configMapName = `${name}-config`): App => ({
+  metadata: { namespace: 'ns', name, resourceVersion, uid: `uid-${name}` },
+  spec: { configMapName },
+});
 
 const A1 = app('a', '1');
 const A2 = app('a', '5', 'shared');
@@ -53,7 +57,9 @@ test('a list fills the store only at initDone, then each change is emitted after
   scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
     const source = cold('iab-d-----u-x', EVENTS);
     const changes = source.pipe(
-      tap((event) => { if (event.type === 'initApply') seen.push(`during list: ${store.size} objects, synced=${store.synced}`); }),
+      tap((event) => {
+        if (event.type === 'initApply') seen.push(`during list: ${store.size} objects, synced=${store.synced}`);
+      }),
       reflect(store),
       tap((change) => seen.push(`${change.type} ${change.key}: store has ${store.get(change.key)?.metadata.resourceVersion ?? 'nothing'}`)),
     );

@@ -19,28 +19,31 @@ import type { WatcherEvent } from './events.js';
  * The buffer lives in the subscription, so resubscribing starts clean.
  */
 export function reflect<T extends KubeObject>(store: Store<T>): OperatorFunction<WatcherEvent<T>, StoreChange<T>> {
-  return (source) => defer(() => {
-    let buffer: T[] | undefined;
-    return source.pipe(mergeMap((event): StoreChange<T>[] => {
-      switch (event.type) {
-        case 'init':
-          buffer = [];
-          return [];
-        case 'initApply':
-          (buffer ??= []).push(event.object);
-          return [];
-        case 'initDone': {
-          const changes = store.replace(buffer ?? []);
-          buffer = undefined;
-          return changes;
-        }
-        case 'apply':
-          return store.apply(event.object) ? [{ type: 'apply', key: objectKey(event.object), object: event.object }] : [];
-        case 'delete': {
-          const removed = store.delete(event.object);
-          return removed ? [{ type: 'delete', key: objectKey(event.object), object: event.object }] : [];
-        }
-      }
-    }));
-  });
+  return (source) =>
+    defer(() => {
+      let buffer: T[] | undefined;
+      return source.pipe(
+        mergeMap((event): StoreChange<T>[] => {
+          switch (event.type) {
+            case 'init':
+              buffer = [];
+              return [];
+            case 'initApply':
+              (buffer ??= []).push(event.object);
+              return [];
+            case 'initDone': {
+              const changes = store.replace(buffer ?? []);
+              buffer = undefined;
+              return changes;
+            }
+            case 'apply':
+              return store.apply(event.object) ? [{ type: 'apply', key: objectKey(event.object), object: event.object }] : [];
+            case 'delete': {
+              const removed = store.delete(event.object);
+              return removed ? [{ type: 'delete', key: objectKey(event.object), object: event.object }] : [];
+            }
+          }
+        }),
+      );
+    });
 }

@@ -52,7 +52,14 @@ test('a second 410 without progress since the relist passes through (after onGon
   scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
     // `i` (a list event) is no progress; `w` (a watch event) is.
     const source = cold('-i#', undefined, EXPIRED_EVENT);
-    const relisted = source.pipe(relistOnGone({ onGone: () => { gone += 1; }, isProgress: (value) => value === 'w' }));
+    const relisted = source.pipe(
+      relistOnGone({
+        onGone: () => {
+          gone += 1;
+        },
+        isProgress: (value) => value === 'w',
+      }),
+    );
     expectObservable(relisted).toBe('-i-i#', undefined, EXPIRED_EVENT);
     expectSubscriptions(source.subscriptions).toBe(['^-!', '--^-!']);
   });

@@ -27,19 +27,22 @@ export interface RelistOptions<T> {
  */
 export function relistOnGone<T>(options: RelistOptions<T>): MonoTypeOperatorFunction<T> {
   const isProgress = options.isProgress ?? (() => true);
-  return (source) => defer(() => {
-    let relistedWithoutProgress = false;
-    return source.pipe(
-      tap((value) => { if (isProgress(value)) relistedWithoutProgress = false; }),
-      retry({
-        delay: (error: unknown) => {
-          if (!isGone(error)) return throwError(() => error);
-          options.onGone(error);
-          if (relistedWithoutProgress) return throwError(() => error);
-          relistedWithoutProgress = true;
-          return of(0);
-        },
-      }),
-    );
-  });
+  return (source) =>
+    defer(() => {
+      let relistedWithoutProgress = false;
+      return source.pipe(
+        tap((value) => {
+          if (isProgress(value)) relistedWithoutProgress = false;
+        }),
+        retry({
+          delay: (error: unknown) => {
+            if (!isGone(error)) return throwError(() => error);
+            options.onGone(error);
+            if (relistedWithoutProgress) return throwError(() => error);
+            relistedWithoutProgress = true;
+            return of(0);
+          },
+        }),
+      );
+    });
 }

@@ -19,10 +19,15 @@ export function watchObject<T extends KubeObject>(
   config: Omit<WatcherConfig, 'namespace' | 'fieldSelector'> = {},
   deps: WatcherDeps = {},
 ): Observable<WatcherEvent<T>> {
-  return watcher<T>(client, resource, {
-    name: `${resource.kind.toLowerCase()} ${namespace}/${name}`,
-    ...config,
-    namespace,
-    fieldSelector: `metadata.name=${name}`,
-  }, deps);
+  return watcher<T>(
+    client,
+    resource,
+    {
+      name: `${resource.kind.toLowerCase()} ${namespace}/${name}`,
+      ...config,
+      namespace,
+      fieldSelector: `metadata.name=${name}`,
+    },
+    deps,
+  );
 }

@@ -8,11 +8,25 @@ import { watcher, type WatchClient, type WatcherConfig } from './watcher.js';
 import { createNamespaceOnce, proxiedClients, settledOpenWatches, waitUntil, type ProxiedClients } from './testing/cluster-helpers.js';
 import { capturedLogger, type LogLine } from './testing/captured-logger.js';
 
-interface ConfigMap extends KubeObject { data?: Record<string, string> }
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
 
-const FAST_BACKOFF = { initialDelayMs: 50, maxDelayMs: 200, factor: 2, jitter: 0, resetAfterMs: 10_000, maxRetries: Number.POSITIVE_INFINITY };
+const FAST_BACKOFF = {
+  initialDelayMs: 50,
+  maxDelayMs: 200,
+  factor: 2,
+  jitter: 0,
+  resetAfterMs: 10_000,
+  maxRetries: Number.POSITIVE_INFINITY,
+};
 
-const configMap = (name: string, value: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value } });
+const configMap = (name: string, value: string): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data: { value },
+});
 
 /** Records events as `type name@rv` (list events as `list name`). */
 function recorder(): { seen: string[]; record: (event: WatcherEvent<ConfigMap>) => void } {
@@ -29,10 +43,17 @@ function recorder(): { seen: string[]; record: (event: WatcherEvent<ConfigMap>) 
 }
 
 /** Subscribes a watcher of ConfigMaps in `namespace` (unsubscribed at the test's end) and waits for its first list. */
-async function listedWatch(t: ExecutionContext, client: WatchClient, namespace: string, config: WatcherConfig = {}): Promise<{ seen: string[]; lines: () => LogLine[] }> {
+async function listedWatch(
+  t: ExecutionContext,
+  client: WatchClient,
+  namespace: string,
+  config: WatcherConfig = {},
+): Promise<{ seen: string[]; lines: () => LogLine[] }> {
   const { logger, lines } = capturedLogger('info');
   const { seen, record } = recorder();
-  const subscription = watcher<ConfigMap>(client, CONFIGMAPS, { namespace, backoff: FAST_BACKOFF, ...config }, { logger }).subscribe(record);
+  const subscription = watcher<ConfigMap>(client, CONFIGMAPS, { namespace, backoff: FAST_BACKOFF, ...config }, { logger }).subscribe(
+    record,
+  );
   t.teardown(() => subscription.unsubscribe());
   await waitUntil('listed', () => seen.includes('initDone'));
   return { seen, lines };
@@ -58,7 +79,7 @@ for (const target of selectedTargets()) {
 
     const expected: string[] = [];
     const written = async (verb: 'apply' | 'delete', write: Promise<KubeObject | unknown>, name: string): Promise<void> => {
-      const result = await write as KubeObject;
+      const result = (await write) as KubeObject;
       expected.push(`${verb} ${name}@${result.metadata?.resourceVersion ?? '?'}`);
     };
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('a', '1')), 'a');
@@ -68,7 +89,7 @@ for (const target of selectedTargets()) {
     proxy.dropAll();
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'a', 'merge', { data: { value: '2' } }), 'a');
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('b', '1')), 'b');
-    const deletedBefore = await admin.delete(CONFIGMAPS, 'watch-resume', 'before') as KubeObject;
+    const deletedBefore = (await admin.delete(CONFIGMAPS, 'watch-resume', 'before')) as KubeObject;
     await new Promise((resolve) => setTimeout(resolve, 300));
     proxy.setDown(false);
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'b', 'merge', { data: { value: '2' } }), 'b');
@@ -78,10 +99,19 @@ for (const target of selectedTargets()) {
     const changes = seen.slice(3);
     const deletion = changes.find((line) => line.startsWith('delete before@'));
     t.truthy(deletion, `the delete that happened while cut arrived: ${changes.join(', ')}`);
-    t.deepEqual(changes.filter((line) => line !== deletion), expected, 'every change exactly once, in order');
+    t.deepEqual(
+      changes.filter((line) => line !== deletion),
+      expected,
+      'every change exactly once, in order',
+    );
     t.is(seen.filter((line) => line === 'init').length, 1, 'no relist: the watch resumed from its resourceVersion');
-    t.true(lines().some((line) => line.msg === 'retry'), 'the cut went through the backoff');
-    t.log(`delete of "before" answered ${deletedBefore.metadata?.resourceVersion ?? '(a Status)'}; events after the cut: ${changes.join(', ')}`);
+    t.true(
+      lines().some((line) => line.msg === 'retry'),
+      'the cut went through the backoff',
+    );
+    t.log(
+      `delete of "before" answered ${deletedBefore.metadata?.resourceVersion ?? '(a Status)'}; events after the cut: ${changes.join(', ')}`,
+    );
   });
 
   test.serial(`[${target}] unsubscribing ends the server-side watch, and the watch count returns to its baseline`, async (t) => {
@@ -90,7 +120,9 @@ for (const target of selectedTargets()) {
     const baseline = await settledOpenWatches(cluster, connection, 'configmaps', { namespace: 'watch-free' });
     const { seen, record } = recorder();
     const subscriptions = [0, 1, 2].map(() => watcher<ConfigMap>(admin, CONFIGMAPS, { namespace: 'watch-free' }).subscribe(record));
-    t.teardown(() => { for (const subscription of subscriptions) subscription.unsubscribe(); });
+    t.teardown(() => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    });
     await waitUntil('three lists', () => seen.filter((line) => line === 'initDone').length === 3);
     const opened = await settledOpenWatches(cluster, connection, 'configmaps', { want: baseline + 3, namespace: 'watch-free' });
     t.is(opened, baseline + 3, `the server counts our three watches (baseline ${baseline})`);
@@ -100,35 +132,43 @@ for (const target of selectedTargets()) {
   });
 }
 
-if (selectedTargets().includes('envtest')) test(`[envtest] a 410 after etcd compacted the resumed revision relists, and the relist shows what changed meanwhile`, async (t) => {
-  // No watch cache: a watch goes to etcd, which compacts every second, so a resume from an old revision is a 410.
-  const compacting = await startCluster('envtest', { envtest: { apiserverArgs: ['--watch-cache=false', '--etcd-compaction-interval=1s'] } });
-  const clients = await proxiedClients(compacting);
-  t.teardown(async () => {
-    await clients.close();
-    await compacting.stop();
+if (selectedTargets().includes('envtest'))
+  test(`[envtest] a 410 after etcd compacted the resumed revision relists, and the relist shows what changed meanwhile`, async (t) => {
+    // No watch cache: a watch goes to etcd, which compacts every second, so a resume from an old revision is a 410.
+    const compacting = await startCluster('envtest', {
+      envtest: { apiserverArgs: ['--watch-cache=false', '--etcd-compaction-interval=1s'] },
+    });
+    const clients = await proxiedClients(compacting);
+    t.teardown(async () => {
+      await clients.close();
+      await compacting.stop();
+    });
+    const { admin, proxied, proxy } = clients;
+    await createNamespaceOnce(admin, 'watch-gone');
+    await admin.create(CONFIGMAPS, 'watch-gone', configMap('kept', '1'));
+    await admin.create(CONFIGMAPS, 'watch-gone', configMap('removed', '1'));
+    const { seen, lines } = await listedWatch(t, proxied, 'watch-gone');
+
+    proxy.setDown(true);
+    proxy.dropAll();
+    await admin.delete(CONFIGMAPS, 'watch-gone', 'removed');
+    await admin.create(CONFIGMAPS, 'watch-gone', configMap('added', '1'));
+    for (let i = 0; i < 5; i += 1) await admin.patch(CONFIGMAPS, 'watch-gone', 'kept', 'merge', { data: { value: String(i) } });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    proxy.setDown(false);
+
+    await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
+    t.true(
+      lines().some((line) => line.msg === 'relist' && line.code === 410),
+      `a relist on 410: ${lines()
+        .map((line) => line.msg)
+        .join(', ')}`,
+    );
+    const relist = seen.slice(seen.lastIndexOf('init'));
+    t.deepEqual(relist.filter((line) => line.startsWith('list')).sort(), ['list added', 'list kept']);
+    await admin.patch(CONFIGMAPS, 'watch-gone', 'added', 'merge', { data: { value: '2' } });
+    await waitUntil('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
   });
-  const { admin, proxied, proxy } = clients;
-  await createNamespaceOnce(admin, 'watch-gone');
-  await admin.create(CONFIGMAPS, 'watch-gone', configMap('kept', '1'));
-  await admin.create(CONFIGMAPS, 'watch-gone', configMap('removed', '1'));
-  const { seen, lines } = await listedWatch(t, proxied, 'watch-gone');
-
-  proxy.setDown(true);
-  proxy.dropAll();
-  await admin.delete(CONFIGMAPS, 'watch-gone', 'removed');
-  await admin.create(CONFIGMAPS, 'watch-gone', configMap('added', '1'));
-  for (let i = 0; i < 5; i += 1) await admin.patch(CONFIGMAPS, 'watch-gone', 'kept', 'merge', { data: { value: String(i) } });
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  proxy.setDown(false);
-
-  await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
-  t.true(lines().some((line) => line.msg === 'relist' && line.code === 410), `a relist on 410: ${lines().map((line) => line.msg).join(', ')}`);
-  const relist = seen.slice(seen.lastIndexOf('init'));
-  t.deepEqual(relist.filter((line) => line.startsWith('list')).sort(), ['list added', 'list kept']);
-  await admin.patch(CONFIGMAPS, 'watch-gone', 'added', 'merge', { data: { value: '2' } });
-  await waitUntil('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
-});
 
 if (selectedTargets().includes('emulator')) {
   let cluster: TestCluster;
@@ -144,7 +184,11 @@ if (selectedTargets().includes('emulator')) {
   const faults = () => cluster.emulator!.faults;
   /** The list is done before the watch request reaches the server: a fault aimed at the watch waits for it. */
   const watchOpen = async (t: ExecutionContext, namespace: string) =>
-    t.is(await settledOpenWatches(cluster, clients.connection, 'configmaps', { want: 1, namespace }), 1, `the watch of ${namespace} is open on the server`);
+    t.is(
+      await settledOpenWatches(cluster, clients.connection, 'configmaps', { want: 1, namespace }),
+      1,
+      `the watch of ${namespace} is open on the server`,
+    );
 
   test.serial('[emulator faults] an in-stream 410 on the resumed watch relists, and the relist holds what changed meanwhile', async (t) => {
     const { admin } = clients;
@@ -158,24 +202,44 @@ if (selectedTargets().includes('emulator')) {
     await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2);
     t.true(lines().some((line) => line.msg === 'relist' && line.code === 410));
     const relist = seen.slice(seen.lastIndexOf('init'));
-    t.true(relist.includes('list added') || seen.some((line) => line.startsWith('apply added@')), `the new object arrived: ${seen.join(', ')}`);
+    t.true(
+      relist.includes('list added') || seen.some((line) => line.startsWith('apply added@')),
+      `the new object arrived: ${seen.join(', ')}`,
+    );
   });
 
-  test.serial('[emulator faults] a 500 then a 429 on re-watch are retried with backoff and Retry-After, resuming without a relist', async (t) => {
-    const { admin } = clients;
-    await createNamespaceOnce(admin, 'fault-retry');
-    const { seen, lines } = await listedWatch(t, admin, 'fault-retry');
-    await watchOpen(t, 'fault-retry');
-    const match = { verb: 'watch', resource: 'configmaps', namespace: 'fault-retry' };
-    faults().failRequests({ match, code: 500, times: 1 });
-    faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });
-    t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset'), 1);
-    const created = await admin.create(CONFIGMAPS, 'fault-retry', configMap('during', '1'));
-    await waitUntil('the change made during the outage arrived', () => seen.includes(`apply during@${created.metadata.resourceVersion}`), 10_000);
-    const retries = lines().filter((line) => line.msg === 'retry').map((line) => [line.code, line.delayMs]);
-    t.deepEqual(retries, [[0, 50], [500, 100], [429, 1000]], 'the reset, the 500, then the 429 held for its Retry-After');
-    t.is(seen.filter((line) => line === 'init').length, 1, 'no relist');
-  });
+  test.serial(
+    '[emulator faults] a 500 then a 429 on re-watch are retried with backoff and Retry-After, resuming without a relist',
+    async (t) => {
+      const { admin } = clients;
+      await createNamespaceOnce(admin, 'fault-retry');
+      const { seen, lines } = await listedWatch(t, admin, 'fault-retry');
+      await watchOpen(t, 'fault-retry');
+      const match = { verb: 'watch', resource: 'configmaps', namespace: 'fault-retry' };
+      faults().failRequests({ match, code: 500, times: 1 });
+      faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });
+      t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset'), 1);
+      const created = await admin.create(CONFIGMAPS, 'fault-retry', configMap('during', '1'));
+      await waitUntil(
+        'the change made during the outage arrived',
+        () => seen.includes(`apply during@${created.metadata.resourceVersion}`),
+        10_000,
+      );
+      const retries = lines()
+        .filter((line) => line.msg === 'retry')
+        .map((line) => [line.code, line.delayMs]);
+      t.deepEqual(
+        retries,
+        [
+          [0, 50],
+          [500, 100],
+          [429, 1000],
+        ],
+        'the reset, the 500, then the 429 held for its Retry-After',
+      );
+      t.is(seen.filter((line) => line === 'init').length, 1, 'no relist');
+    },
+  );
 
   test.serial('[emulator faults] an expired continue token restarts the list in one page', async (t) => {
     const { admin } = clients;
@@ -184,6 +248,9 @@ if (selectedTargets().includes('emulator')) {
     faults().expireNextContinue({ resource: 'configmaps', namespace: 'fault-continue' });
     const { seen, lines } = await listedWatch(t, admin, 'fault-continue', { pageSize: 2 });
     t.deepEqual(seen, ['init', 'list c1', 'list c2', 'init', 'list c1', 'list c2', 'list c3', 'list c4', 'list c5', 'initDone']);
-    t.like(lines().find((line) => line.msg === 'relist'), { reason: 'continue token expired', paginated: false });
+    t.like(
+      lines().find((line) => line.msg === 'relist'),
+      { reason: 'continue token expired', paginated: false },
+    );
   });
 }

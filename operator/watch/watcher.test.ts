@@ -11,24 +11,44 @@ import type { WatcherEvent } from './events.js';
 import { watcher, type WatchClient, type WatcherConfig } from './watcher.js';
 import { watchObject } from './watch-object.js';
 
-const cm = (name: string, resourceVersion: string, value = 'v'): ConfigMap =>
-  ({ metadata: { namespace: 'ns', name, resourceVersion }, data: { key: value } });
-const page = (resourceVersion: string, items: ConfigMap[], token?: string): ObjectList<ConfigMap> =>
-  ({ metadata: { resourceVersion, continue: token }, items });
+const cm = (name: string, resourceVersion: string, value = 'v'): ConfigMap => ({
+  metadata: { namespace: 'ns', name, resourceVersion },
+  data: { key: value },
+});
+const page = (resourceVersion: string, items: ConfigMap[], token?: string): ObjectList<ConfigMap> => ({
+  metadata: { resourceVersion, continue: token },
+  items,
+});
 
 /** Subscribes and records every event as a short string. */
-function record(client: WatchClient, config: WatcherConfig, clock: VirtualClock, extra: { logger?: ReturnType<typeof capturedLogger>['logger'] } = {}): { seen: string[]; subscription: Subscription } {
+function record(
+  client: WatchClient,
+  config: WatcherConfig,
+  clock: VirtualClock,
+  extra: { logger?: ReturnType<typeof capturedLogger>['logger'] } = {},
+): { seen: string[]; subscription: Subscription } {
   const seen: string[] = [];
-  const subscription = watcher<ConfigMap>(client, CONFIGMAPS, { namespace: 'ns', timeoutSeconds: 295, ...config }, { scheduler: clock, random: () => 0, logger: extra.logger })
-    .subscribe({ next: (event) => seen.push(describe(event)), error: (error) => seen.push(`error ${String(error)}`), complete: () => seen.push('complete') });
+  const subscription = watcher<ConfigMap>(
+    client,
+    CONFIGMAPS,
+    { namespace: 'ns', timeoutSeconds: 295, ...config },
+    { scheduler: clock, random: () => 0, logger: extra.logger },
+  ).subscribe({
+    next: (event) => seen.push(describe(event)),
+    error: (error) => seen.push(`error ${String(error)}`),
+    complete: () => seen.push('complete'),
+  });
   return { seen, subscription };
 }
 
 function describe(event: WatcherEvent<ConfigMap>): string {
   switch (event.type) {
-    case 'init': return 'init';
-    case 'initDone': return `initDone ${event.resourceVersion}`;
-    default: return `${event.type} ${event.object.metadata.name}@${event.object.metadata.resourceVersion}`;
+    case 'init':
+      return 'init';
+    case 'initDone':
+      return `initDone ${event.resourceVersion}`;
+    default:
+      return `${event.type} ${event.object.metadata.name}@${event.object.metadata.resourceVersion}`;
   }
 }
 
@@ -37,23 +57,37 @@ const pendingTimers = (clock: VirtualClock): number => clock.actions.filter((act
 
 test('lists page by page, then watches from the list resourceVersion with bookmarks and the server timeout', async (t) => {
   const clock = new VirtualClock();
-  const client = new ScriptedClient([page('10', [cm('a', '7')], 'next'), page('10', [cm('b', '9')])], [[{ type: 'ADDED', object: cm('c', '11') }]]);
+  const client = new ScriptedClient(
+    [page('10', [cm('a', '7')], 'next'), page('10', [cm('b', '9')])],
+    [[{ type: 'ADDED', object: cm('c', '11') }]],
+  );
   const { seen, subscription } = record(client, { pageSize: 1 }, clock);
   await settle(50);
   t.deepEqual(seen, ['init', 'initApply a@7', 'initApply b@9', 'initDone 10', 'apply c@11']);
-  t.deepEqual(client.lists.map(({ limit, continue: token }) => [limit, token]), [[1, undefined], [1, 'next']]);
+  t.deepEqual(
+    client.lists.map(({ limit, continue: token }) => [limit, token]),
+    [
+      [1, undefined],
+      [1, 'next'],
+    ],
+  );
   t.like(client.watches[0], { namespace: 'ns', resourceVersion: '10', allowWatchBookmarks: true, timeoutSeconds: 295 });
   subscription.unsubscribe();
   await settle(50);
   t.is(client.open, 0);
 });
 
-test('without a timeout of its own, a stream asks for client-go\'s: 5 minutes times 1 + a random fraction', async (t) => {
+test("without a timeout of its own, a stream asks for client-go's: 5 minutes times 1 + a random fraction", async (t) => {
   const asked: number[] = [];
   for (const fraction of [0, 0.5, 0.9999]) {
     const clock = new VirtualClock();
     const client = new ScriptedClient([page('10', [])], [[]]);
-    const subscription = watcher<ConfigMap>(client, CONFIGMAPS, { namespace: 'ns' }, { scheduler: clock, random: () => fraction }).subscribe();
+    const subscription = watcher<ConfigMap>(
+      client,
+      CONFIGMAPS,
+      { namespace: 'ns' },
+      { scheduler: clock, random: () => fraction },
+    ).subscribe();
     await settle(30);
     asked.push(client.watches[0]!.timeoutSeconds!);
     subscription.unsubscribe();
@@ -65,14 +99,20 @@ test('without a timeout of its own, a stream asks for client-go\'s: 5 minutes ti
 
 test('a normal close re-watches at once from the last resourceVersion, which bookmarks advance', async (t) => {
   const clock = new VirtualClock();
-  const client = new ScriptedClient([page('10', [])], [
-    [{ type: 'MODIFIED', object: cm('a', '12') }, { type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } }, 'close'],
-    [{ type: 'DELETED', object: cm('a', '16') }],
-  ]);
+  const client = new ScriptedClient(
+    [page('10', [])],
+    [
+      [{ type: 'MODIFIED', object: cm('a', '12') }, { type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } }, 'close'],
+      [{ type: 'DELETED', object: cm('a', '16') }],
+    ],
+  );
   const { seen, subscription } = record(client, {}, clock);
   await settle(80);
   t.deepEqual(seen, ['init', 'initDone 10', 'apply a@12', 'delete a@16']);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '15']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '15'],
+  );
   t.is(client.lists.length, 1, 'no relist');
   t.is(clock.now(), 0, 'no backoff: no time passed');
   subscription.unsubscribe();
@@ -89,7 +129,10 @@ test('a watch the server closes at once without an event counts as an error and 
   t.is(client.watches.length, 2);
   clock.advance(1600);
   await settle(50);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '10', '10']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '10', '10'],
+  );
   t.is(client.lists.length, 1);
   subscription.unsubscribe();
 });
@@ -101,30 +144,44 @@ test('an expired continue token lists again in one page, after a fresh init', as
   const { seen, subscription } = record(client, { pageSize: 1 }, clock);
   await settle(50);
   t.deepEqual(seen, ['init', 'initApply a@7', 'init', 'initApply a@7', 'initApply b@18', 'initDone 20']);
-  t.deepEqual(client.lists.map(({ limit, continue: token }) => [limit, token]), [[1, undefined], [1, 'next'], [undefined, undefined]]);
+  t.deepEqual(
+    client.lists.map(({ limit, continue: token }) => [limit, token]),
+    [
+      [1, undefined],
+      [1, 'next'],
+      [undefined, undefined],
+    ],
+  );
   t.is(client.watches[0]?.resourceVersion, '20');
   subscription.unsubscribe();
 });
 
 test('a 410 ERROR event relists at once and watches from the new list', async (t) => {
   const clock = new VirtualClock();
-  const client = new ScriptedClient([page('10', [cm('a', '7')]), page('30', [cm('a', '25')])], [
-    [{ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 10 (20)' } }],
-  ]);
+  const client = new ScriptedClient(
+    [page('10', [cm('a', '7')]), page('30', [cm('a', '25')])],
+    [[{ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 10 (20)' } }]],
+  );
   const { seen, subscription } = record(client, {}, clock);
   await settle(80);
   t.deepEqual(seen, ['init', 'initApply a@7', 'initDone 10', 'init', 'initApply a@25', 'initDone 30']);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '30']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '30'],
+  );
   t.is(clock.now(), 0, 'no backoff before the relist');
   subscription.unsubscribe();
 });
 
 test('a broken connection retries after the backoff and resumes from the last resourceVersion, without relisting', async (t) => {
   const clock = new VirtualClock();
-  const client = new ScriptedClient([page('10', [])], [
-    [{ type: 'ADDED', object: cm('a', '11') }, new ApiError('watch: connection closed mid-stream', 0)],
-    [{ type: 'MODIFIED', object: cm('a', '12') }],
-  ]);
+  const client = new ScriptedClient(
+    [page('10', [])],
+    [
+      [{ type: 'ADDED', object: cm('a', '11') }, new ApiError('watch: connection closed mid-stream', 0)],
+      [{ type: 'MODIFIED', object: cm('a', '12') }],
+    ],
+  );
   const { seen, subscription } = record(client, {}, clock);
   await settle(50);
   t.is(client.watches.length, 1);
@@ -133,7 +190,10 @@ test('a broken connection retries after the backoff and resumes from the last re
   t.is(client.watches.length, 1, 'still waiting: the first delay is 800 ms');
   clock.advance(1);
   await settle(50);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '11']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '11'],
+  );
   t.is(client.lists.length, 1);
   t.deepEqual(seen, ['init', 'initDone 10', 'apply a@11', 'apply a@12'], 'no duplicate, no gap');
   subscription.unsubscribe();
@@ -141,11 +201,14 @@ test('a broken connection retries after the backoff and resumes from the last re
 
 test("a 500 ERROR event backs off too, and a 429's Retry-After sets the minimum delay", async (t) => {
   const clock = new VirtualClock();
-  const client = new ScriptedClient([page('10', [])], [
-    [{ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd hiccup' } }],
-    [new ApiError('too many requests', 429, undefined, 3)],
-    [],
-  ]);
+  const client = new ScriptedClient(
+    [page('10', [])],
+    [
+      [{ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd hiccup' } }],
+      [new ApiError('too many requests', 429, undefined, 3)],
+      [],
+    ],
+  );
   const { subscription } = record(client, {}, clock);
   await settle(50);
   clock.advance(800);
@@ -157,7 +220,10 @@ test("a 500 ERROR event backs off too, and a 429's Retry-After sets the minimum 
   clock.advance(1);
   await settle(50);
   t.is(client.watches.length, 3);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '10', '10']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '10', '10'],
+  );
   subscription.unsubscribe();
 });
 
@@ -171,7 +237,10 @@ test('a watch silent past idleTimeoutMs is aborted and resumed', async (t) => {
   t.is(client.watches.length, 1);
   clock.advance(1);
   await settle(50);
-  t.deepEqual(client.watches.map((watch) => watch.resourceVersion), ['10', '14']);
+  t.deepEqual(
+    client.watches.map((watch) => watch.resourceVersion),
+    ['10', '14'],
+  );
   t.is(client.aborted, 1);
   t.is(client.open, 1, 'the silent watch was closed, and one new watch is open');
   subscription.unsubscribe();
@@ -207,15 +276,26 @@ test('unsubscribing aborts the request in flight and leaves no timer, in a list,
   clock.advance(60_000);
   await settle(20);
   t.is(failing.lists.length, 1, 'nothing resubscribed');
-  t.deepEqual([...first.seen, ...second.seen, ...third.seen], ['init', 'init', 'initDone 10', 'init'], 'no error and no completion reached the subscribers');
+  t.deepEqual(
+    [...first.seen, ...second.seen, ...third.seen],
+    ['init', 'init', 'initDone 10', 'init'],
+    'no error and no completion reached the subscribers',
+  );
 });
 
 test('logs one structured line per lifecycle step, with the stream name, and never a payload', async (t) => {
   const clock = new VirtualClock();
   const { logger, lines } = capturedLogger('debug');
-  const client = new ScriptedClient([page('10', [cm('a', '7', 'canary-payload')])], [
-    [{ type: 'MODIFIED', object: cm('a', '12', 'canary-payload') }, { type: 'BOOKMARK', object: { metadata: { resourceVersion: '13' } } }, new ApiError('watch: malformed event ({"data":{"key":"canary-payload"}})', 0)],
-  ]);
+  const client = new ScriptedClient(
+    [page('10', [cm('a', '7', 'canary-payload')])],
+    [
+      [
+        { type: 'MODIFIED', object: cm('a', '12', 'canary-payload') },
+        { type: 'BOOKMARK', object: { metadata: { resourceVersion: '13' } } },
+        new ApiError('watch: malformed event ({"data":{"key":"canary-payload"}})', 0),
+      ],
+    ],
+  );
   const { subscription } = record(client, { name: 'configmap ns/*' }, clock, { logger });
   await settle(50);
   subscription.unsubscribe();
@@ -224,7 +304,10 @@ test('logs one structured line per lifecycle step, with the stream name, and nev
   t.true(lines().every((line) => line.stream === 'configmap ns/*'));
   t.like(lines()[1], { count: 1, resourceVersion: '10' });
   t.like(lines()[5], { delayMs: 800, attempt: 1, code: 0 });
-  t.false(lines().some((line) => JSON.stringify(line).includes('canary-payload')), 'the quoted excerpt of the malformed line was cut');
+  t.false(
+    lines().some((line) => JSON.stringify(line).includes('canary-payload')),
+    'the quoted excerpt of the malformed line was cut',
+  );
 });
 
 test('watchObject narrows the watcher to one name with a field selector, and names the stream after it', async (t) => {

@@ -96,7 +96,12 @@ export function loggableError(error: unknown): { code?: number; reason?: string;
  * Logs (pino, each line with `stream`): `subscribed`, `listed` (count, resourceVersion), `event` (type, key) and
  * `bookmark` at debug, `error`, `retry` (delayMs), `relist`, `unsubscribed`. Payloads are never logged.
  */
-export function watcher<T extends KubeObject>(client: WatchClient, resource: Resource, config: WatcherConfig = {}, deps: WatcherDeps = {}): Observable<WatcherEvent<T>> {
+export function watcher<T extends KubeObject>(
+  client: WatchClient,
+  resource: Resource,
+  config: WatcherConfig = {},
+  deps: WatcherDeps = {},
+): Observable<WatcherEvent<T>> {
   const scheduler = deps.scheduler ?? asyncScheduler;
   const random = deps.random ?? Math.random;
   return defer(() => {
@@ -105,11 +110,24 @@ export function watcher<T extends KubeObject>(client: WatchClient, resource: Res
     const timeoutSeconds = config.timeoutSeconds ?? Math.floor(DEFAULT_WATCH_TIMEOUT_SECONDS * (1 + random()));
     const position: WatchPosition = { resourceVersion: undefined };
     const steps: WatchSteps = {
-      client, resource, config, scheduler, log, position,
+      client,
+      resource,
+      config,
+      scheduler,
+      log,
+      position,
       timeoutSeconds,
       idleTimeoutMs: config.idleTimeoutMs ?? timeoutSeconds * 1000 + IDLE_GRACE_MS,
     };
-    log.info({ resource: resourceLabel(resource), namespace: config.namespace, labelSelector: config.labelSelector, fieldSelector: config.fieldSelector }, 'subscribed');
+    log.info(
+      {
+        resource: resourceLabel(resource),
+        namespace: config.namespace,
+        labelSelector: config.labelSelector,
+        fieldSelector: config.fieldSelector,
+      },
+      'subscribed',
+    );
     return listThenWatch<T>(steps).pipe(
       relistOnGone<WatcherEvent<T>>({
         isProgress: isWatchChange,
@@ -193,7 +211,11 @@ export const MIN_HEALTHY_WATCH_MS = 1000;
  * fails (thrown). A normal end after less than {@link MIN_HEALTHY_WATCH_MS} with no event at all is thrown as an
  * error too, so a server that closes every watch at once meets the backoff instead of a tight loop.
  */
-async function watchedUntilClosed<T extends KubeObject>(steps: WatchSteps, attempt: Attempt, emit: (event: WatcherEvent<T>) => void): Promise<void> {
+async function watchedUntilClosed<T extends KubeObject>(
+  steps: WatchSteps,
+  attempt: Attempt,
+  emit: (event: WatcherEvent<T>) => void,
+): Promise<void> {
   const { scheduler } = steps;
   const controller = new AbortController();
   attempt.current = controller;
@@ -212,14 +234,18 @@ async function watchedUntilClosed<T extends KubeObject>(steps: WatchSteps, attem
   };
   attempt.idleTimer = scheduler.schedule(checkIdle, steps.idleTimeoutMs);
   try {
-    const events = steps.client.watch<T>(steps.resource, {
-      namespace: steps.config.namespace,
-      labelSelector: steps.config.labelSelector,
-      fieldSelector: steps.config.fieldSelector,
-      resourceVersion: steps.position.resourceVersion,
-      allowWatchBookmarks: true,
-      timeoutSeconds: steps.timeoutSeconds,
-    }, controller.signal);
+    const events = steps.client.watch<T>(
+      steps.resource,
+      {
+        namespace: steps.config.namespace,
+        labelSelector: steps.config.labelSelector,
+        fieldSelector: steps.config.fieldSelector,
+        resourceVersion: steps.position.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: steps.timeoutSeconds,
+      },
+      controller.signal,
+    );
     // Iterated by hand, not with for-await: a suspended async function keeps every local it ever set, so the
     // locals that held the last event are cleared before each wait. Otherwise the last event of a stream, a
     // Secret's data included, would stay in memory until the next one arrives.
@@ -253,7 +279,11 @@ async function watchedUntilClosed<T extends KubeObject>(steps: WatchSteps, attem
  * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion. An
  * expired continue token restarts the list once without pagination.
  */
-async function listed<T extends KubeObject>(steps: WatchSteps, signal: AbortSignal, emit: (event: WatcherEvent<T>) => void): Promise<string> {
+async function listed<T extends KubeObject>(
+  steps: WatchSteps,
+  signal: AbortSignal,
+  emit: (event: WatcherEvent<T>) => void,
+): Promise<string> {
   const { config } = steps;
   let limit: number | undefined = config.pageSize ?? DEFAULT_PAGE_SIZE;
   for (;;) {
@@ -263,9 +293,17 @@ async function listed<T extends KubeObject>(steps: WatchSteps, signal: AbortSign
     let resourceVersion: string | undefined;
     try {
       do {
-        const page = await steps.client.list<T>(steps.resource, {
-          namespace: config.namespace, labelSelector: config.labelSelector, fieldSelector: config.fieldSelector, limit, continue: token,
-        }, signal);
+        const page = await steps.client.list<T>(
+          steps.resource,
+          {
+            namespace: config.namespace,
+            labelSelector: config.labelSelector,
+            fieldSelector: config.fieldSelector,
+            limit,
+            continue: token,
+          },
+          signal,
+        );
         resourceVersion = page.metadata.resourceVersion;
         token = page.metadata.continue || undefined;
         for (const object of page.items) {
@@ -296,7 +334,8 @@ function watched<T extends KubeObject>(steps: WatchSteps, raw: RawWatchEvent<T>)
     case 'DELETED': {
       const object = raw.object as T;
       position.resourceVersion = object.metadata.resourceVersion ?? position.resourceVersion;
-      if (log.isLevelEnabled('debug')) log.debug({ type: raw.type, key: keyOf(object), resourceVersion: position.resourceVersion }, 'event');
+      if (log.isLevelEnabled('debug'))
+        log.debug({ type: raw.type, key: keyOf(object), resourceVersion: position.resourceVersion }, 'event');
       return raw.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object };
     }
     case 'BOOKMARK':
@@ -306,7 +345,11 @@ function watched<T extends KubeObject>(steps: WatchSteps, raw: RawWatchEvent<T>)
     case 'ERROR': {
       const status = raw.object;
       const code = status.code ?? 500;
-      throw new ApiError(`watch ${resourceLabel(steps.resource)}: ${code} ${status.reason ?? ''}: ${status.message ?? 'error event'}`, code, status);
+      throw new ApiError(
+        `watch ${resourceLabel(steps.resource)}: ${code} ${status.reason ?? ''}: ${status.message ?? 'error event'}`,
+        code,
+        status,
+      );
     }
     default:
       throw new ApiError(`watch ${resourceLabel(steps.resource)}: unknown event type "${(raw as { type: string }).type}"`, 0);

@@ -9,27 +9,36 @@ import { desiredDeployment } from '../../operator/reconcile/desired-deployment.j
 import type { CoreEvent, Deployment, Service } from '../../operator/objects.js';
 import { selectedTargets } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
-import {
-  createAll, createNamespace, eventually, getIfExists, objects, operatorScenario,
-} from '../support/operator-harness.js';
+import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
 
-  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> => getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
-  const appOf = (namespace: string, name: string): Promise<CustomApp | undefined> => getIfExists(scenario.admin, CUSTOM_APPS, namespace, name);
+  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
+    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
+  const appOf = (namespace: string, name: string): Promise<CustomApp | undefined> =>
+    getIfExists(scenario.admin, CUSTOM_APPS, namespace, name);
   const eventsOf = async (namespace: string, name: string): Promise<CoreEvent[]> =>
     (await scenario.admin.list<CoreEvent>(EVENTS, { namespace })).items.filter((event) => event.involvedObject.name === name);
-  const podAnnotation = (deployment: Deployment | undefined, key: string): string | undefined => deployment?.spec.template.metadata?.annotations?.[key];
+  const podAnnotation = (deployment: Deployment | undefined, key: string): string | undefined =>
+    deployment?.spec.template.metadata?.annotations?.[key];
 
   test.serial(`[${target}] a CustomApp gets its Deployment and Service, then status and Events follow`, async (t) => {
     const ns = 'lifecycle-create';
     await createNamespace(scenario.admin, ns);
-    await createAll(scenario.admin,
+    await createAll(
+      scenario.admin,
       objects.configMap(ns, 'web-config', { GREETING: 'hello' }),
       objects.secret(ns, 'web-secret', { TOKEN: 's3cr3t' }),
-      objects.customApp(ns, 'web', { image: 'nginxinc/nginx-unprivileged:1.27-alpine', configMapName: 'web-config', secretName: 'web-secret', replicas: 1, port: 8080 }));
+      objects.customApp(ns, 'web', {
+        image: 'nginxinc/nginx-unprivileged:1.27-alpine',
+        configMapName: 'web-config',
+        secretName: 'web-secret',
+        replicas: 1,
+        port: 8080,
+      }),
+    );
 
     const deployment = await eventually('the Deployment exists', () => deploymentOf(ns, 'web'));
     const app = (await appOf(ns, 'web'))!;
@@ -38,22 +47,41 @@ for (const target of selectedTargets()) {
     t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web-config' } }, { secretRef: { name: 'web-secret' } }]);
     t.is(podAnnotation(deployment, CONFIG_HASH_ANNOTATION), contentHash({ data: { GREETING: 'hello' } }));
     t.is(podAnnotation(deployment, SECRET_HASH_ANNOTATION), contentHash({ data: { TOKEN: Buffer.from('s3cr3t').toString('base64') } }));
-    t.like(deployment.metadata.ownerReferences?.[0], { kind: 'CustomApp', name: 'web', uid: app.metadata.uid, controller: true, blockOwnerDeletion: true });
+    t.like(deployment.metadata.ownerReferences?.[0], {
+      kind: 'CustomApp',
+      name: 'web',
+      uid: app.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    });
     t.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
     t.true(app.metadata.finalizers?.includes(FINALIZER));
 
     const service = await eventually('the Service exists', () => scenario.admin.get<Service>(SERVICES, ns, 'web').catch(() => undefined));
     t.is(service.spec.ports?.[0]?.port, 8080);
 
-    const status = await eventually('the status is written', async () => (await appOf(ns, 'web'))?.status?.observedGeneration ? (await appOf(ns, 'web'))!.status : undefined);
-    t.like(status, { observedGeneration: 1, observedConfigMapName: 'web-config', observedSecretName: 'web-secret', configHash: podAnnotation(deployment, CONFIG_HASH_ANNOTATION) });
-    const conditions = Object.fromEntries(status!.conditions!.map((condition) => [condition.type, `${condition.status}/${condition.reason}`]));
-    t.deepEqual(conditions, {
-      Ready: 'False/ReplicasNotReady',
-      ConfigMapAvailable: 'True/ConfigMapFound',
-      SecretAvailable: 'True/SecretFound',
-      DeploymentAvailable: 'False/ReplicasNotReady',
-    }, 'no pods run in a test scenario.cluster, so the Deployment is not available');
+    const status = await eventually('the status is written', async () =>
+      (await appOf(ns, 'web'))?.status?.observedGeneration ? (await appOf(ns, 'web'))!.status : undefined,
+    );
+    t.like(status, {
+      observedGeneration: 1,
+      observedConfigMapName: 'web-config',
+      observedSecretName: 'web-secret',
+      configHash: podAnnotation(deployment, CONFIG_HASH_ANNOTATION),
+    });
+    const conditions = Object.fromEntries(
+      status!.conditions!.map((condition) => [condition.type, `${condition.status}/${condition.reason}`]),
+    );
+    t.deepEqual(
+      conditions,
+      {
+        Ready: 'False/ReplicasNotReady',
+        ConfigMapAvailable: 'True/ConfigMapFound',
+        SecretAvailable: 'True/SecretFound',
+        DeploymentAvailable: 'False/ReplicasNotReady',
+      },
+      'no pods run in a test scenario.cluster, so the Deployment is not available',
+    );
 
     const events = await eventually('the Created Events are recorded', async () => {
       const found = await eventsOf(ns, 'web');
@@ -66,33 +94,49 @@ for (const target of selectedTargets()) {
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
 
-  test.serial(`[${target}] a spec change rolls the Deployment, and a ConfigMap edit rolls it with the new hash while a label edit does not`, async (t) => {
-    const ns = 'lifecycle-update';
-    await createNamespace(scenario.admin, ns);
-    await createAll(scenario.admin, objects.configMap(ns, 'api-config', { MODE: 'a' }), objects.customApp(ns, 'api', { image: 'example/api:1', configMapName: 'api-config', replicas: 1 }));
-    const first = await eventually('the Deployment exists', () => deploymentOf(ns, 'api'));
+  test.serial(
+    `[${target}] a spec change rolls the Deployment, and a ConfigMap edit rolls it with the new hash while a label edit does not`,
+    async (t) => {
+      const ns = 'lifecycle-update';
+      await createNamespace(scenario.admin, ns);
+      await createAll(
+        scenario.admin,
+        objects.configMap(ns, 'api-config', { MODE: 'a' }),
+        objects.customApp(ns, 'api', { image: 'example/api:1', configMapName: 'api-config', replicas: 1 }),
+      );
+      const first = await eventually('the Deployment exists', () => deploymentOf(ns, 'api'));
 
-    await scenario.admin.patch(CUSTOM_APPS, ns, 'api', 'merge', { spec: { image: 'example/api:2', replicas: 3 } });
-    const rolled = await eventually('the image changes', async () => {
-      const deployment = await deploymentOf(ns, 'api');
-      return deployment?.spec.template.spec.containers[0]?.image === 'example/api:2' ? deployment : undefined;
-    });
-    t.is(rolled.spec.replicas, 3);
-    t.is(podAnnotation(rolled, CONFIG_HASH_ANNOTATION), podAnnotation(first, CONFIG_HASH_ANNOTATION));
-    await eventually('a RolloutTriggered Event', async () => (await eventsOf(ns, 'api')).find((event) => event.reason === 'RolloutTriggered'));
+      await scenario.admin.patch(CUSTOM_APPS, ns, 'api', 'merge', { spec: { image: 'example/api:2', replicas: 3 } });
+      const rolled = await eventually('the image changes', async () => {
+        const deployment = await deploymentOf(ns, 'api');
+        return deployment?.spec.template.spec.containers[0]?.image === 'example/api:2' ? deployment : undefined;
+      });
+      t.is(rolled.spec.replicas, 3);
+      t.is(podAnnotation(rolled, CONFIG_HASH_ANNOTATION), podAnnotation(first, CONFIG_HASH_ANNOTATION));
+      await eventually('a RolloutTriggered Event', async () =>
+        (await eventsOf(ns, 'api')).find((event) => event.reason === 'RolloutTriggered'),
+      );
 
-    const beforeLabel = rolled.metadata.resourceVersion;
-    await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { metadata: { labels: { touched: 'yes' } } });
-    await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { data: { MODE: 'b' } });
-    const rehashed = await eventually('the config hash changes', async () => {
-      const deployment = await deploymentOf(ns, 'api');
-      return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { MODE: 'b' } }) ? deployment : undefined;
-    });
-    t.is(Number(rehashed.metadata.generation), Number(rolled.metadata.generation) + 1, 'the label edit wrote nothing; the content edit wrote once');
-    t.not(rehashed.metadata.resourceVersion, beforeLabel);
-    await eventually('status.configHash follows', async () => (await appOf(ns, 'api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }));
-    await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-  });
+      const beforeLabel = rolled.metadata.resourceVersion;
+      await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { metadata: { labels: { touched: 'yes' } } });
+      await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { data: { MODE: 'b' } });
+      const rehashed = await eventually('the config hash changes', async () => {
+        const deployment = await deploymentOf(ns, 'api');
+        return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { MODE: 'b' } }) ? deployment : undefined;
+      });
+      t.is(
+        Number(rehashed.metadata.generation),
+        Number(rolled.metadata.generation) + 1,
+        'the label edit wrote nothing; the content edit wrote once',
+      );
+      t.not(rehashed.metadata.resourceVersion, beforeLabel);
+      await eventually(
+        'status.configHash follows',
+        async () => (await appOf(ns, 'api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }),
+      );
+      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+    },
+  );
 
   test.serial(`[${target}] deleting the Deployment recreates it`, async (t) => {
     const ns = 'lifecycle-recreate';
@@ -116,7 +160,10 @@ for (const target of selectedTargets()) {
     t.is(await getIfExists(scenario.admin, SERVICES, ns, 'portable'), undefined);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'portable', 'merge', { spec: { port: 9090 } });
     const service = await eventually('the Service exists', () => getIfExists<Service>(scenario.admin, SERVICES, ns, 'portable'));
-    t.deepEqual(service.spec.ports?.map((port) => [port.name, port.port, port.targetPort]), [['http', 9090, 9090]]);
+    t.deepEqual(
+      service.spec.ports?.map((port) => [port.name, port.port, port.targetPort]),
+      [['http', 9090, 9090]],
+    );
     const deployment = await eventually('the container port is set', async () => {
       const found = await deploymentOf(ns, 'portable');
       return found?.spec.template.spec.containers[0]?.ports?.[0]?.containerPort === 9090 ? found : undefined;
@@ -124,7 +171,10 @@ for (const target of selectedTargets()) {
     t.is(deployment.spec.template.spec.containers[0]!.ports!.length, 1);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'portable', 'merge', { spec: { port: null } });
     await eventually('the Service is deleted', async () => (await getIfExists(scenario.admin, SERVICES, ns, 'portable')) === undefined);
-    await eventually('the container port is gone', async () => (await deploymentOf(ns, 'portable'))?.spec.template.spec.containers[0]?.ports === undefined);
+    await eventually(
+      'the container port is gone',
+      async () => (await deploymentOf(ns, 'portable'))?.spec.template.spec.containers[0]?.ports === undefined,
+    );
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
 
@@ -132,16 +182,29 @@ for (const target of selectedTargets()) {
     const ns = 'lifecycle-foreign';
     await createNamespace(scenario.admin, ns);
     const foreign = await scenario.admin.create<Deployment>(DEPLOYMENTS, ns, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'taken', namespace: ns },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'theirs' } }, template: { metadata: { labels: { app: 'theirs' } }, spec: { containers: [{ name: 'theirs', image: 'example/theirs:1' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'taken', namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'theirs' } },
+        template: { metadata: { labels: { app: 'theirs' } }, spec: { containers: [{ name: 'theirs', image: 'example/theirs:1' }] } },
+      },
     });
     await createAll(scenario.admin, objects.customApp(ns, 'taken', { image: 'example/mine:1' }));
     const app = await eventually('the status says DeploymentNotOwned', async () => {
       const found = await appOf(ns, 'taken');
-      return found?.status?.conditions?.find((condition) => condition.type === 'DeploymentAvailable')?.reason === 'DeploymentNotOwned' ? found : undefined;
+      return found?.status?.conditions?.find((condition) => condition.type === 'DeploymentAvailable')?.reason === 'DeploymentNotOwned'
+        ? found
+        : undefined;
     });
-    t.like(app.status!.conditions!.find((condition) => condition.type === 'Ready'), { status: 'False', reason: 'DeploymentNotOwned' });
-    await eventually('a DeploymentNotOwned Event', async () => (await eventsOf(ns, 'taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'));
+    t.like(
+      app.status!.conditions!.find((condition) => condition.type === 'Ready'),
+      { status: 'False', reason: 'DeploymentNotOwned' },
+    );
+    await eventually('a DeploymentNotOwned Event', async () =>
+      (await eventsOf(ns, 'taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'),
+    );
     const after = (await deploymentOf(ns, 'taken'))!;
     t.is(after.metadata.resourceVersion, foreign.metadata.resourceVersion, 'the foreign Deployment is untouched');
     t.is(after.metadata.ownerReferences, undefined);
@@ -151,144 +214,283 @@ for (const target of selectedTargets()) {
   if (target === 'envtest') {
     // A ValidatingAdmissionPolicy (CEL, in kube-apiserver) stands for any admission that refuses a Deployment; the
     // CRD's own validation leaves no spec that the Deployment validation would refuse.
-    test.serial(`[${target}] a Deployment the API server refuses gives DeploymentInvalid with its message, and a fixed spec recovers`, async (t) => {
-      const ns = 'lifecycle-invalid';
-      await createNamespace(scenario.admin, ns);
-      const policies: Resource = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false };
-      const bindings: Resource = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false };
-      await scenario.admin.create(policies, undefined, {
-        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'no-forbidden-images' },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
-          validations: [{ expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))", message: 'images from forbidden/ are not allowed', reason: 'Invalid' }],
-        },
-      } as KubeObject);
-      await scenario.admin.create(bindings, undefined, {
-        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'no-forbidden-images' },
-        spec: { policyName: 'no-forbidden-images', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
-      } as KubeObject);
-      await eventually('the policy is in force', async () => {
-        const probe = await scenario.admin.create(DEPLOYMENTS, ns, desiredDeployment({ app: { metadata: { name: 'probe', namespace: ns, uid: 'none' }, spec: { image: 'forbidden/probe:1' } } }), {}).then(() => false, (error: unknown) => String(error).includes('forbidden/'));
-        return probe;
-      }, 30_000, 250);
-      await createAll(scenario.admin, objects.customApp(ns, 'refused', { image: 'forbidden/app:1' }));
-      const app = await eventually('the status says DeploymentInvalid', async () => {
-        const found = await appOf(ns, 'refused');
-        return found?.status?.conditions?.find((condition) => condition.type === 'Ready')?.reason === 'DeploymentInvalid' ? found : undefined;
-      });
-      t.regex(app.status!.conditions!.find((condition) => condition.type === 'DeploymentAvailable')!.message, /rejected Deployment "refused".*images from forbidden\/ are not allowed/);
-      await eventually('a DeploymentInvalid Event', async () => (await eventsOf(ns, 'refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'));
-      const errors = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
-      await scenario.admin.patch(CUSTOM_APPS, ns, 'refused', 'merge', { spec: { image: 'example/allowed:1' } });
-      await eventually('the Deployment is created', () => deploymentOf(ns, 'refused'));
-      t.is(await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total'), errors, 'a refusal is a condition, not a retried error');
-      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-    });
+    test.serial(
+      `[${target}] a Deployment the API server refuses gives DeploymentInvalid with its message, and a fixed spec recovers`,
+      async (t) => {
+        const ns = 'lifecycle-invalid';
+        await createNamespace(scenario.admin, ns);
+        const policies: Resource = {
+          group: 'admissionregistration.k8s.io',
+          version: 'v1',
+          plural: 'validatingadmissionpolicies',
+          kind: 'ValidatingAdmissionPolicy',
+          namespaced: false,
+        };
+        const bindings: Resource = {
+          group: 'admissionregistration.k8s.io',
+          version: 'v1',
+          plural: 'validatingadmissionpolicybindings',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          namespaced: false,
+        };
+        await scenario.admin.create(policies, undefined, {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'no-forbidden-images' },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: {
+              resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
+            },
+            validations: [
+              {
+                expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))",
+                message: 'images from forbidden/ are not allowed',
+                reason: 'Invalid',
+              },
+            ],
+          },
+        } as KubeObject);
+        await scenario.admin.create(bindings, undefined, {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name: 'no-forbidden-images' },
+          spec: {
+            policyName: 'no-forbidden-images',
+            validationActions: ['Deny'],
+            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+          },
+        } as KubeObject);
+        await eventually(
+          'the policy is in force',
+          async () => {
+            const probe = await scenario.admin
+              .create(
+                DEPLOYMENTS,
+                ns,
+                desiredDeployment({
+                  app: { metadata: { name: 'probe', namespace: ns, uid: 'none' }, spec: { image: 'forbidden/probe:1' } },
+                }),
+                {},
+              )
+              .then(
+                () => false,
+                (error: unknown) => String(error).includes('forbidden/'),
+              );
+            return probe;
+          },
+          30_000,
+          250,
+        );
+        await createAll(scenario.admin, objects.customApp(ns, 'refused', { image: 'forbidden/app:1' }));
+        const app = await eventually('the status says DeploymentInvalid', async () => {
+          const found = await appOf(ns, 'refused');
+          return found?.status?.conditions?.find((condition) => condition.type === 'Ready')?.reason === 'DeploymentInvalid'
+            ? found
+            : undefined;
+        });
+        t.regex(
+          app.status!.conditions!.find((condition) => condition.type === 'DeploymentAvailable')!.message,
+          /rejected Deployment "refused".*images from forbidden\/ are not allowed/,
+        );
+        await eventually('a DeploymentInvalid Event', async () =>
+          (await eventsOf(ns, 'refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'),
+        );
+        const errors = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
+        await scenario.admin.patch(CUSTOM_APPS, ns, 'refused', 'merge', { spec: { image: 'example/allowed:1' } });
+        await eventually('the Deployment is created', () => deploymentOf(ns, 'refused'));
+        t.is(
+          await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total'),
+          errors,
+          'a refusal is a condition, not a retried error',
+        );
+        await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+      },
+    );
   }
 
-  test.serial(`[${target}] deleting the CustomApp runs the finalizer, releases its watches, and garbage-collects its children`, async (t) => {
-    const ns = 'lifecycle-delete';
-    await createNamespace(scenario.admin, ns);
-    await createAll(scenario.admin, objects.configMap(ns, 'gone-config', { A: '1' }), objects.customApp(ns, 'gone', { image: 'example/gone:1', configMapName: 'gone-config', port: 80 }));
-    await eventually('the Deployment exists', () => deploymentOf(ns, 'gone'));
-    await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'gone').catch(() => undefined));
-    t.true(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns && ref.name === 'gone-config'));
+  test.serial(
+    `[${target}] deleting the CustomApp runs the finalizer, releases its watches, and garbage-collects its children`,
+    async (t) => {
+      const ns = 'lifecycle-delete';
+      await createNamespace(scenario.admin, ns);
+      await createAll(
+        scenario.admin,
+        objects.configMap(ns, 'gone-config', { A: '1' }),
+        objects.customApp(ns, 'gone', { image: 'example/gone:1', configMapName: 'gone-config', port: 80 }),
+      );
+      await eventually('the Deployment exists', () => deploymentOf(ns, 'gone'));
+      await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'gone').catch(() => undefined));
+      t.true(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns && ref.name === 'gone-config'));
 
-    await scenario.admin.delete(CUSTOM_APPS, ns, 'gone');
-    await eventually('the CustomApp is gone', async () => (await appOf(ns, 'gone')) === undefined);
-    t.false(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns), 'its ConfigMap watch is released');
-    // kube-controller-manager's garbage collector learns about a new CRD at its next discovery sync (every 30 s), so
-    // on a fresh envtest a CustomApp's children may wait that long.
-    await eventually('the Deployment is garbage-collected', async () => (await deploymentOf(ns, 'gone')) === undefined, 75_000, 100);
-    await eventually('the Service is garbage-collected', async () => (await getIfExists(scenario.admin, SERVICES, ns, 'gone')) === undefined, 75_000, 100);
-    await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-  });
+      await scenario.admin.delete(CUSTOM_APPS, ns, 'gone');
+      await eventually('the CustomApp is gone', async () => (await appOf(ns, 'gone')) === undefined);
+      t.false(
+        scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns),
+        'its ConfigMap watch is released',
+      );
+      // kube-controller-manager's garbage collector learns about a new CRD at its next discovery sync (every 30 s), so
+      // on a fresh envtest a CustomApp's children may wait that long.
+      await eventually('the Deployment is garbage-collected', async () => (await deploymentOf(ns, 'gone')) === undefined, 75_000, 100);
+      await eventually(
+        'the Service is garbage-collected',
+        async () => (await getIfExists(scenario.admin, SERVICES, ns, 'gone')) === undefined,
+        75_000,
+        100,
+      );
+      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+    },
+  );
 
   if (target === 'emulator') {
     const operatorUser = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
 
-    test.serial(`[${target}] with 30% of the operator's writes failing with 500, every CustomApp still converges to its latest ConfigMap`, async (t) => {
-      const { faults } = scenario.cluster.emulator!;
-      const ns = 'faults-500';
-      await createNamespace(scenario.admin, ns);
-      const fault = faults.failRequests({ match: { user: operatorUser, verb: ['create', 'update', 'patch'] }, rate: 0.3, code: 500 });
-      t.teardown(() => faults.remove(fault));
-      const errorsBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
-      const names = Array.from({ length: 6 }, (_, index) => `flaky-${index}`);
-      for (const name of names) {
-        await createAll(scenario.admin, objects.configMap(ns, `${name}-config`, { V: '1' }), objects.customApp(ns, name, { image: 'example/flaky:1', configMapName: `${name}-config` }));
-      }
-      for (const name of names) await scenario.admin.patch(CONFIGMAPS, ns, `${name}-config`, 'merge', { data: { V: '2' } });
-      faults.dropWatches({ resource: 'configmaps', user: operatorUser });
-      for (const name of names) await scenario.admin.patch(CONFIGMAPS, ns, `${name}-config`, 'merge', { data: { V: '3' } });
-      for (const name of names) {
-        await eventually(`${name} runs V=3`, async () => podAnnotation(await deploymentOf(ns, name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }), 60_000, 50);
-        await eventually(`${name}'s status says so`, async () => (await appOf(ns, name))?.status?.configHash === contentHash({ data: { V: '3' } }), 60_000, 50);
-      }
-      t.true(await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total') > errorsBefore, 'the 500s were seen and retried');
-      faults.remove(fault);
-      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-    });
+    test.serial(
+      `[${target}] with 30% of the operator's writes failing with 500, every CustomApp still converges to its latest ConfigMap`,
+      async (t) => {
+        const { faults } = scenario.cluster.emulator!;
+        const ns = 'faults-500';
+        await createNamespace(scenario.admin, ns);
+        const fault = faults.failRequests({ match: { user: operatorUser, verb: ['create', 'update', 'patch'] }, rate: 0.3, code: 500 });
+        t.teardown(() => faults.remove(fault));
+        const errorsBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
+        const names = Array.from({ length: 6 }, (_, index) => `flaky-${index}`);
+        for (const name of names) {
+          await createAll(
+            scenario.admin,
+            objects.configMap(ns, `${name}-config`, { V: '1' }),
+            objects.customApp(ns, name, { image: 'example/flaky:1', configMapName: `${name}-config` }),
+          );
+        }
+        for (const name of names) await scenario.admin.patch(CONFIGMAPS, ns, `${name}-config`, 'merge', { data: { V: '2' } });
+        faults.dropWatches({ resource: 'configmaps', user: operatorUser });
+        for (const name of names) await scenario.admin.patch(CONFIGMAPS, ns, `${name}-config`, 'merge', { data: { V: '3' } });
+        for (const name of names) {
+          await eventually(
+            `${name} runs V=3`,
+            async () => podAnnotation(await deploymentOf(ns, name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }),
+            60_000,
+            50,
+          );
+          await eventually(
+            `${name}'s status says so`,
+            async () => (await appOf(ns, name))?.status?.configHash === contentHash({ data: { V: '3' } }),
+            60_000,
+            50,
+          );
+        }
+        t.true(
+          (await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total')) > errorsBefore,
+          'the 500s were seen and retried',
+        );
+        faults.remove(fault);
+        await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+      },
+    );
 
-    test.serial(`[${target}] a Service create that keeps failing is reported as Ready=False ReconcileError, and clears once it succeeds`, async (t) => {
-      const { faults } = scenario.cluster.emulator!;
-      const ns = 'faults-service';
-      await createNamespace(scenario.admin, ns);
-      const fault = faults.failRequests({ match: { user: operatorUser, verb: 'create', resource: 'services', namespace: ns }, rate: 1, code: 500 });
-      t.teardown(() => faults.remove(fault));
-      await createAll(scenario.admin, objects.configMap(ns, 'svc-config', { V: '1' }), objects.customApp(ns, 'svc', { image: 'example/svc:1', configMapName: 'svc-config', port: 8080 }));
-      const failing = await eventually('Ready says why', async () => {
-        const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
-        return ready?.reason === 'ReconcileError' ? ready : undefined;
-      }, 30_000, 50);
-      t.is(failing.status, 'False');
-      t.regex(failing.message, /writing the children failed and is retried: .*(500|Internal)/i);
-      t.truthy(await deploymentOf(ns, 'svc'), 'the Deployment was written before the Service failed');
-      faults.remove(fault);
-      await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'svc').catch(() => undefined), 60_000, 50);
-      await eventually('Ready no longer reports the error', async () => {
-        const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
-        return ready && ready.reason !== 'ReconcileError' ? ready : undefined;
-      }, 60_000, 50);
-      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-    });
+    test.serial(
+      `[${target}] a Service create that keeps failing is reported as Ready=False ReconcileError, and clears once it succeeds`,
+      async (t) => {
+        const { faults } = scenario.cluster.emulator!;
+        const ns = 'faults-service';
+        await createNamespace(scenario.admin, ns);
+        const fault = faults.failRequests({
+          match: { user: operatorUser, verb: 'create', resource: 'services', namespace: ns },
+          rate: 1,
+          code: 500,
+        });
+        t.teardown(() => faults.remove(fault));
+        await createAll(
+          scenario.admin,
+          objects.configMap(ns, 'svc-config', { V: '1' }),
+          objects.customApp(ns, 'svc', { image: 'example/svc:1', configMapName: 'svc-config', port: 8080 }),
+        );
+        const failing = await eventually(
+          'Ready says why',
+          async () => {
+            const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            return ready?.reason === 'ReconcileError' ? ready : undefined;
+          },
+          30_000,
+          50,
+        );
+        t.is(failing.status, 'False');
+        t.regex(failing.message, /writing the children failed and is retried: .*(500|Internal)/i);
+        t.truthy(await deploymentOf(ns, 'svc'), 'the Deployment was written before the Service failed');
+        faults.remove(fault);
+        await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'svc').catch(() => undefined), 60_000, 50);
+        await eventually(
+          'Ready no longer reports the error',
+          async () => {
+            const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            return ready && ready.reason !== 'ReconcileError' ? ready : undefined;
+          },
+          60_000,
+          50,
+        );
+        await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+      },
+    );
 
-    test.serial(`[${target}] an update from a stale cache gets 409 Conflict, is requeued, and converges once the cache catches up`, async (t) => {
-      const { faults } = scenario.cluster.emulator!;
-      const ns = 'faults-409';
-      await createNamespace(scenario.admin, ns);
-      await createAll(scenario.admin, objects.configMap(ns, 'stale-config', { V: '1' }), objects.customApp(ns, 'stale', { image: 'example/stale:1', configMapName: 'stale-config' }));
-      await eventually('the Deployment exists', async () => (await appOf(ns, 'stale'))?.status?.configHash);
-      // Keep the operator's Deployment cache stale for a while: its watch is dropped and reopens only after 1.5 s.
-      const slowWatch = faults.addLatency({ match: { user: operatorUser, verb: 'watch', resource: 'deployments' }, ms: 1_500 });
-      t.teardown(() => faults.remove(slowWatch));
-      faults.dropWatches({ resource: 'deployments', user: operatorUser });
-      await scenario.admin.patch(DEPLOYMENTS, ns, 'stale', 'merge', { metadata: { labels: { 'edited-by': 'someone-else' } } });
-      const requeuesBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_total', { result: 'requeue' });
-      await scenario.admin.patch(CONFIGMAPS, ns, 'stale-config', 'merge', { data: { V: '2' } });
-      const rolled = await eventually('the Deployment runs V=2', async () => {
-        const deployment = await deploymentOf(ns, 'stale');
-        return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '2' } }) ? deployment : undefined;
-      }, 30_000, 50);
-      t.is(rolled.metadata.labels?.['edited-by'], 'someone-else', 'the other writer\'s change is kept');
-      t.true(await scenario.running.operator.metrics.total('controller_runtime_reconcile_total', { result: 'requeue' }) > requeuesBefore, 'the 409 was requeued');
-      t.true(scenario.running.logs.find('reconcile.end', { result: 'requeue' }).some((line) => String(line.conflict).includes('409')));
-      faults.remove(slowWatch);
-      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
-    });
+    test.serial(
+      `[${target}] an update from a stale cache gets 409 Conflict, is requeued, and converges once the cache catches up`,
+      async (t) => {
+        const { faults } = scenario.cluster.emulator!;
+        const ns = 'faults-409';
+        await createNamespace(scenario.admin, ns);
+        await createAll(
+          scenario.admin,
+          objects.configMap(ns, 'stale-config', { V: '1' }),
+          objects.customApp(ns, 'stale', { image: 'example/stale:1', configMapName: 'stale-config' }),
+        );
+        await eventually('the Deployment exists', async () => (await appOf(ns, 'stale'))?.status?.configHash);
+        // Keep the operator's Deployment cache stale for a while: its watch is dropped and reopens only after 1.5 s.
+        const slowWatch = faults.addLatency({ match: { user: operatorUser, verb: 'watch', resource: 'deployments' }, ms: 1_500 });
+        t.teardown(() => faults.remove(slowWatch));
+        faults.dropWatches({ resource: 'deployments', user: operatorUser });
+        await scenario.admin.patch(DEPLOYMENTS, ns, 'stale', 'merge', { metadata: { labels: { 'edited-by': 'someone-else' } } });
+        const requeuesBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_total', { result: 'requeue' });
+        await scenario.admin.patch(CONFIGMAPS, ns, 'stale-config', 'merge', { data: { V: '2' } });
+        const rolled = await eventually(
+          'the Deployment runs V=2',
+          async () => {
+            const deployment = await deploymentOf(ns, 'stale');
+            return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '2' } }) ? deployment : undefined;
+          },
+          30_000,
+          50,
+        );
+        t.is(rolled.metadata.labels?.['edited-by'], 'someone-else', "the other writer's change is kept");
+        t.true(
+          (await scenario.running.operator.metrics.total('controller_runtime_reconcile_total', { result: 'requeue' })) > requeuesBefore,
+          'the 409 was requeued',
+        );
+        t.true(scenario.running.logs.find('reconcile.end', { result: 'requeue' }).some((line) => String(line.conflict).includes('409')));
+        faults.remove(slowWatch);
+        await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+      },
+    );
   }
 
   test.serial(`[${target}] across these scenarios the operator never GETs a ConfigMap or a Secret`, async (t) => {
-    const gets = scenario.running.requests.filter((sample) => sample.verb === 'get' && (sample.resource === 'configmaps' || sample.resource === 'secrets'));
+    const gets = scenario.running.requests.filter(
+      (sample) => sample.verb === 'get' && (sample.resource === 'configmaps' || sample.resource === 'secrets'),
+    );
     t.deepEqual(gets, []);
     t.is(await scenario.running.operator.metrics.total('rest_client_requests_total', { verb: 'get', resource: 'configmaps' }), 0);
     const server = scenario.cluster.emulator?.counters;
     if (server) {
       const user = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
-      t.is(server.count({ verb: 'get', resource: 'configmaps', user }) + server.count({ verb: 'get', resource: 'secrets', user }), 0, 'the emulator saw no GET either');
+      t.is(
+        server.count({ verb: 'get', resource: 'configmaps', user }) + server.count({ verb: 'get', resource: 'secrets', user }),
+        0,
+        'the emulator saw no GET either',
+      );
       t.true(server.count({ verb: 'watch', resource: 'configmaps', user }) > 0, 'the emulator saw the ConfigMap watches');
     }
-    t.true(scenario.running.requests.some((sample) => sample.verb === 'list' && sample.resource === 'configmaps'), 'ConfigMaps are listed and watched instead');
+    t.true(
+      scenario.running.requests.some((sample) => sample.verb === 'list' && sample.resource === 'configmaps'),
+      'ConfigMaps are listed and watched instead',
+    );
   });
 }

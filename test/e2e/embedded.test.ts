@@ -26,7 +26,15 @@ test('with no kubeconfig anywhere, npm start runs the embedded emulator, and a k
 
   const kubectl = (args: readonly string[]) => runKubectl(kubeconfig, args);
   const hash = async (): Promise<string | undefined> => {
-    const got = await kubectl(['get', 'deployment', 'hello', '-n', 'default', '-o', `jsonpath={.spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION.replace(/\./g, '\\.')}}`]);
+    const got = await kubectl([
+      'get',
+      'deployment',
+      'hello',
+      '-n',
+      'default',
+      '-o',
+      `jsonpath={.spec.template.metadata.annotations.${CONFIG_HASH_ANNOTATION.replace(/\./g, '\\.')}}`,
+    ]);
     return got.code === 0 && got.stdout ? got.stdout : undefined;
   };
   const initial = await eventually('the sample Deployment is rolled out', hash, 60_000, 250);
@@ -37,10 +45,15 @@ test('with no kubeconfig anywhere, npm start runs the embedded emulator, and a k
 
   const patched = await kubectl(['patch', 'cm', 'hello-config', '-n', 'default', '-p', '{"data":{"GREETING":"hi"}}']);
   t.is(patched.code, 0, patched.stderr);
-  const rolled = await eventually('the Deployment carries the new hash', async () => {
-    const current = await hash();
-    return current !== initial ? current : undefined;
-  }, 30_000, 100);
+  const rolled = await eventually(
+    'the Deployment carries the new hash',
+    async () => {
+      const current = await hash();
+      return current !== initial ? current : undefined;
+    },
+    30_000,
+    100,
+  );
   t.is(rolled, contentHash({ data: { GREETING: 'hi', LOG_LEVEL: 'info' } }));
   t.true(operator.find('event.recorded', { reason: 'RolloutTriggered' }).length > 0, 'the rollout is in the trace');
   t.is(operator.find('write', { verb: 'get' }).length, 0);

@@ -10,7 +10,14 @@ import type { Deployment, Service } from '../../operator/objects.js';
 import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
-  adminClient, createAll, createNamespace, eventually, installOperatorResources, objects, startTestOperator, type TestOperator,
+  adminClient,
+  createAll,
+  createNamespace,
+  eventually,
+  installOperatorResources,
+  objects,
+  startTestOperator,
+  type TestOperator,
 } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
 import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
@@ -39,7 +46,8 @@ interface CaseContext {
 
 // ─── helpers ────────────────────────────────────────────────────────────────────────────────────────────────────
 
-const reconcileCount = (context: CaseContext, name: string): number => context.operator.logs.find('reconcile.start', { key: `${context.ns}/${name}` }).length;
+const reconcileCount = (context: CaseContext, name: string): number =>
+  context.operator.logs.find('reconcile.start', { key: `${context.ns}/${name}` }).length;
 
 /** Asserts that `name` is not reconciled again within the quiet window (a held or refused CustomApp is not polled). */
 async function assertQuiet(t: ExecutionContext, context: CaseContext, name: string, allowed = 0): Promise<void> {
@@ -50,27 +58,39 @@ async function assertQuiet(t: ExecutionContext, context: CaseContext, name: stri
 }
 
 async function waitForCondition(context: CaseContext, name: string, type: string, reason: string, timeoutMs = 20_000): Promise<CustomApp> {
-  return eventually(`${context.ns}/${name}: ${type} has reason ${reason}`, async () => {
-    const app = await context.reads.app(name);
-    return conditionOf(app, type)?.reason === reason ? app : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${context.ns}/${name}: ${type} has reason ${reason}`,
+    async () => {
+      const app = await context.reads.app(name);
+      return conditionOf(app, type)?.reason === reason ? app : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 async function waitForHash(context: CaseContext, name: string, annotation: string, hash: string, timeoutMs = 20_000): Promise<Deployment> {
-  return eventually(`${context.ns}/${name}: ${annotation}=${hash.slice(0, 12)}`, async () => {
-    const deployment = await context.reads.deployment(name);
-    return podAnnotation(deployment, annotation) === hash ? deployment : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${context.ns}/${name}: ${annotation}=${hash.slice(0, 12)}`,
+    async () => {
+      const deployment = await context.reads.deployment(name);
+      return podAnnotation(deployment, annotation) === hash ? deployment : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 async function waitForEvent(context: CaseContext, name: string, reason: string, type: 'Normal' | 'Warning'): Promise<string> {
-  const event = await eventually(`${context.ns}/${name}: a ${type} Event ${reason}`, async () => (await context.reads.events(name)).find((each) => each.reason === reason && each.type === type));
+  const event = await eventually(`${context.ns}/${name}: a ${type} Event ${reason}`, async () =>
+    (await context.reads.events(name)).find((each) => each.reason === reason && each.type === type),
+  );
   return event.message;
 }
 
-const app = (context: CaseContext, name: string, spec: Partial<CustomApp['spec']>): CustomApp => objects.customApp(context.ns, name, { image: IMAGE, ...spec });
+const app = (context: CaseContext, name: string, spec: Partial<CustomApp['spec']>): CustomApp =>
+  objects.customApp(context.ns, name, { image: IMAGE, ...spec });
 const hashOf = (content: HashableContent): string => contentHash(content);
-const secretHashOf = (values: Record<string, string>): string => contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
+const secretHashOf = (values: Record<string, string>): string =>
+  contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
 
 // ─── 1. the CRD schema ──────────────────────────────────────────────────────────────────────────────────────────
 
@@ -93,12 +113,20 @@ const SCHEMA_CASES: readonly SchemaCase[] = [
   { name: 'an upper-case CustomApp name', appName: 'MyApp', spec: { image: IMAGE }, field: 'metadata.name' },
   { name: 'a CustomApp name of 254 characters', appName: `a${NAME_253}`, spec: { image: IMAGE }, field: 'metadata.name' },
   { name: 'an upper-case configMapName', spec: { image: IMAGE, configMapName: 'App-Config' }, field: 'spec.configMapName' },
-  { name: 'a configMapName with a slash, meant to reach another namespace', spec: { image: IMAGE, configMapName: 'kube-system/cluster-config' }, field: 'spec.configMapName' },
+  {
+    name: 'a configMapName with a slash, meant to reach another namespace',
+    spec: { image: IMAGE, configMapName: 'kube-system/cluster-config' },
+    field: 'spec.configMapName',
+  },
   { name: 'a configMapName of 254 characters', spec: { image: IMAGE, configMapName: `a${NAME_253}` }, field: 'spec.configMapName' },
   { name: 'an empty configMapName', spec: { image: IMAGE, configMapName: '' }, field: 'spec.configMapName' },
   { name: 'a configMapName ending in a dash', spec: { image: IMAGE, configMapName: 'config-' }, field: 'spec.configMapName' },
   { name: 'an upper-case secretName', spec: { image: IMAGE, secretName: 'Credentials' }, field: 'spec.secretName' },
-  { name: 'a secretName with a slash, meant to reach another namespace', spec: { image: IMAGE, secretName: 'kube-system/admin-token' }, field: 'spec.secretName' },
+  {
+    name: 'a secretName with a slash, meant to reach another namespace',
+    spec: { image: IMAGE, secretName: 'kube-system/admin-token' },
+    field: 'spec.secretName',
+  },
   { name: 'a secretName of 254 characters', spec: { image: IMAGE, secretName: `a${NAME_253}` }, field: 'spec.secretName' },
   { name: 'negative replicas', spec: { image: IMAGE, replicas: -1 }, field: 'spec.replicas' },
   { name: 'a fractional replica count', spec: { image: IMAGE, replicas: 1.5 }, field: 'spec.replicas' },
@@ -109,9 +137,22 @@ const SCHEMA_CASES: readonly SchemaCase[] = [
   { name: 'a port given as a name', spec: { image: IMAGE, port: 'http' }, field: 'spec.port' },
 ];
 
-async function createRejected(admin: KubeClient, namespace: string, name: string, spec: Record<string, unknown> | undefined): Promise<unknown> {
-  const body = { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name, namespace }, ...(spec === undefined ? {} : { spec }) } as KubeObject;
-  return admin.create(CUSTOM_APPS, namespace, body).then(() => undefined, (error: unknown) => error);
+async function createRejected(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown> | undefined,
+): Promise<unknown> {
+  const body = {
+    apiVersion: 'app.example.com/v1',
+    kind: 'CustomApp',
+    metadata: { name, namespace },
+    ...(spec === undefined ? {} : { spec }),
+  } as KubeObject;
+  return admin.create(CUSTOM_APPS, namespace, body).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 }
 
 // ─── 2. references and ownership (an operator running) ──────────────────────────────────────────────────────────
@@ -161,7 +202,11 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
       t.is(held.status?.configHash, hashOf({ data: { V: '1' } }), 'the status still names what the Deployment runs with');
       await waitForEvent(context, 'web', 'RolloutHeld', 'Warning');
-      t.is((await context.reads.deployment('web'))?.metadata.resourceVersion, before.metadata.resourceVersion, 'the Deployment is not written');
+      t.is(
+        (await context.reads.deployment('web'))?.metadata.resourceVersion,
+        before.metadata.resourceVersion,
+        'the Deployment is not written',
+      );
       await assertQuiet(t, context, 'web');
     },
   },
@@ -199,7 +244,9 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       await waitForCondition(context, 'web', 'SecretAvailable', 'SecretNotFound');
       await createAll(context.admin, objects.secret(context.ns, 'creds', { TOKEN: 'two' }));
       await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, secretHashOf({ TOKEN: 'two' }));
-      t.like(await waitForCondition(context, 'web', 'SecretAvailable', 'SecretFound'), { status: { secretHash: secretHashOf({ TOKEN: 'two' }) } });
+      t.like(await waitForCondition(context, 'web', 'SecretAvailable', 'SecretFound'), {
+        status: { secretHash: secretHashOf({ TOKEN: 'two' }) },
+      });
     },
   },
   {
@@ -220,7 +267,12 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
     run: async (t, context) => {
       await createAll(context.admin, app(context, 'huge', { configMapName: 'huge-config' }));
       await waitForCondition(context, 'huge', 'ConfigMapAvailable', 'ConfigMapNotFound');
-      const refused = await context.admin.create(CONFIGMAPS, context.ns, objects.configMap(context.ns, 'huge-config', { big: 'x'.repeat(MAX_CONFIGMAP_BYTES + 1) })).then(() => undefined, (error: unknown) => error);
+      const refused = await context.admin
+        .create(CONFIGMAPS, context.ns, objects.configMap(context.ns, 'huge-config', { big: 'x'.repeat(MAX_CONFIGMAP_BYTES + 1) }))
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
       t.true(refused instanceof ApiError && refused.statusCode === 422, String(refused));
       await assertQuiet(t, context, 'huge');
       t.is((await context.reads.condition('huge', 'ConfigMapAvailable'))?.reason, 'ConfigMapNotFound');
@@ -230,19 +282,30 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
     name: 'a ConfigMap with binaryData only rolls with the hash of its binaryData, and a binaryData edit rolls again',
     run: async (t, context) => {
       const binaryData = { 'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]).toString('base64') };
-      await createAll(context.admin, { ...objects.configMap(context.ns, 'binary', {}), data: undefined, binaryData } as KubeObject, app(context, 'bin', { configMapName: 'binary' }));
+      await createAll(
+        context.admin,
+        { ...objects.configMap(context.ns, 'binary', {}), data: undefined, binaryData } as KubeObject,
+        app(context, 'bin', { configMapName: 'binary' }),
+      );
       await waitForHash(context, 'bin', CONFIG_HASH_ANNOTATION, hashOf({ binaryData }));
       const edited = { 'logo.png': Buffer.from([0x00, 0x01]).toString('base64') };
       await context.admin.patch(CONFIGMAPS, context.ns, 'binary', 'merge', { binaryData: edited });
       await waitForHash(context, 'bin', CONFIG_HASH_ANNOTATION, hashOf({ binaryData: edited }));
-      await eventually('status.configHash follows', async () => (await context.reads.app('bin'))?.status?.configHash === hashOf({ binaryData: edited }));
+      await eventually(
+        'status.configHash follows',
+        async () => (await context.reads.app('bin'))?.status?.configHash === hashOf({ binaryData: edited }),
+      );
       t.is((await context.reads.condition('bin', 'ConfigMapAvailable'))?.reason, 'ConfigMapFound');
     },
   },
   {
     name: 'an empty ConfigMap counts as present and rolls with the hash of no content',
     run: async (t, context) => {
-      await createAll(context.admin, { ...objects.configMap(context.ns, 'empty', {}), data: undefined } as KubeObject, app(context, 'hollow', { configMapName: 'empty' }));
+      await createAll(
+        context.admin,
+        { ...objects.configMap(context.ns, 'empty', {}), data: undefined } as KubeObject,
+        app(context, 'hollow', { configMapName: 'empty' }),
+      );
       await waitForHash(context, 'hollow', CONFIG_HASH_ANNOTATION, hashOf({}));
       t.is((await waitForCondition(context, 'hollow', 'Ready', 'ReplicasNotReady')).status?.configHash, hashOf({}));
     },
@@ -251,27 +314,44 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
     name: 'an existing Deployment of the same name that the CustomApp does not own gives DeploymentNotOwned and is never touched',
     run: async (t, context) => {
       const foreign = await context.admin.create<Deployment>(DEPLOYMENTS, context.ns, {
-        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'taken', namespace: context.ns },
-        spec: { replicas: 1, selector: { matchLabels: { app: 'theirs' } }, template: { metadata: { labels: { app: 'theirs' } }, spec: { containers: [{ name: 'theirs', image: 'example/theirs:1' }] } } },
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'taken', namespace: context.ns },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'theirs' } },
+          template: { metadata: { labels: { app: 'theirs' } }, spec: { containers: [{ name: 'theirs', image: 'example/theirs:1' }] } },
+        },
       });
       await createAll(context.admin, app(context, 'taken', {}));
       const refused = await waitForCondition(context, 'taken', 'DeploymentAvailable', 'DeploymentNotOwned');
       t.like(conditionOf(refused, 'Ready'), { status: 'False', reason: 'DeploymentNotOwned' });
       t.regex(await waitForEvent(context, 'taken', 'DeploymentNotOwned', 'Warning'), /not controlled by this CustomApp/);
       await assertQuiet(t, context, 'taken');
-      t.is((await context.reads.deployment('taken'))?.metadata.resourceVersion, foreign.metadata.resourceVersion, 'the foreign Deployment is untouched');
+      t.is(
+        (await context.reads.deployment('taken'))?.metadata.resourceVersion,
+        foreign.metadata.resourceVersion,
+        'the foreign Deployment is untouched',
+      );
     },
   },
   {
     name: 'an existing Service of the same name that the CustomApp does not own gives a ServiceNotOwned Event and is never touched',
     run: async (t, context) => {
       const foreign = await context.admin.create<Service>(SERVICES, context.ns, {
-        apiVersion: 'v1', kind: 'Service', metadata: { name: 'shared', namespace: context.ns }, spec: { ports: [{ port: 80 }], selector: { app: 'theirs' } },
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'shared', namespace: context.ns },
+        spec: { ports: [{ port: 80 }], selector: { app: 'theirs' } },
       });
       await createAll(context.admin, app(context, 'shared', { port: 8080 }));
       t.regex(await waitForEvent(context, 'shared', 'ServiceNotOwned', 'Warning'), /not controlled by this CustomApp/);
       t.truthy(await eventually('the Deployment is still created', () => context.reads.deployment('shared')));
-      t.is((await context.reads.service('shared'))?.metadata.resourceVersion, foreign.metadata.resourceVersion, 'the foreign Service is untouched');
+      t.is(
+        (await context.reads.service('shared'))?.metadata.resourceVersion,
+        foreign.metadata.resourceVersion,
+        'the foreign Service is untouched',
+      );
     },
   },
   {
@@ -294,12 +374,17 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       await context.admin.patch(CUSTOM_APPS, context.ns, 'moving', 'merge', { spec: { configMapName: 'new' } });
       const held = await waitForCondition(context, 'moving', 'ConfigMapAvailable', 'ConfigMapNotFound');
       t.is(held.status?.observedConfigMapName, 'old');
-      t.deepEqual((await context.reads.deployment('moving'))!.spec.template.spec.containers[0]!.envFrom, [{ configMapRef: { name: 'old' } }]);
+      t.deepEqual((await context.reads.deployment('moving'))!.spec.template.spec.containers[0]!.envFrom, [
+        { configMapRef: { name: 'old' } },
+      ]);
       await assertQuiet(t, context, 'moving');
       await createAll(context.admin, objects.configMap(context.ns, 'new', { V: 'new' }));
       const rolled = await waitForHash(context, 'moving', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: 'new' } }));
       t.deepEqual(rolled.spec.template.spec.containers[0]!.envFrom, [{ configMapRef: { name: 'new' } }]);
-      await eventually('status names the new ConfigMap', async () => (await context.reads.app('moving'))?.status?.observedConfigMapName === 'new');
+      await eventually(
+        'status names the new ConfigMap',
+        async () => (await context.reads.app('moving'))?.status?.observedConfigMapName === 'new',
+      );
     },
   },
   {
@@ -309,7 +394,9 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       await waitForCondition(context, 'doomed', 'ConfigMapAvailable', 'ConfigMapNotFound');
       await context.admin.delete(CUSTOM_APPS, context.ns, 'doomed');
       await eventually('the CustomApp is gone', async () => (await context.reads.app('doomed')) === undefined);
-      await eventually('its watches are released', () => context.operator.operator.dependencies.watched().every((ref) => ref.namespace !== context.ns));
+      await eventually('its watches are released', () =>
+        context.operator.operator.dependencies.watched().every((ref) => ref.namespace !== context.ns),
+      );
       t.pass();
     },
   },
@@ -318,8 +405,10 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
 // ─── 3. the API answering badly ─────────────────────────────────────────────────────────────────────────────────
 
 /** Requests for ConfigMaps in one namespace (a list or, with `watch`, a watch). */
-const configMapsIn = (namespace: string, watch: boolean) => (request: ProxiedRequest): boolean =>
-  request.method === 'GET' && request.path === `/api/v1/namespaces/${namespace}/configmaps` && request.watch === watch;
+const configMapsIn =
+  (namespace: string, watch: boolean) =>
+  (request: ProxiedRequest): boolean =>
+    request.method === 'GET' && request.path === `/api/v1/namespaces/${namespace}/configmaps` && request.watch === watch;
 
 /** The dependency-watch log lines of one stream (per-object stream names end with `namespace/name`). */
 const streamLines = (context: CaseContext, msg: string, object: string): Record<string, unknown>[] =>
@@ -358,7 +447,10 @@ const API_CASES: readonly OutcomeCase[] = [
       await convergesAndFollowsEdits(t, context);
       t.is(context.proxy!.hits(rule), 1);
       const retries = streamLines(context, 'retry', 'config');
-      t.true(retries.some((line) => /malformed JSON in a 200 answer \(…\)/.test(String(line.message))), JSON.stringify(retries));
+      t.true(
+        retries.some((line) => /malformed JSON in a 200 answer \(…\)/.test(String(line.message))),
+        JSON.stringify(retries),
+      );
     },
   },
   {
@@ -393,12 +485,22 @@ const API_CASES: readonly OutcomeCase[] = [
     name: 'a Status error object (500 InternalError) answering a list is retried with backoff, and the CustomApp converges',
     targets: ['emulator'],
     run: async (t, context) => {
-      const rule = context.proxy!.add({ match: configMapsIn(context.ns, false), answer: { kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, times: 2 });
+      const rule = context.proxy!.add({
+        match: configMapsIn(context.ns, false),
+        answer: { kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' },
+        times: 2,
+      });
       await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
       await convergesAndFollowsEdits(t, context);
       t.is(context.proxy!.hits(rule), 2);
       const retries = streamLines(context, 'retry', 'config');
-      t.deepEqual(retries.map((line) => [line.code, line.reason, line.attempt]), [[500, 'InternalError', 1], [500, 'InternalError', 2]]);
+      t.deepEqual(
+        retries.map((line) => [line.code, line.reason, line.attempt]),
+        [
+          [500, 'InternalError', 1],
+          [500, 'InternalError', 2],
+        ],
+      );
       t.true(Number(retries[1]!.delayMs) > Number(retries[0]!.delayMs) / 2, 'the backoff does not shrink');
     },
   },
@@ -406,7 +508,11 @@ const API_CASES: readonly OutcomeCase[] = [
     name: 'an ERROR Status event inside a watch stream is retried, and no edit is lost',
     targets: ['emulator'],
     run: async (t, context) => {
-      const rule = context.proxy!.add({ match: configMapsIn(context.ns, true), answer: { kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' }, times: 1 });
+      const rule = context.proxy!.add({
+        match: configMapsIn(context.ns, true),
+        answer: { kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' },
+        times: 1,
+      });
       await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
       await convergesAndFollowsEdits(t, context);
       t.is(context.proxy!.hits(rule), 1);
@@ -417,7 +523,11 @@ const API_CASES: readonly OutcomeCase[] = [
     name: 'a 429 with Retry-After answering a list is retried no sooner than the server asked',
     targets: ['emulator'],
     run: async (t, context) => {
-      const rule = context.proxy!.add({ match: configMapsIn(context.ns, false), answer: { kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 }, times: 1 });
+      const rule = context.proxy!.add({
+        match: configMapsIn(context.ns, false),
+        answer: { kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 },
+        times: 1,
+      });
       await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
       await convergesAndFollowsEdits(t, context);
       t.is(context.proxy!.hits(rule), 1);
@@ -430,7 +540,11 @@ const API_CASES: readonly OutcomeCase[] = [
     name: "500s answering the operator's Deployment creates are retried with backoff until one succeeds",
     targets: ['emulator'],
     run: async (t, context) => {
-      const fault = context.cluster.emulator!.faults.failRequests({ match: { verb: 'create', group: 'apps', resource: 'deployments', namespace: context.ns, user: OPERATOR_USER }, code: 500, times: 3 });
+      const fault = context.cluster.emulator!.faults.failRequests({
+        match: { verb: 'create', group: 'apps', resource: 'deployments', namespace: context.ns, user: OPERATOR_USER },
+        code: 500,
+        times: 3,
+      });
       t.teardown(() => context.cluster.emulator!.faults.remove(fault));
       await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
       await convergesAndFollowsEdits(t, context);
@@ -466,7 +580,10 @@ const API_CASES: readonly OutcomeCase[] = [
         await createAll(context.admin, app(context, 'denied', { secretName: 'creds' }));
         await eventually('a denied list', async () => (await answered(context, 'list', 'secrets', 403)) > 0);
         await new Promise((done) => setTimeout(done, 2_500));
-        t.true(await answered(context, 'list', 'secrets', 403) <= 4, `${await answered(context, 'list', 'secrets', 403)} denied lists in 2.5 s`);
+        t.true(
+          (await answered(context, 'list', 'secrets', 403)) <= 4,
+          `${await answered(context, 'list', 'secrets', 403)} denied lists in 2.5 s`,
+        );
         t.true(streamLines(context, 'retry', 'creds').some((line) => line.code === 403));
         t.is(await context.reads.deployment('denied'), undefined, 'nothing rolls out on unknown content');
       });
@@ -487,7 +604,11 @@ for (const target of selectedTargets()) {
     cluster = await startCluster(target, { emulator: { bookmarkIntervalMs: BOOKMARK_MS }, envtest: { controllerManager: true } });
     await installOperatorResources(cluster);
     proxy = target === 'emulator' ? await startFaultProxy(cluster.emulator!.url) : undefined;
-    const operator = await startTestOperator(cluster, target === 'emulator' ? { registry: { watch: { idleTimeoutMs: IDLE_TIMEOUT_MS } } } : {}, { server: proxy?.url });
+    const operator = await startTestOperator(
+      cluster,
+      target === 'emulator' ? { registry: { watch: { idleTimeoutMs: IDLE_TIMEOUT_MS } } } : {},
+      { server: proxy?.url },
+    );
     Object.assign(shared, { target, cluster, admin: await adminClient(cluster), operator, proxy });
   });
   test.after.always(async () => {
@@ -508,7 +629,12 @@ for (const target of selectedTargets()) {
     test(`[${target}] the CRD schema refuses ${schemaCase.name} with 422 naming ${schemaCase.field}`, async (t) => {
       const namespace = 'schema';
       await createNamespace(shared.admin, namespace);
-      const error = await createRejected(shared.admin, namespace, schemaCase.appName ?? `bad-${SCHEMA_CASES.indexOf(schemaCase)}`, schemaCase.spec);
+      const error = await createRejected(
+        shared.admin,
+        namespace,
+        schemaCase.appName ?? `bad-${SCHEMA_CASES.indexOf(schemaCase)}`,
+        schemaCase.spec,
+      );
       t.true(error instanceof ApiError, `created, or failed otherwise: ${String(error)}`);
       t.is((error as ApiError).statusCode, 422, (error as Error).message);
       t.is((error as ApiError).reason, 'Invalid');
@@ -519,7 +645,10 @@ for (const target of selectedTargets()) {
   test(`[${target}] the CRD schema refuses an update to negative replicas with 422, and the stored CustomApp is unchanged`, async (t) => {
     const context = await contextFor();
     await createAll(context.admin, app(context, 'valid', { replicas: 2 }));
-    const error = await context.admin.patch(CUSTOM_APPS, context.ns, 'valid', 'merge', { spec: { replicas: -3 } }).then(() => undefined, (failure: unknown) => failure);
+    const error = await context.admin.patch(CUSTOM_APPS, context.ns, 'valid', 'merge', { spec: { replicas: -3 } }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     t.is((error as ApiError).statusCode, 422);
     t.is((await context.reads.app('valid'))?.spec.replicas, 2);
   });

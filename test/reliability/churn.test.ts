@@ -11,13 +11,18 @@ test('after 10 rounds of creating and deleting 100 CustomApps, the heap is withi
   const report = await runChurn(cluster, { rounds: 10, count: 100, log: (line) => t.log(line) });
 
   const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
-  t.log(`heap after forced GC: cold ${mib(report.cold.memory.heapUsed)}, baseline (after round 1) ${mib(report.baseline.memory.heapUsed)}, after round 10 ${mib(report.after.memory.heapUsed)} (${(report.heapGrowth * 100).toFixed(1)}%)`);
+  t.log(
+    `heap after forced GC: cold ${mib(report.cold.memory.heapUsed)}, baseline (after round 1) ${mib(report.baseline.memory.heapUsed)}, after round 10 ${mib(report.after.memory.heapUsed)} (${(report.heapGrowth * 100).toFixed(1)}%)`,
+  );
   t.true(report.after.gcForced, 'the heap was measured after forced full GCs (--expose-gc)');
   t.true(report.heapGrowth <= HEAP_TOLERANCE, `heap grew ${(report.heapGrowth * 100).toFixed(1)}% over the baseline`);
 
   t.true(report.peak.dependencyWatches >= 200, `the rounds exercised the dependency watches (peak ${report.peak.dependencyWatches})`);
-  t.deepEqual(report.end, { dependencyWatches: 0, streams: 0, subscribers: 0, serverDependencyWatches: 0, serverInformerWatches: 3 },
-    'no dependency watch, stream or subscription is left; only the three informers watch');
+  t.deepEqual(
+    report.end,
+    { dependencyWatches: 0, streams: 0, subscribers: 0, serverDependencyWatches: 0, serverInformerWatches: 3 },
+    'no dependency watch, stream or subscription is left; only the three informers watch',
+  );
   t.deepEqual(resourceCounts(report.after), resourceCounts(report.baseline), 'the same timers, sockets and handles as at the baseline');
   t.log(`live handles: ${JSON.stringify(resourceCounts(report.after))}`);
 });

@@ -66,9 +66,11 @@ const SMALL_NAMESPACE_SIZE = 5;
 /** Where each CustomApp lives: half in one big namespace, the rest in namespaces of five. */
 function placement(count: number): { namespace: string; name: string }[] {
   const big = Math.ceil(count / 2);
-  return Array.from({ length: count }, (_, index) => index < big
-    ? { namespace: BIG_NAMESPACE, name: `app-${index}` }
-    : { namespace: `churn-${Math.floor((index - big) / SMALL_NAMESPACE_SIZE)}`, name: `app-${index}` });
+  return Array.from({ length: count }, (_, index) =>
+    index < big
+      ? { namespace: BIG_NAMESPACE, name: `app-${index}` }
+      : { namespace: `churn-${Math.floor((index - big) / SMALL_NAMESPACE_SIZE)}`, name: `app-${index}` },
+  );
 }
 
 /** Counts the types of `process.getActiveResourcesInfo()`. */
@@ -92,31 +94,67 @@ async function watchCounts(operator: ProbedOperator, cluster: TestCluster): Prom
 
 /** Waits until the operator has nothing queued and nothing in flight. */
 async function idle(operator: ProbedOperator): Promise<void> {
-  await eventually('the operator is idle', async () => {
-    const samples = await operator.metrics();
-    return sumOf(samples, 'workqueue_depth') === 0 && sumOf(samples, 'controller_runtime_active_workers') === 0;
-  }, 60_000, 100);
+  await eventually(
+    'the operator is idle',
+    async () => {
+      const samples = await operator.metrics();
+      return sumOf(samples, 'workqueue_depth') === 0 && sumOf(samples, 'controller_runtime_active_workers') === 0;
+    },
+    60_000,
+    100,
+  );
 }
 
-async function oneRound(admin: KubeClient, operator: ProbedOperator, cluster: TestCluster, apps: readonly { namespace: string; name: string }[], timeoutMs: number): Promise<WatchCounts> {
-  await forEachConcurrently(apps.map((app, index) => ({ ...app, port: index < MAX_SERVICES ? 8080 : undefined })), 50, ({ namespace, name, port }) => admin.create(CUSTOM_APPS, namespace, {
-    ...objects.customApp(namespace, name, { image: 'example/churn:1', configMapName: `${name}-config`, secretName: `${name}-secret`, port }),
-    metadata: { name, namespace, labels: { [LABEL]: 'true' } },
-  }));
-  await eventually('every CustomApp of the round is reconciled', async () => {
-    const listed = await admin.list<CustomApp>(CUSTOM_APPS, { labelSelector: LABEL });
-    return listed.items.filter((app) => app.status?.observedGeneration === app.metadata.generation && app.status?.secretHash).length === apps.length;
-  }, timeoutMs, 250);
+async function oneRound(
+  admin: KubeClient,
+  operator: ProbedOperator,
+  cluster: TestCluster,
+  apps: readonly { namespace: string; name: string }[],
+  timeoutMs: number,
+): Promise<WatchCounts> {
+  await forEachConcurrently(
+    apps.map((app, index) => ({ ...app, port: index < MAX_SERVICES ? 8080 : undefined })),
+    50,
+    ({ namespace, name, port }) =>
+      admin.create(CUSTOM_APPS, namespace, {
+        ...objects.customApp(namespace, name, {
+          image: 'example/churn:1',
+          configMapName: `${name}-config`,
+          secretName: `${name}-secret`,
+          port,
+        }),
+        metadata: { name, namespace, labels: { [LABEL]: 'true' } },
+      }),
+  );
+  await eventually(
+    'every CustomApp of the round is reconciled',
+    async () => {
+      const listed = await admin.list<CustomApp>(CUSTOM_APPS, { labelSelector: LABEL });
+      return (
+        listed.items.filter((app) => app.status?.observedGeneration === app.metadata.generation && app.status?.secretHash).length ===
+        apps.length
+      );
+    },
+    timeoutMs,
+    250,
+  );
   const peak = await watchCounts(operator, cluster);
-  await forEachConcurrently(apps, 50, ({ namespace, name }) => admin.delete(CUSTOM_APPS, namespace, name).catch((error: unknown) => {
-    if (!isNotFound(error)) throw error;
-  }));
-  await eventually('every CustomApp and its children are gone, and every dependency watch released', async () => {
-    const left = (await admin.list<CustomApp>(CUSTOM_APPS, { labelSelector: LABEL })).items.length;
-    const children = (await admin.list(DEPLOYMENTS, { labelSelector: OWNED_SELECTOR })).items.length;
-    const counts = await watchCounts(operator, cluster);
-    return left === 0 && children === 0 && counts.dependencyWatches === 0 && counts.streams === 0;
-  }, timeoutMs, 250);
+  await forEachConcurrently(apps, 50, ({ namespace, name }) =>
+    admin.delete(CUSTOM_APPS, namespace, name).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    }),
+  );
+  await eventually(
+    'every CustomApp and its children are gone, and every dependency watch released',
+    async () => {
+      const left = (await admin.list<CustomApp>(CUSTOM_APPS, { labelSelector: LABEL })).items.length;
+      const children = (await admin.list(DEPLOYMENTS, { labelSelector: OWNED_SELECTOR })).items.length;
+      const counts = await watchCounts(operator, cluster);
+      return left === 0 && children === 0 && counts.dependencyWatches === 0 && counts.streams === 0;
+    },
+    timeoutMs,
+    250,
+  );
   await idle(operator);
   return peak;
 }
@@ -138,9 +176,13 @@ export async function runChurn(cluster: TestCluster, options: ChurnOptions): Pro
   let operator: ProbedOperator | undefined;
   try {
     for (const namespace of new Set(apps.map((app) => app.namespace))) await createNamespace(admin, namespace);
-    await forEachConcurrently(apps, 50, ({ namespace, name }) => createAll(admin,
-      objects.configMap(namespace, `${name}-config`, { APP: name }),
-      objects.secret(namespace, `${name}-secret`, { TOKEN: name })));
+    await forEachConcurrently(apps, 50, ({ namespace, name }) =>
+      createAll(
+        admin,
+        objects.configMap(namespace, `${name}-config`, { APP: name }),
+        objects.secret(namespace, `${name}-secret`, { TOKEN: name }),
+      ),
+    );
     operator = await startProbedOperator({ kubeconfig, logLevel: 'warn' });
     await idle(operator);
     const cold = await operator.probe();
@@ -153,7 +195,9 @@ export async function runChurn(cluster: TestCluster, options: ChurnOptions): Pro
       if (!peak || counts.dependencyWatches > peak.dependencyWatches) peak = counts;
       roundMs.push(performance.now() - started);
       if (round === 1) baseline = await operator.probe();
-      log(`round ${round}/${options.rounds}: ${options.count} CustomApps created, reconciled and deleted in ${(roundMs.at(-1)! / 1000).toFixed(1)} s (peak ${counts.dependencyWatches} dependency watches over ${counts.streams} streams)`);
+      log(
+        `round ${round}/${options.rounds}: ${options.count} CustomApps created, reconciled and deleted in ${(roundMs.at(-1)! / 1000).toFixed(1)} s (peak ${counts.dependencyWatches} dependency watches over ${counts.streams} streams)`,
+      );
     }
     const after = await operator.probe();
     const end = await watchCounts(operator, cluster);

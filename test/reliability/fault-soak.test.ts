@@ -11,7 +11,15 @@ test('under dropped watches, forced 410s, 500s, 429s, conflicts and a SIGKILL, e
   const cluster = await startCluster('emulator', { emulator: { random: new SeededRandom(seed).next } });
   t.teardown(() => cluster.stop());
   await installOperatorResources(cluster);
-  const report = await runFaultSoak(cluster, { apps: 60, streamMs: 25_000, opsPerSecond: 15, kills: 1, seed, quiescenceTimeoutMs: 60_000, log: (line) => t.log(line) });
+  const report = await runFaultSoak(cluster, {
+    apps: 60,
+    streamMs: 25_000,
+    opsPerSecond: 15,
+    kills: 1,
+    seed,
+    quiescenceTimeoutMs: 60_000,
+    log: (line) => t.log(line),
+  });
   t.log(`faults: ${JSON.stringify(report.faults)}`);
   t.log(`recoveries: ${JSON.stringify(report.recoveries)}`);
 
@@ -24,7 +32,10 @@ test('under dropped watches, forced 410s, 500s, 429s, conflicts and a SIGKILL, e
   t.deepEqual(report.driverErrors, [], 'the soak itself ran as planned');
 
   const { faults } = report;
-  t.true(faults.kills >= 1 && faults.failed500 > 0 && faults.failed429 > 0 && faults.forced410 > 0 && faults.compactions > 0, 'every kind of fault was injected');
+  t.true(
+    faults.kills >= 1 && faults.failed500 > 0 && faults.failed429 > 0 && faults.forced410 > 0 && faults.compactions > 0,
+    'every kind of fault was injected',
+  );
   t.true(faults.watchesEnded + faults.watchesReset > 0 && faults.competingWrites > 0 && faults.conflicts409 > 0);
   t.true(report.invariants.deletedApps > 0 && report.invariants.liveApps > 0, 'CustomApps were both deleted and kept');
 });

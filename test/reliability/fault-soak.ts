@@ -95,11 +95,15 @@ export interface SoakReport {
   readonly violationsAtStreamEnd: number;
   /** Errors of the soak's own requests other than the races it expects (404, 409): none in a valid run. */
   readonly driverErrors: readonly string[];
-  readonly timings: { readonly setupMs: number; readonly coldConvergenceMs: number; readonly streamMs: number; readonly quiescenceMs: number };
+  readonly timings: {
+    readonly setupMs: number;
+    readonly coldConvergenceMs: number;
+    readonly streamMs: number;
+    readonly quiescenceMs: number;
+  };
 }
 
 type RefKind = 'ConfigMap' | 'Secret';
-
 
 interface AppSpec {
   image: string;
@@ -140,7 +144,9 @@ class World {
 
   /** The live CustomApps that reference a ConfigMap or Secret. */
   referencing(namespace: string, kind: RefKind, name: string): string[] {
-    return [...this.live].filter(([key, spec]) => key.startsWith(`${namespace}/`) && (kind === 'ConfigMap' ? spec.configMapName : spec.secretName) === name).map(([key]) => key);
+    return [...this.live]
+      .filter(([key, spec]) => key.startsWith(`${namespace}/`) && (kind === 'ConfigMap' ? spec.configMapName : spec.secretName) === name)
+      .map(([key]) => key);
   }
 
   namespaces(): string[] {
@@ -172,7 +178,7 @@ class World {
 /** Namespace sizes from a seed: some far past the collapse threshold, some below the split threshold, some between. */
 function namespaceSizes(total: number, random: SeededRandom): number[] {
   const sizes: number[] = [];
-  for (let left = total; left > 0;) {
+  for (let left = total; left > 0; ) {
     const size = Math.min(left, random.pick([2, 3, 4, 6, 8, 9, 14, 25, 40, 80]));
     sizes.push(size);
     left -= size;
@@ -240,14 +246,20 @@ class Ticker {
   every(random: SeededRandom, minMs: number, maxMs: number, action: () => Promise<unknown> | void): void {
     const schedule = (): void => {
       if (this.stopped) return;
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        const run = Promise.resolve().then(action).catch(this.onError).finally(() => {
-          this.running.delete(run);
-          schedule();
-        });
-        this.running.add(run);
-      }, minMs + random.next() * (maxMs - minMs));
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          const run = Promise.resolve()
+            .then(action)
+            .catch(this.onError)
+            .finally(() => {
+              this.running.delete(run);
+              schedule();
+            });
+          this.running.add(run);
+        },
+        minMs + random.next() * (maxMs - minMs),
+      );
       this.timers.add(timer);
     };
     schedule();
@@ -279,10 +291,18 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
   let current: Generation | undefined;
   const exits: Promise<void>[] = [];
   const startOperator = (): Generation => {
-    const generation = new Generation(new OperatorProcess([
-      `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=0', '--log-level=info',
-      '--leader-elect', '--leader-elect-lease-duration=3s', '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms',
-    ]));
+    const generation = new Generation(
+      new OperatorProcess([
+        `--kubeconfig=${kubeconfig}`,
+        '--metrics-bind-address=127.0.0.1:0',
+        '--health-probe-bind-address=0',
+        '--log-level=info',
+        '--leader-elect',
+        '--leader-elect-lease-duration=3s',
+        '--leader-elect-renew-deadline=2s',
+        '--leader-elect-retry-period=500ms',
+      ]),
+    );
     exits.push(generation.watchExit());
     generations.push(generation);
     current = generation;
@@ -327,12 +347,29 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
       }
     });
     for (const namespace of world.namespaces()) await createNamespace(admin, namespace);
-    const refCreates = world.namespaces().flatMap((namespace) => (['ConfigMap', 'Secret'] as const).flatMap((kind) => world.refNames(namespace, kind).map((name) => () =>
-      createAll(admin, kind === 'ConfigMap' ? objects.configMap(namespace, name, { VALUE: world.nextValue() }) : objects.secret(namespace, name, { TOKEN: world.nextValue() })))));
+    const refCreates = world
+      .namespaces()
+      .flatMap((namespace) =>
+        (['ConfigMap', 'Secret'] as const).flatMap((kind) =>
+          world
+            .refNames(namespace, kind)
+            .map(
+              (name) => () =>
+                createAll(
+                  admin,
+                  kind === 'ConfigMap'
+                    ? objects.configMap(namespace, name, { VALUE: world.nextValue() })
+                    : objects.secret(namespace, name, { TOKEN: world.nextValue() }),
+                ),
+            ),
+        ),
+      );
     await forEachConcurrently(refCreates, 50, (create) => create());
     await forEachConcurrently(creates, 50, (create) => create());
     const setupMs = performance.now() - started;
-    log(`setup: ${options.apps} CustomApps in ${sizes.length} namespaces (sizes ${sizes.join(' ')}), ${refCreates.length} ConfigMaps and Secrets, ${(setupMs / 1000).toFixed(1)} s`);
+    log(
+      `setup: ${options.apps} CustomApps in ${sizes.length} namespaces (sizes ${sizes.join(' ')}), ${refCreates.length} ConfigMaps and Secrets, ${(setupMs / 1000).toFixed(1)} s`,
+    );
 
     // ── the operator, and cold convergence ──
     const coldStarted = performance.now();
@@ -340,14 +377,18 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
     scraper.every(random.fork(), 1000, 1001, tend);
     const checker = new InvariantChecker(admin, cluster, world, () => current);
     let lastReport = performance.now();
-    await waitUntil(async () => {
-      const left = await checker.unconverged();
-      if (left.length > 0 && performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        log(`cold start: ${left.length} CustomApps not converged yet, e.g. ${left.slice(0, 3).join('; ')}`);
-      }
-      return left.length === 0;
-    }, 300_000, 'cold convergence');
+    await waitUntil(
+      async () => {
+        const left = await checker.unconverged();
+        if (left.length > 0 && performance.now() - lastReport > 10_000) {
+          lastReport = performance.now();
+          log(`cold start: ${left.length} CustomApps not converged yet, e.g. ${left.slice(0, 3).join('; ')}`);
+        }
+        return left.length === 0;
+      },
+      300_000,
+      'cold convergence',
+    );
     const coldConvergenceMs = performance.now() - coldStarted;
     log(`cold start: every CustomApp converged ${(coldConvergenceMs / 1000).toFixed(1)} s after the operator started`);
 
@@ -383,22 +424,29 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
       for (let write = 0; write < 3; write += 1) {
         const roll = competitor.next();
         await (roll < 0.6
-          ? admin.patch(DEPLOYMENTS, namespace, name, 'merge', { metadata: { annotations: { 'soak.example.com/touched': competitor.next().toString(36) } } })
+          ? admin.patch(DEPLOYMENTS, namespace, name, 'merge', {
+              metadata: { annotations: { 'soak.example.com/touched': competitor.next().toString(36) } },
+            })
           : roll < 0.85
             ? admin.patch(DEPLOYMENTS, namespace, name, 'merge', { spec: { replicas: 7 } })
-            : admin.patch(CUSTOM_APPS, namespace, name, 'merge', { metadata: { labels: { 'soak.example.com/touched': competitor.next().toString(36).slice(2, 10) } } })
-        ).then(() => {
-          injected.competingWrites += 1;
-        }, (error: unknown) => {
-          if (!tolerated(error)) throw error;
-        });
+            : admin.patch(CUSTOM_APPS, namespace, name, 'merge', {
+                metadata: { labels: { 'soak.example.com/touched': competitor.next().toString(36).slice(2, 10) } },
+              })
+        ).then(
+          () => {
+            injected.competingWrites += 1;
+          },
+          (error: unknown) => {
+            if (!tolerated(error)) throw error;
+          },
+        );
       }
     });
     const ops = new OperationStream(admin, world, random.fork(), operations);
-    stream.every(random.fork(), 1000 / options.opsPerSecond / 2, 1000 / options.opsPerSecond * 1.5, () => ops.step());
+    stream.every(random.fork(), 1000 / options.opsPerSecond / 2, (1000 / options.opsPerSecond) * 1.5, () => ops.step());
     const killRandom = random.fork();
     for (let kill = 0; kill < options.kills; kill += 1) {
-      const at = streamStarted + options.streamMs * (kill + 0.3 + killRandom.next() * 0.4) / options.kills;
+      const at = streamStarted + (options.streamMs * (kill + 0.3 + killRandom.next() * 0.4)) / options.kills;
       await sleep(at - performance.now());
       const victim = current!;
       await victim.scrape();
@@ -408,16 +456,25 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
       victim.drain();
       injected.kills += 1;
       startOperator();
-      log(`kill ${kill + 1}/${options.kills}: SIGKILL at ${((performance.now() - streamStarted) / 1000).toFixed(1)} s into the stream; restarted`);
+      log(
+        `kill ${kill + 1}/${options.kills}: SIGKILL at ${((performance.now() - streamStarted) / 1000).toFixed(1)} s into the stream; restarted`,
+      );
     }
     await sleep(streamStarted + options.streamMs - performance.now());
     await stream.stop();
     await faults.stop();
-    const failures = new Map(emulator.faults.list().filter((fault) => fault.kind === 'failure').map((fault) => [fault.id, (fault.spec as { failed: number }).failed]));
+    const failures = new Map(
+      emulator.faults
+        .list()
+        .filter((fault) => fault.kind === 'failure')
+        .map((fault) => [fault.id, (fault.spec as { failed: number }).failed]),
+    );
     const pendingExpiries = emulator.faults.list().filter((fault) => fault.kind === 'expire-next-watch').length;
     emulator.faults.reset();
     const streamMs = performance.now() - streamStarted;
-    log(`stream: ${Object.values(operations).reduce((sum, count) => sum + count, 0)} operations in ${(streamMs / 1000).toFixed(1)} s ${JSON.stringify(operations)}`);
+    log(
+      `stream: ${Object.values(operations).reduce((sum, count) => sum + count, 0)} operations in ${(streamMs / 1000).toFixed(1)} s ${JSON.stringify(operations)}`,
+    );
 
     // ── quiescence: every referenced object exists again, then every invariant ──
     const quiescenceStarted = performance.now();
@@ -430,20 +487,34 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
       await sleep(500);
       invariants = await checker.check();
     }
-    await waitUntil(async () => {
-      await current!.scrape();
-      return sumOf(current!.lastMetrics, 'workqueue_depth') === 0 && sumOf(current!.lastMetrics, 'controller_runtime_active_workers') === 0;
-    }, 30_000, 'the operator is idle').catch(() => undefined);
+    await waitUntil(
+      async () => {
+        await current!.scrape();
+        return (
+          sumOf(current!.lastMetrics, 'workqueue_depth') === 0 && sumOf(current!.lastMetrics, 'controller_runtime_active_workers') === 0
+        );
+      },
+      30_000,
+      'the operator is idle',
+    ).catch(() => undefined);
     await current!.scrape();
     invariants = await checker.check();
     const quiescenceMs = performance.now() - quiescenceStarted;
     log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s`);
 
-    const summed = (name: string, labels: Record<string, string> = {}): number => generations.reduce((sum, generation) => sum + sumOf(generation.lastMetrics, name, labels), 0);
+    const summed = (name: string, labels: Record<string, string> = {}): number =>
+      generations.reduce((sum, generation) => sum + sumOf(generation.lastMetrics, name, labels), 0);
     const lines = (msg: string): number => generations.reduce((sum, generation) => sum + generation.count(msg), 0);
     return {
       seed: options.seed,
-      options: { apps: options.apps, streamMs: options.streamMs, opsPerSecond: options.opsPerSecond, kills: options.kills, seed: options.seed, quiescenceTimeoutMs: options.quiescenceTimeoutMs },
+      options: {
+        apps: options.apps,
+        streamMs: options.streamMs,
+        opsPerSecond: options.opsPerSecond,
+        kills: options.kills,
+        seed: options.seed,
+        quiescenceTimeoutMs: options.quiescenceTimeoutMs,
+      },
       namespaces: sizes.length,
       operations,
       faults: {
@@ -463,8 +534,10 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
         reconcileErrors: summed('controller_runtime_reconcile_errors_total'),
         workqueueRetries: summed('workqueue_retries_total'),
         reconciles: summed('controller_runtime_reconcile_total'),
-        leadershipLosses: generations.filter((generation) => generation.exited && !generation.killed && generation.count('leader.lost') > 0).length,
-        crashes: generations.filter((generation) => generation.exited && !generation.killed && generation.count('leader.lost') === 0).length,
+        leadershipLosses: generations.filter((generation) => generation.exited && !generation.killed && generation.count('leader.lost') > 0)
+          .length,
+        crashes: generations.filter((generation) => generation.exited && !generation.killed && generation.count('leader.lost') === 0)
+          .length,
       },
       invariants,
       violationsAtStreamEnd: atStreamEnd,
@@ -509,21 +582,41 @@ class OperationStream {
   private nextApp = 0;
   private readonly deleted: string[] = [];
 
-  constructor(private readonly admin: KubeClient, private readonly world: World, private readonly random: SeededRandom, private readonly counts: Record<string, number>) {}
+  constructor(
+    private readonly admin: KubeClient,
+    private readonly world: World,
+    private readonly random: SeededRandom,
+    private readonly counts: Record<string, number>,
+  ) {}
 
   /** One random operation; races with the soak's own earlier operations (404, 409) are counted, not failures. */
   async step(): Promise<void> {
     const { random, world } = this;
     const op = random.weighted({
-      createApp: 10, deleteApp: 8, image: 15, replicas: 5, port: 5, switchConfigMap: 7, switchSecret: 4,
-      editConfigMap: 20, labelConfigMap: 3, editSecret: 12, deleteConfigMap: 3, recreateConfigMap: 3, deleteSecret: 2, recreateSecret: 2,
+      createApp: 10,
+      deleteApp: 8,
+      image: 15,
+      replicas: 5,
+      port: 5,
+      switchConfigMap: 7,
+      switchSecret: 4,
+      editConfigMap: 20,
+      labelConfigMap: 3,
+      editSecret: 12,
+      deleteConfigMap: 3,
+      recreateConfigMap: 3,
+      deleteSecret: 2,
+      recreateSecret: 2,
     });
     const namespace = random.pick(world.namespaces());
     const liveHere = [...world.live.keys()].filter((key) => key.startsWith(`${namespace}/`));
-    const outcome = await this.apply(op, namespace, liveHere).then(() => op, (error: unknown) => {
-      if (!tolerated(error)) throw error;
-      return `${op} (raced)`;
-    });
+    const outcome = await this.apply(op, namespace, liveHere).then(
+      () => op,
+      (error: unknown) => {
+        if (!tolerated(error)) throw error;
+        return `${op} (raced)`;
+      },
+    );
     this.counts[outcome] = (this.counts[outcome] ?? 0) + 1;
   }
 
@@ -568,7 +661,7 @@ class OperationStream {
       case 'replicas':
         return patchSpec(() => ({ replicas: 1 + random.int(4) }));
       case 'port':
-        return patchSpec((spec) => ({ port: spec.port ? null : world.randomPort() ?? null }));
+        return patchSpec((spec) => ({ port: spec.port ? null : (world.randomPort() ?? null) }));
       case 'switchConfigMap':
         return patchSpec(() => ({ configMapName: random.chance(0.9) ? random.pick(world.refNames(namespace, 'ConfigMap')) : null }));
       case 'switchSecret':
@@ -586,7 +679,9 @@ class OperationStream {
       case 'labelConfigMap': {
         const names = world.refNames(namespace, 'ConfigMap', true);
         if (names.length === 0) return;
-        await admin.patch(CONFIGMAPS, namespace, random.pick(names), 'merge', { metadata: { labels: { 'soak.example.com/touched': world.nextValue() } } });
+        await admin.patch(CONFIGMAPS, namespace, random.pick(names), 'merge', {
+          metadata: { labels: { 'soak.example.com/touched': world.nextValue() } },
+        });
         return;
       }
       case 'deleteConfigMap':
@@ -610,7 +705,12 @@ class OperationStream {
 
   private async recreate(namespace: string, kind: RefKind, name: string): Promise<void> {
     this.world.refs.get(namespace)![kind].set(name, true);
-    await createAll(this.admin, kind === 'ConfigMap' ? objects.configMap(namespace, name, { VALUE: this.world.nextValue() }) : objects.secret(namespace, name, { TOKEN: this.world.nextValue() }));
+    await createAll(
+      this.admin,
+      kind === 'ConfigMap'
+        ? objects.configMap(namespace, name, { VALUE: this.world.nextValue() })
+        : objects.secret(namespace, name, { TOKEN: this.world.nextValue() }),
+    );
   }
 
   /** Recreates every ConfigMap and Secret the stream deleted, so that every live CustomApp can converge. */
@@ -651,7 +751,8 @@ class InvariantChecker {
       admin.list<KubeObject & HashableContent>(CONFIGMAPS),
       admin.list<KubeObject & HashableContent>(SECRETS),
     ]);
-    const byKey = <T extends KubeObject>(items: readonly T[]): Map<string, T> => new Map(items.map((item) => [`${item.metadata.namespace}/${item.metadata.name}`, item]));
+    const byKey = <T extends KubeObject>(items: readonly T[]): Map<string, T> =>
+      new Map(items.map((item) => [`${item.metadata.namespace}/${item.metadata.name}`, item]));
     const deploymentOf = byKey(deployments.items);
     const serviceOf = byKey(services.items);
     const configMapOf = byKey(configMaps.items);
@@ -670,26 +771,36 @@ class InvariantChecker {
         continue;
       }
       const { spec } = app;
-      for (const [kind, name] of [['ConfigMap', spec.configMapName], ['Secret', spec.secretName]] as const) {
+      for (const [kind, name] of [
+        ['ConfigMap', spec.configMapName],
+        ['Secret', spec.secretName],
+      ] as const) {
         if (name) referenced.set(`${kind}/${namespace}/${name}`, (referenced.get(`${kind}/${namespace}/${name}`) ?? 0) + 1);
       }
       const deployment = deploymentOf.get(key);
       const problems: string[] = [];
-      const expectedConfig = spec.configMapName ? contentOf(configMapOf.get(`${namespace}/${spec.configMapName}`)) ?? 'missing' : undefined;
-      const expectedSecret = spec.secretName ? contentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing' : undefined;
+      const expectedConfig = spec.configMapName
+        ? (contentOf(configMapOf.get(`${namespace}/${spec.configMapName}`)) ?? 'missing')
+        : undefined;
+      const expectedSecret = spec.secretName ? (contentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing') : undefined;
       if (!deployment) problems.push('no Deployment');
       else {
         const container = deployment.spec.template.spec.containers[0];
         if (!isControlledBy(deployment, app)) problems.push('Deployment not controlled by it');
         if (container?.image !== spec.image) problems.push(`image ${container?.image} ≠ ${spec.image}`);
-        if ((deployment.spec.replicas ?? 1) !== (spec.replicas ?? 1)) problems.push(`replicas ${deployment.spec.replicas} ≠ ${spec.replicas}`);
-        if (podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== expectedConfig) problems.push(`config-hash ${podAnnotation(deployment, CONFIG_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedConfig?.slice(0, 8)}`);
-        if (podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== expectedSecret) problems.push(`secret-hash ${podAnnotation(deployment, SECRET_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedSecret?.slice(0, 8)}`);
+        if ((deployment.spec.replicas ?? 1) !== (spec.replicas ?? 1))
+          problems.push(`replicas ${deployment.spec.replicas} ≠ ${spec.replicas}`);
+        if (podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== expectedConfig)
+          problems.push(`config-hash ${podAnnotation(deployment, CONFIG_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedConfig?.slice(0, 8)}`);
+        if (podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== expectedSecret)
+          problems.push(`secret-hash ${podAnnotation(deployment, SECRET_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedSecret?.slice(0, 8)}`);
       }
       const service = serviceOf.get(key);
-      if (spec.port && service?.spec.ports?.[0]?.port !== spec.port) problems.push(`Service port ${service?.spec.ports?.[0]?.port} ≠ ${spec.port}`);
+      if (spec.port && service?.spec.ports?.[0]?.port !== spec.port)
+        problems.push(`Service port ${service?.spec.ports?.[0]?.port} ≠ ${spec.port}`);
       if (!spec.port && service) problems.push('a Service without spec.port');
-      if (app.status?.observedGeneration !== app.metadata.generation) problems.push(`observedGeneration ${app.status?.observedGeneration} ≠ ${app.metadata.generation}`);
+      if (app.status?.observedGeneration !== app.metadata.generation)
+        problems.push(`observedGeneration ${app.status?.observedGeneration} ≠ ${app.metadata.generation}`);
       if (app.status?.configHash !== expectedConfig) problems.push('status.configHash');
       if (app.status?.secretHash !== expectedSecret) problems.push('status.secretHash');
       if (problems.length > 0) lostUpdates.push(`${key}: ${problems.join(', ')}`);
@@ -730,14 +841,17 @@ class InvariantChecker {
         const open = counters.openWatchCount({ resource, namespace, user: OPERATOR_USER });
         const perObject = open === count && count <= DEFAULT_COLLAPSE_THRESHOLD;
         const collapsed = open === 1 && count >= DEFAULT_SPLIT_THRESHOLD;
-        if (!(perObject || collapsed)) mismatches.push(`${kind} in ${namespace}: ${open} open watches on the server for ${count} referenced objects`);
+        if (!(perObject || collapsed))
+          mismatches.push(`${kind} in ${namespace}: ${open} open watches on the server for ${count} referenced objects`);
       }
     }
     for (const resource of ['customapps', 'deployments', 'services']) {
       const open = counters.openWatchCount({ resource, user: OPERATOR_USER });
       if (open !== 1) mismatches.push(`${open} open ${resource} watches on the server (one informer)`);
     }
-    const server = counters.openWatchCount({ resource: 'configmaps', user: OPERATOR_USER }) + counters.openWatchCount({ resource: 'secrets', user: OPERATOR_USER });
+    const server =
+      counters.openWatchCount({ resource: 'configmaps', user: OPERATOR_USER }) +
+      counters.openWatchCount({ resource: 'secrets', user: OPERATOR_USER });
     const operator = sumOf(metrics, 'customapp_watch_streams_open');
     if (server !== operator) mismatches.push(`the server has ${server} open dependency watches, the operator ${operator} streams`);
     return { mismatches, server, operator };

@@ -7,7 +7,15 @@ import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import type { Deployment, Lease } from '../../operator/objects.js';
 import { selectedTargets, startCluster } from '../support/cluster.js';
-import { adminClient, createAll, createNamespace, eventually, installOperatorResources, objects, startTestOperator } from '../support/operator-harness.js';
+import {
+  adminClient,
+  createAll,
+  createNamespace,
+  eventually,
+  installOperatorResources,
+  objects,
+  startTestOperator,
+} from '../support/operator-harness.js';
 import { OperatorProcess } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
@@ -34,13 +42,24 @@ function unfinished(lines: readonly Record<string, unknown>[]): string[] {
 /** Every CustomApp in `namespace` runs the content of its ConfigMap and has a status for its generation. */
 async function converged(admin: KubeClient, namespace: string): Promise<string[]> {
   const apps = (await admin.list<CustomApp>(CUSTOM_APPS, { namespace })).items;
-  const deployments = new Map((await admin.list<Deployment>(DEPLOYMENTS, { namespace })).items.map((deployment) => [deployment.metadata.name, deployment]));
-  const configs = new Map((await admin.list<{ metadata: { name?: string }; data?: Record<string, string> }>(CONFIGMAPS, { namespace })).items.map((config) => [config.metadata.name, config]));
-  return apps.filter((app) => {
-    const deployment = deployments.get(app.metadata.name);
-    return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== contentHash({ data: configs.get(app.spec.configMapName)?.data })
-      || app.status?.observedGeneration !== app.metadata.generation;
-  }).map((app) => app.metadata.name!);
+  const deployments = new Map(
+    (await admin.list<Deployment>(DEPLOYMENTS, { namespace })).items.map((deployment) => [deployment.metadata.name, deployment]),
+  );
+  const configs = new Map(
+    (await admin.list<{ metadata: { name?: string }; data?: Record<string, string> }>(CONFIGMAPS, { namespace })).items.map((config) => [
+      config.metadata.name,
+      config,
+    ]),
+  );
+  return apps
+    .filter((app) => {
+      const deployment = deployments.get(app.metadata.name);
+      return (
+        podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== contentHash({ data: configs.get(app.spec.configMapName)?.data }) ||
+        app.status?.observedGeneration !== app.metadata.generation
+      );
+    })
+    .map((app) => app.metadata.name!);
 }
 
 for (const target of selectedTargets()) {
@@ -51,8 +70,10 @@ for (const target of selectedTargets()) {
     const admin = await adminClient(cluster);
     t.teardown(() => admin.close());
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
-    const start = (): OperatorProcess => new OperatorProcess([`--kubeconfig=${kubeconfig}`, '--leader-elect', '--metrics-bind-address=0', '--health-probe-bind-address=0']);
-    if (cluster.emulator) cluster.emulator.faults.addLatency({ match: { verb: ['create', 'update', 'patch'], user: OPERATOR_USER }, ms: WRITE_LATENCY_MS });
+    const start = (): OperatorProcess =>
+      new OperatorProcess([`--kubeconfig=${kubeconfig}`, '--leader-elect', '--metrics-bind-address=0', '--health-probe-bind-address=0']);
+    if (cluster.emulator)
+      cluster.emulator.faults.addLatency({ match: { verb: ['create', 'update', 'patch'], user: OPERATOR_USER }, ms: WRITE_LATENCY_MS });
 
     const first = start();
     t.teardown(() => first.dispose());
@@ -62,7 +83,10 @@ for (const target of selectedTargets()) {
     const configs = Array.from({ length: 10 }, (_, index) => objects.configMap(ns, `config-${index}`, { V: `${index}` }));
     await createAll(admin, ...configs);
     const creates: Promise<void>[] = [];
-    for (let index = 0; index < BURST; index += 1) creates.push(createAll(admin, objects.customApp(ns, `app-${index}`, { image: 'example/app:1', configMapName: `config-${index % 10}` })));
+    for (let index = 0; index < BURST; index += 1)
+      creates.push(
+        createAll(admin, objects.customApp(ns, `app-${index}`, { image: 'example/app:1', configMapName: `config-${index % 10}` })),
+      );
     await Promise.all(creates);
     await first.waitFor('a quarter of the burst is reconciled', () => first.find('reconcile.end').length >= BURST / 4);
 
@@ -80,9 +104,18 @@ for (const target of selectedTargets()) {
     t.log(`${inFlight.length} reconciles in flight at SIGTERM, ${first.find('reconcile.end').length} finished in all`);
     const stoppedAt = first.lines.findIndex((line) => line.msg === 'controller.stopped');
     t.deepEqual(unfinished(first.lines.slice(0, stoppedAt)), [], 'every reconcile that started had ended when the controller stopped');
-    t.true(first.lines.slice(stoppedAt).every((line) => line.msg !== 'reconcile.start'), 'nothing starts after the drain');
-    const order = first.lines.map((line) => line.msg).filter((msg) => ['signal: shutting down', 'controller.stopped', 'leader.released', 'stopped', 'exit'].includes(msg as string));
-    t.deepEqual(order, ['signal: shutting down', 'controller.stopped', 'leader.released', 'stopped', 'exit'], JSON.stringify(first.find('leader.release-failed')));
+    t.true(
+      first.lines.slice(stoppedAt).every((line) => line.msg !== 'reconcile.start'),
+      'nothing starts after the drain',
+    );
+    const order = first.lines
+      .map((line) => line.msg)
+      .filter((msg) => ['signal: shutting down', 'controller.stopped', 'leader.released', 'stopped', 'exit'].includes(msg as string));
+    t.deepEqual(
+      order,
+      ['signal: shutting down', 'controller.stopped', 'leader.released', 'stopped', 'exit'],
+      JSON.stringify(first.find('leader.release-failed')),
+    );
     t.is((await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.holderIdentity, '', 'the Lease is released');
     t.true((await converged(admin, ns)).length > 0, 'the burst was cut short (the restart has work left)');
 
@@ -96,10 +129,15 @@ for (const target of selectedTargets()) {
     await second.waitFor('the restarted operator takes the Lease', () => second.find('leader.acquired').length > 0);
     const takeoverMs = performance.now() - restarted;
     t.true(takeoverMs < 10_000, `took the Lease ${takeoverMs.toFixed(0)} ms after start, without waiting out its 15 s`);
-    const lagging = await eventually('every CustomApp converges', async () => {
-      const left = await converged(admin, ns);
-      return left.length === 0 ? left : undefined;
-    }, 60_000, 250).catch(async () => converged(admin, ns));
+    const lagging = await eventually(
+      'every CustomApp converges',
+      async () => {
+        const left = await converged(admin, ns);
+        return left.length === 0 ? left : undefined;
+      },
+      60_000,
+      250,
+    ).catch(async () => converged(admin, ns));
     t.deepEqual(lagging, [], 'nothing lost');
     t.is((await admin.list<CustomApp>(CUSTOM_APPS, { namespace: ns })).items.length, BURST + 1);
 
@@ -116,12 +154,24 @@ test('[emulator] a Lease renewal that the server applied but whose answer never 
   t.teardown(() => admin.close());
   const proxy = await startFaultProxy(cluster.emulator!.url);
   t.teardown(() => proxy.close());
-  const running = await startTestOperator(cluster, {
-    leaderElection: { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 100 },
-  }, { server: proxy.url });
+  const running = await startTestOperator(
+    cluster,
+    {
+      leaderElection: {
+        namespace: OPERATOR_NAMESPACE,
+        name: LEADER_ELECTION_LEASE,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 100,
+      },
+    },
+    { server: proxy.url },
+  );
   t.teardown(() => running.operator.stop());
   const renewal = proxy.add({
-    match: (request) => request.method === 'PUT' && request.path === `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NAMESPACE}/leases/${LEADER_ELECTION_LEASE}`,
+    match: (request) =>
+      request.method === 'PUT' &&
+      request.path === `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NAMESPACE}/leases/${LEADER_ELECTION_LEASE}`,
     answer: { kind: 'lost-answer' },
     times: 1,
   });
@@ -129,5 +179,9 @@ test('[emulator] a Lease renewal that the server applied but whose answer never 
   await running.operator.stop();
   t.deepEqual(running.logs.find('leader.release-failed'), []);
   t.is(running.logs.find('leader.released').length, 1);
-  t.is((await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.holderIdentity, '', 'a successor need not wait out the lease duration');
+  t.is(
+    (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.holderIdentity,
+    '',
+    'a successor need not wait out the lease duration',
+  );
 });

@@ -1,6 +1,12 @@
 // RBAC proven sufficient and minimal: dist/'s ClusterRole denies nothing, and removing any one grant shows a denial.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import {
+  CONFIG_HASH_ANNOTATION,
+  FINALIZER,
+  LEADER_ELECTION_LEASE,
+  OPERATOR_NAMESPACE,
+  SECRET_HASH_ANNOTATION,
+} from '../../infra/customapp-api.js';
 import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
@@ -8,7 +14,15 @@ import { isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, CUSTOM_APPS, LEASES } from '../../operator/kube/resources.js';
 import type { Lease } from '../../operator/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
-import { adminClient, createAll, createNamespace, installOperatorResources, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
+import {
+  adminClient,
+  createAll,
+  createNamespace,
+  installOperatorResources,
+  objects,
+  startTestOperator,
+  type TestOperator,
+} from '../support/operator-harness.js';
 import { distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
 import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 
@@ -29,7 +43,11 @@ interface ScenarioOutcome {
 class ScenarioStopped extends Error {}
 
 /** The grants the product contract mandates although no code path uses them (marked in infra/permissions.ts). */
-const MANDATED = new Set(OPERATOR_PERMISSIONS.flatMap((permission) => (permission.contractOnly ?? []).map((verb) => grantLabel({ apiGroup: permission.apiGroup, resource: permission.resource, verb }))));
+const MANDATED = new Set(
+  OPERATOR_PERMISSIONS.flatMap((permission) =>
+    (permission.contractOnly ?? []).map((verb) => grantLabel({ apiGroup: permission.apiGroup, resource: permission.resource, verb })),
+  ),
+);
 
 /**
  * Every verb the operator has: leader election (the Lease is deleted first, so it is created), the informers, the
@@ -51,13 +69,17 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   await until('the operator leads and reconciles', async () => running.operator.reconciling);
   const hash = (value: string): string => contentHash({ data: { V: value } });
   await createNamespace(admin, namespace);
-  await createAll(admin,
+  await createAll(
+    admin,
     objects.configMap(namespace, 'config', { V: '1' }),
     objects.secret(namespace, 'creds', { TOKEN: 't' }),
-    objects.customApp(namespace, 'app', { image: 'example/app:1', configMapName: 'config', secretName: 'creds', port: 8080 }));
+    objects.customApp(namespace, 'app', { image: 'example/app:1', configMapName: 'config', secretName: 'creds', port: 8080 }),
+  );
   await until('the Deployment rolls out with both hashes', async () => {
     const deployment = await reads.deployment('app');
-    return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === hash('1') && podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== undefined;
+    return (
+      podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === hash('1') && podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== undefined
+    );
   });
   await until('the status and finalizer are written', async () => {
     const app = await reads.app('app');
@@ -66,9 +88,14 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   await until('the Service exists', () => reads.service('app'));
   for (const value of ['2', '1', '2']) {
     await admin.patch(CONFIGMAPS, namespace, 'config', 'merge', { data: { V: value } });
-    await until(`the Deployment rolls to V=${value}`, async () => podAnnotation(await reads.deployment('app'), CONFIG_HASH_ANNOTATION) === hash(value));
+    await until(
+      `the Deployment rolls to V=${value}`,
+      async () => podAnnotation(await reads.deployment('app'), CONFIG_HASH_ANNOTATION) === hash(value),
+    );
   }
-  await until('the repeated rollout Event is aggregated', async () => (await reads.events('app')).some((event) => event.reason === 'RolloutTriggered' && (event.count ?? 1) >= 2));
+  await until('the repeated rollout Event is aggregated', async () =>
+    (await reads.events('app')).some((event) => event.reason === 'RolloutTriggered' && (event.count ?? 1) >= 2),
+  );
   await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: 9090 } });
   await until('the Service is updated', async () => (await reads.service('app'))?.spec.ports?.[0]?.port === 9090);
   await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: null } });
@@ -77,7 +104,10 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
     const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
     return lease.spec?.holderIdentity === running.operator.identity ? lease.spec.renewTime : undefined;
   });
-  await until('the Lease is renewed', async () => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.renewTime !== renewed);
+  await until(
+    'the Lease is renewed',
+    async () => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.renewTime !== renewed,
+  );
   await admin.delete(CUSTOM_APPS, namespace, 'app');
   await until('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
 }
@@ -87,10 +117,23 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
   await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
-  const running = await startTestOperator(cluster, {
-    leaderElection: { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 },
-  }, { waitForStart: false });
-  const deniedNow = (): string[] => running.requests.filter((sample) => sample.code === 403).map((sample) => `${sample.verb} ${sample.resource}${sample.subresource ? `/${sample.subresource}` : ''}`);
+  const running = await startTestOperator(
+    cluster,
+    {
+      leaderElection: {
+        namespace: OPERATOR_NAMESPACE,
+        name: LEADER_ELECTION_LEASE,
+        leaseDurationMs: 2_000,
+        renewDeadlineMs: 1_500,
+        retryPeriodMs: 200,
+      },
+    },
+    { waitForStart: false },
+  );
+  const deniedNow = (): string[] =>
+    running.requests
+      .filter((sample) => sample.code === 403)
+      .map((sample) => `${sample.verb} ${sample.resource}${sample.subresource ? `/${sample.subresource}` : ''}`);
   let failure: string | undefined;
   try {
     await scenario(admin, running, namespace, () => {
@@ -101,7 +144,11 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
   } finally {
     await running.operator.stop();
   }
-  return { denied: [...new Set(deniedNow())], failure, deniedMetric: await running.operator.metrics.total('rest_client_requests_total', { code: '403' }) };
+  return {
+    denied: [...new Set(deniedNow())],
+    failure,
+    deniedMetric: await running.operator.metrics.total('rest_client_requests_total', { code: '403' }),
+  };
 }
 
 for (const target of selectedTargets()) {
@@ -147,7 +194,11 @@ for (const target of selectedTargets()) {
       } finally {
         await setOperatorRules(admin, rules, grant);
       }
-      t.log(outcome.failure ? `failed: ${outcome.failure}` : `denied: ${outcome.denied.join(', ') || 'nothing'} (metric: ${outcome.deniedMetric})`);
+      t.log(
+        outcome.failure
+          ? `failed: ${outcome.failure}`
+          : `denied: ${outcome.denied.join(', ') || 'nothing'} (metric: ${outcome.deniedMetric})`,
+      );
       if (mandated) {
         t.is(outcome.failure, undefined);
         t.deepEqual(outcome.denied, []);

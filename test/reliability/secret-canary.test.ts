@@ -29,7 +29,8 @@ function leakForms(value: string): string[] {
   return forms;
 }
 
-const secretHash = (values: Record<string, string>): string => contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
+const secretHash = (values: Record<string, string>): string =>
+  contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
 
 for (const target of selectedTargets()) {
   test(`[${target}] after a full scenario, canary Secret values appear nowhere: logs at debug, status, Events, Deployments, the operator's heap`, async (t) => {
@@ -57,24 +58,40 @@ for (const target of selectedTargets()) {
     const first: Record<string, Record<string, string>> = {};
     for (let index = 0; index < APPS; index += 1) {
       first[`creds-${index}`] = { PASSWORD: plant(`password-${index}`), API_KEY: plant(`key-${index}`) };
-      await createAll(admin, objects.secret(ns, `creds-${index}`, first[`creds-${index}`]!), objects.customApp(ns, `app-${index}`, { image: 'example/app:1', secretName: `creds-${index}`, port: 8080 }));
+      await createAll(
+        admin,
+        objects.secret(ns, `creds-${index}`, first[`creds-${index}`]!),
+        objects.customApp(ns, `app-${index}`, { image: 'example/app:1', secretName: `creds-${index}`, port: 8080 }),
+      );
     }
     await createAll(admin, objects.secret(ns, 'unreferenced', { TOKEN: plant('unreferenced') }));
     for (let index = 0; index < APPS; index += 1) {
-      await eventually(`app-${index} rolls out with its Secret's hash`, async () => podAnnotation(await reads.deployment(`app-${index}`), SECRET_HASH_ANNOTATION) === secretHash(first[`creds-${index}`]!));
+      await eventually(
+        `app-${index} rolls out with its Secret's hash`,
+        async () => podAnnotation(await reads.deployment(`app-${index}`), SECRET_HASH_ANNOTATION) === secretHash(first[`creds-${index}`]!),
+      );
     }
     // An edit through stringData, a deletion (held), and a recreation.
     const edited = { PASSWORD: plant('edited') };
     await admin.patch(SECRETS, ns, 'creds-0', 'merge', { stringData: edited });
-    await eventually('the edit rolls app-0', async () => podAnnotation(await reads.deployment('app-0'), SECRET_HASH_ANNOTATION) === secretHash({ ...first['creds-0']!, ...edited }));
+    await eventually(
+      'the edit rolls app-0',
+      async () =>
+        podAnnotation(await reads.deployment('app-0'), SECRET_HASH_ANNOTATION) === secretHash({ ...first['creds-0']!, ...edited }),
+    );
     await admin.delete(SECRETS, ns, 'creds-1');
     await eventually('app-1 is held', async () => conditionOf(await reads.app('app-1'), 'SecretAvailable')?.reason === 'SecretNotFound');
     const recreated = { PASSWORD: plant('recreated') };
     await createAll(admin, objects.secret(ns, 'creds-1', recreated));
-    await eventually('the recreation rolls app-1', async () => podAnnotation(await reads.deployment('app-1'), SECRET_HASH_ANNOTATION) === secretHash(recreated));
+    await eventually(
+      'the recreation rolls app-1',
+      async () => podAnnotation(await reads.deployment('app-1'), SECRET_HASH_ANNOTATION) === secretHash(recreated),
+    );
     await admin.patch(SECRETS, ns, 'unreferenced', 'merge', { stringData: { TOKEN: plant('unreferenced-edited') } });
-    await operator.process.waitFor('the namespace-wide Secret watch delivers the unreferenced Secret\'s edit (and drops it)',
-      () => operator.process.find('event', { key: `${ns}/unreferenced`, type: 'MODIFIED' }).length > 0);
+    await operator.process.waitFor(
+      "the namespace-wide Secret watch delivers the unreferenced Secret's edit (and drops it)",
+      () => operator.process.find('event', { key: `${ns}/unreferenced`, type: 'MODIFIED' }).length > 0,
+    );
 
     const report = await operator.probe({ heapSnapshot: true });
     t.teardown(() => rmSync(report.heapSnapshotPath!, { force: true }));
@@ -86,10 +103,18 @@ for (const target of selectedTargets()) {
       "the operator's heap snapshot": readFileSync(report.heapSnapshotPath!, 'utf8'),
     };
     // Debug logging was on where a value could leak: every Secret shows up in debug lines (its use, its watch events).
-    const debugText = operator.process.lines.filter((line) => line.level === 20).map((line) => JSON.stringify(line)).join('\n');
-    const untraced = [...Array.from({ length: APPS }, (_, index) => `creds-${index}"`), 'unreferenced"'].filter((name) => !debugText.includes(`${ns}/${name}`));
+    const debugText = operator.process.lines
+      .filter((line) => line.level === 20)
+      .map((line) => JSON.stringify(line))
+      .join('\n');
+    const untraced = [...Array.from({ length: APPS }, (_, index) => `creds-${index}"`), 'unreferenced"'].filter(
+      (name) => !debugText.includes(`${ns}/${name}`),
+    );
     t.deepEqual(untraced, [], 'every Secret is named in debug lines');
-    t.true(operator.process.lines.some((line) => line.level === 20 && line.msg === 'event' && line.key === `${ns}/unreferenced`), 'watch events are traced at debug');
+    t.true(
+      operator.process.lines.some((line) => line.level === 20 && line.msg === 'event' && line.key === `${ns}/unreferenced`),
+      'watch events are traced at debug',
+    );
     t.true(places["the operator's heap snapshot"]!.includes('app.example.com/secret-hash'), 'the snapshot holds the strings of the heap');
     for (const [place, text] of Object.entries(places)) {
       const found = planted.filter((value) => leakForms(value).some((form) => text.includes(form)));
@@ -98,6 +123,7 @@ for (const target of selectedTargets()) {
 
     const deployments = (await admin.list<Deployment>(DEPLOYMENTS, { namespace: ns })).items;
     t.is(deployments.length, APPS);
-    for (const deployment of deployments) t.deepEqual(restrictedViolations(deployment.spec.template.spec), [], `${deployment.metadata.name} passes restricted Pod Security`);
+    for (const deployment of deployments)
+      t.deepEqual(restrictedViolations(deployment.spec.template.spec), [], `${deployment.metadata.name} passes restricted Pod Security`);
   });
 }

@@ -33,13 +33,17 @@ function soakSummary(report: SoakReport): string {
   const { faults, recoveries, invariants, timings } = report;
   return [
     `fault soak (seed ${report.seed}): ${report.options.apps} CustomApps in ${report.namespaces} namespaces, ${seconds(timings.streamMs)} of stream at ${report.options.opsPerSecond} ops/s, ${faults.kills} SIGKILLs`,
-    `  operations: ${Object.entries(report.operations).map(([op, count]) => `${op} ${count}`).join(', ')}`,
+    `  operations: ${Object.entries(report.operations)
+      .map(([op, count]) => `${op} ${count}`)
+      .join(', ')}`,
     `  faults injected: ${faults.failed500} × 500, ${faults.failed429} × 429 + Retry-After, ${faults.watchesEnded} watches ended, ${faults.watchesReset} watches reset, ${faults.forced410} forced 410s, ${faults.compactions} compactions, ${faults.competingWrites} competing writes → ${faults.conflicts409} × 409 to the operator, ${faults.kills} SIGKILLs`,
     `  operator recoveries: ${recoveries.watchRetries} watch retries, ${recoveries.relists} relists, ${recoveries.reconcileErrors} reconcile errors retried, ${recoveries.workqueueRetries} work-queue retries, ${recoveries.reconciles} reconciles; ${recoveries.leadershipLosses} leadership losses, ${recoveries.crashes} crashes`,
     `  soak driver errors: ${report.driverErrors.length}`,
     `  timings: setup ${seconds(timings.setupMs)}, cold convergence ${seconds(timings.coldConvergenceMs)}, quiescence ${seconds(timings.quiescenceMs)} (${report.violationsAtStreamEnd} violations when the stream stopped)`,
     `  invariants: ${invariants.liveApps} live CustomApps, ${invariants.deletedApps} deleted; lost updates ${invariants.lostUpdates.length}, stuck finalizers ${invariants.stuckFinalizers.length}, orphans ${invariants.orphans.length}, watch mismatches ${invariants.watchMismatches.length}; open dependency watches: server ${invariants.openWatches.server}, operator ${invariants.openWatches.operator}`,
-    ...[...invariants.lostUpdates, ...invariants.stuckFinalizers, ...invariants.orphans, ...invariants.watchMismatches].slice(0, 20).map((line) => `    ✘ ${line}`),
+    ...[...invariants.lostUpdates, ...invariants.stuckFinalizers, ...invariants.orphans, ...invariants.watchMismatches]
+      .slice(0, 20)
+      .map((line) => `    ✘ ${line}`),
   ].join('\n');
 }
 
@@ -53,25 +57,38 @@ function churnSummary(report: ChurnReport): string {
 }
 
 function churnHolds(report: ChurnReport): boolean {
-  return report.heapGrowth <= HEAP_TOLERANCE
-    && report.end.dependencyWatches === 0 && report.end.streams === 0 && report.end.subscribers === 0 && report.end.serverDependencyWatches === 0
-    && JSON.stringify(resourceCounts(report.after)) === JSON.stringify(resourceCounts(report.baseline));
+  return (
+    report.heapGrowth <= HEAP_TOLERANCE &&
+    report.end.dependencyWatches === 0 &&
+    report.end.streams === 0 &&
+    report.end.subscribers === 0 &&
+    report.end.serverDependencyWatches === 0 &&
+    JSON.stringify(resourceCounts(report.after)) === JSON.stringify(resourceCounts(report.baseline))
+  );
 }
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
     options: {
-      apps: { type: 'string' }, stream: { type: 'string' }, ops: { type: 'string' }, kills: { type: 'string' },
-      'churn-rounds': { type: 'string' }, 'churn-count': { type: 'string' }, only: { type: 'string' }, json: { type: 'string' },
-      seed: { type: 'string' }, help: { type: 'boolean' },
+      apps: { type: 'string' },
+      stream: { type: 'string' },
+      ops: { type: 'string' },
+      kills: { type: 'string' },
+      'churn-rounds': { type: 'string' },
+      'churn-count': { type: 'string' },
+      only: { type: 'string' },
+      json: { type: 'string' },
+      seed: { type: 'string' },
+      help: { type: 'boolean' },
     },
   });
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (values.only !== undefined && !['soak', 'churn'].includes(values.only)) throw new Error(`--only: "${values.only}" is not soak or churn`);
+  if (values.only !== undefined && !['soak', 'churn'].includes(values.only))
+    throw new Error(`--only: "${values.only}" is not soak or churn`);
   const seed = values.seed === undefined ? seedFromEnvironment() : seedFromEnvironment({ SOAK_SEED: values.seed });
   const say = (line: string): void => {
     process.stdout.write(`${line}\n`);
@@ -122,7 +139,7 @@ async function main(argv: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`soak: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(`soak: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(2);
   },
 );

@@ -18,7 +18,10 @@ export const ALL_TARGETS: readonly Target[] = ['emulator', 'envtest'];
 export function selectedTargets(env: NodeJS.ProcessEnv = process.env): Target[] {
   const raw = env.KUBE_TARGET?.trim();
   if (!raw) return [...ALL_TARGETS];
-  const targets = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const targets = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   for (const target of targets) {
     if (!ALL_TARGETS.includes(target as Target)) {
       throw new Error(`KUBE_TARGET="${raw}": "${target}" is not one of ${ALL_TARGETS.join(', ')}`);
@@ -83,15 +86,20 @@ function kubeConfigFrom(yaml: string): KubeConfig {
 export function runKubectl(kubeconfig: string, args: readonly string[], options: KubectlOptions = {}): Promise<KubectlResult> {
   const cacheDir = mkdtempSync(join(tmpdir(), 'kubectl-cache-'));
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', options.kubeconfig ?? kubeconfig, '--cache-dir', cacheDir, ...args], {
-      timeout: options.timeoutMs ?? 60_000,
-      maxBuffer: 64 << 20,
-      env: { ...process.env, KUBECONFIG: '' },
-    }, (error, stdout, stderr) => {
-      rmSync(cacheDir, { recursive: true, force: true });
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', options.kubeconfig ?? kubeconfig, '--cache-dir', cacheDir, ...args],
+      {
+        timeout: options.timeoutMs ?? 60_000,
+        maxBuffer: 64 << 20,
+        env: { ...process.env, KUBECONFIG: '' },
+      },
+      (error, stdout, stderr) => {
+        rmSync(cacheDir, { recursive: true, force: true });
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (options.input !== undefined) child.stdin!.end(options.input);
     else child.stdin!.end();
   });

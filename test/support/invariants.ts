@@ -17,7 +17,10 @@ async function referencedRefs(admin: KubeClient): Promise<Map<string, Set<string
     if (app.metadata.deletionTimestamp) continue;
     const { namespace, name } = app.metadata;
     const owner = `${namespace}/${name}`;
-    for (const [kind, refName] of [['ConfigMap', app.spec.configMapName], ['Secret', app.spec.secretName]] as const) {
+    for (const [kind, refName] of [
+      ['ConfigMap', app.spec.configMapName],
+      ['Secret', app.spec.secretName],
+    ] as const) {
       if (!refName) continue;
       const key = refKey({ kind, namespace: namespace!, name: refName });
       refs.set(key, (refs.get(key) ?? new Set()).add(owner));
@@ -39,26 +42,42 @@ function describeSets(a: Iterable<string>, b: Iterable<string>): string {
  *   no stream serves nothing, and, on the emulator, the server's open ConfigMap and Secret watches of the
  *   operator's ServiceAccount equal the registry's streams.
  */
-export async function assertInvariants(t: ExecutionContext, cluster: TestCluster, operator: Operator, admin: KubeClient, options: { timeoutMs?: number } = {}): Promise<void> {
+export async function assertInvariants(
+  t: ExecutionContext,
+  cluster: TestCluster,
+  operator: Operator,
+  admin: KubeClient,
+  options: { timeoutMs?: number } = {},
+): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const stuck = await eventually('no CustomApp stuck with a finalizer', async () => {
-    const apps = await admin.list<CustomApp>(CUSTOM_APPS);
-    const deleting = apps.items.filter((app) => app.metadata.deletionTimestamp && app.metadata.finalizers?.includes(FINALIZER));
-    return deleting.length === 0 ? [] : false;
-  }, timeoutMs).catch((error: Error) => error.message);
+  const stuck = await eventually(
+    'no CustomApp stuck with a finalizer',
+    async () => {
+      const apps = await admin.list<CustomApp>(CUSTOM_APPS);
+      const deleting = apps.items.filter((app) => app.metadata.deletionTimestamp && app.metadata.finalizers?.includes(FINALIZER));
+      return deleting.length === 0 ? [] : false;
+    },
+    timeoutMs,
+  ).catch((error: Error) => error.message);
   t.deepEqual(stuck, [], 'no CustomApp is stuck with the finalizer');
 
-  const mismatch = await eventually('watches equal references', async () => {
-    const wanted = await referencedRefs(admin);
-    const watched = new Set(operator.dependencies.watched().map(refKey));
-    const holders = operator.dependencies.holders();
-    const sameRefs = watched.size === wanted.size && [...wanted.keys()].every((key) => watched.has(key));
-    const sameHolders = sameRefs && [...wanted].every(([key, owners]) => {
-      const held = holders.get(key) ?? new Set();
-      return held.size === owners.size && [...owners].every((owner) => held.has(owner));
-    });
-    return sameRefs && sameHolders ? '' : false;
-  }, timeoutMs).catch(async () => {
+  const mismatch = await eventually(
+    'watches equal references',
+    async () => {
+      const wanted = await referencedRefs(admin);
+      const watched = new Set(operator.dependencies.watched().map(refKey));
+      const holders = operator.dependencies.holders();
+      const sameRefs = watched.size === wanted.size && [...wanted.keys()].every((key) => watched.has(key));
+      const sameHolders =
+        sameRefs &&
+        [...wanted].every(([key, owners]) => {
+          const held = holders.get(key) ?? new Set();
+          return held.size === owners.size && [...owners].every((owner) => held.has(owner));
+        });
+      return sameRefs && sameHolders ? '' : false;
+    },
+    timeoutMs,
+  ).catch(async () => {
     const wanted = await referencedRefs(admin);
     return `watched vs referenced: ${describeSets(operator.dependencies.watched().map(refKey), wanted.keys())}`;
   });
@@ -68,18 +87,34 @@ export async function assertInvariants(t: ExecutionContext, cluster: TestCluster
   if (!registry) return;
   const streams = registry.streams();
   const watched = operator.dependencies.watched();
-  const uncovered = watched.filter((ref) => !streams.some((stream) => stream.kind === ref.kind && stream.namespace === ref.namespace && (stream.scope === 'namespace' || stream.name === ref.name)));
+  const uncovered = watched.filter(
+    (ref) =>
+      !streams.some(
+        (stream) =>
+          stream.kind === ref.kind && stream.namespace === ref.namespace && (stream.scope === 'namespace' || stream.name === ref.name),
+      ),
+  );
   t.deepEqual(uncovered.map(refKey), [], 'every watched ref is served by a physical stream');
-  const idle = streams.filter((stream) => !watched.some((ref) => ref.kind === stream.kind && ref.namespace === stream.namespace && (stream.scope === 'namespace' || stream.name === ref.name)));
+  const idle = streams.filter(
+    (stream) =>
+      !watched.some(
+        (ref) =>
+          ref.kind === stream.kind && ref.namespace === stream.namespace && (stream.scope === 'namespace' || stream.name === ref.name),
+      ),
+  );
   t.deepEqual(idle, [], 'no physical stream serves nothing');
   const emulator = cluster.emulator;
   if (emulator) {
     const user = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
     const count = (resource: string): number => emulator.counters.openWatchCount({ resource, user });
-    const serverSide = await eventually('open watches agree', () => {
-      const open = count('configmaps') + count('secrets');
-      return open === registry.streams().length ? open : false;
-    }, timeoutMs).catch(() => count('configmaps') + count('secrets'));
+    const serverSide = await eventually(
+      'open watches agree',
+      () => {
+        const open = count('configmaps') + count('secrets');
+        return open === registry.streams().length ? open : false;
+      },
+      timeoutMs,
+    ).catch(() => count('configmaps') + count('secrets'));
     t.is(serverSide, registry.streams().length, "the emulator's open ConfigMap and Secret watches equal the registry's streams");
   }
 }

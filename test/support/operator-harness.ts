@@ -85,7 +85,11 @@ async function operatorKubeConfig(cluster: TestCluster, server: string | undefin
  * logging at debug into a {@link LogLines}, and (unless told otherwise) waits until it reconciles. Stop it with
  * `operator.stop()`.
  */
-export async function startTestOperator(cluster: TestCluster, options: Partial<OperatorOptions> = {}, connection: TestOperatorConnection = {}): Promise<TestOperator> {
+export async function startTestOperator(
+  cluster: TestCluster,
+  options: Partial<OperatorOptions> = {},
+  connection: TestOperatorConnection = {},
+): Promise<TestOperator> {
   const logs = new LogLines();
   const requests: RequestSample[] = [];
   const kubeConfig = await operatorKubeConfig(cluster, connection.server);
@@ -112,16 +116,24 @@ export async function startTestOperator(cluster: TestCluster, options: Partial<O
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
-    })]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** Polls `probe` until it answers something other than undefined/false; rejects with the last answer after the timeout. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, intervalMs = 25): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  intervalMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -131,7 +143,8 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`, { cause: lastError });
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`, { cause: lastError });
     await new Promise((done) => setTimeout(done, intervalMs));
   }
 }
@@ -153,12 +166,25 @@ export interface ConfigMapLike extends KubeObject {
 
 /** Object builders for tests. */
 export const objects = {
-  configMap: (namespace: string, name: string, data: Record<string, string>): ConfigMapLike => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }),
+  configMap: (namespace: string, name: string, data: Record<string, string>): ConfigMapLike => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace },
+    data,
+  }),
   secret: (namespace: string, name: string, data: Record<string, string>): ConfigMapLike => ({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'Opaque',
     data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')])),
   }),
-  customApp: (namespace: string, name: string, spec: CustomApp['spec']): CustomApp => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name, namespace }, spec }),
+  customApp: (namespace: string, name: string, spec: CustomApp['spec']): CustomApp => ({
+    apiVersion: 'app.example.com/v1',
+    kind: 'CustomApp',
+    metadata: { name, namespace },
+    spec,
+  }),
 };
 
 /** Creates objects in order. */
@@ -168,15 +194,24 @@ export async function createAll(client: KubeClient, ...items: readonly KubeObjec
 
 function resourceOf(object: KubeObject): Resource {
   switch (object.kind) {
-    case 'ConfigMap': return CONFIGMAPS;
-    case 'Secret': return SECRETS;
-    case 'CustomApp': return CUSTOM_APPS;
-    default: throw new Error(`test helper: no resource for kind "${object.kind}"`);
+    case 'ConfigMap':
+      return CONFIGMAPS;
+    case 'Secret':
+      return SECRETS;
+    case 'CustomApp':
+      return CUSTOM_APPS;
+    default:
+      throw new Error(`test helper: no resource for kind "${object.kind}"`);
   }
 }
 
 /** An object, or undefined when the API answers 404. */
-export async function getIfExists<T extends KubeObject>(client: KubeClient, resource: Resource, namespace: string, name: string): Promise<T | undefined> {
+export async function getIfExists<T extends KubeObject>(
+  client: KubeClient,
+  resource: Resource,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
   try {
     return await client.get<T>(resource, namespace, name);
   } catch (error) {
@@ -197,7 +232,11 @@ export interface OperatorScenario {
  * envtest), apply dist/, make an admin client and start the operator; and stop all of it afterwards. The returned
  * object is filled in by the `before` hook.
  */
-export function operatorScenario(test: TestFn, target: Target, options: ClusterOptions = { envtest: { controllerManager: true } }): OperatorScenario {
+export function operatorScenario(
+  test: TestFn,
+  target: Target,
+  options: ClusterOptions = { envtest: { controllerManager: true } },
+): OperatorScenario {
   const scenario = {} as OperatorScenario;
   test.before(async () => {
     scenario.cluster = await startCluster(target, options);

@@ -39,10 +39,12 @@ export class OperatorProcess {
     this.child.stderr!.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString('utf8');
     });
-    this.exited = new Promise((done) => this.child.once('exit', (code, signal) => {
-      for (const wake of this.waiters.splice(0)) wake();
-      done({ code, signal });
-    }));
+    this.exited = new Promise((done) =>
+      this.child.once('exit', (code, signal) => {
+        for (const wake of this.waiters.splice(0)) wake();
+        done({ code, signal });
+      }),
+    );
   }
 
   get pid(): number | undefined {
@@ -59,7 +61,9 @@ export class OperatorProcess {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`${what}: the operator exited (${this.child.exitCode ?? this.child.signalCode}); stderr: ${this.stderr.slice(-2000)}`);
+        throw new Error(
+          `${what}: the operator exited (${this.child.exitCode ?? this.child.signalCode}); stderr: ${this.stderr.slice(-2000)}`,
+        );
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`${what}: not within ${timeoutMs} ms; stderr: ${this.stderr.slice(-2000)}`);

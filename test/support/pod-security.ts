@@ -11,7 +11,9 @@ export interface PodSpecLike {
   readonly initContainers?: readonly ContainerLike[];
   readonly ephemeralContainers?: readonly ContainerLike[];
 }
-interface SeccompLike { readonly type?: string }
+interface SeccompLike {
+  readonly type?: string;
+}
 interface PodSecurityContextLike {
   readonly runAsNonRoot?: boolean;
   readonly runAsUser?: number;
@@ -34,12 +36,25 @@ interface ContainerLike {
 }
 
 const RESTRICTED_VOLUME_TYPES = new Set([
-  'configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret',
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
 ]);
 const SAFE_SYSCTLS = new Set([
-  'kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start',
-  'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports',
-  'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl',
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
   'net.ipv4.tcp_keepalive_probes',
 ]);
 

@@ -7,11 +7,22 @@ import type { Deployment } from '../../operator/objects.js';
  * Opens a watch on one Deployment (from its current resourceVersion) and resolves with `performance.now()` of the
  * first event whose pod-template annotation `key` equals `value`. Call `ready` before making the change.
  */
-export async function annotationProbe(admin: KubeClient, namespace: string, name: string, key: string, value: string, timeoutMs = 20_000): Promise<{ seen: Promise<number> }> {
+export async function annotationProbe(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  key: string,
+  value: string,
+  timeoutMs = 20_000,
+): Promise<{ seen: Promise<number> }> {
   const current = await admin.get<Deployment>(DEPLOYMENTS, namespace, name);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const events = admin.watch<Deployment>(DEPLOYMENTS, { namespace, fieldSelector: `metadata.name=${name}`, resourceVersion: current.metadata.resourceVersion }, controller.signal);
+  const events = admin.watch<Deployment>(
+    DEPLOYMENTS,
+    { namespace, fieldSelector: `metadata.name=${name}`, resourceVersion: current.metadata.resourceVersion },
+    controller.signal,
+  );
   const seen = (async () => {
     try {
       for await (const event of events) {

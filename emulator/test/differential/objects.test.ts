@@ -5,7 +5,8 @@ import test, { type ExecutionContext } from 'ava';
 import { parseAllDocuments } from 'yaml';
 import { normalize, onBoth, outcome, type Pair, startPair, type Target } from './support.js';
 
-const dist = (file: string) => parseAllDocuments(readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8')).map((d) => d.toJSON());
+const dist = (file: string) =>
+  parseAllDocuments(readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8')).map((d) => d.toJSON());
 const [crd] = dist('customapp-crd.k8s.yaml');
 const operator = dist('customapp-operator.k8s.yaml');
 const deployment = operator.find((o) => o.kind === 'Deployment');
@@ -49,12 +50,16 @@ const customApps = (ns: string) => `/apis/app.example.com/v1/namespaces/${ns}/cu
 test.serial('a created CRD: its create answer, the Established status, and discovery of its resource', async (t) => {
   const [emulator, envtest] = await onBoth(pair, async (target) => {
     const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-    await waitFor(target, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, (b) => (b.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True'));
+    await waitFor(target, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, (b) =>
+      (b.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True'),
+    );
     await waitFor(target, '/apis/app.example.com/v1', () => true);
     const established = await target.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
     const group = await target.request('GET', '/apis/app.example.com');
     const resources = await target.request('GET', '/apis/app.example.com/v1');
-    const aggregated = await target.request('GET', '/apis', undefined, { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
+    const aggregated = await target.request('GET', '/apis', undefined, {
+      accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+    });
     const entry = aggregated.body.items.find((g: any) => g.metadata.name === 'app.example.com');
     return [outcome(created), outcome(established), outcome(group), outcome(resources), normalize(entry)];
   });
@@ -69,25 +74,78 @@ test('built-in kinds come back with the apiserver defaults (Deployment, Service,
     await post(`/apis/apps/v1/namespaces/${ns}/deployments`, {
       metadata: { name: 'recreate' },
       spec: {
-        selector: { matchLabels: { a: 'b' } }, strategy: { type: 'Recreate' },
-        template: { metadata: { labels: { a: 'b' } }, spec: {
-          volumes: [{ name: 'v' }, { name: 'c', configMap: { name: 'x' } }, { name: 's', secret: { secretName: 'x' } }],
-          initContainers: [{ name: 'i', image: 'busybox' }],
-          containers: [{ name: 'c', image: 'nginx:latest', ports: [{ containerPort: 80 }], env: [{ name: 'A', value: '' }], livenessProbe: { tcpSocket: { port: 80 } }, lifecycle: { preStop: { httpGet: { port: 80 } } } }],
-        } },
+        selector: { matchLabels: { a: 'b' } },
+        strategy: { type: 'Recreate' },
+        template: {
+          metadata: { labels: { a: 'b' } },
+          spec: {
+            volumes: [{ name: 'v' }, { name: 'c', configMap: { name: 'x' } }, { name: 's', secret: { secretName: 'x' } }],
+            initContainers: [{ name: 'i', image: 'busybox' }],
+            containers: [
+              {
+                name: 'c',
+                image: 'nginx:latest',
+                ports: [{ containerPort: 80 }],
+                env: [{ name: 'A', value: '' }],
+                livenessProbe: { tcpSocket: { port: 80 } },
+                lifecycle: { preStop: { httpGet: { port: 80 } } },
+              },
+            ],
+          },
+        },
       },
     });
-    await post(`/api/v1/namespaces/${ns}/services`, { metadata: { name: 'svc' }, spec: { ports: [{ port: 80, targetPort: 8080 }], selector: { a: 'b' } } });
-    await post(`/api/v1/namespaces/${ns}/services`, { metadata: { name: 'nodeport' }, spec: { type: 'NodePort', ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https', protocol: 'UDP' }] } });
+    await post(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'svc' },
+      spec: { ports: [{ port: 80, targetPort: 8080 }], selector: { a: 'b' } },
+    });
+    await post(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'nodeport' },
+      spec: {
+        type: 'NodePort',
+        ports: [
+          { port: 80, name: 'http' },
+          { port: 443, name: 'https', protocol: 'UDP' },
+        ],
+      },
+    });
     await post(`/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'secret' }, stringData: { a: 'b' } });
     await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'sa' } });
-    await post(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { metadata: { name: 'lease' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } });
-    await post(`/api/v1/namespaces/${ns}/events`, { metadata: { name: 'ev' }, involvedObject: { kind: 'ConfigMap', name: 'a', namespace: ns }, reason: 'R', message: 'm', type: 'Normal', source: { component: 'me' }, count: 1 });
+    await post(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, {
+      metadata: { name: 'lease' },
+      spec: { holderIdentity: 'me', leaseDurationSeconds: 15 },
+    });
+    await post(`/api/v1/namespaces/${ns}/events`, {
+      metadata: { name: 'ev' },
+      involvedObject: { kind: 'ConfigMap', name: 'a', namespace: ns },
+      reason: 'R',
+      message: 'm',
+      type: 'Normal',
+      source: { component: 'me' },
+      count: 1,
+    });
     out.push(outcome(await target.request('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events/ev`)));
-    await post(`/apis/events.k8s.io/v1/namespaces/${ns}/events`, { metadata: { name: 'ev2' }, eventTime: '2024-01-01T00:00:00.000000Z', reason: 'R', note: 'n', type: 'Normal', action: 'Act', reportingController: 'example.com/c', reportingInstance: 'i', regarding: { kind: 'ConfigMap', name: 'a', namespace: ns } });
+    await post(`/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+      metadata: { name: 'ev2' },
+      eventTime: '2024-01-01T00:00:00.000000Z',
+      reason: 'R',
+      note: 'n',
+      type: 'Normal',
+      action: 'Act',
+      reportingController: 'example.com/c',
+      reportingInstance: 'i',
+      regarding: { kind: 'ConfigMap', name: 'a', namespace: ns },
+    });
     out.push(outcome(await target.request('GET', `/api/v1/namespaces/${ns}/events/ev2`)));
     await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { ...clusterRole, metadata: { name: `${ns}-role` } });
-    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, { metadata: { name: 'rb' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${ns}-role` }, subjects: [{ kind: 'ServiceAccount', name: 'sa', namespace: ns }, { kind: 'User', name: 'u' }] });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'rb' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${ns}-role` },
+      subjects: [
+        { kind: 'ServiceAccount', name: 'sa', namespace: ns },
+        { kind: 'User', name: 'u' },
+      ],
+    });
     out.push(outcome(await target.request('GET', `/api/v1/namespaces/${ns}`)));
     return out;
   }));
@@ -95,17 +153,46 @@ test('built-in kinds come back with the apiserver defaults (Deployment, Service,
 test('custom resources: schema defaults, pruning with warnings, status reset on create, and Strict field validation', (t) =>
   same(t, 'defaulting', async (target, ns) => {
     const out: unknown[] = [];
-    const created = await target.request('POST', customApps(ns), { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'a', labels: { x: 'y' } }, spec: { image: 'i', extra: 1 }, status: { readyReplicas: 2 }, top: true });
+    const created = await target.request('POST', customApps(ns), {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: 'a', labels: { x: 'y' } },
+      spec: { image: 'i', extra: 1 },
+      status: { readyReplicas: 2 },
+      top: true,
+    });
     out.push(outcome(created), [created.headers.warning].flat().sort());
-    const strict = await target.request('POST', `${customApps(ns)}?fieldValidation=Strict`, { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'b', bogus: 1 }, spec: { image: 'i', extra: 1 } });
+    const strict = await target.request('POST', `${customApps(ns)}?fieldValidation=Strict`, {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: 'b', bogus: 1 },
+      spec: { image: 'i', extra: 1 },
+    });
     out.push(outcome(strict));
-    const ignored = await target.request('POST', `${customApps(ns)}?fieldValidation=Ignore`, { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'c' }, spec: { image: 'i', extra: 1 } });
+    const ignored = await target.request('POST', `${customApps(ns)}?fieldValidation=Ignore`, {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: 'c' },
+      spec: { image: 'i', extra: 1 },
+    });
     out.push(outcome(ignored), ignored.headers.warning ?? null);
-    const builtin = await target.request('POST', `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`, { metadata: { name: 'cm', foo: 1 }, data: { a: 'b' }, bar: 1 });
+    const builtin = await target.request('POST', `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`, {
+      metadata: { name: 'cm', foo: 1 },
+      data: { a: 'b' },
+      bar: 1,
+    });
     out.push(outcome(builtin));
-    const warned = await target.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'cm' }, data: { a: 'b' }, bar: 1 });
+    const warned = await target.request('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: 'cm' },
+      data: { a: 'b' },
+      bar: 1,
+    });
     out.push(outcome(warned), warned.headers.warning);
-    const status = await target.request('PUT', `${customApps(ns)}/a/status`, { ...created.body, spec: { image: 'changed' }, status: { readyReplicas: 1, observedGeneration: 1 } });
+    const status = await target.request('PUT', `${customApps(ns)}/a/status`, {
+      ...created.body,
+      spec: { image: 'changed' },
+      status: { readyReplicas: 1, observedGeneration: 1 },
+    });
     out.push(outcome(status));
     return out;
   }));
@@ -113,8 +200,14 @@ test('custom resources: schema defaults, pruning with warnings, status reset on 
 test('generation: spec changes bump it, metadata and status do not, deletion with a finalizer does', (t) =>
   same(t, 'generation', async (target, ns) => {
     const out: unknown[] = [];
-    const merge = async (path: string, body: unknown) => out.push(outcome(await target.request('PATCH', path, body, { contentType: 'application/merge-patch+json' })));
-    await target.request('POST', customApps(ns), { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'g' }, spec: { image: 'a' } });
+    const merge = async (path: string, body: unknown) =>
+      out.push(outcome(await target.request('PATCH', path, body, { contentType: 'application/merge-patch+json' })));
+    await target.request('POST', customApps(ns), {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: 'g' },
+      spec: { image: 'a' },
+    });
     await merge(`${customApps(ns)}/g`, { metadata: { labels: { a: 'b' }, annotations: { c: 'd' } } });
     await merge(`${customApps(ns)}/g/status`, { status: { readyReplicas: 1 } });
     await merge(`${customApps(ns)}/g`, { spec: { image: 'b' } });
@@ -138,17 +231,40 @@ test('strategic merge patches of a Deployment: merge keys, $patch delete and rep
   same(t, 'strategic', async (target, ns) => {
     const out: unknown[] = [];
     const path = `/apis/apps/v1/namespaces/${ns}/deployments/customapp-operator`;
-    await target.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { ...deployment, metadata: { ...deployment.metadata, namespace: ns } });
-    const smp = async (body: unknown) => out.push(outcome(await target.request('PATCH', path, body, { contentType: 'application/strategic-merge-patch+json' })));
-    await smp({ spec: { template: { spec: { containers: [{ name: 'operator', image: 'new:1', env: [{ name: 'EXTRA', value: '1' }] }] } } } });
+    await target.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      ...deployment,
+      metadata: { ...deployment.metadata, namespace: ns },
+    });
+    const smp = async (body: unknown) =>
+      out.push(outcome(await target.request('PATCH', path, body, { contentType: 'application/strategic-merge-patch+json' })));
+    await smp({
+      spec: { template: { spec: { containers: [{ name: 'operator', image: 'new:1', env: [{ name: 'EXTRA', value: '1' }] }] } } },
+    });
     await smp({ spec: { template: { spec: { containers: [{ name: 'operator', ports: [{ containerPort: 8081, $patch: 'delete' }] }] } } } });
     await smp({ spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'busybox' }], $setElementOrder: undefined } } } });
-    await smp({ spec: { template: { spec: { $setElementOrder: undefined, 'containers': [{ name: 'sidecar', $patch: 'delete' }] } } } });
-    await smp({ spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'operator' }], containers: [{ name: 'operator', 'env': [{ name: 'Z', value: 'z' }], '$setElementOrder/env': [{ name: 'Z' }, { name: 'POD_NAMESPACE' }, { name: 'POD_NAME' }, { name: 'EXTRA' }] }] } } } });
+    await smp({ spec: { template: { spec: { $setElementOrder: undefined, containers: [{ name: 'sidecar', $patch: 'delete' }] } } } });
+    await smp({
+      spec: {
+        template: {
+          spec: {
+            '$setElementOrder/containers': [{ name: 'operator' }],
+            containers: [
+              {
+                name: 'operator',
+                env: [{ name: 'Z', value: 'z' }],
+                '$setElementOrder/env': [{ name: 'Z' }, { name: 'POD_NAMESPACE' }, { name: 'POD_NAME' }, { name: 'EXTRA' }],
+              },
+            ],
+          },
+        },
+      },
+    });
     await smp({ spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } });
     await smp({ metadata: { labels: { 'app.kubernetes.io/managed-by': null, extra: 'x' } } });
     await smp({ spec: { template: { spec: { containers: [{ name: 'operator', args: ['--only'] }] } } } });
-    await smp({ spec: { template: { spec: { containers: [{ name: 'operator', resources: { $patch: 'replace', limits: { cpu: '1' } } }] } } } });
+    await smp({
+      spec: { template: { spec: { containers: [{ name: 'operator', resources: { $patch: 'replace', limits: { cpu: '1' } } }] } } },
+    });
     return out;
   }));
 
@@ -166,13 +282,29 @@ test('server-side apply of a Deployment: create, update, ownership, conflicts, f
         template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image, ports: [{ containerPort: 80 }] }] } },
       },
     });
-    const apply = async (body: unknown, manager: string, force = false) => out.push(outcome(await target.request('PATCH', `${path}?fieldManager=${manager}${force ? '&force=true' : ''}`, body, { contentType: 'application/apply-patch+yaml' })));
+    const apply = async (body: unknown, manager: string, force = false) =>
+      out.push(
+        outcome(
+          await target.request('PATCH', `${path}?fieldManager=${manager}${force ? '&force=true' : ''}`, body, {
+            contentType: 'application/apply-patch+yaml',
+          }),
+        ),
+      );
     await apply(config('nginx:1', 'extra'), 'alice');
     await apply(config('nginx:1', 'extra'), 'alice');
     await apply(config('nginx:2'), 'alice');
     await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 3 } }, 'bob');
     await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 3 } }, 'bob', true);
-    out.push(outcome(await target.request('PATCH', path, { spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx:3' }] } } } }, { contentType: 'application/strategic-merge-patch+json' })));
+    out.push(
+      outcome(
+        await target.request(
+          'PATCH',
+          path,
+          { spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx:3' }] } } } },
+          { contentType: 'application/strategic-merge-patch+json' },
+        ),
+      ),
+    );
     await apply(config('nginx:2'), 'alice');
     out.push(outcome(await target.request('PATCH', `${path}`, config('x'), { contentType: 'application/apply-patch+yaml' })));
     await apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web' } }, 'alice');
@@ -186,7 +318,8 @@ test('watch sequences: label-selector transitions, finalizer deletion, and bookm
     const rv = start.body.metadata.resourceVersion;
     const selected = await target.watch(`${base}?watch=1&labelSelector=tier%3Dfront&resourceVersion=${rv}`);
     const everything = await target.watch(`${base}?watch=1&resourceVersion=${rv}`);
-    const merge = (name: string, body: unknown) => target.request('PATCH', `${base}/${name}`, body, { contentType: 'application/merge-patch+json' });
+    const merge = (name: string, body: unknown) =>
+      target.request('PATCH', `${base}/${name}`, body, { contentType: 'application/merge-patch+json' });
     await target.request('POST', base, { metadata: { name: 'a', labels: { tier: 'front' } } });
     await target.request('POST', base, { metadata: { name: 'b', labels: { tier: 'back' } } });
     await merge('a', { metadata: { labels: { tier: 'back' } } });
@@ -210,7 +343,8 @@ test('watch sequences: label-selector transitions, finalizer deletion, and bookm
 test('lists: pagination with limit and continue, remainingItemCount, resourceVersion=0, selectors and Table output', (t) =>
   same(t, 'listing', async (target, ns) => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
-    for (const name of ['c', 'a', 'e', 'b', 'd']) await target.request('POST', base, { metadata: { name, labels: { n: name } }, data: { k: name } });
+    for (const name of ['c', 'a', 'e', 'b', 'd'])
+      await target.request('POST', base, { metadata: { name, labels: { n: name } }, data: { k: name } });
     const out: unknown[] = [];
     const first = await target.request('GET', `${base}?limit=2`);
     const second = await target.request('GET', `${base}?limit=2&continue=${first.body.metadata.continue}`);
@@ -219,10 +353,25 @@ test('lists: pagination with limit and continue, remainingItemCount, resourceVer
     out.push(outcome(first), outcome(second), outcome(third));
     out.push(outcome(await target.request('GET', `${base}?resourceVersion=0&limit=1`)));
     out.push(outcome(await target.request('GET', `${base}?labelSelector=n%20in%20(a,b),n!%3Db&limit=5`)));
-    const table = await target.request('GET', `${base}?labelSelector=n%3Da`, undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+    const table = await target.request('GET', `${base}?labelSelector=n%3Da`, undefined, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+    });
     out.push(normalize({ ...table.body, rows: table.body.rows.map((r: any) => ({ ...r, cells: r.cells.slice(0, -1) })) }));
-    await target.request('POST', customApps(ns), { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'x' }, spec: { image: 'img', configMapName: 'a' }, status: {} });
-    await target.request('PATCH', `${customApps(ns)}/x/status`, { status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'R', message: 'm' }] } }, { contentType: 'application/merge-patch+json' });
+    await target.request('POST', customApps(ns), {
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: 'x' },
+      spec: { image: 'img', configMapName: 'a' },
+      status: {},
+    });
+    await target.request(
+      'PATCH',
+      `${customApps(ns)}/x/status`,
+      {
+        status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'R', message: 'm' }] },
+      },
+      { contentType: 'application/merge-patch+json' },
+    );
     const crTable = await target.request('GET', customApps(ns), undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
     out.push(normalize({ ...crTable.body, rows: crTable.body.rows.map((r: any) => ({ ...r, cells: r.cells.slice(0, 4) })) }));
     return out;
@@ -230,11 +379,22 @@ test('lists: pagination with limit and continue, remainingItemCount, resourceVer
 
 test('RBAC: what the operator ServiceAccount with the dist/ ClusterRole may and may not do', async (t) => {
   const questions: [verb: string, group: string, resource: string, subresource?: string, namespace?: string][] = [
-    ['get', '', 'configmaps', '', 'default'], ['watch', '', 'configmaps'], ['list', '', 'secrets'], ['create', '', 'secrets', '', 'default'],
-    ['update', 'app.example.com', 'customapps'], ['delete', 'app.example.com', 'customapps'], ['patch', 'app.example.com', 'customapps', 'status'],
-    ['update', 'app.example.com', 'customapps', 'finalizers'], ['create', 'apps', 'deployments', '', 'x'], ['deletecollection', 'apps', 'deployments'],
-    ['create', '', 'events', '', 'x'], ['patch', 'events.k8s.io', 'events'], ['list', 'coordination.k8s.io', 'leases'], ['update', 'coordination.k8s.io', 'leases', '', 'x'],
-    ['get', '', 'namespaces'], ['create', '', 'services', '', 'x'],
+    ['get', '', 'configmaps', '', 'default'],
+    ['watch', '', 'configmaps'],
+    ['list', '', 'secrets'],
+    ['create', '', 'secrets', '', 'default'],
+    ['update', 'app.example.com', 'customapps'],
+    ['delete', 'app.example.com', 'customapps'],
+    ['patch', 'app.example.com', 'customapps', 'status'],
+    ['update', 'app.example.com', 'customapps', 'finalizers'],
+    ['create', 'apps', 'deployments', '', 'x'],
+    ['deletecollection', 'apps', 'deployments'],
+    ['create', '', 'events', '', 'x'],
+    ['patch', 'events.k8s.io', 'events'],
+    ['list', 'coordination.k8s.io', 'leases'],
+    ['update', 'coordination.k8s.io', 'leases', '', 'x'],
+    ['get', '', 'namespaces'],
+    ['create', '', 'services', '', 'x'],
   ];
   const [emulator, envtest] = await onBoth(pair, async (target) => {
     await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', clusterRole);
@@ -243,7 +403,12 @@ test('RBAC: what the operator ServiceAccount with the dist/ ClusterRole may and 
     const token = await target.serviceAccountToken('customapp-system', 'customapp-operator');
     const answers: unknown[] = [];
     for (const [verb, group, resource, subresource, namespace] of questions) {
-      const review = await target.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { spec: { resourceAttributes: { verb, group, resource, subresource, namespace } } }, { token });
+      const review = await target.request(
+        'POST',
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        { spec: { resourceAttributes: { verb, group, resource, subresource, namespace } } },
+        { token },
+      );
       answers.push(`${verb} ${resource}/${subresource ?? ''}: ${review.body.status?.allowed}`);
     }
     const denied = await target.request('GET', '/api/v1/namespaces/default/secrets?watch=0', undefined, { token });
@@ -262,7 +427,18 @@ test('discovery documents of the served built-in resources match', async (t) => 
     const rbac = await target.request('GET', '/apis/rbac.authorization.k8s.io/v1');
     const version = await target.request('GET', '/api');
     return [
-      pick(core.body, ['configmaps', 'secrets', 'namespaces', 'namespaces/status', 'namespaces/finalize', 'services', 'services/status', 'serviceaccounts', 'serviceaccounts/token', 'events']),
+      pick(core.body, [
+        'configmaps',
+        'secrets',
+        'namespaces',
+        'namespaces/status',
+        'namespaces/finalize',
+        'services',
+        'services/status',
+        'serviceaccounts',
+        'serviceaccounts/token',
+        'events',
+      ]),
       pick(apps.body, ['deployments', 'deployments/status', 'deployments/scale']),
       rbac.body,
       { ...version.body, serverAddressByClientCIDRs: undefined },
@@ -275,18 +451,57 @@ test('idempotent writes: re-sending the same desired object changes nothing, a P
   same(t, 'idempotent', async (target, ns) => {
     const out: unknown[] = [];
     const d = `/apis/apps/v1/namespaces/${ns}/deployments`;
-    const desired = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { app: 'web' } }, spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27', envFrom: [{ configMapRef: { name: 'cfg' } }] }] } } } };
+    const desired = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: 'nginx:1.27', envFrom: [{ configMapRef: { name: 'cfg' } }] }] },
+        },
+      },
+    };
     out.push(outcome(await target.request('POST', d, desired)));
     out.push(outcome(await target.request('PUT', `${d}/web`, desired)));
-    out.push(outcome(await target.request('PATCH', `${d}/web`, { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' })));
-    out.push(outcome(await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' })));
-    out.push(outcome(await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' })));
+    out.push(
+      outcome(await target.request('PATCH', `${d}/web`, { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' })),
+    );
+    out.push(
+      outcome(
+        await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' }),
+      ),
+    );
+    out.push(
+      outcome(
+        await target.request('PATCH', `${d}/web?fieldManager=op&force=true`, desired, { contentType: 'application/apply-patch+yaml' }),
+      ),
+    );
     const s = `/api/v1/namespaces/${ns}/services`;
-    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    };
     const created = await target.request('POST', s, service);
     out.push(outcome(created));
-    const replaced = await target.request('PUT', `${s}/web`, { ...service, metadata: { name: 'web', resourceVersion: created.body.metadata.resourceVersion } });
+    const replaced = await target.request('PUT', `${s}/web`, {
+      ...service,
+      metadata: { name: 'web', resourceVersion: created.body.metadata.resourceVersion },
+    });
     out.push(outcome(replaced), replaced.body.spec?.clusterIP === created.body.spec.clusterIP);
-    out.push(outcome(await target.request('PATCH', `${s}/web`, { spec: { ports: [{ name: 'http', port: 81, targetPort: 8080 }] } }, { contentType: 'application/strategic-merge-patch+json' })));
+    out.push(
+      outcome(
+        await target.request(
+          'PATCH',
+          `${s}/web`,
+          { spec: { ports: [{ name: 'http', port: 81, targetPort: 8080 }] } },
+          { contentType: 'application/strategic-merge-patch+json' },
+        ),
+      ),
+    );
     return out;
   }));

@@ -37,28 +37,34 @@ function httpsTarget(name: Target['name'], server: string, ca: string | undefine
   const send = (method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<Answer> => {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL(path, server), {
-        method,
-        ...tls,
-        headers: {
-          Authorization: `Bearer ${options.token ?? adminToken}`,
-          Accept: options.accept ?? 'application/json',
-          ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+      const req = httpsRequest(
+        new URL(path, server),
+        {
+          method,
+          ...tls,
+          headers: {
+            Authorization: `Bearer ${options.token ?? adminToken}`,
+            Accept: options.accept ?? 'application/json',
+            ...(payload === undefined
+              ? {}
+              : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+          },
         },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = text;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-        });
-      });
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = text;
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -84,7 +90,8 @@ function httpsTarget(name: Target['name'], server: string, ca: string | undefine
           async take(n, timeoutMs = 5000) {
             const deadline = Date.now() + timeoutMs;
             while (events.length < n) {
-              if (Date.now() > deadline || res.readableEnded) throw new Error(`${name}: ${events.length} of ${n} watch events on ${path}: ${JSON.stringify(events.map((e) => e.type))}`);
+              if (Date.now() > deadline || res.readableEnded)
+                throw new Error(`${name}: ${events.length} of ${n} watch events on ${path}: ${JSON.stringify(events.map((e) => e.type))}`);
               await new Promise<void>((r) => {
                 waiter = r;
                 setTimeout(r, 50);
@@ -105,7 +112,9 @@ function httpsTarget(name: Target['name'], server: string, ca: string | undefine
     watch,
     async serviceAccountToken(namespace, sa) {
       await send('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name: sa } });
-      const answer = await send('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { spec: { expirationSeconds: 3600 } });
+      const answer = await send('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, {
+        spec: { expirationSeconds: 3600 },
+      });
       if (answer.status !== 201) throw new Error(`${name}: TokenRequest ${answer.status} ${JSON.stringify(answer.body)}`);
       return answer.body.status.token as string;
     },
@@ -159,7 +168,8 @@ export function normalize(value: unknown): unknown {
   const collect = (v: unknown, key: string) => {
     if (Array.isArray(v)) v.forEach((x) => collect(x, key));
     else if (v !== null && typeof v === 'object') {
-      if (key === 'metadata' && isObjectMeta(v) && typeof v.resourceVersion === 'string' && /^\d+$/.test(v.resourceVersion)) rvs.add(Number(v.resourceVersion));
+      if (key === 'metadata' && isObjectMeta(v) && typeof v.resourceVersion === 'string' && /^\d+$/.test(v.resourceVersion))
+        rvs.add(Number(v.resourceVersion));
       for (const [k, x] of Object.entries(v)) collect(x, k);
     }
   };
@@ -193,13 +203,18 @@ export function normalize(value: unknown): unknown {
       });
     }
     if (timestampPattern.test(v)) return '<time>';
-    if (key === 'resourceVersion') return inObjectMeta ? rank.get(v) ?? '<rv>' : '<rv>';
+    if (key === 'resourceVersion') return inObjectMeta ? (rank.get(v) ?? '<rv>') : '<rv>';
     if (key === 'continue') return '<continue>';
     if (key === 'clusterIP' || key === 'clusterIPs' || /^10\.0\.0\.\d+$/.test(v)) return '<ip>';
-    if (key === 'message' && /in record \(\d+\)/.test(v)) return v.replace(/in record \((\d+)\)/, (_, rv) => `in record (${rank.get(rv) ?? '<rv>'})`);
+    if (key === 'message' && /in record \(\d+\)/.test(v))
+      return v.replace(/in record \((\d+)\)/, (_, rv) => `in record (${rank.get(rv) ?? '<rv>'})`);
     if (key === 'message' && v.includes('is invalid: [')) {
       const m = /^(.*is invalid: \[)(.*)(\])$/s.exec(v);
-      if (m !== null) return `${m[1]}${m[2].split(/, (?=[a-zA-Z.[\]0-9]+: )/).sort().join(', ')}${m[3]}`;
+      if (m !== null)
+        return `${m[1]}${m[2]
+          .split(/, (?=[a-zA-Z.[\]0-9]+: )/)
+          .sort()
+          .join(', ')}${m[3]}`;
     }
     return v;
   };

@@ -10,7 +10,14 @@ export type LogLine = Record<string, unknown> & { msg?: string; level: number };
  */
 export function capturedLogger(level: Level = 'debug'): { logger: Logger; lines: () => LogLine[]; text: () => string } {
   const raw: string[] = [];
-  const logger = pino({ level }, { write: (line: string) => { raw.push(line); } });
+  const logger = pino(
+    { level },
+    {
+      write: (line: string) => {
+        raw.push(line);
+      },
+    },
+  );
   return {
     logger,
     lines: () => raw.map((line) => JSON.parse(line) as LogLine),

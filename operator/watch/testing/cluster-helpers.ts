@@ -22,7 +22,10 @@ export async function proxiedClients(cluster: TestCluster, options: KubeClientOp
   const admin = new KubeClient(connection);
   const proxied = new KubeClient({ ...connection, server: proxy.url }, options);
   return {
-    admin, proxied, proxy, connection,
+    admin,
+    proxied,
+    proxy,
+    connection,
     close: async () => {
       proxied.close();
       admin.close();
@@ -54,12 +57,16 @@ export async function rawGet(connection: Connection, path: string): Promise<stri
   const headers = await connection.authHeaders();
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const request = send(url, { headers, ca: connection.ca, cert: connection.cert, key: connection.key, rejectUnauthorized: connection.rejectUnauthorized }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      response.on('error', reject);
-    });
+    const request = send(
+      url,
+      { headers, ca: connection.ca, cert: connection.cert, key: connection.key, rejectUnauthorized: connection.rejectUnauthorized },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -70,7 +77,12 @@ export async function rawGet(connection: Connection, path: string): Promise<stri
  * kube-apiserver's `apiserver_longrunning_requests{verb="WATCH",resource=…}` gauge on envtest (every namespace: the
  * gauge has no namespace label).
  */
-export async function serverOpenWatches(cluster: TestCluster, connection: Connection, resource: string, namespace?: string): Promise<number> {
+export async function serverOpenWatches(
+  cluster: TestCluster,
+  connection: Connection,
+  resource: string,
+  namespace?: string,
+): Promise<number> {
   if (cluster.emulator) return cluster.emulator.counters.openWatchCount({ resource, namespace });
   const text = await rawGet(connection, '/metrics');
   let total = 0;
@@ -85,7 +97,12 @@ export async function serverOpenWatches(cluster: TestCluster, connection: Connec
  * Polls the server's open watches for `resource` until they equal `want` (or `timeoutMs` passes) and answers the
  * last count. Without `want`, waits until two reads 200 ms apart agree: a baseline that no closing watch still skews.
  */
-export async function settledOpenWatches(cluster: TestCluster, connection: Connection, resource: string, options: { want?: number; namespace?: string; timeoutMs?: number } = {}): Promise<number> {
+export async function settledOpenWatches(
+  cluster: TestCluster,
+  connection: Connection,
+  resource: string,
+  options: { want?: number; namespace?: string; timeoutMs?: number } = {},
+): Promise<number> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let previous: number | undefined;
   for (;;) {

@@ -5,7 +5,9 @@ import type { Resource } from '../../kube/resources.js';
 import type { WatchClient } from '../watcher.js';
 
 /** The object type scripts use. */
-export interface ConfigMap extends KubeObject { data?: Record<string, string> }
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
 
 /** One step of a scripted watch: an event, a failure, or the server closing the stream normally. */
 export type WatchStep = RawWatchEvent<ConfigMap> | ApiError | 'close';
@@ -20,7 +22,10 @@ export class ScriptedClient implements WatchClient {
   open = 0;
   aborted = 0;
 
-  constructor(private readonly pages: (ObjectList<ConfigMap> | ApiError | 'hang')[], private readonly scripts: WatchStep[][] = []) {}
+  constructor(
+    private readonly pages: (ObjectList<ConfigMap> | ApiError | 'hang')[],
+    private readonly scripts: WatchStep[][] = [],
+  ) {}
 
   async list<T extends KubeObject>(_resource: Resource, options: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList<T>> {
     this.lists.push(options);
@@ -35,7 +40,11 @@ export class ScriptedClient implements WatchClient {
     return answer as unknown as ObjectList<T>;
   }
 
-  async *watch<T extends KubeObject>(_resource: Resource, options: WatchOptions = {}, signal?: AbortSignal): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
+  async *watch<T extends KubeObject>(
+    _resource: Resource,
+    options: WatchOptions = {},
+    signal?: AbortSignal,
+  ): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
     this.watches.push(options);
     this.open += 1;
     try {
@@ -59,4 +68,3 @@ function untilAborted(signal: AbortSignal): Promise<void> {
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 }
-

@@ -7,7 +7,10 @@ import { getIfExists } from '../../support/operator-harness.js';
 
 /** Reads of one namespace through an admin client. */
 export class NamespaceReads {
-  constructor(private readonly admin: KubeClient, readonly namespace: string) {}
+  constructor(
+    private readonly admin: KubeClient,
+    readonly namespace: string,
+  ) {}
 
   app(name: string): Promise<CustomApp | undefined> {
     return getIfExists<CustomApp>(this.admin, CUSTOM_APPS, this.namespace, name);
@@ -23,7 +26,9 @@ export class NamespaceReads {
 
   /** The Events whose involved object is `name`. */
   async events(name: string): Promise<CoreEvent[]> {
-    return (await this.admin.list<CoreEvent>(EVENTS, { namespace: this.namespace })).items.filter((event) => event.involvedObject.name === name);
+    return (await this.admin.list<CoreEvent>(EVENTS, { namespace: this.namespace })).items.filter(
+      (event) => event.involvedObject.name === name,
+    );
   }
 
   /** The condition of `type`, when the CustomApp exists and has it. */

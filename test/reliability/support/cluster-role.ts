@@ -9,8 +9,20 @@ import { eventually } from '../../support/operator-harness.js';
 
 const DIST_OPERATOR = resolve(import.meta.dirname, '../../../dist/customapp-operator.k8s.yaml');
 
-export const CLUSTER_ROLES: Resource = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false };
-const SUBJECT_ACCESS_REVIEWS: Resource = { group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false };
+export const CLUSTER_ROLES: Resource = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'clusterroles',
+  kind: 'ClusterRole',
+  namespaced: false,
+};
+const SUBJECT_ACCESS_REVIEWS: Resource = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  plural: 'subjectaccessreviews',
+  kind: 'SubjectAccessReview',
+  namespaced: false,
+};
 
 /** The user the operator's ServiceAccount token authenticates as. */
 export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
@@ -49,7 +61,9 @@ export function distOperatorRules(): PolicyRule[] {
 
 /** Every single grant of `rules`, in their order. */
 export function grantsOf(rules: readonly PolicyRule[]): Grant[] {
-  return rules.flatMap((rule) => rule.apiGroups.flatMap((apiGroup) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ apiGroup, resource, verb })))));
+  return rules.flatMap((rule) =>
+    rule.apiGroups.flatMap((apiGroup) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ apiGroup, resource, verb })))),
+  );
 }
 
 /** `rules` with one grant taken out (a rule left with no verb is dropped). */
@@ -66,7 +80,11 @@ async function allowed(admin: KubeClient, grant: Grant): Promise<boolean> {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',
     metadata: {},
-    spec: { user: OPERATOR_USER, groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NAMESPACE}`, 'system:authenticated'], resourceAttributes: { group: grant.apiGroup, resource, subresource, verb: grant.verb, namespace: 'default' } },
+    spec: {
+      user: OPERATOR_USER,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NAMESPACE}`, 'system:authenticated'],
+      resourceAttributes: { group: grant.apiGroup, resource, subresource, verb: grant.verb, namespace: 'default' },
+    },
   } as KubeObject);
   return review.status?.allowed === true;
 }
@@ -80,5 +98,10 @@ export async function setOperatorRules(admin: KubeClient, rules: readonly Policy
   await admin.replace<ClusterRole>(CLUSTER_ROLES, undefined, OPERATOR_NAME, { ...role, rules: rules.map((rule) => ({ ...rule })) });
   if (!probe) return;
   const expected = grantsOf(rules).some((grant) => grantLabel(grant) === grantLabel(probe));
-  await eventually(`the authorizer answers ${expected} for ${grantLabel(probe)}`, async () => (await allowed(admin, probe)) === expected, 10_000, 20);
+  await eventually(
+    `the authorizer answers ${expected} for ${grantLabel(probe)}`,
+    async () => (await allowed(admin, probe)) === expected,
+    10_000,
+    20,
+  );
 }

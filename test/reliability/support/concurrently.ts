@@ -14,5 +14,9 @@ export async function forEachConcurrently<T>(items: Iterable<T>, limit: number, 
     }
   };
   await Promise.all(Array.from({ length: limit }, lane));
-  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of the operations failed: ${String((failures[0] as Error).message ?? failures[0])}`);
+  if (failures.length > 0)
+    throw new AggregateError(
+      failures,
+      `${failures.length} of the operations failed: ${String((failures[0] as Error).message ?? failures[0])}`,
+    );
 }

@@ -21,7 +21,13 @@ export type FaultAnswer =
   /** A watch stream (200) that sends headers and then nothing, until the client gives up. */
   | { readonly kind: 'hang' }
   /** A Status error object with this HTTP code (and `Retry-After` when given). */
-  | { readonly kind: 'status'; readonly code: number; readonly reason: string; readonly message: string; readonly retryAfterSeconds?: number }
+  | {
+      readonly kind: 'status';
+      readonly code: number;
+      readonly reason: string;
+      readonly message: string;
+      readonly retryAfterSeconds?: number;
+    }
   /** A watch stream (200) whose first event is `ERROR` with this Status; the connection then ends. */
   | { readonly kind: 'watch-error'; readonly code: number; readonly reason: string; readonly message: string }
   /** The request reaches the server (which acts on it), but its answer never reaches the client. */
@@ -90,17 +96,24 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
   /** Sends the request on; with `loseAnswer`, the server's answer is read and dropped, and the client waits on. */
   const forward = (request: IncomingMessage, response: ServerResponse, loseAnswer = false): void => {
-    const outgoing = httpRequest({
-      host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers,
-    }, (answer) => {
-      if (loseAnswer) {
-        answer.resume();
-        return;
-      }
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-      answer.once('error', () => response.destroy());
-    });
+    const outgoing = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+      },
+      (answer) => {
+        if (loseAnswer) {
+          answer.resume();
+          return;
+        }
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+        answer.once('error', () => response.destroy());
+      },
+    );
     outgoing.once('error', () => response.destroy());
     response.once('close', () => outgoing.destroy());
     request.pipe(outgoing);

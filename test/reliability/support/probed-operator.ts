@@ -24,7 +24,11 @@ export class ProbedOperator {
   private nextId = 1;
 
   /** `metricsUrl`: `http://host:port` of the process's /metrics. */
-  constructor(readonly process: OperatorProcess, private readonly dir: string, readonly metricsUrl: string) {}
+  constructor(
+    readonly process: OperatorProcess,
+    private readonly dir: string,
+    readonly metricsUrl: string,
+  ) {}
 
   /** Scrapes /metrics. */
   metrics(): Promise<MetricSample[]> {
@@ -65,13 +69,17 @@ async function freePort(): Promise<number> {
 export async function startProbedOperator(options: ProbedOperatorOptions): Promise<ProbedOperator> {
   const dir = mkdtempSync(join(tmpdir(), 'operator-probe-'));
   const port = await freePort();
-  const child = new OperatorProcess([
-    `--kubeconfig=${options.kubeconfig}`,
-    `--metrics-bind-address=127.0.0.1:${port}`,
-    '--health-probe-bind-address=0',
-    `--log-level=${options.logLevel ?? 'info'}`,
-    ...(options.flags ?? []),
-  ], { [PROBE_DIR_ENV]: dir }, ['--expose-gc', '--import', PROBE_MODULE]);
+  const child = new OperatorProcess(
+    [
+      `--kubeconfig=${options.kubeconfig}`,
+      `--metrics-bind-address=127.0.0.1:${port}`,
+      '--health-probe-bind-address=0',
+      `--log-level=${options.logLevel ?? 'info'}`,
+      ...(options.flags ?? []),
+    ],
+    { [PROBE_DIR_ENV]: dir },
+    ['--expose-gc', '--import', PROBE_MODULE],
+  );
   const probed = new ProbedOperator(child, dir, `http://127.0.0.1:${port}`);
   try {
     const deadline = Date.now() + 60_000;
@@ -79,9 +87,11 @@ export async function startProbedOperator(options: ProbedOperatorOptions): Promi
       throw new Error(`the operator exited (${JSON.stringify(exit)}); stderr: ${child.stderr.slice(-2000)}`);
     });
     exited.catch(() => undefined);
-    const workersStarted = async (): Promise<boolean> => sumOf(await probed.metrics().catch(() => []), 'controller_runtime_max_concurrent_reconciles') > 0;
+    const workersStarted = async (): Promise<boolean> =>
+      sumOf(await probed.metrics().catch(() => []), 'controller_runtime_max_concurrent_reconciles') > 0;
     while (!(await workersStarted())) {
-      if (Date.now() > deadline) throw new Error(`the operator did not start its workers within 60 s; stderr: ${child.stderr.slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`the operator did not start its workers within 60 s; stderr: ${child.stderr.slice(-2000)}`);
       await Promise.race([new Promise((done) => setTimeout(done, 100)), exited]);
     }
   } catch (error) {

@@ -22,6 +22,11 @@ interface Source {
   synced: boolean;
   /** Hashed observations of the list in progress (between `init` and `initDone`), by name. */
   listing: Map<string, Observation> | undefined;
+  /**
+   * For a namespace snapshot: the names it serves at `initDone`, the ones it was started or asked to cover. A
+   * snapshot serves no one else: a slot covered by another source already has a newer state, or will.
+   */
+  readonly covers?: Set<string>;
   subscription?: Subscription;
   stopped: boolean;
 }
@@ -84,6 +89,11 @@ export class DependencyGroup {
   private namespaceWatch: Source | undefined;
   /** A one-shot list of the whole namespace, covering a burst of new refs at once. */
   private namespaceSnapshot: Source | undefined;
+  /**
+   * The names whose watch events the namespace watch dropped (no slot had them) since the namespace snapshot in
+   * flight was started. That snapshot's list may be older than those events, so it cannot cover these names.
+   */
+  private readonly droppedSinceSnapshot = new Set<string>();
   private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
   private readonly log: Logger;
 
@@ -110,6 +120,7 @@ export class DependencyGroup {
   /** Removes a slot (its last subscriber left) and stops what only it needed. */
   remove(name: string): void {
     this.slots.delete(name);
+    this.namespaceSnapshot?.covers?.delete(name);
     this.stop(this.objectWatches.get(name));
     this.stop(this.snapshots.get(name));
     this.rebalance();
@@ -158,10 +169,14 @@ export class DependencyGroup {
       return;
     }
     const namespaceWatch = this.coverNamespace();
-    const listing = (source: Source | undefined): boolean => source !== undefined && (!source.synced || source.listing !== undefined);
-    if (listing(namespaceWatch) || listing(this.namespaceSnapshot) || this.snapshots.has(name) || this.objectWatches.has(name)) return;
-    if (this.snapshots.size < this.context.collapseThreshold) this.start({ scope: 'object', purpose: 'snapshot', name });
-    else this.start({ scope: 'namespace', purpose: 'snapshot' });
+    if (!namespaceWatch.synced || namespaceWatch.listing !== undefined || this.snapshots.has(name) || this.objectWatches.has(name)) return;
+    const snapshot = this.namespaceSnapshot;
+    if (snapshot && !this.droppedSinceSnapshot.has(name)) {
+      snapshot.covers!.add(name);
+      return;
+    }
+    if (this.snapshots.size < this.context.collapseThreshold || snapshot) this.start({ scope: 'object', purpose: 'snapshot', name });
+    else this.start({ scope: 'namespace', purpose: 'snapshot', covers: new Set([name]) });
   }
 
   private coverNamespace(): Source {
@@ -194,11 +209,13 @@ export class DependencyGroup {
   }
 
   /** Registers and subscribes a new source (registered first: a cold source may emit, even complete, at once). */
-  private start(spec: Pick<Source, 'scope' | 'purpose' | 'name'>): Source {
+  private start(spec: Pick<Source, 'scope' | 'purpose' | 'name' | 'covers'>): Source {
     const source: Source = { ...spec, synced: false, listing: undefined, stopped: false };
     if (spec.scope === 'namespace' && spec.purpose === 'watch') this.namespaceWatch = source;
-    else if (spec.scope === 'namespace') this.namespaceSnapshot = source;
-    else (spec.purpose === 'watch' ? this.objectWatches : this.snapshots).set(spec.name!, source);
+    else if (spec.scope === 'namespace') {
+      this.namespaceSnapshot = source;
+      this.droppedSinceSnapshot.clear();
+    } else (spec.purpose === 'watch' ? this.objectWatches : this.snapshots).set(spec.name!, source);
     let events = this.context.events({ kind: this.kind, namespace: this.namespace, name: spec.name });
     if (spec.purpose === 'snapshot') events = events.pipe(takeWhile((event) => event.type !== 'initDone', true));
     const subscription = events.subscribe({
@@ -226,7 +243,10 @@ export class DependencyGroup {
     source.stopped = true;
     if (source.scope === 'namespace') {
       if (this.namespaceWatch === source) this.namespaceWatch = undefined;
-      if (this.namespaceSnapshot === source) this.namespaceSnapshot = undefined;
+      if (this.namespaceSnapshot === source) {
+        this.namespaceSnapshot = undefined;
+        this.droppedSinceSnapshot.clear();
+      }
     } else {
       const map = source.purpose === 'watch' ? this.objectWatches : this.snapshots;
       if (map.get(source.name!) === source) map.delete(source.name!);
@@ -248,7 +268,7 @@ export class DependencyGroup {
       case 'initDone': {
         const listing = source.listing ?? new Map<string, Observation>();
         source.listing = undefined;
-        const names = source.name === undefined ? [...this.slots.keys()] : [source.name];
+        const names = source.covers ? [...source.covers] : source.name === undefined ? [...this.slots.keys()] : [source.name];
         for (const name of names) this.slots.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
         if (!source.synced) {
           source.synced = true;
@@ -260,7 +280,11 @@ export class DependencyGroup {
       case 'delete': {
         const { name, resourceVersion } = event.object.metadata;
         const slot = this.slots.get(name!);
-        if (!slot || (source.name !== undefined && source.name !== name)) return;
+        if (!slot) {
+          if (source === this.namespaceWatch && this.namespaceSnapshot) this.droppedSinceSnapshot.add(name!);
+          return;
+        }
+        if (source.name !== undefined && source.name !== name) return;
         slot.offer(event.type === 'apply' ? observed(event.object) : { exists: false }, resourceVersion ?? '');
         return;
       }

@@ -240,6 +240,37 @@ test('a burst of new refs once the namespace watch runs is covered by one list o
   t.deepEqual(openedStreams, ['a', '*', 'c', '*'], 'd and e opened no stream of their own');
 });
 
+test('a ref added while a namespace snapshot is in flight is not served that older list when the namespace watch already dropped its change', (t) => {
+  let openedStreams: string[] = [];
+  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
+    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+    // Collapsed from frame 1; at frame 9 the namespace watch delivers n created (22), which nobody references yet.
+    const namespace = cold<Event>('iabd 4ms N', {
+      i: init,
+      a: listed(object('a', '1', 'a')),
+      b: listed(object('b', '2', 'b')),
+      d: done('15'),
+      N: applied(object('n', '22', 'n')),
+    });
+    // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
+    const snapshotC = cold<Event>('------(id)', { i: init, d: done('18') });
+    const namespaceSnapshot = cold<Event>('i-------D', { i: init, D: done('20') });
+    // n, referenced at frame 11, after its creation went by and before the namespace list answers.
+    const snapshotN = cold<Event>('-(iad)', { i: init, a: listed(object('n', '22', 'n')), d: done('23') });
+    const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace, namespaceSnapshot], c: [snapshotC], n: [snapshotN] });
+    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
+    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
+    expectObservable(registry.acquire(ref('c')), '-----^').toBe('-----------c', { c: absent('c') });
+    expectObservable(registry.acquire(ref('d')), '-----^').toBe('-------------d', { d: absent('d') });
+    expectObservable(registry.acquire(ref('n')), '-----------^').toBe('------------n', { n: present('n', '22', 'n') });
+    expectSubscriptions(namespaceSnapshot.subscriptions).toBe('-----^-------!');
+    expectSubscriptions(snapshotN.subscriptions).toBe('-----------^!');
+    openedStreams = opened;
+  });
+  t.deepEqual(openedStreams, ['a', '*', 'c', '*', 'n'], 'n gets a list of its own, made after its creation was dropped');
+});
+
 test('close completes every acquired Observable and stops every watch; later acquires complete at once', (t) => {
   const testScheduler = scheduler(t);
   testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {

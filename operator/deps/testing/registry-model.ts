@@ -1,0 +1,290 @@
+// The dependency registry's model-based check: random interleavings of refs, writes and API faults against a trivial model.
+import fc from 'fast-check';
+import { Subscription } from 'rxjs';
+import { VirtualClock } from '../../../test/support/virtual-time.js';
+import { contentHash } from '../content-hash.js';
+import { DependencyRegistry } from '../registry.js';
+import type { DependencyState } from '../source.js';
+import { FakeDependencyApi } from './fake-dependency-api.js';
+
+const NAMESPACE = 'ns';
+const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] as const;
+type Name = (typeof NAMES)[number];
+
+/** One step of a run: what a user, the API server or time does next. */
+export type Step =
+  | { readonly type: 'acquire' | 'release' | 'delete'; readonly name: Name }
+  | { readonly type: 'write'; readonly name: Name; readonly value: string }
+  /** What a GitOps apply does: write these ConfigMaps, let the watches see it, then reference them all. */
+  | { readonly type: 'apply'; readonly names: readonly Name[]; readonly value: string }
+  | { readonly type: 'deliver'; readonly index: number; readonly count: number }
+  | { readonly type: 'answerList' | 'failList' | 'bookmark'; readonly index: number }
+  | { readonly type: 'endWatch'; readonly index: number; readonly how: 'closed' | 'reset' | 'gone' }
+  | { readonly type: 'compact' | 'deliverAll' }
+  | { readonly type: 'advance'; readonly ms: number };
+
+const name = fc.constantFrom(...NAMES);
+const index = fc.nat({ max: 15 });
+
+/** Every kind of step, with the arbitrary of its arguments. */
+const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
+  fc.record({ type: fc.constant('acquire' as const), name }),
+  fc.record({ type: fc.constant('release' as const), name }),
+  fc.record({ type: fc.constant('write' as const), name, value: fc.constantFrom('1', '2', '3') }),
+  fc.record({ type: fc.constant('delete' as const), name }),
+  fc.record({
+    type: fc.constant('apply' as const),
+    names: fc.subarray([...NAMES], { minLength: 1 }),
+    value: fc.constantFrom('1', '2', '3'),
+  }),
+  fc.record({ type: fc.constant('deliver' as const), index, count: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ type: fc.constant('deliverAll' as const) }),
+  fc.record({ type: fc.constant('answerList' as const), index }),
+  fc.record({ type: fc.constant('failList' as const), index }),
+  fc.record({ type: fc.constant('bookmark' as const), index }),
+  fc.record({ type: fc.constant('endWatch' as const), index, how: fc.constantFrom('closed', 'reset', 'gone') }),
+  fc.record({ type: fc.constant('compact' as const) }),
+  fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2_000, 40_000) }),
+];
+
+/**
+ * Step sequences drawn as swarm testing does: each run first draws a weight from 0 to 4 for every kind of step
+ * (acquire at least 1), then its steps with those weights. Runs that leave some kinds out, or favour a few, reach
+ * deep interleavings (a slow list, then a burst of refs and writes) far more often than one fixed mix does.
+ */
+export function stepsArbitrary(maxSteps: number): fc.Arbitrary<Step[]> {
+  return fc.tuple(...STEP_KINDS.map((_, at) => fc.integer({ min: at === 0 ? 1 : 0, max: 4 }))).chain((weights) =>
+    fc.array(fc.oneof(...STEP_KINDS.flatMap((arbitrary, at) => (weights[at]! > 0 ? [{ weight: weights[at]!, arbitrary }] : []))), {
+      maxLength: maxSteps,
+      size: 'max',
+    }),
+  );
+}
+
+/** The registry's switch points: collapse past `collapse` refs, split below `split`. */
+export interface Thresholds {
+  readonly collapse: number;
+  readonly split: number;
+}
+
+/** Low thresholds, so that a handful of names crosses them back and forth. */
+export const thresholdsArbitrary: fc.Arbitrary<Thresholds> = fc
+  .integer({ min: 1, max: 3 })
+  .chain((collapse) => fc.record({ collapse: fc.constant(collapse), split: fc.integer({ min: 0, max: collapse }) }));
+
+/** What a state says, as the model compares it. */
+function stateText(state: DependencyState | undefined): string {
+  if (!state) return 'unsynced';
+  return state.exists ? `present ${state.hash.slice(0, 12)}` : 'absent';
+}
+
+/** One logical subscription of the test, and everything it received. */
+interface Held {
+  readonly name: Name;
+  subscription: Subscription;
+  readonly received: string[];
+  /** How far in the object's history the ref's slot had got when the subscription was made (it starts there). */
+  readonly from: number;
+}
+
+/** A macrotask turn: every promise callback the previous step set off has run. */
+function drained(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Runs `steps` against a registry (with the given thresholds) whose watches are the real watchers over
+ * a {@link FakeDependencyApi}, then lets everything settle with no more faults and checks the model:
+ * - every held subscription's last state is the object's current state (present with its content hash, or absent);
+ * - what each one received is, in order, a subsequence of the states the object went through, starting no earlier
+ *   than the ref had got when it subscribed (never an older state after a newer one: no stale list wins over a newer
+ *   event), checked on arrival, released refs included;
+ * - the physical watches are exactly what the held refs need: one per held ref, or one for the namespace and no
+ *   other, all synced, and the server has exactly those watches open;
+ * - after everything is released, no watch is open and no list is pending.
+ * Throws with a description of the first violation.
+ */
+export async function runRegistryModel(steps: readonly Step[], thresholds: Thresholds = { collapse: 2, split: 2 }): Promise<void> {
+  const api = new FakeDependencyApi(NAMESPACE);
+  const clock = new VirtualClock();
+  const registry = new DependencyRegistry({
+    client: api,
+    watch: { timeoutSeconds: 300 },
+    scheduler: clock,
+    random: () => 0.5,
+    collapseThreshold: thresholds.collapse,
+    splitThreshold: thresholds.split,
+  });
+  /** Every state each name went through, from "absent" before its first creation. */
+  const histories = new Map<Name, string[]>(NAMES.map((each) => [each, ['absent']]));
+  const regressions: string[] = [];
+  const truth = (each: Name): string => {
+    const object = api.current(each);
+    return object ? `present ${contentHash(object).slice(0, 12)}` : 'absent';
+  };
+  /** How far each name's slot has got in the object's history: the latest state any subscriber received. */
+  const progress = new Map<Name, number>();
+  const held: Held[] = [];
+  const hold = (each: Name): void => {
+    const received: string[] = [];
+    const entry: Held = { name: each, subscription: Subscription.EMPTY, received, from: progress.get(each) ?? 0 };
+    let at = entry.from;
+    const history = histories.get(each)!;
+    // Checked on arrival: each state is in the object's history, at or after the one before it.
+    entry.subscription = registry.acquire({ kind: 'ConfigMap', namespace: NAMESPACE, name: each }).subscribe((state) => {
+      const text = stateText(state);
+      received.push(text);
+      const found = history.indexOf(text, at);
+      if (found < 0) {
+        regressions.push(
+          `${each}: received ${JSON.stringify(received)}, not in the order of its history ${JSON.stringify(history.slice(entry.from))}`,
+        );
+        return;
+      }
+      at = found;
+      progress.set(each, Math.max(progress.get(each) ?? 0, found));
+    });
+    held.push(entry);
+  };
+  const release = (each: Name): void => {
+    const at = held.findIndex((entry) => entry.name === each);
+    if (at >= 0) held.splice(at, 1)[0]!.subscription.unsubscribe();
+    // The last holder gone, the slot is gone: a new one may start from a list older than what this one had seen,
+    // as long as the watch that follows that list delivers everything after it (the final check says it did).
+    if (!held.some((entry) => entry.name === each)) progress.delete(each);
+  };
+  const written = (each: Name): void => {
+    const history = histories.get(each)!;
+    if (history.at(-1) !== truth(each)) history.push(truth(each));
+  };
+
+  try {
+    for (const step of steps) {
+      switch (step.type) {
+        case 'acquire':
+          hold(step.name);
+          break;
+        case 'release':
+          release(step.name);
+          break;
+        case 'write':
+          api.write(step.name, { key: step.value });
+          written(step.name);
+          break;
+        case 'delete':
+          api.remove(step.name);
+          written(step.name);
+          break;
+        case 'apply':
+          for (const each of step.names) {
+            api.write(each, { key: step.value });
+            written(each);
+          }
+          api.deliverAll();
+          await drained();
+          for (const each of step.names) hold(each);
+          break;
+        case 'deliver':
+          api.deliver(step.index, step.count);
+          break;
+        case 'deliverAll':
+          api.deliverAll();
+          break;
+        case 'answerList':
+          api.answerList(step.index);
+          break;
+        case 'failList':
+          api.failList(step.index);
+          break;
+        case 'bookmark':
+          api.bookmark(step.index);
+          break;
+        case 'endWatch':
+          api.endWatch(step.index, step.how);
+          break;
+        case 'compact':
+          api.compact();
+          break;
+        case 'advance':
+          clock.advance(step.ms);
+          break;
+      }
+      await drained();
+    }
+
+    // Quiescence: no more faults; answer, deliver and let the backoff timers run until nothing moves.
+    for (let round = 0; round < 50 && (api.pendingLists > 0 || api.undelivered > 0 || round < 3); round += 1) {
+      api.answerAll();
+      api.deliverAll();
+      await drained();
+      clock.advance(31_000);
+      await drained();
+    }
+    if (api.pendingLists > 0 || api.undelivered > 0) {
+      throw new Error(`no quiescence: ${api.pendingLists} lists pending, ${api.undelivered} events undelivered`);
+    }
+
+    for (const entry of held) {
+      const last = entry.received.at(-1);
+      if (last !== truth(entry.name)) {
+        throw new Error(
+          `${entry.name}: the registry says "${last ?? 'nothing'}", the object is ${truth(entry.name)} (received ${JSON.stringify(entry.received)})`,
+        );
+      }
+    }
+    if (regressions.length > 0) throw new Error(regressions[0]);
+
+    const heldNames = JSON.stringify([...new Set(held.map((entry) => entry.name))].sort());
+    const streams = registry.streams();
+    const perObject = JSON.stringify(streams.flatMap((stream) => (stream.scope === 'object' ? [stream.name!] : [])).sort());
+    const perNamespace = streams.filter((stream) => stream.scope === 'namespace').length;
+    const matches =
+      held.length === 0 ? streams.length === 0 : perNamespace === 0 ? perObject === heldNames : perNamespace === 1 && perObject === '[]';
+    if (!matches) throw new Error(`streams: ${perNamespace} per namespace and ${perObject} per object for the held refs ${heldNames}`);
+    if (streams.some((stream) => !stream.synced)) throw new Error(`a stream is not synced after quiescence: ${JSON.stringify(streams)}`);
+    const open = api.openWatches().sort();
+    const served = streams.map((stream) => stream.name ?? '*').sort();
+    if (JSON.stringify(open) !== JSON.stringify(served)) {
+      throw new Error(`the server has the watches ${JSON.stringify(open)} open, the registry ${JSON.stringify(served)}`);
+    }
+
+    for (const entry of [...held]) release(entry.name);
+    await drained();
+    if (registry.streams().length > 0 || api.openWatches().length > 0 || api.pendingLists > 0) {
+      throw new Error(
+        `after releasing everything: ${registry.streams().length} streams, ${api.openWatches().length} watches open, ${api.pendingLists} lists pending`,
+      );
+    }
+  } finally {
+    for (const entry of held) entry.subscription.unsubscribe();
+    registry.close();
+  }
+}
+
+/** Options of {@link checkRegistryModel}. */
+export interface ModelCheckOptions {
+  /** How many random runs. */
+  readonly numRuns: number;
+  /** Replays a failure: the seed fast-check printed. @default a fresh seed */
+  readonly seed?: number;
+  /** With `seed`, the shrink path fast-check printed. */
+  readonly path?: string;
+  /** Steps per run at most. @default 60 */
+  readonly maxSteps?: number;
+}
+
+/**
+ * Checks {@link runRegistryModel} over `numRuns` random step sequences. A failure throws fast-check's report: the
+ * seed and path to replay it (`seed`/`path`, or `REGISTRY_MODEL_SEED`/`REGISTRY_MODEL_PATH` in the test) and the
+ * shrunk counterexample. Answers the seed used.
+ */
+export async function checkRegistryModel(options: ModelCheckOptions): Promise<number> {
+  const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
+  await fc.assert(
+    fc.asyncProperty(thresholdsArbitrary, stepsArbitrary(options.maxSteps ?? 60), (thresholds, steps) =>
+      runRegistryModel(steps, thresholds),
+    ),
+    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false },
+  );
+  return seed;
+}

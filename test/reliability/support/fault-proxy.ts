@@ -1,5 +1,6 @@
 // A plain-http proxy in front of an API server that answers chosen requests badly: malformed JSON, hangs, Status errors.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 
 /** The request a rule looks at. */
@@ -31,7 +32,12 @@ export type FaultAnswer =
   /** A watch stream (200) whose first event is `ERROR` with this Status; the connection then ends. */
   | { readonly kind: 'watch-error'; readonly code: number; readonly reason: string; readonly message: string }
   /** The request reaches the server (which acts on it), but its answer never reaches the client. */
-  | { readonly kind: 'lost-answer' };
+  | { readonly kind: 'lost-answer' }
+  /**
+   * The request reaches the server at once (a list is evaluated then), and its answer reaches the client `ms` later:
+   * a slow answer, as from an overloaded API server or a long paginated list.
+   */
+  | { readonly kind: 'delayed-answer'; readonly ms: number };
 
 /** One rule: which requests, what answer, how many times. */
 export interface FaultRule {
@@ -59,7 +65,7 @@ function statusBody(code: number, reason: string, message: string): string {
 }
 
 /** Answers a request without the server, except `lost-answer`, which `forward` handles. */
-function answerWith(answer: Exclude<FaultAnswer, { kind: 'lost-answer' }>, response: ServerResponse): void {
+function answerWith(answer: Exclude<FaultAnswer, { kind: 'lost-answer' | 'delayed-answer' }>, response: ServerResponse): void {
   switch (answer.kind) {
     case 'malformed-body':
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -87,26 +93,49 @@ function answerWith(answer: Exclude<FaultAnswer, { kind: 'lost-answer' }>, respo
   }
 }
 
-/** Starts a proxy on a free loopback port that forwards to `target` (a plain `http://host:port` URL). */
+/**
+ * Starts a proxy on a free loopback port that forwards to `target`: a plain `http://host:port` URL, or an
+ * `https://` one (envtest's), whose certificate is not checked. The client talks plain HTTP to the proxy and sends
+ * its own credentials, which are forwarded as they are.
+ */
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const upstream = new URL(target);
+  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   const rules = new Map<number, FaultRule & { hits: number }>();
   const sockets = new Set<Socket>();
   let nextId = 1;
 
-  /** Sends the request on; with `loseAnswer`, the server's answer is read and dropped, and the client waits on. */
-  const forward = (request: IncomingMessage, response: ServerResponse, loseAnswer = false): void => {
-    const outgoing = httpRequest(
+  /**
+   * Sends the request on. With `loseAnswer`, the server's answer is read and dropped, and the client waits on;
+   * with `delayMs`, the answer is read whole and sent that much later.
+   */
+  const forward = (request: IncomingMessage, response: ServerResponse, { loseAnswer = false, delayMs = 0 } = {}): void => {
+    const outgoing = send(
       {
         host: upstream.hostname,
         port: upstream.port,
         method: request.method,
         path: request.url,
-        headers: request.headers,
+        headers: { ...request.headers, host: upstream.host },
+        rejectUnauthorized: false,
       },
       (answer) => {
         if (loseAnswer) {
           answer.resume();
+          return;
+        }
+        if (delayMs > 0) {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.once('end', () => {
+            const timer = setTimeout(() => {
+              const { 'transfer-encoding': _chunked, ...headers } = answer.headers;
+              response.writeHead(answer.statusCode ?? 502, headers);
+              response.end(Buffer.concat(chunks));
+            }, delayMs);
+            response.once('close', () => clearTimeout(timer));
+          });
+          answer.once('error', () => response.destroy());
           return;
         }
         response.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -130,8 +159,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     for (const rule of rules.values()) {
       if ((rule.times !== undefined && rule.hits >= rule.times) || !rule.match(proxied)) continue;
       rule.hits += 1;
-      if (rule.answer.kind === 'lost-answer') {
-        forward(request, response, true);
+      if (rule.answer.kind === 'lost-answer' || rule.answer.kind === 'delayed-answer') {
+        forward(request, response, rule.answer.kind === 'lost-answer' ? { loseAnswer: true } : { delayMs: rule.answer.ms });
         return;
       }
       request.resume();

@@ -160,6 +160,12 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
       })
     : undefined;
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
+  // The moment leadership is lost, nothing this process started as leader may still be written: the client aborts
+  // what is in flight and refuses every later write (a standby may take over once the Lease expires).
+  const fenced = (elector?.lost ?? new Promise<never>(() => undefined)).then(() => {
+    client.fence('leader election lost');
+    logger.error({ inFlight: controller.queue.inFlight }, 'fenced: leadership lost, writes refused');
+  });
 
   const appCache = new FreshCache(apps.store);
   const deploymentCache = new FreshCache(deployments.store);
@@ -239,7 +245,7 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     reconciling = true;
     markStarted();
     if (elector) {
-      const lost = await Promise.race([elector.lost.then(() => true), aborted]);
+      const lost = await Promise.race([fenced.then(() => true), aborted]);
       if (lost)
         throw new Error(
           `leader election lost: the Lease ${options.leaderElection!.namespace}/${options.leaderElection!.name} was not renewed within the renew deadline`,

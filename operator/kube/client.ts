@@ -213,6 +213,10 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
   private readonly userAgent: string;
   private readonly now: () => number;
+  /** The non-watch requests in flight, so that {@link KubeClient.fence} can abort them. */
+  private readonly inFlight = new Set<{ abort: () => void }>();
+  /** Why this client refuses writes, once fenced. */
+  private fencedBecause: string | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -416,6 +420,22 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Fences this client: every request in flight (but watches) is aborted now, and every write from now on
+   * (create, update, patch, delete) fails at once with `fenced: <reason>`, without reaching the server. Reads go
+   * on. The operator fences its client when it loses the leader Lease, so that nothing it started as leader is
+   * written after another process may lead: controller-runtime cancels its context for the same reason.
+   */
+  fence(reason: string): void {
+    this.fencedBecause ??= reason;
+    for (const request of [...this.inFlight]) request.abort();
+  }
+
+  /** Why the client is fenced, or undefined while it is not. */
+  get fenced(): string | undefined {
+    return this.fencedBecause;
+  }
+
   /** Closes idle keep-alive sockets. In-flight requests are not affected. */
   close(): void {
     this.agent.destroy();
@@ -470,6 +490,8 @@ export class KubeClient {
   private async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
     if (call.signal?.aborted)
       throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
+    if (this.fencedBecause !== undefined && call.method !== 'GET')
+      throw new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
     const headers: OutgoingHttpHeaders = {
       accept: 'application/json',
@@ -489,8 +511,14 @@ export class KubeClient {
         request.destroy(new ApiError(`${call.method} ${call.path}: aborted`, 0));
       };
       call.signal?.addEventListener('abort', onAbort, { once: true });
+      const fenceable = { abort: () => request.destroy(new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0)) };
+      if (call.verb !== 'watch') {
+        this.inFlight.add(fenceable);
+        request.once('close', () => this.inFlight.delete(fenceable));
+      }
       const abort = (): void => {
         call.signal?.removeEventListener('abort', onAbort);
+        this.inFlight.delete(fenceable);
         if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
       };
       if (timeoutMs > 0) {

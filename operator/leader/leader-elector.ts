@@ -1,16 +1,19 @@
 // Leader election on a coordination.k8s.io/v1 Lease with get/create/update only, as client-go's leaderelection does it.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { KubeClient } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
 import type { Logger } from '../log.js';
 import type { Lease } from '../objects.js';
 
+/** The three calls leader election makes; a {@link KubeClient} has them, and the model test passes a fake. */
+export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'replace'>;
+
 /** Options of {@link LeaderElector}. Durations follow controller-runtime's defaults. */
 export interface LeaderElectionOptions {
-  readonly client: KubeClient;
+  readonly client: LeaseClient;
   /** Namespace of the Lease. */
   readonly namespace: string;
   /** Name of the Lease. */
@@ -19,13 +22,19 @@ export interface LeaderElectionOptions {
   readonly identity?: string;
   /** How long a non-leader waits after the last observed renewal before taking over. @default 15_000 */
   readonly leaseDurationMs?: number;
-  /** How long the leader keeps retrying a failed renewal before it gives up leadership. @default 10_000 */
+  /**
+   * How long after sending its last successful renewal the leader gives up leadership, when no later one succeeds.
+   * Shorter than `leaseDurationMs`: the difference is the margin within which the leader's last writes land before
+   * a standby may take over. @default 10_000
+   */
   readonly renewDeadlineMs?: number;
   /** The interval between attempts, to acquire or to renew. @default 2_000 */
   readonly retryPeriodMs?: number;
   readonly logger: Logger;
-  /** Wall clock in ms (renewTime and the local observation of others' renewals). @default Date.now */
-  readonly now?: () => number;
+  /** Timers (retries, deadlines) and the clock (renewTime, and when others' renewals were observed). @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+  /** A number in [0, 1) for the retry jitter. @default Math.random */
+  readonly random?: () => number;
   /** Called with true when this process starts leading, false when it stops. @default none */
   readonly onLeadingChange?: (leading: boolean) => void;
 }
@@ -36,8 +45,8 @@ function microTime(ms: number): string {
 }
 
 /** client-go's wait.Jitter with JitterFactor 1.2: a delay in [d, 2.2 d). */
-function jittered(ms: number): number {
-  return ms * (1 + 1.2 * Math.random());
+function jittered(ms: number, random: () => number): number {
+  return ms * (1 + 1.2 * random());
 }
 
 /** The leader-election record of a Lease, as a comparable string: a change means its holder is alive. */
@@ -46,26 +55,61 @@ function recordOf(lease: Lease): string {
   return JSON.stringify([spec.holderIdentity, spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
 }
 
-/** Sleeps, or returns early (false) when `signal` aborts. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+/** Waits `ms` on the scheduler: true, or false as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal, scheduler: SchedulerLike): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const onAbort = (): void => {
+      action.unsubscribe();
+      resolve(false);
+    };
+    const action = scheduler.schedule(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Runs `attempt` with a signal that also aborts after `ms` on the scheduler; the timer goes with the attempt. */
+async function withDeadline<T>(
+  ms: number,
+  signal: AbortSignal,
+  scheduler: SchedulerLike,
+  attempt: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const timeout = new AbortController();
+  const action = scheduler.schedule(() => timeout.abort(new Error(`deadline of ${ms} ms`)), Math.max(0, ms));
   try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
+    return await attempt(AbortSignal.any([signal, timeout.signal]));
+  } finally {
+    action.unsubscribe();
   }
 }
 
 /**
  * One candidate for a Lease. `acquire` retries every retry period until this process holds the Lease (a free
  * Lease, an expired one, or one released by its holder), then renews it in the background every retry period.
- * If renewing fails for longer than the renew deadline, leadership is lost: `lost` resolves and the process must
- * stop reconciling (controller-runtime exits). `release` stops renewing and clears `holderIdentity`, so another
- * candidate takes over at once instead of after the lease duration.
+ * If no renewal succeeds within the renew deadline, leadership is lost: `lost` resolves at that very moment (a
+ * renewal still in flight is abandoned) and the process must stop writing (the operator fences its client, then
+ * exits, as controller-runtime does). `release` stops renewing and clears `holderIdentity`, so another candidate
+ * takes over at once instead of after the lease duration.
  *
  * Expiry is judged on this process's clock from when it last saw the Lease record change (client-go's
  * `observedTime`), never by comparing the holder's `renewTime` with the local clock, so clock skew between
  * candidates does not matter.
+ *
+ * **The leader's deadline runs from when its last successful renewal was sent**, not from when the answer came:
+ * the server applied the renewal after it was sent, so a standby cannot have seen it earlier, and cannot take over
+ * before `leaseDurationMs` after that. client-go counts from the answer, so a slow answer (up to the renew
+ * deadline) stretches the leader's own view past the standby's, and both lead at once. Counting from the send,
+ * the leader stops at most `renewDeadlineMs` after a point the standby's `leaseDurationMs` counts from, so what it
+ * sent before stopping has `leaseDurationMs - renewDeadlineMs` (5 s by default) to land. The model test
+ * (`leader-elector.model.test.ts`) checks that no write of a leader lands while another holds the Lease, under
+ * slow, lost and reordered answers.
  */
 export class LeaderElector {
   readonly identity: string;
@@ -74,7 +118,8 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  private readonly now: () => number;
+  private readonly scheduler: SchedulerLike;
+  private readonly random: () => number;
   private readonly log: Logger;
   private readonly stopping = new AbortController();
   private markLost!: () => void;
@@ -88,7 +133,13 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    this.now = options.now ?? Date.now;
+    if (!(this.retryPeriodMs > 0 && this.renewDeadlineMs > this.retryPeriodMs && this.leaseDurationMs > this.renewDeadlineMs)) {
+      throw new Error(
+        `leader election: need 0 < retry period (${this.retryPeriodMs} ms) < renew deadline (${this.renewDeadlineMs} ms) < lease duration (${this.leaseDurationMs} ms)`,
+      );
+    }
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.random = options.random ?? Math.random;
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: this.identity });
     this.lost = new Promise((resolve) => {
       this.markLost = resolve;
@@ -108,13 +159,17 @@ export class LeaderElector {
     log.info('leader.candidate');
     const stop = AbortSignal.any([signal, this.stopping.signal]);
     while (!stop.aborted) {
-      if (await this.tryAcquireOrRenew(stop)) {
+      const sentAt = this.now();
+      // An acquisition heard of only after the renew deadline is no leadership at all: a standby may already have
+      // taken the Lease over. It is abandoned then (the next attempt renews it, if it is still ours).
+      const acquired = await withDeadline(this.renewDeadlineMs, stop, this.scheduler, (signal) => this.tryAcquireOrRenew(signal));
+      if (acquired && this.now() - sentAt < this.renewDeadlineMs) {
         this.setLeading(true);
         log.info('leader.acquired');
-        this.renewing = this.renewUntilStopped();
+        this.renewing = this.renewUntilStopped(sentAt);
         return true;
       }
-      if (!(await pause(jittered(this.retryPeriodMs), stop))) break;
+      if (!(await pause(jittered(this.retryPeriodMs, this.random), stop, this.scheduler))) break;
     }
     return false;
   }
@@ -126,15 +181,17 @@ export class LeaderElector {
     if (!this.leading || !this.current) return;
     this.setLeading(false);
     const { client, namespace, name } = this.options;
-    const signal = AbortSignal.timeout(this.renewDeadlineMs);
+    const current = this.current;
     try {
-      await this.clearHolder(this.current, signal).catch(async (error: unknown) => {
-        if (!isConflict(error)) throw error;
-        // A renewal aborted by the stop may still have reached the server, which moved the Lease on: release the
-        // server's copy, if this process still holds it.
-        const lease = await client.get<Lease>(LEASES, namespace, name, { signal });
-        if (lease.spec?.holderIdentity === this.identity) await this.clearHolder(lease, signal);
-      });
+      await withDeadline(this.renewDeadlineMs, new AbortController().signal, this.scheduler, (signal) =>
+        this.clearHolder(current, signal).catch(async (error: unknown) => {
+          if (!isConflict(error)) throw error;
+          // A renewal aborted by the stop may still have reached the server, which moved the Lease on: release the
+          // server's copy, if this process still holds it.
+          const lease = await client.get<Lease>(LEASES, namespace, name, { signal });
+          if (lease.spec?.holderIdentity === this.identity) await this.clearHolder(lease, signal);
+        }),
+      );
       this.log.info('leader.released');
     } catch (error) {
       this.log.warn({ err: error }, 'leader.release-failed');
@@ -162,23 +219,29 @@ export class LeaderElector {
     this.options.onLeadingChange?.(leading);
   }
 
-  private async renewUntilStopped(): Promise<void> {
+  /**
+   * Renews every retry period until stopped; leadership ends `renewDeadlineMs` after the send of the last renewal
+   * that succeeded (`sentAt` of the acquisition at first). Neither a wait nor an attempt in flight outlasts it.
+   */
+  private async renewUntilStopped(sentAt: number): Promise<void> {
     const stop = this.stopping.signal;
-    let renewedAt = this.now();
-    while (await pause(this.retryPeriodMs, stop)) {
-      const attempt = AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, this.renewDeadlineMs - (this.now() - renewedAt)))]);
-      if (await this.tryAcquireOrRenew(attempt)) {
-        renewedAt = this.now();
-        continue;
-      }
+    let validUntil = sentAt + this.renewDeadlineMs;
+    for (;;) {
+      if (!(await pause(Math.min(this.retryPeriodMs, validUntil - this.now()), stop, this.scheduler))) return;
+      const attemptAt = this.now();
+      if (attemptAt >= validUntil) break;
+      const renewed = await withDeadline(validUntil - attemptAt, stop, this.scheduler, (signal) => this.tryAcquireOrRenew(signal));
       if (stop.aborted) return;
-      if (this.now() - renewedAt >= this.renewDeadlineMs) {
-        this.setLeading(false);
-        this.log.error('leader.lost');
-        this.markLost();
-        return;
-      }
+      if (renewed) validUntil = attemptAt + this.renewDeadlineMs;
+      else if (this.now() >= validUntil) break;
     }
+    this.setLeading(false);
+    this.log.error({ renewDeadlineMs: this.renewDeadlineMs }, 'leader.lost');
+    this.markLost();
+  }
+
+  private now(): number {
+    return this.scheduler.now();
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {

@@ -440,7 +440,9 @@ export class CustomAppReconciler implements Reconciler {
   }
 
   private async writeStatus(app: CustomApp, status: CustomAppStatus, request: Request): Promise<void> {
-    // A merge patch of the whole status: absent fields are sent as null so that they are removed.
+    // A merge patch of the whole status: absent fields are sent as null so that they are removed. It carries the
+    // resourceVersion the status was computed from, so a writer that read a stale CustomApp (an old leader's last
+    // reconcile, a lagging cache) gets a 409 instead of overwriting a newer status.
     const patch = Object.fromEntries(STATUS_FIELDS.map((field) => [field, status[field] ?? null]));
     try {
       const updated = await this.write(
@@ -453,7 +455,7 @@ export class CustomAppReconciler implements Reconciler {
             app.metadata.namespace,
             app.metadata.name!,
             'merge',
-            { status: patch },
+            { metadata: { resourceVersion: app.metadata.resourceVersion }, status: patch },
             { subresource: 'status', fieldManager: FIELD_MANAGER },
           ),
         { subresource: 'status' },

@@ -47,10 +47,27 @@ export interface FaultRule {
   readonly times?: number;
 }
 
+/** One request the proxy sent on to the server, with when it went and when the server was done with it. */
+export interface Exchange {
+  readonly method: string;
+  readonly path: string;
+  /** When the proxy sent the request on (performance.now()). */
+  readonly sentAt: number;
+  /**
+   * When the server's answer arrived, or when the proxy gave up on it (the client went away first): by then the
+   * server has applied the request, or never will. Undefined while it is pending.
+   */
+  settledAt?: number;
+  /** The server's HTTP status, when it answered. */
+  code?: number;
+}
+
 /** A running proxy. */
 export interface FaultProxy {
   /** `http://127.0.0.1:<port>`: the server URL for the client under test. */
   readonly url: string;
+  /** Every request sent on to the server, in order (watches included). */
+  readonly exchanges: readonly Exchange[];
   /** Adds a rule; answers its id. */
   add(rule: FaultRule): number;
   /** How many requests a rule has answered. */
@@ -103,6 +120,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   const rules = new Map<number, FaultRule & { hits: number }>();
   const sockets = new Set<Socket>();
+  const exchanges: Exchange[] = [];
   let nextId = 1;
 
   /**
@@ -110,6 +128,16 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
    * with `delayMs`, the answer is read whole and sent that much later.
    */
   const forward = (request: IncomingMessage, response: ServerResponse, { loseAnswer = false, delayMs = 0 } = {}): void => {
+    const exchange: Exchange = {
+      method: request.method ?? 'GET',
+      path: new URL(request.url ?? '/', 'http://proxy').pathname,
+      sentAt: performance.now(),
+    };
+    exchanges.push(exchange);
+    const settle = (code?: number): void => {
+      exchange.settledAt ??= performance.now();
+      exchange.code ??= code;
+    };
     const outgoing = send(
       {
         host: upstream.hostname,
@@ -120,6 +148,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         rejectUnauthorized: false,
       },
       (answer) => {
+        settle(answer.statusCode);
         if (loseAnswer) {
           answer.resume();
           return;
@@ -144,6 +173,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       },
     );
     outgoing.once('error', () => response.destroy());
+    outgoing.once('close', () => settle());
     response.once('close', () => outgoing.destroy());
     request.pipe(outgoing);
   };
@@ -179,6 +209,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
   return {
     url: `http://127.0.0.1:${address.port}`,
+    exchanges,
     add: (rule) => {
       const id = nextId++;
       rules.set(id, { ...rule, hits: 0 });

@@ -1,0 +1,105 @@
+// Two operators, one Lease: when the leader loses it mid-burst, none of its writes lands after the new leader's first write.
+import test from 'ava';
+import { OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { CUSTOM_APPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
+import type { Deployment } from '../../operator/objects.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import {
+  adminClient,
+  createAll,
+  createNamespace,
+  eventually,
+  installOperatorResources,
+  objects,
+  startTestOperator,
+  type TestOperator,
+} from '../support/operator-harness.js';
+import { startFaultProxy, type Exchange, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
+
+const LEASE = 'fencing-test-leader';
+/** Short Lease timings: the successor may take over 1 s after the old leader must have given up. */
+const TIMINGS = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+/** How late the old leader hears back from each of its writes (the server applies them at once). */
+const SLOW_WRITE_MS = 1_500;
+const APPS = 24;
+
+const isLease = (request: ProxiedRequest): boolean => request.path.startsWith('/apis/coordination.k8s.io/');
+const isWrite = (exchange: Pick<Exchange, 'method' | 'path'>): boolean =>
+  exchange.method !== 'GET' && !exchange.path.startsWith('/apis/coordination.k8s.io/');
+
+for (const target of selectedTargets()) {
+  test(`[${target}] a leader that loses its Lease mid-burst writes nothing after its successor's first write, and the successor converges everything`, async (t) => {
+    let cluster: TestCluster | undefined;
+    const proxies: FaultProxy[] = [];
+    const operators: TestOperator[] = [];
+    const admin = { client: undefined as Awaited<ReturnType<typeof adminClient>> | undefined };
+    try {
+      cluster = await startCluster(target, { envtest: { controllerManager: true } });
+      await installOperatorResources(cluster);
+      admin.client = await adminClient(cluster);
+      const client = admin.client;
+      const [oldProxy, newProxy] = [await startFaultProxy(cluster.server), await startFaultProxy(cluster.server)];
+      proxies.push(oldProxy, newProxy);
+      const leaderElection = { namespace: OPERATOR_NAMESPACE, name: LEASE, ...TIMINGS };
+
+      const old = await startTestOperator(cluster, { leaderElection, maxConcurrentReconciles: 4 }, { server: oldProxy.url });
+      operators.push(old);
+      // Every write of the old leader but its Lease renewals is applied by the server at once and answered late, so
+      // its reconciles are mid-way through their writes whenever it loses the Lease.
+      oldProxy.add({ match: (request) => isWrite(request) && !isLease(request), answer: { kind: 'delayed-answer', ms: SLOW_WRITE_MS } });
+      const successor = await startTestOperator(
+        cluster,
+        { leaderElection, maxConcurrentReconciles: 4 },
+        { server: newProxy.url, waitForStart: false },
+      );
+      operators.push(successor);
+
+      const ns = 'fencing';
+      await createNamespace(client, ns);
+      await createAll(client, objects.configMap(ns, 'shared', { V: '1' }));
+      await createAll(
+        client,
+        ...Array.from({ length: APPS }, (_, i) => objects.customApp(ns, `app-${i}`, { image: 'example/app:1', configMapName: 'shared' })),
+      );
+      await eventually('the old leader is writing', () => oldProxy.exchanges.filter(isWrite).length >= 4, 10_000);
+
+      // The old leader's renewals now reach the server, but their answers never come back: it cannot know it
+      // still holds the Lease, and must give up after the renew deadline.
+      oldProxy.add({ match: (request) => isLease(request) && request.method === 'PUT', answer: { kind: 'lost-answer' } });
+      const lostAt = performance.now();
+      await t.throwsAsync(old.operator.done, { message: /leader election lost/ });
+      t.truthy(old.operator.client.fenced, 'the old leader fenced its client');
+      t.is(old.logs.find('fenced: leadership lost, writes refused').length, 1);
+      await old.operator.stop();
+
+      await successor.operator.started;
+      const converged = async (): Promise<boolean> => {
+        const deployments = await client.list<Deployment>(DEPLOYMENTS, { namespace: ns });
+        return deployments.items.length === APPS;
+      };
+      await eventually('the successor converged every CustomApp', converged, 60_000);
+
+      const successorWrites = newProxy.exchanges.filter(isWrite);
+      t.true(successorWrites.length > 0, 'the successor wrote');
+      const firstSuccessorWrite = Math.min(...successorWrites.map((exchange) => exchange.sentAt));
+      const oldWrites = oldProxy.exchanges.filter(isWrite);
+      const late = oldWrites.filter((exchange) => (exchange.settledAt ?? Number.POSITIVE_INFINITY) >= firstSuccessorWrite);
+      t.log(
+        `old leader: ${oldWrites.length} writes, the last settled ${Math.round(Math.max(...oldWrites.map((w) => w.settledAt ?? 0)) - lostAt)} ms after its renewals broke; ` +
+          `successor: first write ${Math.round(firstSuccessorWrite - lostAt)} ms after`,
+      );
+      t.deepEqual(
+        late.map((exchange) => `${exchange.method} ${exchange.path} +${Math.round((exchange.settledAt ?? 0) - firstSuccessorWrite)} ms`),
+        [],
+        'no write of the old leader landed after the successor began writing',
+      );
+      const apps = await client.list(CUSTOM_APPS, { namespace: ns });
+      t.is(apps.items.length, APPS);
+    } finally {
+      for (const running of operators) await running.operator.stop();
+      admin.client?.close();
+      for (const proxy of proxies) await proxy.close();
+      await cluster?.stop();
+    }
+  });
+}

@@ -30,7 +30,7 @@ export const OPERATOR_NAME = 'customapp-operator';
 export const LEADER_ELECTION_LEASE = 'customapp-operator-leader';
 
 /** Condition types written to `status.conditions`. */
-export const CONDITION_TYPES = ['Ready', 'ConfigMapAvailable', 'SecretAvailable', 'DeploymentAvailable'] as const;
+export const CONDITION_TYPES = ['Ready', 'ConfigMapAvailable', 'SecretAvailable', 'DeploymentAvailable', 'ServiceAvailable'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /**

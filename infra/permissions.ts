@@ -62,14 +62,14 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
   {
     apiGroup: 'apps',
     resource: 'deployments',
-    verbs: ['list', 'watch', 'create', 'update'],
-    why: 'the owned Deployment: cache, create and update (garbage collection deletes it, with its own identity)',
+    verbs: ['get', 'list', 'watch', 'create', 'update'],
+    why: 'the owned Deployment: cache, create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference',
   },
   {
     apiGroup: '',
     resource: 'services',
-    verbs: ['list', 'watch', 'create', 'update', 'delete'],
-    why: 'the owned Service when spec.port is set; deleted when the port is removed',
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    why: 'the owned Service when spec.port is set; deleted when the port is removed; get: after an AlreadyExists, as for Deployments',
   },
   {
     apiGroup: '',

@@ -1,7 +1,7 @@
 // Records core/v1 Events on CustomApps, aggregating repeats into one Event with a count (client-go's correlator).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KubeClient } from '../kube/client.js';
+import type { WriteClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { EVENTS } from '../kube/resources.js';
 import type { Logger } from '../log.js';
@@ -21,7 +21,7 @@ export type EventType = 'Normal' | 'Warning';
 
 /** Options of {@link EventRecorder}. */
 export interface EventRecorderOptions {
-  readonly client: KubeClient;
+  readonly client: WriteClient;
   /** `source.component` and `reportingComponent`. */
   readonly component: string;
   /** `reportingInstance` (the pod or process identity). @default the host name */

@@ -168,6 +168,9 @@ export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<
   };
 }
 
+/** The verbs a reconcile and its Event recorder use; a {@link KubeClient} has them, and unit tests pass a fake. */
+export type WriteClient = Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
+
 function query(params: Record<string, string | number | boolean | undefined>): string {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));

@@ -5,7 +5,7 @@ import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../custom-app.js';
 import type { DependencyKind, DependencyRef, DependencySource } from '../deps/source.js';
 import type { EventRecorder, EventType, InvolvedObject } from '../events/recorder.js';
-import type { KubeClient, KubeObject } from '../kube/client.js';
+import type { KubeObject, WriteClient } from '../kube/client.js';
 import { ApiError, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { CUSTOM_APPS, DEPLOYMENTS, SERVICES, resourceLabel, type Resource } from '../kube/resources.js';
 import type { Logger } from '../log.js';
@@ -15,7 +15,7 @@ import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, type RolloutDependency } f
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
 import { isControlledBy } from './labels.js';
-import { desiredStatus, failedStatus, REASONS, sameStatus, type DependencyView, type DeploymentView } from './status.js';
+import { desiredStatus, failedStatus, REASONS, sameStatus, type DependencyView, type DeploymentView, type ServiceView } from './status.js';
 
 /** A cache the reconcile reads, which also learns from the reconcile's own writes. */
 export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
@@ -26,7 +26,7 @@ export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
 
 /** Options of {@link CustomAppReconciler}. */
 export interface CustomAppReconcilerOptions {
-  readonly client: KubeClient;
+  readonly client: WriteClient;
   readonly apps: WritableCache<CustomApp>;
   readonly deployments: WritableCache<Deployment>;
   readonly services: WritableCache<Service>;
@@ -60,9 +60,6 @@ export const EVENT_REASONS = {
 function isInvalid(error: unknown): boolean {
   return error instanceof ApiError && error.statusCode === 422;
 }
-
-/** How long after creating an object an AlreadyExists for it is taken as our own, not yet cached, creation. */
-const OWN_CREATION_WINDOW_MS = 30_000;
 
 function ref(kind: DependencyKind, namespace: string, name: string): DependencyRef {
   return { kind, namespace, name };
@@ -113,8 +110,6 @@ function shortHash(hash: string | undefined): string {
 export class CustomAppReconciler implements Reconciler {
   private readonly now: () => Date;
   private readonly notOwnedRetryMs: number;
-  /** When this process last created each key's Deployment or Service (to tell its own lagging cache from a foreign object). */
-  private readonly created = new Map<string, number>();
 
   constructor(private readonly options: CustomAppReconcilerOptions) {
     this.now = options.now ?? (() => new Date());
@@ -154,10 +149,10 @@ export class CustomAppReconciler implements Reconciler {
 
     const held = configMap.phase === 'missing' || secret.phase === 'missing';
     let rollout: Awaited<ReturnType<CustomAppReconciler['reconcileDeployment']>>;
-    let serviceProblem: string | undefined;
+    let service: ServiceView;
     try {
       rollout = await this.reconcileDeployment(app, held, configMap, secret, request);
-      serviceProblem = await this.reconcileService(app, request);
+      service = await this.reconcileService(app, request);
     } catch (error) {
       await this.reportFailure(app, error, request);
       throw error;
@@ -168,7 +163,7 @@ export class CustomAppReconciler implements Reconciler {
       secret,
       deployment: rollout.view,
       rolledOut: rollout.rolledOut,
-      serviceProblem,
+      service,
       now: this.now()
         .toISOString()
         .replace(/\.\d{3}Z$/, 'Z'),
@@ -181,7 +176,8 @@ export class CustomAppReconciler implements Reconciler {
       dependencies.use(request.key, specRefs);
       request.log.info({ released: handoffRefs.map((handed) => `${handed.kind}/${handed.name}`) }, 'handoff complete');
     }
-    return rollout.view.phase === 'notOwned' ? { requeueAfterMs: this.notOwnedRetryMs } : {};
+    // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later.
+    return rollout.view.phase === 'notOwned' || service.phase === 'notOwned' ? { requeueAfterMs: this.notOwnedRetryMs } : {};
   }
 
   private refsOf(namespace: string, configMapName: string | undefined, secretName: string | undefined): DependencyRef[] {
@@ -207,7 +203,7 @@ export class CustomAppReconciler implements Reconciler {
     request: Request,
   ): Promise<{ view: DeploymentView; rolledOut?: { configMap?: RolloutDependency; secret?: RolloutDependency } }> {
     const { deployments, client } = this.options;
-    const live = deployments.get(request.key);
+    let live = deployments.get(request.key);
     if (live && !isControlledBy(live, app)) return this.notOwned(app, 'Deployment', request);
     if (held) return { view: live ? { phase: 'owned', deployment: live } : { phase: 'absent' } };
     const rolledOut = {
@@ -221,7 +217,6 @@ export class CustomAppReconciler implements Reconciler {
           client.create<Deployment>(DEPLOYMENTS, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }),
         );
         deployments.wrote(created, true);
-        this.created.set(`Deployment/${request.key}`, Date.now());
         await this.event(
           app,
           'Normal',
@@ -233,8 +228,10 @@ export class CustomAppReconciler implements Reconciler {
       } catch (error) {
         if (isInvalid(error)) return this.rejected(app, error, request);
         if (!isAlreadyExists(error)) throw error;
-        if (this.recentlyCreated(`Deployment/${request.key}`)) throw error;
-        return this.notOwned(app, 'Deployment', request);
+        live = await this.uncached<Deployment>(DEPLOYMENTS, app, request, error);
+        if (!isControlledBy(live, app)) return this.notOwned(app, 'Deployment', request);
+        // Ours, but out of the informer's sight (its labels were edited): the update below restores them.
+        deployments.wrote(live, true);
       }
     }
     const drift = driftPaths(live, ownedFields(desired), DEPLOYMENT_OPTIONAL_KEYS);
@@ -313,46 +310,25 @@ export class CustomAppReconciler implements Reconciler {
     return { view: { phase: 'notOwned' } };
   }
 
-  /** Creates, updates or deletes the Service; answers why there can be none, if the name cannot carry one. */
-  private async reconcileService(app: CustomApp, request: Request): Promise<string | undefined> {
+  /**
+   * Creates, updates or deletes the Service, and answers what became of it. A name that cannot carry a Service, and
+   * a Service of that name that this CustomApp does not control, are each reported by one Event when they begin
+   * (the `ServiceAvailable` condition remembers them), not at every reconcile.
+   */
+  private async reconcileService(app: CustomApp, request: Request): Promise<ServiceView> {
     const { services, client } = this.options;
     const name = app.metadata.name!;
+    const previous = findCondition(app.status?.conditions, 'ServiceAvailable');
     const problem = app.spec.port ? serviceNameProblem(name) : undefined;
-    const desired = problem ? undefined : desiredService(app);
-    const live = services.get(request.key);
-    if (problem && findCondition(app.status?.conditions, 'Ready')?.reason !== REASONS.serviceNameInvalid) {
-      await this.event(app, 'Warning', EVENT_REASONS.serviceNameInvalid, problem, request.log);
+    if (problem) {
+      if (previous?.reason !== REASONS.serviceNameInvalid)
+        await this.event(app, 'Warning', EVENT_REASONS.serviceNameInvalid, problem, request.log);
+      return { phase: 'invalidName', message: problem };
     }
-    if (live && !isControlledBy(live, app)) {
-      if (desired) request.log.warn({ service: name }, 'service not owned: left alone');
-      return problem;
-    }
-    if (!desired) {
-      if (live) {
-        try {
-          await this.write(request, 'delete', SERVICES, () =>
-            client.delete(SERVICES, app.metadata.namespace, name, { preconditions: { uid: live.metadata.uid } }),
-          );
-        } catch (error) {
-          // Already gone: the cache had not seen the deletion yet.
-          if (!isNotFound(error)) throw error;
-          return problem;
-        }
-        services.forget(request.key);
-        await this.event(app, 'Normal', EVENT_REASONS.deleted, `Deleted Service "${name}": spec.port is no longer set`, request.log);
-      }
-      return problem;
-    }
-    if (!live) {
-      try {
-        const created = await this.write(request, 'create', SERVICES, () =>
-          client.create<Service>(SERVICES, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }),
-        );
-        services.wrote(created, true);
-        this.created.set(`Service/${request.key}`, Date.now());
-        await this.event(app, 'Normal', EVENT_REASONS.created, `Created Service "${name}" (port ${app.spec.port})`, request.log);
-      } catch (error) {
-        if (!isAlreadyExists(error) || this.recentlyCreated(`Service/${request.key}`)) throw error;
+    const desired = desiredService(app);
+    let live = services.get(request.key);
+    const notOwned = async (): Promise<ServiceView> => {
+      if (previous?.reason !== REASONS.serviceNotOwned) {
         await this.event(
           app,
           'Warning',
@@ -361,26 +337,72 @@ export class CustomAppReconciler implements Reconciler {
           request.log,
         );
       }
-      return problem;
+      return { phase: 'notOwned' };
+    };
+    if (live && !isControlledBy(live, app)) return desired ? notOwned() : { phase: 'unrequested' };
+    if (!desired) {
+      if (live) {
+        try {
+          await this.write(request, 'delete', SERVICES, () =>
+            client.delete(SERVICES, app.metadata.namespace, name, { preconditions: { uid: live!.metadata.uid } }),
+          );
+        } catch (error) {
+          // Already gone: the cache had not seen the deletion yet.
+          if (!isNotFound(error)) throw error;
+          return { phase: 'unrequested' };
+        }
+        services.forget(request.key);
+        await this.event(app, 'Normal', EVENT_REASONS.deleted, `Deleted Service "${name}": spec.port is no longer set`, request.log);
+      }
+      return { phase: 'unrequested' };
+    }
+    if (!live) {
+      try {
+        const created = await this.write(request, 'create', SERVICES, () =>
+          client.create<Service>(SERVICES, app.metadata.namespace, desired, { fieldManager: FIELD_MANAGER }),
+        );
+        services.wrote(created, true);
+        await this.event(app, 'Normal', EVENT_REASONS.created, `Created Service "${name}" (port ${app.spec.port})`, request.log);
+        return { phase: 'owned' };
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+        live = await this.uncached<Service>(SERVICES, app, request, error);
+        if (!isControlledBy(live, app)) return notOwned();
+        services.wrote(live, true);
+      }
     }
     const drift = driftPaths(live, ownedFields(desired));
     if (drift.length > 0) {
+      const current = live;
       const updated = await this.write(
         request,
         'update',
         SERVICES,
-        () => client.replace<Service>(SERVICES, app.metadata.namespace, name, withDesired(live, desired), { fieldManager: FIELD_MANAGER }),
+        () =>
+          client.replace<Service>(SERVICES, app.metadata.namespace, name, withDesired(current, desired), { fieldManager: FIELD_MANAGER }),
         { drift },
       );
       services.wrote(updated);
       await this.event(app, 'Normal', EVENT_REASONS.updated, `Updated Service "${name}": ${drift.join(', ')}`, request.log);
     }
-    return problem;
+    return { phase: 'owned' };
   }
 
-  private recentlyCreated(key: string): boolean {
-    const at = this.created.get(key);
-    return at !== undefined && Date.now() - at < OWN_CREATION_WINDOW_MS;
+  /**
+   * GETs an object the cache does not have although a create said it exists: a creation of ours whose answer was
+   * lost, one the informer has not delivered yet, an object of ours whose labels were edited out of the informer's
+   * selector, or a foreign object. The ownerReference tells them apart, not the labels or the cache. A 404 (gone
+   * meanwhile) rethrows `conflict`, the AlreadyExists, so that the key is retried.
+   */
+  private async uncached<T extends KubeObject>(resource: Resource, app: CustomApp, request: Request, conflict: unknown): Promise<T> {
+    try {
+      const found = await this.options.client.get<T>(resource, app.metadata.namespace, app.metadata.name!);
+      request.log.info({ resource: resourceLabel(resource), controlled: isControlledBy(found, app) }, 'uncached object read');
+      return found;
+    } catch (error) {
+      if (isNotFound(error)) throw conflict;
+      throw error;
+    }
   }
 
   private async addFinalizer(app: CustomApp, request: Request): Promise<CustomApp> {
@@ -408,8 +430,6 @@ export class CustomAppReconciler implements Reconciler {
 
   private async finalize(app: CustomApp, request: Request): Promise<Result> {
     this.options.dependencies.release(request.key);
-    this.created.delete(`Deployment/${request.key}`);
-    this.created.delete(`Service/${request.key}`);
     if (!app.metadata.finalizers?.includes(FINALIZER)) return {};
     const finalizers = app.metadata.finalizers.filter((finalizer) => finalizer !== FINALIZER);
     try {

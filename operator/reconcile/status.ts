@@ -21,6 +21,16 @@ export type DeploymentView =
   /** The API server refused the desired Deployment (422), with its message. */
   | { readonly phase: 'invalid'; readonly message: string };
 
+/** What the reconcile saw of the Service, after its writes. */
+export type ServiceView =
+  /** `spec.port` is not set: no Service is wanted (and none of ours is left). */
+  | { readonly phase: 'unrequested' }
+  /** The CustomApp's name cannot name a Service. */
+  | { readonly phase: 'invalidName'; readonly message: string }
+  /** A Service of that name exists and is not controlled by this CustomApp. */
+  | { readonly phase: 'notOwned' }
+  | { readonly phase: 'owned' };
+
 /** Everything {@link desiredStatus} needs. */
 export interface StatusInput {
   readonly app: CustomApp;
@@ -32,8 +42,8 @@ export interface StatusInput {
    * the rollout is held (the previous `observed*` and hashes stay).
    */
   readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
-  /** Why no Service can be made for this CustomApp, if that is so. */
-  readonly serviceProblem?: string;
+  /** What became of the Service. @default unrequested */
+  readonly service?: ServiceView;
   /** RFC 3339 time of this reconcile. */
   readonly now: string;
 }
@@ -51,6 +61,8 @@ export const REASONS = {
   replicasReady: 'ReplicasReady',
   replicasNotReady: 'ReplicasNotReady',
   serviceNameInvalid: 'ServiceNameInvalid',
+  serviceNotOwned: 'ServiceNotOwned',
+  serviceReady: 'ServiceReady',
   reconcileError: 'ReconcileError',
   ready: 'Ready',
 } as const;
@@ -103,6 +115,27 @@ function deploymentCondition(app: CustomApp, view: DeploymentView): ConditionDec
   };
 }
 
+/** `ServiceAvailable`, only while `spec.port` asks for a Service. */
+function serviceCondition(app: CustomApp, view: ServiceView): ConditionDecision | undefined {
+  const type = 'ServiceAvailable';
+  const name = app.metadata.name!;
+  switch (view.phase) {
+    case 'unrequested':
+      return undefined;
+    case 'invalidName':
+      return { type, status: 'False', reason: REASONS.serviceNameInvalid, message: view.message };
+    case 'notOwned':
+      return {
+        type,
+        status: 'False',
+        reason: REASONS.serviceNotOwned,
+        message: `Service "${name}" exists and is not controlled by this CustomApp; it is left alone`,
+      };
+    case 'owned':
+      return { type, status: 'True', reason: REASONS.serviceReady, message: `Service "${name}" serves port ${app.spec.port}` };
+  }
+}
+
 function readyCondition(input: StatusInput, deployment: ConditionDecision, others: readonly ConditionDecision[]): ConditionDecision {
   const type = 'Ready';
   if (input.deployment.phase === 'notOwned' || input.deployment.phase === 'invalid') return { ...deployment, type };
@@ -111,7 +144,9 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
     const names = missing.map((view) => `"${(view as { name: string }).name}"`).join(' and ');
     return { type, status: 'False', reason: REASONS.rolloutHeld, message: `rollout held: ${names} not found` };
   }
-  if (input.serviceProblem) return { type, status: 'False', reason: REASONS.serviceNameInvalid, message: input.serviceProblem };
+  // A Service that cannot exist is a spec problem for the user to fix: it says more than replicas not ready yet.
+  const service = others.find((condition) => condition.type === 'ServiceAvailable' && condition.status !== 'True');
+  if (service) return { type, status: 'False', reason: service.reason, message: service.message };
   const failing = others.find((condition) => condition.status !== 'True');
   if (failing) return { type, status: 'False', reason: failing.reason, message: failing.message };
   return { type, status: 'True', reason: REASONS.ready, message: 'the Deployment runs the current spec, ConfigMap and Secret' };
@@ -127,10 +162,12 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
   const previous = app.status ?? {};
   const generation = app.metadata.generation;
   const deployment = deploymentCondition(app, input.deployment);
+  const service = serviceCondition(app, input.service ?? { phase: 'unrequested' });
   const decisions = [
     dependencyCondition('ConfigMapAvailable', 'ConfigMap', input.configMap),
     dependencyCondition('SecretAvailable', 'Secret', input.secret),
     deployment,
+    ...(service ? [service] : []),
   ];
   const ready = readyCondition(input, deployment, decisions);
   const conditions: Condition[] = [ready, ...decisions].map((decision) => nextCondition(previous.conditions, decision, generation, now));

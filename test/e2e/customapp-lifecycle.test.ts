@@ -79,6 +79,7 @@ for (const target of selectedTargets()) {
         ConfigMapAvailable: 'True/ConfigMapFound',
         SecretAvailable: 'True/SecretFound',
         DeploymentAvailable: 'False/ReplicasNotReady',
+        ServiceAvailable: 'True/ServiceReady',
       },
       'no pods run in a test scenario.cluster, so the Deployment is not available',
     );

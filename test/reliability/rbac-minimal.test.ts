@@ -11,7 +11,8 @@ import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { isNotFound } from '../../operator/kube/errors.js';
-import { CONFIGMAPS, CUSTOM_APPS, LEASES } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
+import { MANAGED_BY_LABEL } from '../../operator/reconcile/labels.js';
 import type { Lease } from '../../operator/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
@@ -98,6 +99,15 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   );
   await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: 9090 } });
   await until('the Service is updated', async () => (await reads.service('app'))?.spec.ports?.[0]?.port === 9090);
+  // Owned objects whose managed-by label is edited away leave the informers' sight: found again by a GET.
+  for (const resource of [DEPLOYMENTS, SERVICES]) {
+    await admin.patch(resource, namespace, 'app', 'merge', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } });
+  }
+  await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { replicas: 2 } });
+  await until('the Deployment and the Service are labelled again', async () => {
+    const [deployment, service] = [await reads.deployment('app'), await reads.service('app')];
+    return deployment?.metadata.labels?.[MANAGED_BY_LABEL] !== undefined && service?.metadata.labels?.[MANAGED_BY_LABEL] !== undefined;
+  });
   await admin.patch(CUSTOM_APPS, namespace, 'app', 'merge', { spec: { port: null } });
   await until('the Service is deleted', async () => (await reads.service('app')) === undefined);
   const renewed = await until('the Lease is held', async () => {

@@ -1,0 +1,174 @@
+// An in-memory API for unit tests: the write verbs of KubeClient over a map, each call recorded in order.
+import type { DeleteOptions, KubeObject, PatchType, WriteClient, WriteOptions } from '../client.js';
+import { ApiError } from '../errors.js';
+import { resourceLabel, type Resource } from '../resources.js';
+
+/** One call, as a test asserts on it: `create deployments.apps ns/name`, with the body sent. */
+export interface RecordedCall {
+  readonly verb: 'get' | 'create' | 'update' | 'patch' | 'delete';
+  /** `deployments.apps`, `customapps.app.example.com/status`, `events`. */
+  readonly resource: string;
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly body?: unknown;
+}
+
+function statusError(code: number, reason: string, message: string): ApiError {
+  return new ApiError(message, code, { kind: 'Status', status: 'Failure', code, reason, message });
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as object) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+/**
+ * A fake API server with the semantics a reconcile relies on: uids and resourceVersions assigned on write,
+ * optimistic concurrency (a stale `metadata.resourceVersion` in an update or merge patch is a 409), AlreadyExists,
+ * NotFound, delete preconditions, and the status subresource (a status patch changes only `status`). Every call
+ * is recorded in `calls`; `failNext` makes the next matching call fail. Objects are stored as JSON copies.
+ */
+export class RecordingClient implements WriteClient {
+  readonly calls: RecordedCall[] = [];
+  private readonly objects = new Map<string, KubeObject>();
+  private revision = 100;
+  private readonly failures: { readonly match: (call: RecordedCall) => boolean; readonly error: ApiError }[] = [];
+
+  /** Puts an object in place without recording a call (what the cluster held before the test). */
+  seed<T extends KubeObject>(resource: Resource, object: T): T {
+    const stored = this.stamp(object);
+    this.objects.set(this.id(resource, stored.metadata.namespace, stored.metadata.name!), stored);
+    return structuredClone(stored) as T;
+  }
+
+  /** The stored object, or undefined. */
+  stored<T extends KubeObject>(resource: Resource, namespace: string, name: string): T | undefined {
+    const object = this.objects.get(this.id(resource, namespace, name));
+    return object ? (structuredClone(object) as T) : undefined;
+  }
+
+  /** Every stored object of a resource. */
+  all<T extends KubeObject>(resource: Resource): T[] {
+    const prefix = `${resourceLabel(resource)}/`;
+    return [...this.objects].filter(([id]) => id.startsWith(prefix)).map(([, object]) => structuredClone(object) as T);
+  }
+
+  /** Makes the next call that `match`es fail with `error`. */
+  failNext(match: (call: RecordedCall) => boolean, error: ApiError): void {
+    this.failures.push({ match, error });
+  }
+
+  /** The calls so far as `verb resource key` lines, for exact assertions on order. */
+  lines(filter: (call: RecordedCall) => boolean = () => true): string[] {
+    return this.calls.filter(filter).map((call) => `${call.verb} ${call.resource} ${call.key}`);
+  }
+
+  async get<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string): Promise<T> {
+    this.record({ verb: 'get', resource: resourceLabel(resource), key: `${namespace}/${name}` });
+    const object = this.objects.get(this.id(resource, namespace, name));
+    if (!object) throw statusError(404, 'NotFound', `${resource.plural} "${name}" not found`);
+    return structuredClone(object) as T;
+  }
+
+  async create<T extends KubeObject>(resource: Resource, namespace: string | undefined, body: T, _options: WriteOptions = {}): Promise<T> {
+    const name = body.metadata.name ?? `${body.metadata.namespace}-generated`;
+    this.record({ verb: 'create', resource: resourceLabel(resource), key: `${namespace}/${name}`, body });
+    const id = this.id(resource, namespace, name);
+    if (this.objects.has(id)) throw statusError(409, 'AlreadyExists', `${resource.plural} "${name}" already exists`);
+    const stored = this.stamp({ ...structuredClone(body), metadata: { ...body.metadata, name, namespace } });
+    this.objects.set(id, stored);
+    return structuredClone(stored) as T;
+  }
+
+  async replace<T extends KubeObject>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    body: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const label = resourceLabel(resource) + (options.subresource ? `/${options.subresource}` : '');
+    this.record({ verb: 'update', resource: label, key: `${namespace}/${name}`, body });
+    const current = this.current(resource, namespace, name);
+    this.checkVersion(current, body.metadata.resourceVersion, name);
+    const stored = this.stamp({ ...structuredClone(body), metadata: { ...body.metadata, uid: current.metadata.uid } }, current);
+    this.objects.set(this.id(resource, namespace, name), stored);
+    return structuredClone(stored) as T;
+  }
+
+  async patch<T extends KubeObject>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const label = resourceLabel(resource) + (options.subresource ? `/${options.subresource}` : '');
+    this.record({ verb: 'patch', resource: label, key: `${namespace}/${name}`, body: patch });
+    if (type !== 'merge') throw new Error(`RecordingClient: only merge patches are supported, not ${type}`);
+    const current = this.current(resource, namespace, name);
+    const patched = mergePatch(structuredClone(current), patch) as KubeObject;
+    this.checkVersion(current, patched.metadata.resourceVersion, name);
+    // The status subresource changes status only; the main resource never changes status.
+    const next =
+      options.subresource === 'status'
+        ? { ...current, status: (patched as { status?: unknown }).status }
+        : { ...patched, status: (current as { status?: unknown }).status };
+    const stored = this.stamp(next as KubeObject, current);
+    this.objects.set(this.id(resource, namespace, name), stored);
+    return structuredClone(stored) as T;
+  }
+
+  async delete(resource: Resource, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject> {
+    this.record({ verb: 'delete', resource: resourceLabel(resource), key: `${namespace}/${name}` });
+    const current = this.current(resource, namespace, name);
+    if (options.preconditions?.uid && options.preconditions.uid !== current.metadata.uid) {
+      throw statusError(409, 'Conflict', `precondition failed: uid ${options.preconditions.uid} is not ${current.metadata.uid}`);
+    }
+    this.objects.delete(this.id(resource, namespace, name));
+    return current;
+  }
+
+  private record(call: RecordedCall): void {
+    this.calls.push(call);
+    const at = this.failures.findIndex((failure) => failure.match(call));
+    if (at >= 0) throw this.failures.splice(at, 1)[0]!.error;
+  }
+
+  private current(resource: Resource, namespace: string | undefined, name: string): KubeObject {
+    const current = this.objects.get(this.id(resource, namespace, name));
+    if (!current) throw statusError(404, 'NotFound', `${resource.plural} "${name}" not found`);
+    return current;
+  }
+
+  private checkVersion(current: KubeObject, resourceVersion: string | undefined, name: string): void {
+    if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion) {
+      throw statusError(409, 'Conflict', `Operation cannot be fulfilled on "${name}": the object has been modified`);
+    }
+  }
+
+  private stamp(object: KubeObject, previous?: KubeObject): KubeObject {
+    this.revision += 1;
+    return {
+      ...object,
+      metadata: {
+        ...object.metadata,
+        uid: previous?.metadata.uid ?? object.metadata.uid ?? `uid-${this.revision}`,
+        resourceVersion: String(this.revision),
+        generation: previous?.metadata.generation ?? object.metadata.generation ?? 1,
+      },
+    };
+  }
+
+  private id(resource: Resource, namespace: string | undefined, name: string): string {
+    return `${resourceLabel(resource)}/${namespace ?? ''}/${name}`;
+  }
+}

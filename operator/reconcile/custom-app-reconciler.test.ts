@@ -1,0 +1,251 @@
+// The reconciler alone, in a fake world: for each case that matters, the exact writes it makes and their order.
+import test from 'ava';
+import { CONFIG_HASH_ANNOTATION, FINALIZER } from '../../infra/customapp-api.js';
+import type { CustomApp } from '../custom-app.js';
+import { CUSTOM_APPS, DEPLOYMENTS, SERVICES } from '../kube/resources.js';
+import type { Deployment, Service } from '../objects.js';
+import { MANAGED_BY_LABEL } from './labels.js';
+import { FakeWorld } from './testing/fake-world.js';
+
+const FINALIZER_PATCH = 'patch customapps.app.example.com ns/app';
+const STATUS_PATCH = 'patch customapps.app.example.com/status ns/app';
+const SPEC = { image: 'example/app:1', configMapName: 'config', secretName: 'creds' };
+
+/** A world with one CustomApp `ns/app` whose ConfigMap and Secret exist, reconciled once and synced. */
+async function converged(spec: CustomApp['spec'] = SPEC): Promise<FakeWorld> {
+  const world = new FakeWorld();
+  world.configMap('config', { V: '1' });
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app', spec);
+  await world.reconcile('app');
+  world.sync();
+  return world;
+}
+
+const deploymentOf = (world: FakeWorld, name = 'app'): Deployment | undefined => world.client.stored<Deployment>(DEPLOYMENTS, 'ns', name);
+const appOf = (world: FakeWorld, name = 'app'): CustomApp => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', name)!;
+const condition = (world: FakeWorld, type: string, name = 'app'): string | undefined => {
+  const found = appOf(world, name).status?.conditions?.find((each) => each.type === type);
+  return found && `${found.status} ${found.reason}`;
+};
+
+test('create: the finalizer first, then the Deployment and its Event, then the status guarded by its resourceVersion', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('config', { V: '1' });
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app', SPEC);
+  t.deepEqual(await world.reconcile('app'), {});
+  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'create deployments.apps ns/app', 'event Created', STATUS_PATCH]);
+  t.deepEqual(appOf(world).metadata.finalizers, [FINALIZER]);
+  t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '1' }));
+  const statusPatch = world.client.calls.at(-1)!.body as { metadata?: { resourceVersion?: string } };
+  t.truthy(statusPatch.metadata?.resourceVersion, 'a stale writer of the status gets a 409');
+  t.is(condition(world, 'Ready'), 'False ReplicasNotReady');
+  t.deepEqual(
+    world.dependencies
+      .watched()
+      .map((ref) => `${ref.kind}/${ref.name}`)
+      .sort(),
+    ['ConfigMap/config', 'Secret/creds'],
+  );
+});
+
+test('no-op: the same cached world again writes nothing', async (t) => {
+  const world = await converged();
+  const before = world.client.calls.length;
+  t.deepEqual(await world.reconcile('app'), {});
+  t.deepEqual(world.writes(before), []);
+});
+
+test('drift: new ConfigMap content rolls the Deployment, with an Event naming the hashes, then the status', async (t) => {
+  const world = await converged();
+  const before = world.client.calls.length;
+  world.configMap('config', { V: '2' });
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '2' }));
+  t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '2' }));
+});
+
+test('drift: a field of ours edited on the Deployment is put back without a rollout Event', async (t) => {
+  const world = await converged();
+  const live = deploymentOf(world)!;
+  world.client.seed(DEPLOYMENTS, { ...live, spec: { ...live.spec, replicas: 5 } });
+  world.sync();
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event Updated']);
+  t.is(deploymentOf(world)?.spec.replicas, 1);
+});
+
+test('handoff: the old ConfigMap is held until the rollout with the new one is recorded in status, then released', async (t) => {
+  const world = await converged();
+  world.configMap('other', { V: 'other' });
+  world.client.seed(CUSTOM_APPS, {
+    ...appOf(world),
+    spec: { ...SPEC, configMapName: 'other' },
+    metadata: { ...appOf(world).metadata, generation: 2 },
+  });
+  world.sync();
+  const uses: string[][] = [];
+  const use = world.dependencies.use.bind(world.dependencies);
+  world.dependencies.use = (owner, refs) => {
+    uses.push(refs.map((ref) => `${ref.kind}/${ref.name}`));
+    use(owner, refs);
+  };
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(uses, [
+    ['ConfigMap/other', 'Secret/creds', 'ConfigMap/config'],
+    ['ConfigMap/other', 'Secret/creds'],
+  ]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.is(appOf(world).status?.observedConfigMapName, 'other');
+});
+
+test('hold: a missing ConfigMap creates no Deployment; the condition and one Event say why, and a rerun writes nothing', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('config', undefined);
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app', SPEC);
+  await world.reconcile('app');
+  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'event RolloutHeld', STATUS_PATCH]);
+  t.is(deploymentOf(world), undefined);
+  t.is(condition(world, 'Ready'), 'False RolloutHeld');
+  t.is(condition(world, 'ConfigMapAvailable'), 'False ConfigMapNotFound');
+  world.sync();
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), []);
+});
+
+test('not synced: a ref the dependency source does not know yet ends the reconcile with no write but the finalizer', async (t) => {
+  const world = new FakeWorld();
+  world.app('app', SPEC);
+  t.deepEqual(await world.reconcile('app'), {});
+  t.deepEqual(world.writes(), [FINALIZER_PATCH]);
+});
+
+test('not owned: a foreign Deployment of that name is read once, left alone, reported, and looked at again later', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('config', { V: '1' });
+  world.secret('creds', { TOKEN: 't' });
+  world.client.seed(DEPLOYMENTS, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'app', namespace: 'ns' },
+    spec: {},
+  } as Deployment);
+  world.app('app', SPEC);
+  const result = await world.reconcile('app');
+  t.deepEqual(result, { requeueAfterMs: 30_000 });
+  t.deepEqual(world.writes(), [
+    FINALIZER_PATCH,
+    'create deployments.apps ns/app',
+    'get deployments.apps ns/app',
+    'event DeploymentNotOwned',
+    STATUS_PATCH,
+  ]);
+  t.is(condition(world, 'Ready'), 'False DeploymentNotOwned');
+  t.deepEqual(deploymentOf(world)?.spec, {}, 'untouched');
+});
+
+test('deletion: the dependencies are released, then the finalizer removed; nothing else is written', async (t) => {
+  const world = await converged();
+  const app = appOf(world);
+  world.client.seed(CUSTOM_APPS, { ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-11-30T12:00:00Z' } });
+  world.sync();
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), [FINALIZER_PATCH]);
+  t.deepEqual(appOf(world).metadata.finalizers, []);
+  t.deepEqual(world.dependencies.watched(), []);
+});
+
+test('gone from the cache: the dependencies are released and nothing is written', async (t) => {
+  const world = await converged();
+  world.apps.forget('ns/app');
+  const before = world.client.calls.length;
+  t.deepEqual(await world.reconcile('app'), {});
+  t.deepEqual(world.writes(before), []);
+  t.deepEqual(world.dependencies.watched(), []);
+});
+
+// ─── the correctness review's cases (issue 11) ─────────────────────────────────────────────────────────────────
+
+test('a Deployment of ours whose managed-by label was removed is found by its ownerReference, relabelled, and rolls again', async (t) => {
+  const world = await converged();
+  const live = deploymentOf(world)!;
+  const { [MANAGED_BY_LABEL]: _removed, ...labels } = live.metadata.labels ?? {};
+  world.client.seed(DEPLOYMENTS, { ...live, metadata: { ...live.metadata, labels } });
+  world.sync();
+  t.is(world.deployments.get('ns/app'), undefined, 'out of the informer sight');
+  let before = world.client.calls.length;
+  t.deepEqual(await world.reconcile('app'), {});
+  t.deepEqual(world.writes(before), [
+    'create deployments.apps ns/app',
+    'get deployments.apps ns/app',
+    'update deployments.apps ns/app',
+    'event Updated',
+  ]);
+  t.truthy(deploymentOf(world)?.metadata.labels?.[MANAGED_BY_LABEL], 'the label is back');
+  t.is(condition(world, 'DeploymentAvailable'), 'False ReplicasNotReady', 'still owned');
+  world.sync();
+  world.configMap('config', { V: '2' });
+  before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+});
+
+test('the same for a Service of ours that lost its label', async (t) => {
+  const world = await converged({ ...SPEC, port: 8080 });
+  const live = world.client.stored<Service>(SERVICES, 'ns', 'app')!;
+  world.client.seed(SERVICES, { ...live, metadata: { ...live.metadata, labels: {} } });
+  world.sync();
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['create services ns/app', 'get services ns/app', 'update services ns/app', 'event Updated']);
+  t.truthy(world.client.stored<Service>(SERVICES, 'ns', 'app')?.metadata.labels?.[MANAGED_BY_LABEL]);
+  t.is(condition(world, 'ServiceAvailable'), 'True ServiceReady');
+});
+
+test('a name that cannot carry a Service is reported by one Event, not one per reconcile, while the rollout is held', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('config', undefined);
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app.v2', { ...SPEC, port: 8080 });
+  for (let round = 0; round < 3; round += 1) {
+    await world.reconcile('app.v2');
+    world.sync();
+  }
+  const events = world.writes().filter((line) => line.startsWith('event'));
+  t.deepEqual(events, ['event ServiceNameInvalid', 'event RolloutHeld']);
+  t.is(condition(world, 'ServiceAvailable', 'app.v2'), 'False ServiceNameInvalid');
+  t.is(condition(world, 'Ready', 'app.v2'), 'False RolloutHeld');
+});
+
+test('a foreign Deployment under the name of one this process created moments ago is reported at once, not retried as ours', async (t) => {
+  const world = await converged();
+  // The CustomApp is deleted and made again under the same name while a foreign Deployment takes the name.
+  world.client.seed(CUSTOM_APPS, {
+    ...appOf(world),
+    metadata: { name: 'app', namespace: 'ns', generation: 1, uid: 'second-uid' },
+    status: undefined,
+  });
+  world.client.seed(DEPLOYMENTS, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'app', namespace: 'ns' },
+    spec: {},
+  } as Deployment);
+  world.sync();
+  const before = world.client.calls.length;
+  t.deepEqual(await world.reconcile('app'), { requeueAfterMs: 30_000 });
+  t.deepEqual(world.writes(before), [
+    FINALIZER_PATCH,
+    'create deployments.apps ns/app',
+    'get deployments.apps ns/app',
+    'event DeploymentNotOwned',
+    STATUS_PATCH,
+  ]);
+});

@@ -1,0 +1,153 @@
+// A whole cluster as the reconciler sees it, in memory: caches, dependency states, an API that records every call.
+import pino from 'pino';
+import { Subject } from 'rxjs';
+import { API_VERSION, KIND } from '../../../infra/customapp-api.js';
+import type { CustomApp } from '../../custom-app.js';
+import { contentHash } from '../../deps/content-hash.js';
+import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
+import { EventRecorder } from '../../events/recorder.js';
+import type { KubeObject } from '../../kube/client.js';
+import { CUSTOM_APPS, DEPLOYMENTS, type Resource, SERVICES } from '../../kube/resources.js';
+import { RecordingClient } from '../../kube/testing/recording-client.js';
+import type { Logger } from '../../log.js';
+import type { Deployment, Service } from '../../objects.js';
+import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
+import { MANAGED_BY_LABEL } from '../labels.js';
+
+/** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
+class MapCache<T extends KubeObject> implements WritableCache<T> {
+  readonly objects = new Map<string, T>();
+  get(key: string): T | undefined {
+    return this.objects.get(key);
+  }
+  wrote(object: T): void {
+    this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, object);
+  }
+  forget(key: string): void {
+    this.objects.delete(key);
+  }
+}
+
+/** Dependency states set by the test; `use` and `release` are recorded as the holders of each ref. */
+class FakeDependencies implements DependencySource {
+  readonly states = new Map<string, DependencyState>();
+  readonly held = new Map<string, readonly DependencyRef[]>();
+  readonly changes = new Subject<DependencyState>();
+  use(owner: string, refs: readonly DependencyRef[]): void {
+    if (refs.length === 0) this.held.delete(owner);
+    else this.held.set(owner, [...refs]);
+  }
+  release(owner: string): void {
+    this.held.delete(owner);
+  }
+  async state(ref: DependencyRef): Promise<DependencyState | undefined> {
+    return this.states.get(refKey(ref));
+  }
+  watched(): DependencyRef[] {
+    return [...new Map([...this.held.values()].flat().map((ref) => [refKey(ref), ref])).values()];
+  }
+  holders(): ReadonlyMap<string, ReadonlySet<string>> {
+    const holders = new Map<string, Set<string>>();
+    for (const [owner, refs] of this.held)
+      for (const ref of refs) holders.set(refKey(ref), (holders.get(refKey(ref)) ?? new Set()).add(owner));
+    return holders;
+  }
+  close(): void {
+    this.changes.complete();
+  }
+}
+
+const SILENT: Logger = pino({ level: 'silent' });
+
+/**
+ * The reconciler's world: a {@link RecordingClient} as the API server, caches that hold what the informers would
+ * (`sync` copies the server into them, owned objects only while they carry the managed-by label, as the
+ * informers' selector does), dependency states the test sets, the real {@link EventRecorder}, and a fixed clock.
+ */
+export class FakeWorld {
+  readonly client = new RecordingClient();
+  readonly apps = new MapCache<CustomApp>();
+  readonly deployments = new MapCache<Deployment>();
+  readonly services = new MapCache<Service>();
+  readonly dependencies = new FakeDependencies();
+  readonly reconciler: CustomAppReconciler;
+  now = new Date('2026-11-30T12:00:00Z');
+
+  constructor() {
+    this.reconciler = new CustomAppReconciler({
+      client: this.client,
+      apps: this.apps,
+      deployments: this.deployments,
+      services: this.services,
+      dependencies: this.dependencies,
+      recorder: new EventRecorder({
+        client: this.client,
+        component: 'customapp-operator',
+        instance: 'test',
+        logger: SILENT,
+        now: () => this.now,
+      }),
+      now: () => this.now,
+    });
+  }
+
+  /** Creates a CustomApp on the server (not recorded) and syncs the caches. */
+  app(name: string, spec: CustomApp['spec'], namespace = 'ns'): CustomApp {
+    const app = this.client.seed<CustomApp>(CUSTOM_APPS, {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name, namespace, generation: 1 },
+      spec,
+    });
+    this.sync();
+    return app;
+  }
+
+  /** Sets what the dependency source says of a ConfigMap (`data`, or absent with `undefined`). */
+  configMap(name: string, data: Record<string, string> | undefined, namespace = 'ns'): void {
+    this.dependency({ kind: 'ConfigMap', namespace, name }, data);
+  }
+
+  /** Sets what the dependency source says of a Secret. */
+  secret(name: string, data: Record<string, string> | undefined, namespace = 'ns'): void {
+    this.dependency({ kind: 'Secret', namespace, name }, data);
+  }
+
+  /** The content hash the dependency source reports for `data`. */
+  static hash(data: Record<string, string>): string {
+    return contentHash({ data });
+  }
+
+  /** Copies the server's CustomApps, and the owned objects still labelled as ours, into the caches (the informers' view). */
+  sync(): void {
+    this.fill(this.apps, CUSTOM_APPS, () => true);
+    this.fill(this.deployments, DEPLOYMENTS, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
+    this.fill(this.services, SERVICES, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
+  }
+
+  /** Reconciles `namespace/name` once and answers the result; the recorded calls are in `client.calls`. */
+  reconcile(name: string, namespace = 'ns'): ReturnType<CustomAppReconciler['reconcile']> {
+    return this.reconciler.reconcile({ key: `${namespace}/${name}`, namespace, name, reason: 'test', traceId: 'test', log: SILENT });
+  }
+
+  /** The recorded calls since `from`, as `verb resource key` lines, Events shown as `event <reason>`. */
+  writes(from = 0): string[] {
+    return this.client.calls.slice(from).map((call) => {
+      if (call.resource === 'events') {
+        const event = call.body as { reason?: string; count?: number } | undefined;
+        return call.verb === 'create' ? `event ${event?.reason}` : `event ${call.verb} count ${event?.count}`;
+      }
+      return `${call.verb} ${call.resource} ${call.key}`;
+    });
+  }
+
+  private dependency(ref: DependencyRef, data: Record<string, string> | undefined): void {
+    const state: DependencyState = data ? { ref, exists: true, hash: FakeWorld.hash(data), resourceVersion: '1' } : { ref, exists: false };
+    this.dependencies.states.set(refKey(ref), state);
+  }
+
+  private fill<T extends KubeObject>(cache: MapCache<T>, resource: Resource, selected: (object: T) => boolean): void {
+    cache.objects.clear();
+    for (const object of this.client.all<T>(resource)) if (selected(object)) cache.wrote(object);
+  }
+}

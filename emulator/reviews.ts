@@ -4,7 +4,7 @@ import type { Attributes, UserInfo } from './authz.js';
 import { type Authenticator, issuer } from './auth.js';
 import { badRequest } from './errors.js';
 import { isObject, type KubeObject, timestamp } from './object.js';
-import { type RbacAuthorizer } from './rbac.js';
+import type { RbacAuthorizer } from './rbac.js';
 import type { ResourceType } from './resources.js';
 import { metadataFieldGetters } from './selectors.js';
 import { defaultColumns } from './table.js';

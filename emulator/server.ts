@@ -194,7 +194,7 @@ export class RequestHandler {
     const groups =
       rawGroups === undefined ? [] : (Array.isArray(rawGroups) ? rawGroups : [rawGroups]).flatMap((g) => g.split(',').map((s) => s.trim()));
     if (username === undefined || Array.isArray(username)) {
-      if (groups.length > 0) throw badRequest('requested [{Group  ' + groups.join(' ') + '}] without impersonating a user');
+      if (groups.length > 0) throw badRequest(`requested [{Group  ${groups.join(' ')}}] without impersonating a user`);
       return user;
     }
     const base = { user, resourceRequest: true, namespace: '', apiVersion: 'v1', subresource: '', path: '' };
@@ -234,32 +234,57 @@ export class RequestHandler {
       });
     };
     const segments = path.split('/').filter((s) => s !== '');
-    if (path === '/version' || path === '/version/') return writeJson(res, 200, this.deps.version, pretty);
+    if (path === '/version' || path === '/version/') {
+      writeJson(res, 200, this.deps.version, pretty);
+      return;
+    }
     if (path === '/api' || path === '/api/') {
-      if (aggregated) return discovery(aggregatedDiscovery(registry, true));
-      return writeJson(res, 200, apiVersions(this.deps.serverAddress()), pretty);
+      if (aggregated) {
+        discovery(aggregatedDiscovery(registry, true));
+        return;
+      }
+      writeJson(res, 200, apiVersions(this.deps.serverAddress()), pretty);
+      return;
     }
     if (path === '/apis' || path === '/apis/') {
-      if (aggregated) return discovery(aggregatedDiscovery(registry, false));
-      return writeJson(res, 200, apiGroupList(registry), pretty);
+      if (aggregated) {
+        discovery(aggregatedDiscovery(registry, false));
+        return;
+      }
+      writeJson(res, 200, apiGroupList(registry), pretty);
+      return;
     }
     if (segments[0] === 'api' && segments.length === 2) {
       const list = apiResourceList(registry, '', segments[1]);
-      if (list !== undefined) return writeJson(res, 200, list, pretty);
+      if (list !== undefined) {
+        writeJson(res, 200, list, pretty);
+        return;
+      }
     }
     if (segments[0] === 'apis' && segments.length === 2) {
       const group = apiGroup(registry, segments[1]);
-      if (group !== undefined) return writeJson(res, 200, group, pretty);
+      if (group !== undefined) {
+        writeJson(res, 200, group, pretty);
+        return;
+      }
     }
     if (segments[0] === 'apis' && segments.length === 3) {
       const list = apiResourceList(registry, segments[1], segments[2]);
-      if (list !== undefined) return writeJson(res, 200, list, pretty);
+      if (list !== undefined) {
+        writeJson(res, 200, list, pretty);
+        return;
+      }
     }
-    if (path === '/openapi/v3' || path === '/openapi/v3/') return writeJson(res, 200, this.deps.openapi.index(), pretty);
+    if (path === '/openapi/v3' || path === '/openapi/v3/') {
+      writeJson(res, 200, this.deps.openapi.index(), pretty);
+      return;
+    }
     if (path.startsWith('/openapi/v3/')) {
       const doc = this.deps.openapi.document(path.slice('/openapi/v3/'.length));
-      if (doc !== undefined)
-        return writeText(res, 200, doc, { 'Cache-Control': query.has('hash') ? 'public, immutable' : 'no-cache, private' });
+      if (doc !== undefined) {
+        writeText(res, 200, doc, { 'Cache-Control': query.has('hash') ? 'public, immutable' : 'no-cache, private' });
+        return;
+      }
     }
     if (segments[0] === 'api' || (segments[0] === 'apis' && segments.length > 1 && registry.versionsOf(segments[1]).length > 0))
       throw pathNotFound();
@@ -301,10 +326,12 @@ export class RequestHandler {
         query.get('includeObject') ?? 'Metadata',
         this.deps.api.now(),
       );
-      return writeJson(res, code, table, pretty, headers);
+      writeJson(res, code, table, pretty, headers);
+      return;
     }
     if (rendering === 'metadata' && obj.kind === rt.kind) {
-      return writeJson(res, code, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata }, pretty, headers);
+      writeJson(res, code, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata }, pretty, headers);
+      return;
     }
     writeJson(res, code, pretty ? obj : cachedJson(obj), pretty, headers);
   }
@@ -455,21 +482,19 @@ export class RequestHandler {
     if (result.continue !== undefined) metadata.continue = result.continue;
     if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
     if (rendering === 'table') {
-      return writeJson(
-        res,
-        200,
-        tableOf(rt.columns(), result.items, metadata, query.get('includeObject') ?? 'Metadata', api.now()),
-        pretty,
-      );
+      writeJson(res, 200, tableOf(rt.columns(), result.items, metadata, query.get('includeObject') ?? 'Metadata', api.now()), pretty);
+      return;
     }
     if (rendering === 'metadata') {
       const items = result.items.map((i) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: i.metadata }));
-      return writeJson(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items }, pretty);
+      writeJson(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items }, pretty);
+      return;
     }
     const builtin = rt.strategicMerge;
     if (pretty) {
       const items = builtin ? result.items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest) : result.items;
-      return writeJson(res, 200, { kind: rt.listKind, apiVersion: groupVersion(rt), metadata, items }, true);
+      writeJson(res, 200, { kind: rt.listKind, apiVersion: groupVersion(rt), metadata, items }, true);
+      return;
     }
     const items = result.items.map((item) => {
       const json = cachedJson(item);

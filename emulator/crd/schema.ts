@@ -79,7 +79,10 @@ export function pruneUnknown(value: unknown, schema: JsonSchema, root = true): s
   const pruned: string[] = [];
   const walk = (v: unknown, s: JsonSchema, path: string, isRoot: boolean) => {
     if (Array.isArray(v)) {
-      if (s.items !== undefined) v.forEach((item, i) => walk(item, s.items, `${path}[${i}]`, false));
+      if (s.items !== undefined)
+        v.forEach((item, i) => {
+          walk(item, s.items, `${path}[${i}]`, false);
+        });
       return;
     }
     if (!isObject(v)) return;
@@ -101,9 +104,7 @@ export function pruneUnknown(value: unknown, schema: JsonSchema, root = true): s
         walk(v[key], properties[key], childPath, false);
       } else if (isObject(additional)) {
         walk(v[key], additional, childPath, false);
-      } else if (additional === true || s['x-kubernetes-preserve-unknown-fields'] === true) {
-        continue;
-      } else {
+      } else if (additional !== true && s['x-kubernetes-preserve-unknown-fields'] !== true) {
         delete v[key];
         pruned.push(childPath);
       }

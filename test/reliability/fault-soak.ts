@@ -243,7 +243,7 @@ class Ticker {
   constructor(private readonly onError: (error: unknown) => void) {}
 
   /** Runs `action` again and again, waiting a random delay in [minMs, maxMs) before each. */
-  every(random: SeededRandom, minMs: number, maxMs: number, action: () => Promise<unknown> | void): void {
+  every(random: SeededRandom, minMs: number, maxMs: number, action: () => unknown): void {
     const schedule = (): void => {
       if (this.stopped) return;
       const timer = setTimeout(

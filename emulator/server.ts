@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, DeleteOptions, WriteContext } from './api.js';
 import type { Attributes, UserInfo } from './authz.js';
 import type { Authenticator } from './auth.js';
-import type { ControllerQueue, Logger } from './controllers.js';
+import type { ControllerQueue, Logger } from './controllers/queue.js';
 import type { Counters } from './counters.js';
 import { aggregatedDiscovery, aggregatedDiscoveryType, apiGroup, apiGroupList, apiResourceList, apiVersions, etagOf } from './discovery.js';
 import {

@@ -12,8 +12,6 @@ import { anyNode } from './typeschema.js';
 
 type Obj = Record<string, any>;
 
-export type ReviewHandler = (body: Obj, user: UserInfo) => Obj;
-
 function reviewType(group: string, resource: string, kind: string, namespaced = false): ResourceType {
   return {
     group,

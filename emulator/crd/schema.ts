@@ -1,5 +1,6 @@
 // Structural schemas of CRDs: the TypeNode view, pruning of unknown fields, dropping of non-nullable nulls, and defaulting.
 import { builtinType, objectMetaSchemaName } from '../openapi/builtin.js';
+import { objectMetaFields } from '../metadata.js';
 import { deepCopy, isObject } from '../object.js';
 import { anyNode, type ObjectNode, type TypeNode } from '../typeschema.js';
 
@@ -53,23 +54,7 @@ export function structuralNode(schema: JsonSchema, root = false): TypeNode {
   return anyNode;
 }
 
-const objectMetaFields = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+const objectMetaFieldSet = new Set(objectMetaFields);
 
 /**
  * Removes, in place, the fields a structural schema does not declare (unless x-kubernetes-preserve-unknown-fields),
@@ -89,7 +74,7 @@ export function pruneUnknown(value: unknown, schema: JsonSchema, root = true): s
     const embedded = isRoot || s['x-kubernetes-embedded-resource'] === true;
     if (embedded && isObject(v.metadata)) {
       for (const key of Object.keys(v.metadata)) {
-        if (!objectMetaFields.has(key)) {
+        if (!objectMetaFieldSet.has(key)) {
           delete v.metadata[key];
           pruned.push(`${path === '' ? '' : `${path}.`}metadata.${key}`);
         }

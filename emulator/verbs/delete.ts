@@ -1,6 +1,6 @@
 // DELETE and DELETECOLLECTION: preconditions, propagation finalizers, graceful deletion, and finalizer removal.
 import { ApiError, forbidden, invalid, notFound } from '../errors.js';
-import { isTerminating, standardFinalizers } from '../metadata.js';
+import { isTerminating } from '../metadata.js';
 import { deepCopy, deepEqual, isObject, type KubeObject, objectKey, timestamp } from '../object.js';
 import type { ResourceType } from '../resources.js';
 import type { ApiBase } from './base.js';
@@ -135,9 +135,4 @@ export function successStatus(rt: ResourceType, name: string, uid: string | unde
   details.kind = rt.resource;
   if (uid) details.uid = uid;
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details } as unknown as KubeObject;
-}
-
-/** Whether a name is a standard finalizer the apiserver knows without a domain. */
-export function isStandardFinalizer(name: string): boolean {
-  return standardFinalizers.includes(name);
 }

@@ -105,7 +105,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let outDir = defaults.outDir;
   let progress = defaults.isTty;
   const args = [...argv];
-  const valueOf = (flag: string, inline: string | undefined): string => {
+  const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
     if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`);
     return value;
@@ -118,16 +118,16 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         profile = QUICK;
         break;
       case '--target': {
-        const value = valueOf(flag, inline);
+        const value = flagValue(flag, inline);
         if (value !== 'envtest' && value !== 'emulator') throw new Error(`--target "${value}": expected envtest or emulator`);
         target = value;
         break;
       }
       case '--strategies':
-        participants = parseParticipants(valueOf(flag, inline));
+        participants = parseParticipants(flagValue(flag, inline));
         break;
       case '--sizes':
-        sizes = valueOf(flag, inline)
+        sizes = flagValue(flag, inline)
           .split(',')
           .map((text) => {
             const size = Number(text.trim().replace(/k$/i, '000'));
@@ -136,7 +136,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
           });
         break;
       case '--out':
-        outDir = valueOf(flag, inline);
+        outDir = flagValue(flag, inline);
         break;
       case '--no-progress':
         progress = false;

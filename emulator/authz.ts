@@ -28,5 +28,3 @@ export interface Decision {
 }
 
 export type Authorizer = (attributes: Attributes) => Decision;
-
-export const allowAll: Authorizer = () => ({ allowed: true, reason: '' });

@@ -213,7 +213,10 @@ export interface Comparison {
 
 function listItems(list: ListNode, value: unknown): Map<string, unknown> {
   const items = new Map<string, unknown>();
-  if (Array.isArray(value)) value.forEach((item, i) => items.set(itemPathElement(list, item, i), item));
+  if (Array.isArray(value))
+    value.forEach((item, i) => {
+      items.set(itemPathElement(list, item, i), item);
+    });
   return items;
 }
 

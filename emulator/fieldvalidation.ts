@@ -21,7 +21,10 @@ export function pruneUnknownFields(obj: unknown, schema: TypeNode): string[] {
   const walk = (value: unknown, node: TypeNode | undefined, path: string) => {
     if (node === undefined) return;
     if (Array.isArray(value)) {
-      if (node.kind === 'list') value.forEach((item, i) => walk(item, node.elem, `${path}[${i}]`));
+      if (node.kind === 'list')
+        value.forEach((item, i) => {
+          walk(item, node.elem, `${path}[${i}]`);
+        });
       return;
     }
     if (!isObject(value)) return;

@@ -8,14 +8,14 @@ import { Api, type WriteContext } from './api.js';
 import { adminUser, Authenticator } from './auth.js';
 import type { UserInfo } from './authz.js';
 import { builtinResources } from './builtin/kinds.js';
-import { ControllerQueue, type Logger, silentLogger } from './controllers.js';
+import { ControllerQueue, type Logger, silentLogger } from './controllers/queue.js';
 import { Counters } from './counters.js';
 import { CrdController } from './crd/controller.js';
 import { servedSchemas } from './crd/definition.js';
 import { Faults } from './faults.js';
-import { GarbageCollector } from './gc.js';
+import { GarbageCollector } from './controllers/gc.js';
 import { kubeconfigYaml } from './kubeconfig.js';
-import { NamespaceController } from './namespace-controller.js';
+import { NamespaceController } from './controllers/namespace.js';
 import type { KubeObject } from './object.js';
 import { customResourceSchema, OpenApiDocuments } from './openapi.js';
 import { bootstrapPolicy, RbacAuthorizer } from './rbac.js';
@@ -28,7 +28,7 @@ import { WatchHub } from './watch.js';
 
 export type { Counters, CountersSnapshot, CountFilter } from './counters.js';
 export type { Faults, FailureFault, LatencyFault, RequestMatch, WatchMatch } from './faults.js';
-export type { Logger } from './controllers.js';
+export type { Logger } from './controllers/queue.js';
 export type { UserInfo } from './authz.js';
 
 export interface EmulatorOptions {

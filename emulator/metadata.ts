@@ -6,9 +6,6 @@ import { deepEqual, isObject, type KubeObject, type ObjectMeta } from './object.
 
 const totalAnnotationSizeLimit = 256 * 1024;
 
-/** The finalizers the apiserver and its garbage collector know without a domain prefix. */
-export const standardFinalizers = ['kubernetes', 'orphan', 'foregroundDeletion'];
-
 export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: NameRule): FieldError[] {
   const errors: FieldError[] = [];
   if (!meta.name && !meta.generateName) {
@@ -73,7 +70,8 @@ export function validateObjectMetaUpdate(meta: ObjectMeta, old: ObjectMeta): Fie
   return errors;
 }
 
-const metadataOrder = [
+/** The fields of ObjectMeta, in the order Go writes them. */
+export const objectMetaFields: readonly string[] = [
   'name',
   'generateName',
   'namespace',
@@ -94,7 +92,7 @@ const metadataOrder = [
 /** The object with kind, apiVersion and metadata first and metadata fields in ObjectMeta order (as Go writes them). */
 export function canonicalObject(obj: KubeObject): KubeObject {
   const meta: Record<string, unknown> = {};
-  for (const key of metadataOrder) if (obj.metadata[key] !== undefined) meta[key] = obj.metadata[key];
+  for (const key of objectMetaFields) if (obj.metadata[key] !== undefined) meta[key] = obj.metadata[key];
   for (const key of Object.keys(obj.metadata)) if (!(key in meta) && obj.metadata[key] !== undefined) meta[key] = obj.metadata[key];
   const out: Record<string, unknown> = { kind: obj.kind, apiVersion: obj.apiVersion, metadata: meta };
   for (const key of Object.keys(obj)) if (!(key in out) && obj[key] !== undefined) out[key] = obj[key];

@@ -85,13 +85,12 @@ export function qualifiedNameErrors(value: string): string[] {
     if (prefix.length === 0) errors.push('prefix part must be non-empty');
     else for (const e of dns1123SubdomainErrors(prefix)) errors.push(`prefix part ${e}`);
   } else {
-    return [
-      regexError(
-        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        qualifiedNameFmt,
-        ['MyName', 'my.name', '123-abc'],
-      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-    ];
+    const message = regexError(
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+      qualifiedNameFmt,
+      ['MyName', 'my.name', '123-abc'],
+    );
+    return [`${message} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
   if (name.length === 0) errors.push('name part must be non-empty');
   else if (name.length > 63) errors.push(`name part ${maxLen(63)}`);

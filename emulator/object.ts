@@ -101,8 +101,3 @@ export function sortedKeys<T>(value: T): T {
 export function timestamp(now: Date): string {
   return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
-
-/** RFC 3339 with microseconds, as metav1.MicroTime serialises (Lease renewTime, events.k8s.io eventTime). */
-export function microTimestamp(now: Date): string {
-  return now.toISOString().replace(/Z$/, '000Z');
-}

@@ -78,8 +78,6 @@ export interface ResourceType {
   readonly validate?: (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
 }
 
-export type ResourceKey = `${string}/${string}`;
-
 export function groupVersion(rt: { group: string; version: string }): string {
   return rt.group === '' ? rt.version : `${rt.group}/${rt.version}`;
 }

@@ -4,15 +4,13 @@ import type { Attributes, UserInfo } from './authz.js';
 import { type Authenticator, issuer } from './auth.js';
 import { badRequest } from './errors.js';
 import { isObject, type KubeObject, timestamp } from './object.js';
-import { type RbacAuthorizer } from './rbac.js';
+import type { RbacAuthorizer } from './rbac.js';
 import type { ResourceType } from './resources.js';
 import { metadataFieldGetters } from './selectors.js';
 import { defaultColumns } from './table.js';
 import { anyNode } from './typeschema.js';
 
 type Obj = Record<string, any>;
-
-export type ReviewHandler = (body: Obj, user: UserInfo) => Obj;
 
 function reviewType(group: string, resource: string, kind: string, namespaced = false): ResourceType {
   return {

@@ -196,7 +196,7 @@ export function parseFieldSelector(input: string): FieldSelector {
     if (m === null || m[1] === '') {
       throw badRequest(`invalid selector: '${input}'; can't understand '${term}'`);
     }
-    out.push({ field: m[1].trim(), op: m[2] === '!=' ? '!=' : '=', value: unescape(m[3]) });
+    out.push({ field: m[1].trim(), op: m[2] === '!=' ? '!=' : '=', value: unescapeValue(m[3]) });
   }
   return out;
 }
@@ -219,7 +219,7 @@ function splitUnescaped(input: string, sep: string): string[] {
   return parts;
 }
 
-function unescape(value: string): string {
+function unescapeValue(value: string): string {
   return value.replace(/\\(.)/g, '$1');
 }
 

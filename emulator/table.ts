@@ -295,7 +295,7 @@ const printerColumns: Readonly<Record<string, readonly TableColumn[]>> = {
     column(
       'Subobject',
       'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.',
-      (o) => ((o as Obj).involvedObject ?? (o as Obj).regarding ?? {}).fieldPath ?? '',
+      (o) => ((o as Obj).involvedObject ?? (o as Obj).regarding)?.fieldPath ?? '',
       1,
     ),
     column(

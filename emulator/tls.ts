@@ -40,12 +40,12 @@ function integer(bytes: Buffer): Buffer {
 }
 
 function utcTime(date: Date): Buffer {
-  const s = date.toISOString().replace(/[-:T]/g, '').slice(2, 14) + 'Z';
+  const s = `${date.toISOString().replace(/[-:T]/g, '').slice(2, 14)}Z`;
   return tlv(0x17, Buffer.from(s, 'ascii'));
 }
 
 function generalizedTime(date: Date): Buffer {
-  const s = date.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
+  const s = `${date.toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`;
   return tlv(0x18, Buffer.from(s, 'ascii'));
 }
 

@@ -254,7 +254,7 @@ export class WatchHub {
     const expiredLine = (message: string) =>
       `{"type":"ERROR","object":${JSON.stringify(new ApiError(410, 'Expired', message).status())}}\n`;
     // The hook (Faults) consumes its own one-shot entries; it stays installed for the next expireNextWatch.
-    if (this.forceExpired !== undefined && this.forceExpired(req)) {
+    if (this.forceExpired?.(req)) {
       write(expiredLine(`too old resource version: ${req.resourceVersion || '0'} (${this.api.store.currentRv})`));
       finish('end');
       return;

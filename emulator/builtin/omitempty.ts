@@ -78,7 +78,7 @@ export function dropOmittedZeros(value: unknown, schemaName: string): void {
   const properties: Record<string, any> = schema.properties ?? {};
   for (const key of Object.keys(value)) {
     const child = value[key];
-    if (omitted !== undefined && omitted.includes(key) && isZero(child)) {
+    if (omitted?.includes(key) && isZero(child)) {
       delete value[key];
       continue;
     }

@@ -1,7 +1,7 @@
 // Validation of built-in kinds (the commonly hit rules of pkg/apis/*/validation), returning field errors with the apiserver's texts.
 import { type FieldError, forbiddenField, GoValue, invalidValue, notSupported, requiredValue, tooLong } from '../errors.js';
 import { deepEqual, isObject, type KubeObject } from '../object.js';
-import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
+import { dns1123LabelErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
 import { labelSelectorFromObject, labelsMatch } from '../selectors.js';
 
 type Obj = Record<string, any>;
@@ -241,10 +241,6 @@ export function validateBinding(obj: KubeObject, old: KubeObject | undefined, cl
     errors.push(invalidValue('roleRef', o.roleRef, 'cannot change roleRef'));
   }
   return errors;
-}
-
-export function validateServiceAccountName(name: string): string[] {
-  return dns1123SubdomainErrors(name);
 }
 
 export function validateLease(obj: KubeObject): FieldError[] {

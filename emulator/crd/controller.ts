@@ -1,7 +1,7 @@
 // The apiextensions controllers: serve a CRD's resources as soon as it is stored, mark it Established, and on
 // deletion delete its custom resources before releasing the cleanup finalizer.
 import type { Api } from '../api.js';
-import type { ControllerQueue } from '../controllers.js';
+import type { ControllerQueue } from '../controllers/queue.js';
 import { deepCopy, isObject, type KubeObject, timestamp } from '../object.js';
 import type { ResourceRegistry, ResourceType } from '../resources.js';
 import type { Collection, StoreEvent } from '../store.js';

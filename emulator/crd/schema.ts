@@ -1,5 +1,6 @@
 // Structural schemas of CRDs: the TypeNode view, pruning of unknown fields, dropping of non-nullable nulls, and defaulting.
 import { builtinType, objectMetaSchemaName } from '../openapi/builtin.js';
+import { objectMetaFields } from '../metadata.js';
 import { deepCopy, isObject } from '../object.js';
 import { anyNode, type ObjectNode, type TypeNode } from '../typeschema.js';
 
@@ -53,23 +54,7 @@ export function structuralNode(schema: JsonSchema, root = false): TypeNode {
   return anyNode;
 }
 
-const objectMetaFields = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+const objectMetaFieldSet = new Set(objectMetaFields);
 
 /**
  * Removes, in place, the fields a structural schema does not declare (unless x-kubernetes-preserve-unknown-fields),
@@ -79,14 +64,17 @@ export function pruneUnknown(value: unknown, schema: JsonSchema, root = true): s
   const pruned: string[] = [];
   const walk = (v: unknown, s: JsonSchema, path: string, isRoot: boolean) => {
     if (Array.isArray(v)) {
-      if (s.items !== undefined) v.forEach((item, i) => walk(item, s.items, `${path}[${i}]`, false));
+      if (s.items !== undefined)
+        v.forEach((item, i) => {
+          walk(item, s.items, `${path}[${i}]`, false);
+        });
       return;
     }
     if (!isObject(v)) return;
     const embedded = isRoot || s['x-kubernetes-embedded-resource'] === true;
     if (embedded && isObject(v.metadata)) {
       for (const key of Object.keys(v.metadata)) {
-        if (!objectMetaFields.has(key)) {
+        if (!objectMetaFieldSet.has(key)) {
           delete v.metadata[key];
           pruned.push(`${path === '' ? '' : `${path}.`}metadata.${key}`);
         }
@@ -101,9 +89,7 @@ export function pruneUnknown(value: unknown, schema: JsonSchema, root = true): s
         walk(v[key], properties[key], childPath, false);
       } else if (isObject(additional)) {
         walk(v[key], additional, childPath, false);
-      } else if (additional === true || s['x-kubernetes-preserve-unknown-fields'] === true) {
-        continue;
-      } else {
+      } else if (additional !== true && s['x-kubernetes-preserve-unknown-fields'] !== true) {
         delete v[key];
         pruned.push(childPath);
       }

@@ -155,7 +155,10 @@ function validateArray(value: unknown[], schema: JsonSchema, path: string, error
       seen.push(key);
     });
   }
-  if (isObject(schema.items)) value.forEach((item, i) => validate(item, schema.items, `${path}[${i}]`, errors));
+  if (isObject(schema.items))
+    value.forEach((item, i) => {
+      validate(item, schema.items, `${path}[${i}]`, errors);
+    });
 }
 
 function validateObject(value: Record<string, unknown>, schema: JsonSchema, path: string, errors: FieldError[]): void {

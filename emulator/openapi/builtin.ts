@@ -129,15 +129,6 @@ function lazyNode(name: string): TypeNode {
   return node;
 }
 
-/** Wraps an object node so that extra fields resolve to given nodes (e.g. a CR's metadata to ObjectMeta). */
-export function withFields(node: ObjectNode, extra: Readonly<Record<string, TypeNode>>): ObjectNode {
-  return {
-    ...node,
-    field: (name) => (Object.hasOwn(extra, name) ? extra[name] : node.field(name)),
-    fieldNames: () => [...new Set([...node.fieldNames(), ...Object.keys(extra)])],
-  };
-}
-
 export const objectMetaSchemaName = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 const zeroValues = new Map<string, Record<string, unknown>>();

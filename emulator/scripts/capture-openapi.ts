@@ -103,5 +103,5 @@ while (queue.length > 0) {
 }
 const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
 const out = fileURLToPath(new URL('../openapi/builtin-schemas.json', import.meta.url));
-writeFileSync(out, JSON.stringify({ capturedFrom: version.gitVersion, schemas: sorted }) + '\n');
+writeFileSync(out, `${JSON.stringify({ capturedFrom: version.gitVersion, schemas: sorted })}\n`);
 console.log(JSON.stringify({ out, schemas: Object.keys(sorted).length, from: version.gitVersion }));

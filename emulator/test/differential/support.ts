@@ -166,7 +166,10 @@ export function normalize(value: unknown): unknown {
   const isObjectMeta = (v: unknown): v is { name: string; resourceVersion?: string } =>
     v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as { name?: unknown }).name === 'string';
   const collect = (v: unknown, key: string) => {
-    if (Array.isArray(v)) v.forEach((x) => collect(x, key));
+    if (Array.isArray(v))
+      v.forEach((x) => {
+        collect(x, key);
+      });
     else if (v !== null && typeof v === 'object') {
       if (key === 'metadata' && isObjectMeta(v) && typeof v.resourceVersion === 'string' && /^\d+$/.test(v.resourceVersion))
         rvs.add(Number(v.resourceVersion));

@@ -1,11 +1,11 @@
 // The garbage collector (kube-controller-manager's, which envtest lacks): deletes dependents whose owners are gone
 // (background), orphans dependents (orphan finalizer), and deletes dependents before their owner (foregroundDeletion).
-import type { Api } from './api.js';
-import type { ControllerQueue } from './controllers.js';
-import { ApiError } from './errors.js';
-import { deepCopy, type KubeObject, type OwnerReference } from './object.js';
-import type { ResourceRegistry, ResourceType } from './resources.js';
-import type { Collection, StoreEvent } from './store.js';
+import type { Api } from '../api.js';
+import { ApiError } from '../errors.js';
+import { deepCopy, type KubeObject, type OwnerReference } from '../object.js';
+import type { ResourceRegistry, ResourceType } from '../resources.js';
+import type { Collection, StoreEvent } from '../store.js';
+import type { ControllerQueue } from './queue.js';
 
 const sep = '\u0000';
 

@@ -1,11 +1,11 @@
 // The namespace controller (kube-controller-manager's, which envtest lacks): a Terminating namespace has its
 // content deleted, then its "kubernetes" finalizer released, and is removed once its content is gone.
-import type { Api } from './api.js';
-import type { ControllerQueue } from './controllers.js';
-import { ApiError } from './errors.js';
-import { deepCopy, type KubeObject } from './object.js';
-import type { ResourceRegistry, ResourceType } from './resources.js';
-import type { Collection, StoreEvent } from './store.js';
+import type { Api } from '../api.js';
+import { ApiError } from '../errors.js';
+import { deepCopy, type KubeObject } from '../object.js';
+import type { ResourceRegistry, ResourceType } from '../resources.js';
+import type { Collection, StoreEvent } from '../store.js';
+import type { ControllerQueue } from './queue.js';
 
 export class NamespaceController {
   constructor(

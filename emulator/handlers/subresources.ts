@@ -1,0 +1,113 @@
+// The token subresource of ServiceAccounts (TokenRequest) and the autoscaling/v1 Scale subresource.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserInfo } from '../authz.js';
+import { ApiError, methodNotAllowed, notFound } from '../errors.js';
+import { decodeObjectBody, decodePatchBody, patchKindOf, readBody, writeJson } from '../http.js';
+import { deepCopy, isObject, type KubeObject } from '../object.js';
+import { applyJsonPatch, parseJsonPatch } from '../patch/json-patch.js';
+import { applyMergePatch } from '../patch/merge-patch.js';
+import type { ResourceType } from '../resources.js';
+import { tokenRequest } from '../reviews.js';
+import type { RequestInfo } from '../route.js';
+import type { ServerDeps } from './deps.js';
+import { writeContext } from './options.js';
+
+export async function serveToken(
+  deps: ServerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rt: ResourceType,
+  namespace: string,
+  name: string,
+  pretty: boolean,
+): Promise<void> {
+  if (req.method !== 'POST') throw methodNotAllowed();
+  const body = decodeObjectBody(req.headers['content-type'], await readBody(req), 'TokenRequest');
+  const sa = deps.api.getStored(rt, namespace, name);
+  if (sa === undefined) throw notFound(rt, name);
+  writeJson(res, 201, tokenRequest(isObject(body) ? body : {}, sa.object, deps.authn, deps.api.now()), pretty);
+}
+
+/** The autoscaling/v1 Scale subresource of Deployments and of custom resources with a scale subresource. */
+export async function serveScale(
+  deps: ServerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rt: ResourceType,
+  namespace: string,
+  info: RequestInfo,
+  query: URLSearchParams,
+  user: UserInfo,
+  pretty: boolean,
+): Promise<void> {
+  const { api } = deps;
+  const paths = rt.scale ?? {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector',
+  };
+  const read = (obj: KubeObject, path: string | undefined): unknown => {
+    if (path === undefined) return undefined;
+    let v: unknown = obj;
+    for (const p of path.replace(/^\./, '').split('.')) v = isObject(v) ? v[p] : undefined;
+    return v;
+  };
+  const scaleOf = (obj: KubeObject) => {
+    const selector =
+      rt.scale === undefined ? selectorString((obj.spec as Record<string, unknown>)?.selector) : read(obj, paths.labelSelectorPath);
+    const status: Record<string, unknown> = { replicas: read(obj, paths.statusReplicasPath) ?? 0 };
+    if (selector) status.selector = selector;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name: obj.metadata.name,
+        namespace: obj.metadata.namespace,
+        uid: obj.metadata.uid,
+        resourceVersion: obj.metadata.resourceVersion,
+        creationTimestamp: obj.metadata.creationTimestamp,
+      },
+      spec: { replicas: read(obj, paths.specReplicasPath) ?? 0 },
+      status,
+    };
+  };
+  const current = api.get(rt, namespace, info.name);
+  if (info.verb === 'get') return writeJson(res, 200, scaleOf(current), pretty);
+  const ctx = writeContext(deps, req, query, user);
+  let scale: Record<string, any>;
+  const text = await readBody(req);
+  if (info.verb === 'update') scale = decodeObjectBody(req.headers['content-type'], text, 'Scale') as Record<string, any>;
+  else if (info.verb === 'patch') {
+    const kind = patchKindOf(req.headers['content-type']);
+    const body = decodePatchBody(kind, text);
+    scale = (
+      kind === 'json' ? applyJsonPatch(scaleOf(current), parseJsonPatch(body as string)) : applyMergePatch(scaleOf(current), body)
+    ) as Record<string, any>;
+  } else throw methodNotAllowed();
+  const replicas = scale?.spec?.replicas;
+  if (typeof replicas !== 'number' || replicas < 0) {
+    throw new ApiError(
+      422,
+      'Invalid',
+      `Scale.autoscaling "${info.name}" is invalid: spec.replicas: Invalid value: ${String(replicas)}: must be greater than or equal to 0`,
+      {},
+    );
+  }
+  const next = deepCopy(current);
+  const segments = paths.specReplicasPath.replace(/^\./, '').split('.');
+  let target: Record<string, any> = next as Record<string, any>;
+  for (const s of segments.slice(0, -1)) target = isObject(target[s]) ? target[s] : (target[s] = {});
+  target[segments[segments.length - 1]] = replicas;
+  if (scale?.metadata?.resourceVersion) next.metadata.resourceVersion = scale.metadata.resourceVersion;
+  const result = api.update(rt, namespace, info.name, next, '', ctx);
+  writeJson(res, 200, scaleOf(result.object), pretty);
+}
+
+function selectorString(selector: unknown): string {
+  if (!isObject(selector)) return '';
+  const labels = isObject(selector.matchLabels) ? selector.matchLabels : {};
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${String(labels[k])}`)
+    .join(',');
+}

@@ -23,7 +23,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const logger = createLogger({ level: flags.logLevel, format: flags.logFormat });
 
   let embedded: EmbeddedCluster | undefined;
-  let resolved;
+  let resolved: ReturnType<typeof resolveKubeConfig>;
   try {
     resolved = resolveKubeConfig({ flag: flags.kubeconfig });
   } catch (error) {

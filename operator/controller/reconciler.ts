@@ -40,5 +40,5 @@ export interface Result {
 
 /** Drives one object towards its desired state. Never called twice at once for the same key. */
 export interface Reconciler {
-  reconcile(request: Request): Promise<Result | void>;
+  reconcile(request: Request): Promise<Result | undefined>;
 }

@@ -111,7 +111,6 @@ export async function runElectorScenario(scenario: ElectorScenario): Promise<Ele
   const random = prng(scenario.seed);
   const silent = pino({ level: 'silent' });
   const stop = new AbortController();
-  const running: Promise<void>[] = [];
 
   const run = async (plan: ProcessPlan, index: number): Promise<void> => {
     await sleep(clock, plan.startAtMs);
@@ -146,7 +145,7 @@ export async function runElectorScenario(scenario: ElectorScenario): Promise<Ele
       if (!plan.restarts) return;
     }
   };
-  scenario.processes.forEach((plan, index) => running.push(run(plan, index)));
+  const running = scenario.processes.map((plan, index) => run(plan, index));
 
   for (let elapsed = 0; elapsed < RUN_MS; elapsed += 5) {
     clock.advance(5);

@@ -6,6 +6,8 @@ import { installOperatorResources } from '../support/operator-harness.js';
 import { HEAP_TOLERANCE, resourceCounts, runChurn, type ChurnReport } from '../reliability/churn.js';
 import { clean, runFaultSoak, type SoakReport } from '../reliability/fault-soak.js';
 import { SeededRandom, seedFromEnvironment } from '../reliability/support/random.js';
+import { checkRegistryModel } from '../../operator/deps/testing/registry-model.js';
+import { checkElectorModel } from '../../operator/leader/testing/elector-model.js';
 
 const USAGE = `npm run soak -- [options]
   --apps <n>           CustomApps in the fault soak (default 1000)
@@ -14,7 +16,10 @@ const USAGE = `npm run soak -- [options]
   --kills <n>          SIGKILLs of the operator process, each followed by a restart (default 4)
   --churn-rounds <n>   churn rounds (default 10)
   --churn-count <n>    CustomApps per churn round (default 1000)
-  --only soak|churn    run one of the two
+  --only <part>        run one part: soak, churn, or models (the model-based checks of the dependency
+                       registry and the leader elector)
+  --registry-runs <n>  random runs of the dependency registry's model check (default 100000)
+  --elector-runs <n>   random runs of the leader elector's model check (default 5000)
   --json <file>        also write both reports as JSON
   --seed <n>           the seed (default SOAK_SEED, or a fresh one; always printed)
 `;
@@ -78,6 +83,8 @@ async function main(argv: readonly string[]): Promise<number> {
       'churn-rounds': { type: 'string' },
       'churn-count': { type: 'string' },
       only: { type: 'string' },
+      'registry-runs': { type: 'string' },
+      'elector-runs': { type: 'string' },
       json: { type: 'string' },
       seed: { type: 'string' },
       help: { type: 'boolean' },
@@ -87,8 +94,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (values.only !== undefined && !['soak', 'churn'].includes(values.only))
-    throw new Error(`--only: "${values.only}" is not soak or churn`);
+  if (values.only !== undefined && !['soak', 'churn', 'models'].includes(values.only))
+    throw new Error(`--only: "${values.only}" is not soak, churn or models`);
   const seed = values.seed === undefined ? seedFromEnvironment() : seedFromEnvironment({ SOAK_SEED: values.seed });
   const say = (line: string): void => {
     process.stdout.write(`${line}\n`);
@@ -97,7 +104,22 @@ async function main(argv: readonly string[]): Promise<number> {
   let holds = true;
   const reports: { soak?: SoakReport; churn?: ChurnReport } = {};
 
-  if (values.only !== 'churn') {
+  const part = (name: 'soak' | 'churn' | 'models'): boolean => values.only === undefined || values.only === name;
+  if (part('models')) {
+    const registryRuns = positive('registry-runs', values['registry-runs'], 100_000);
+    const electorRuns = positive('elector-runs', values['elector-runs'], 5_000);
+    // fast-check's seeds are 32-bit integers; the soak's seed is reused so that one number replays everything.
+    const modelSeed = seed | 0;
+    const started = performance.now();
+    await checkRegistryModel({ numRuns: registryRuns, seed: modelSeed });
+    say(`dependency registry model: ${registryRuns} runs held (seed ${modelSeed}) in ${seconds(performance.now() - started)}`);
+    const electorStarted = performance.now();
+    const elector = await checkElectorModel({ numRuns: electorRuns, seed: modelSeed });
+    say(
+      `leader elector model: ${electorRuns} runs held (seed ${modelSeed}), ${elector.terms} leadership terms, ${elector.writes} writes, in ${seconds(performance.now() - electorStarted)}`,
+    );
+  }
+  if (part('soak')) {
     const cluster = await startCluster('emulator', { emulator: { random: new SeededRandom(seed).next } });
     try {
       await installOperatorResources(cluster);
@@ -116,7 +138,7 @@ async function main(argv: readonly string[]): Promise<number> {
     say(soakSummary(reports.soak));
     holds &&= clean(reports.soak.invariants) && reports.soak.recoveries.crashes === 0 && reports.soak.driverErrors.length === 0;
   }
-  if (values.only !== 'soak') {
+  if (part('churn')) {
     const cluster = await startCluster('emulator');
     try {
       await installOperatorResources(cluster);

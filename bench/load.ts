@@ -1,6 +1,6 @@
 // The benchmark's load: which namespaces, ConfigMaps and CustomApps a run creates, and the writes of its phases.
 import { API_VERSION, KIND } from '../infra/customapp-api.js';
-import type { KubeObject } from '../operator/kube/client.js';
+import type { KubeObject } from '../operator/kube/objects.js';
 
 /** The image every CustomApp starts with; spec updates move to {@link imageAt}. */
 export const FIRST_IMAGE = 'registry.example.com/bench/app:1.0.0';

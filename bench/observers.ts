@@ -1,9 +1,10 @@
 // The harness's own raw watchers: when each Deployment change and each ConfigMap write reached a plain watch client.
-import type { KubeClient, KubeObject } from '../operator/kube/client.js';
+import type { KubeClient } from '../operator/kube/client.js';
+import type { KubeObject } from '../operator/kube/objects.js';
 import { isGone } from '../operator/kube/errors.js';
 import { CONFIG_HASH_ANNOTATION } from '../infra/customapp-api.js';
 import { CONFIGMAPS, DEPLOYMENTS, type Resource } from '../operator/kube/resources.js';
-import type { Deployment } from '../operator/objects.js';
+import type { Deployment } from '../operator/kube/objects.js';
 
 /** Milliseconds on the harness's monotonic clock. */
 export type Clock = () => number;

@@ -1,6 +1,7 @@
 // The phases of a benchmark session: cold start, updates, idle and restart, each measured.
 import { contentHash } from '../operator/deps/content-hash.js';
-import { CONFIGMAPS, CUSTOM_APPS } from '../operator/kube/resources.js';
+import { CONFIGMAPS } from '../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { idleFigures } from './idle.js';
 import { configMapData, imageAt, type PlannedApp } from './load.js';
 import type { ColdStartResult, IdleResult, MemoryResult, PhaseResult, RestartResult } from './results.js';

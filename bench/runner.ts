@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createOperator, type Operator } from '../operator/operator.js';
-import type { RequestSample } from '../operator/kube/client.js';
+import type { RequestSample } from '../operator/kube/options.js';
 import { createSource, isStrategyName, type BenchSource } from './strategies/index.js';
 import { PerObjectSource } from './strategies/per-object.js';
 import type { OperatorStats } from './operator-stats.js';

@@ -2,8 +2,10 @@
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { contentHash } from '../operator/deps/content-hash.js';
-import { KubeClient, type RequestSample } from '../operator/kube/client.js';
-import { CONFIGMAPS, CUSTOM_APPS, NAMESPACES } from '../operator/kube/resources.js';
+import { KubeClient } from '../operator/kube/client.js';
+import type { RequestSample } from '../operator/kube/options.js';
+import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
 import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';

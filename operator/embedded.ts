@@ -5,9 +5,11 @@ import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
-import { KubeClient, type KubeObject } from './kube/client.js';
+import { KubeClient } from './kube/client.js';
+import type { KubeObject } from './kube/objects.js';
 import { isAlreadyExists } from './kube/errors.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, NAMESPACES, SECRETS, type Resource } from './kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, type Resource } from './kube/resources.js';
+import { CUSTOM_APPS } from './customapp/custom-app.js';
 import type { Logger } from './log.js';
 
 /** Where dist/ is, relative to this file. */

@@ -5,7 +5,7 @@ import { stripManagedFields, transformEvent } from '../../operator/cache/transfo
 import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import type { DependencyRef } from '../../operator/deps/source.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
-import { reflect } from '../../operator/watch/reflector.js';
+import { reflect } from '../../operator/cache/reflector.js';
 import { watcher, type WatchClient, type WatcherDeps } from '../../operator/watch/watcher.js';
 
 /** A change of the cache, and whether it comes from the first list (the initial sync) rather than a later event. */

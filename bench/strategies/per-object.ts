@@ -3,7 +3,7 @@ import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type V1Co
 import type { Observable } from 'rxjs';
 import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
-import type { RequestSample } from '../../operator/kube/client.js';
+import type { RequestSample } from '../../operator/kube/options.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import { Holdings } from './holdings.js';
 import { NaiveGetSource } from './naive-get.js';

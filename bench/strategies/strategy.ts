@@ -2,7 +2,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { KubeClient, RequestSample } from '../../operator/kube/client.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import type { RequestSample } from '../../operator/kube/options.js';
 import type { DependencySource } from '../../operator/deps/source.js';
 
 /** The TypeScript strategies, in the order the report lists them. */

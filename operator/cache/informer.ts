@@ -1,8 +1,8 @@
 // A watched, indexed cache of one resource: watcher + reflector + Store, shared by every subscriber.
 import { map, share, type Observable } from 'rxjs';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
-import { reflect } from '../watch/reflector.js';
+import { reflect } from './reflector.js';
 import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/watcher.js';
 import { Store, type Indexers, type StoreChange } from './store.js';
 import { stripManagedFields, transformEvent, type CacheTransform } from './transform.js';

@@ -1,6 +1,6 @@
 // Tests of the Store: keys, indexes that follow every write, the atomic replace and its diff, the synced flag.
 import test from 'ava';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import { objectKey, Store } from './store.js';
 
 interface App extends KubeObject {

@@ -1,10 +1,17 @@
 // An in-memory cache of objects by `namespace/name`, with named secondary indexes and a synced flag.
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 
 /** `namespace/name` (or `/name` for a cluster-scoped object): the key of an object in a store and in the work queue. */
 export function objectKey(object: KubeObject): string {
   return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
+
+/** The namespace and name of an {@link objectKey}. */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  if (slash < 0) throw new Error(`work-queue key "${key}" is not namespace/name`);
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /**

@@ -1,5 +1,5 @@
 // What a cache keeps of an object: everything the reconcile reads, without what only the API server uses.
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import type { WatcherEvent } from '../watch/events.js';
 
 /** Rewrites an object before a cache keeps it. It must keep `metadata.namespace`, `name`, `uid` and `resourceVersion`. */

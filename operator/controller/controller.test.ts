@@ -2,7 +2,7 @@
 import test from 'ava';
 import { ApiError } from '../kube/errors.js';
 import { createLogger, silentLogger } from '../log.js';
-import { OperatorMetrics } from '../metrics.js';
+import { OperatorMetrics } from './metrics.js';
 import { settle, VirtualClock } from '../../test/support/virtual-time.js';
 import { Controller } from './controller.js';
 import type { Reconciler, Request, Result } from './reconciler.js';

@@ -1,9 +1,9 @@
 // Runs a Reconciler: keys from triggers go through the work queue to N workers, each outcome handled per the Result.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { splitKey } from '../custom-app.js';
+import { splitKey } from '../cache/store.js';
 import type { Logger } from '../log.js';
 import { newTraceId } from '../log.js';
-import type { OperatorMetrics, ReconcileResult } from '../metrics.js';
+import type { OperatorMetrics, ReconcileResult } from './metrics.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import type { Reconciler, Result } from './reconciler.js';

@@ -1,6 +1,6 @@
 // The logical state of one referenced object: what its subscribers see, whichever physical watch feeds it.
 import { Observable, Subject } from 'rxjs';
-import { compareResourceVersions } from './resource-version.js';
+import { compareResourceVersions } from '../kube/resource-version.js';
 import type { DependencyRef, DependencyState } from './source.js';
 
 /** What a source observed about an object: its content hash, or that it does not exist. */

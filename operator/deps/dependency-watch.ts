@@ -1,6 +1,6 @@
 // The physical watch streams behind the dependency registry: one object, or a whole namespace, of a kind.
 import type { Observable } from 'rxjs';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS, type Resource } from '../kube/resources.js';
 import type { WatcherEvent } from '../watch/events.js';
 import { watchObject } from '../watch/watch-object.js';

@@ -2,7 +2,10 @@
 import test from 'ava';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
-import { KubeClient, connectionFromKubeConfig, type KubeObject, type RequestSample } from '../kube/client.js';
+import { KubeClient } from '../kube/client.js';
+import type { RequestSample } from '../kube/options.js';
+import { connectionFromKubeConfig } from '../kube/connection.js';
+import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';

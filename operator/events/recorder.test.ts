@@ -4,9 +4,10 @@ import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { adminClient, createNamespace, installOperatorResources } from '../../test/support/operator-harness.js';
-import { KubeClient, type RequestSample } from '../kube/client.js';
+import { KubeClient } from '../kube/client.js';
+import type { RequestSample } from '../kube/options.js';
 import { EVENTS } from '../kube/resources.js';
-import type { CoreEvent } from '../objects.js';
+import type { CoreEvent } from '../kube/objects.js';
 import { EventRecorder, type InvolvedObject } from './recorder.js';
 
 for (const target of selectedTargets()) {

@@ -5,7 +5,7 @@ import type { WriteClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { EVENTS } from '../kube/resources.js';
 import type { Logger } from '../log.js';
-import type { CoreEvent } from '../objects.js';
+import type { CoreEvent } from '../kube/objects.js';
 
 /** The object an Event is about. */
 export interface InvolvedObject {

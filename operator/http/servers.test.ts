@@ -1,6 +1,6 @@
 // Tests of the endpoints: /healthz and /readyz report their checks, /metrics serves the operator's registry.
 import test from 'ava';
-import { OperatorMetrics } from '../metrics.js';
+import { OperatorMetrics } from '../controller/metrics.js';
 import { serveMetrics, serveProbes } from './servers.js';
 
 test('/readyz fails with the reason until its check passes, while /healthz passes throughout', async (t) => {

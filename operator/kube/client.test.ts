@@ -1,6 +1,8 @@
 // Tests of the API client against each target: verbs, errors as ApiError, watch streams, and request counting.
 import test from 'ava';
-import { KubeClient, type KubeObject, type RequestSample } from './client.js';
+import { KubeClient } from './client.js';
+import type { RequestSample } from './options.js';
+import type { KubeObject } from './objects.js';
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';

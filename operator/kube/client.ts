@@ -1,130 +1,23 @@
 // The one API client of the operator: typed REST verbs and raw watch streams over node:http(s), every request counted.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type Connection, connectionFromKubeConfig } from './connection.js';
 import { ApiError, type Status } from './errors.js';
+import type { KubeObject, ObjectList, RawWatchEvent } from './objects.js';
+import {
+  type DeleteOptions,
+  type ListOptions,
+  PATCH_CONTENT_TYPES,
+  type PatchType,
+  type RequestSample,
+  type Verb,
+  type WatchOptions,
+  type WriteOptions,
+} from './options.js';
 import { resourceLabel, resourcePath, type Resource } from './resources.js';
-
-/** The object metadata every client-side consumer relies on. */
-export interface ObjectMeta {
-  readonly name?: string;
-  readonly namespace?: string;
-  readonly uid?: string;
-  readonly resourceVersion?: string;
-  readonly generation?: number;
-  readonly creationTimestamp?: string;
-  readonly deletionTimestamp?: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
-  readonly finalizers?: readonly string[];
-  readonly ownerReferences?: readonly OwnerReference[];
-  /** Server-side apply bookkeeping; caches drop it (see `stripManagedFields`). */
-  readonly managedFields?: readonly unknown[];
-}
-
-export interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly controller?: boolean;
-  readonly blockOwnerDeletion?: boolean;
-}
-
-/** Any Kubernetes object. */
-export interface KubeObject {
-  readonly apiVersion?: string;
-  readonly kind?: string;
-  readonly metadata: ObjectMeta;
-}
-
-/** A list answer. */
-export interface ObjectList<T> {
-  readonly metadata: { readonly resourceVersion?: string; readonly continue?: string };
-  readonly items: T[];
-}
-
-/** One event of a watch stream, as the server sent it. */
-export type RawWatchEvent<T> =
-  | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: T }
-  | { readonly type: 'BOOKMARK'; readonly object: KubeObject }
-  | { readonly type: 'ERROR'; readonly object: Status };
-
-/** The verbs of the Kubernetes API, as RBAC and metrics name them. */
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
-
-/** One finished request, for metrics and the benchmark. */
-export interface RequestSample {
-  readonly verb: Verb;
-  /** `configmaps`, `deployments.apps`, `customapps.app.example.com`. */
-  readonly resource: string;
-  readonly subresource?: string;
-  readonly namespace?: string;
-  /** HTTP status, or 0 when the request failed before an answer. */
-  readonly code: number;
-  readonly durationMs: number;
-}
-
-/** Scope and selectors of a list or watch. */
-export interface ListOptions {
-  /** Namespace, or undefined for all namespaces. */
-  readonly namespace?: string;
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
-  readonly limit?: number;
-  readonly continue?: string;
-  readonly resourceVersion?: string;
-  readonly resourceVersionMatch?: 'Exact' | 'NotOlderThan';
-}
-
-export interface WatchOptions {
-  readonly namespace?: string;
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
-  /** Start after this version; undefined = the current state first, as synthetic ADDED events. */
-  readonly resourceVersion?: string;
-  /** Ask the server for BOOKMARK events. */
-  readonly allowWatchBookmarks?: boolean;
-  /** The server ends the watch after this many seconds. */
-  readonly timeoutSeconds?: number;
-}
-
-/** The patch formats the API accepts. */
-export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
-const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
-  merge: 'application/merge-patch+json',
-  json: 'application/json-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-};
-
-export interface WriteOptions {
-  readonly fieldManager?: string;
-  /** For apply patches: take ownership of conflicting fields. */
-  readonly force?: boolean;
-  /** `status`, `finalizers`… */
-  readonly subresource?: string;
-  readonly signal?: AbortSignal;
-}
-
-export interface DeleteOptions {
-  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
-  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
-  readonly signal?: AbortSignal;
-}
-
-/** Where and how to connect: what a kubeconfig resolves to. */
-export interface Connection {
-  /** `https://host:port` or `http://host:port`. */
-  readonly server: string;
-  readonly ca?: Buffer | string;
-  readonly cert?: Buffer | string;
-  readonly key?: Buffer | string;
-  readonly rejectUnauthorized?: boolean;
-  /** Returns the headers that authenticate a request (a bearer token, refreshed as the kubeconfig says). */
-  readonly authHeaders: () => Promise<Record<string, string>>;
-}
+import { parseWatchLine, query, readAll, retryAfter, statusFromBody } from './wire.js';
 
 export interface KubeClientOptions {
   /** Called after every request (and when a watch ends), for metrics. @default none */
@@ -137,61 +30,8 @@ export interface KubeClientOptions {
   readonly now?: () => number;
 }
 
-/** How long resolved auth headers are reused before asking the kubeconfig again (token files rotate by the minute). */
-const AUTH_HEADER_TTL_MS = 10_000;
-
-/** Resolves a client-node KubeConfig (current context) into a {@link Connection}. */
-export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<Connection> {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error(`kubeconfig has no current cluster (context "${kubeConfig.getCurrentContext()}")`);
-  const probe: RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(probe);
-  let cached: { headers: Record<string, string>; at: number } | undefined;
-  return {
-    server: cluster.server.replace(/\/+$/, ''),
-    ca: probe.ca as Buffer | undefined,
-    cert: probe.cert as Buffer | undefined,
-    key: probe.key as Buffer | undefined,
-    rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
-    authHeaders: async () => {
-      if (cached && Date.now() - cached.at < AUTH_HEADER_TTL_MS) return cached.headers;
-      const options: RequestOptions = {};
-      await kubeConfig.applyToHTTPSOptions(options);
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(options.headers ?? {})) {
-        if (typeof value === 'string') headers[name.toLowerCase()] = value;
-      }
-      if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-      cached = { headers, at: Date.now() };
-      return headers;
-    },
-  };
-}
-
 /** The verbs a reconcile and its Event recorder use; a {@link KubeClient} has them, and unit tests pass a fake. */
 export type WriteClient = Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
-
-function query(params: Record<string, string | number | boolean | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
-  const text = search.toString();
-  return text ? `?${text}` : '';
-}
-
-function statusFromBody(text: string): Status | undefined {
-  try {
-    const parsed = JSON.parse(text) as Status;
-    return parsed && parsed.kind === 'Status' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function retryAfter(response: IncomingMessage, status: Status | undefined): number | undefined {
-  const header = Number(response.headers['retry-after']);
-  if (Number.isFinite(header) && header >= 0) return header;
-  return status?.details?.retryAfterSeconds;
-}
 
 interface Call {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -397,7 +237,7 @@ export class KubeClient {
         for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
           const line = pending.slice(0, newline).trim();
           pending = pending.slice(newline + 1);
-          if (line) return parseWatchLine<T>(line, call);
+          if (line) return parseWatchLine<T>(line, call.path);
         }
         return undefined;
       };
@@ -409,7 +249,7 @@ export class KubeClient {
         while ((event = nextEvent()) !== undefined) yield event;
       }
       pending += decoder.end();
-      if (pending.trim()) yield parseWatchLine<T>(pending.trim(), call);
+      if (pending.trim()) yield parseWatchLine<T>(pending.trim(), call.path);
       if (signal?.aborted) return;
       if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
     } catch (error) {
@@ -544,24 +384,4 @@ export class KubeClient {
       request.end(payload);
     });
   }
-}
-
-function parseWatchLine<T>(line: string, call: Call): RawWatchEvent<T> {
-  // Errors carry no excerpt of the line (nor V8's SyntaxError, which quotes it): it may hold Secret data.
-  let event: RawWatchEvent<T>;
-  try {
-    event = JSON.parse(line) as RawWatchEvent<T>;
-  } catch {
-    throw new ApiError(`watch ${call.path}: malformed event (${line.length} bytes)`, 0);
-  }
-  if (!event || typeof event.type !== 'string' || typeof event.object !== 'object' || event.object === null) {
-    throw new ApiError(`watch ${call.path}: event without type or object (${line.length} bytes)`, 0);
-  }
-  return event;
-}
-
-async function readAll(response: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -51,5 +51,3 @@ export const isAlreadyExists = (error: unknown): boolean =>
 /** True for 410 Gone / reason Expired: the requested resourceVersion is too old; relist. */
 export const isGone = (error: unknown): boolean =>
   error instanceof ApiError && (error.statusCode === 410 || error.reason === 'Expired' || error.reason === 'Gone');
-/** True for 403 Forbidden. */
-export const isForbidden = (error: unknown): boolean => error instanceof ApiError && error.statusCode === 403;

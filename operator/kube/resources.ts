@@ -1,5 +1,4 @@
-// The API resources the operator talks to, and how their URLs are built.
-import { GROUP, PLURAL, VERSION } from '../../infra/customapp-api.js';
+// The built-in API resources the operator talks to, and how any resource's URLs are built.
 
 /** One API resource: enough to build its URLs and name it in logs and metrics. */
 export interface Resource {
@@ -19,12 +18,6 @@ export const EVENTS: Resource = { group: '', version: 'v1', plural: 'events', ki
 export const NAMESPACES: Resource = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
 export const DEPLOYMENTS: Resource = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
 export const LEASES: Resource = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true };
-export const CUSTOM_APPS: Resource = { group: GROUP, version: VERSION, plural: PLURAL, kind: 'CustomApp', namespaced: true };
-
-/** `apiVersion` of a resource's objects (`v1`, `apps/v1`). */
-export function apiVersionOf(resource: Resource): string {
-  return resource.group ? `${resource.group}/${resource.version}` : resource.version;
-}
 
 /** The resource's name in RBAC terms and metrics labels: `configmaps`, `deployments.apps`. */
 export function resourceLabel(resource: Resource): string {

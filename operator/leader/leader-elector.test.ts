@@ -6,7 +6,7 @@ import { selectedTargets, startCluster, type TestCluster } from '../../test/supp
 import { adminClient, installOperatorResources, withTimeout } from '../../test/support/operator-harness.js';
 import { KubeClient } from '../kube/client.js';
 import { LEASES } from '../kube/resources.js';
-import type { Lease } from '../objects.js';
+import type { Lease } from '../kube/objects.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-elector.js';
 
 const FAST = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };

@@ -6,7 +6,7 @@ import type { KubeClient } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
 import type { Logger } from '../log.js';
-import type { Lease } from '../objects.js';
+import type { Lease } from '../kube/objects.js';
 
 /** The three calls leader election makes; a {@link KubeClient} has them, and the model test passes a fake. */
 export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'replace'>;

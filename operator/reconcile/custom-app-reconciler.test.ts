@@ -1,10 +1,11 @@
 // The reconciler alone, in a fake world: for each case that matters, the exact writes it makes and their order.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../custom-app.js';
-import { CUSTOM_APPS, DEPLOYMENTS, SERVICES } from '../kube/resources.js';
-import type { Deployment, Service } from '../objects.js';
-import { MANAGED_BY_LABEL } from './labels.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
+import { CUSTOM_APPS } from '../customapp/custom-app.js';
+import type { Deployment, Service } from '../kube/objects.js';
+import { MANAGED_BY_LABEL } from '../customapp/labels.js';
 import { FakeWorld } from './testing/fake-world.js';
 
 const FINALIZER_PATCH = 'patch customapps.app.example.com ns/app';

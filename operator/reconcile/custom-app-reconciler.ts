@@ -1,20 +1,22 @@
 // The CustomApp reconcile: finalizer, dependency use and handoff, Deployment and Service, status and Events.
 import { API_VERSION, FIELD_MANAGER, FINALIZER, KIND } from '../../infra/customapp-api.js';
-import type { CacheReader } from '../controller/fresh-cache.js';
+import type { CacheReader } from '../cache/fresh-cache.js';
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
-import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../custom-app.js';
+import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../customapp/custom-app.js';
 import type { DependencyKind, DependencyRef, DependencySource } from '../deps/source.js';
 import type { EventRecorder, EventType, InvolvedObject } from '../events/recorder.js';
-import type { KubeObject, WriteClient } from '../kube/client.js';
+import type { WriteClient } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import { ApiError, isAlreadyExists, isNotFound } from '../kube/errors.js';
-import { CUSTOM_APPS, DEPLOYMENTS, SERVICES, resourceLabel, type Resource } from '../kube/resources.js';
+import { DEPLOYMENTS, SERVICES, resourceLabel, type Resource } from '../kube/resources.js';
+import { CUSTOM_APPS } from '../customapp/custom-app.js';
 import type { Logger } from '../log.js';
-import type { Deployment, Service } from '../objects.js';
+import type { Deployment, Service } from '../kube/objects.js';
 import { findCondition } from './conditions.js';
 import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, type RolloutDependency } from './desired-deployment.js';
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
-import { isControlledBy } from './labels.js';
+import { isControlledBy } from '../customapp/labels.js';
 import { desiredStatus, failedStatus, REASONS, sameStatus, type DependencyView, type DeploymentView, type ServiceView } from './status.js';
 
 /** A cache the reconcile reads, which also learns from the reconcile's own writes. */

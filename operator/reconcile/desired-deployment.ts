@@ -1,8 +1,8 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../custom-app.js';
-import type { Container, Deployment, EnvFromSource } from '../objects.js';
-import { ownedLabels, ownedMetadata, selectorLabels } from './labels.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
+import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
 
 /** A referenced object the Deployment rolls out with: its name and content hash. */
 export interface RolloutDependency {

@@ -1,7 +1,7 @@
 // The Service a CustomApp with a port should have: a pure function of the CustomApp.
-import type { CustomApp } from '../custom-app.js';
-import type { Service } from '../objects.js';
-import { ownedMetadata, selectorLabels } from './labels.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { Service } from '../kube/objects.js';
+import { ownedMetadata, selectorLabels } from '../customapp/labels.js';
 
 /** A Service name is a DNS-1035 label: at most 63 characters, a letter first, no dots. */
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;

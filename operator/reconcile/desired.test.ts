@@ -2,11 +2,11 @@
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { restrictedViolations } from '../../test/support/pod-security.js';
-import type { CustomApp } from '../custom-app.js';
+import type { CustomApp } from '../customapp/custom-app.js';
 import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
-import { controllingAppName, isControlledBy, labelValue } from './labels.js';
+import { controllingAppName, isControlledBy, labelValue } from '../customapp/labels.js';
 
 const app = (spec: Partial<CustomApp['spec']> = {}, name = 'shop'): CustomApp => ({
   apiVersion: 'app.example.com/v1',
@@ -48,7 +48,7 @@ test('the Deployment is controlled by its CustomApp, with blockOwnerDeletion, an
     'app.kubernetes.io/managed-by': 'customapp-operator',
   });
   t.deepEqual(deployment.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/instance': 'shop' });
-  t.like(deployment.spec.template.metadata?.labels, deployment.spec.selector.matchLabels);
+  t.like(deployment.spec.template.metadata?.labels ?? {}, deployment.spec.selector.matchLabels ?? {});
   t.true(isControlledBy(deployment, app()));
   t.false(isControlledBy(deployment, { metadata: { uid: 'another-uid' } }));
   t.is(controllingAppName(deployment), 'shop');

@@ -1,8 +1,8 @@
 // Tests of the status a reconcile writes: conditions and their reasons, observed references, and transition times.
 import test from 'ava';
 import { STATUS_SCHEMA } from '../../infra/customapp-api.js';
-import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../custom-app.js';
-import type { Deployment } from '../objects.js';
+import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../customapp/custom-app.js';
+import type { Deployment } from '../kube/objects.js';
 import { desiredStatus, failedStatus, sameStatus, type StatusInput } from './status.js';
 
 const T0 = '2025-01-01T00:00:00Z';

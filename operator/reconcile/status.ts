@@ -1,6 +1,6 @@
 // The status a CustomApp should have after a reconcile: a pure function of what the reconcile saw and did.
-import type { Condition, CustomApp, CustomAppStatus } from '../custom-app.js';
-import type { Deployment } from '../objects.js';
+import type { Condition, CustomApp, CustomAppStatus } from '../customapp/custom-app.js';
+import type { Deployment } from '../kube/objects.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
 import type { RolloutDependency } from './desired-deployment.js';
 

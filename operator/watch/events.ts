@@ -1,5 +1,5 @@
 // The events a watcher emits: a closed union, each variant with its caveat (after kube-runtime's `watcher::Event`).
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 
 /**
  * What a {@link watcher} tells its subscriber. A (re)list arrives as `init`, zero or more `initApply`, then

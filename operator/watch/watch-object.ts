@@ -1,6 +1,6 @@
 // Watches one object by name: a watcher with `fieldSelector=metadata.name=<name>` in its namespace.
 import type { Observable } from 'rxjs';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 import type { WatcherEvent } from './events.js';
 import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from './watcher.js';

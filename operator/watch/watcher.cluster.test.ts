@@ -1,6 +1,6 @@
 // The watcher against real servers: a cut connection resumes exactly, a 410 relists, unsubscribing frees the server's watch.
 import test, { type ExecutionContext } from 'ava';
-import type { KubeObject } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS } from '../kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import type { WatcherEvent } from './events.js';

@@ -1,7 +1,7 @@
 // Tests of the watcher's state machine on a scripted client in virtual time: list, watch, resume, relist, backoff, idle, teardown.
 import test from 'ava';
 import type { Subscription } from 'rxjs';
-import type { ObjectList } from '../kube/client.js';
+import type { ObjectList } from '../kube/objects.js';
 import { ApiError } from '../kube/errors.js';
 import { CONFIGMAPS } from '../kube/resources.js';
 import { VirtualClock, settle } from '../../test/support/virtual-time.js';

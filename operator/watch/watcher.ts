@@ -1,7 +1,8 @@
 // A cold Observable of a resource's list-then-watch events that owns its recovery (kube-runtime's `watcher`).
 import { asyncScheduler, defer, finalize, Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import pino, { type Logger } from 'pino';
-import type { KubeClient, KubeObject, RawWatchEvent } from '../kube/client.js';
+import type { KubeClient } from '../kube/client.js';
+import type { KubeObject, RawWatchEvent } from '../kube/objects.js';
 import { ApiError, isGone } from '../kube/errors.js';
 import { resourceLabel, type Resource } from '../kube/resources.js';
 import { backoff, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';

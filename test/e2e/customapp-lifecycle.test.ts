@@ -1,12 +1,13 @@
 // End to end against each target: a CustomApp becomes a Deployment and Service; spec, content and deletion follow.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../../operator/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, EVENTS, SERVICES, type Resource } from '../../operator/kube/resources.js';
-import type { KubeObject } from '../../operator/kube/client.js';
+import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES, type Resource } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { KubeObject } from '../../operator/kube/objects.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
-import type { CoreEvent, Deployment, Service } from '../../operator/objects.js';
+import type { CoreEvent, Deployment, Service } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
@@ -88,8 +89,8 @@ for (const target of selectedTargets()) {
       const found = await eventsOf(ns, 'web');
       return found.filter((event) => event.reason === 'Created').length >= 2 ? found : undefined;
     });
-    t.truthy(events.find((event) => event.message.startsWith('Created Deployment "web"')));
-    t.truthy(events.find((event) => event.message.startsWith('Created Service "web"')));
+    t.truthy(events.find((event) => event.message?.startsWith('Created Deployment "web"')));
+    t.truthy(events.find((event) => event.message?.startsWith('Created Service "web"')));
     t.false(scenario.running.logs.text().includes('s3cr3t'));
     t.false(scenario.running.logs.text().includes(Buffer.from('s3cr3t').toString('base64')));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);

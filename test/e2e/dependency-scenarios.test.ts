@@ -1,10 +1,11 @@
 // The seed's scenarios end to end against each target: shared, handed-off, held, restarted and collapsed dependency watches.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../../operator/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
-import type { CoreEvent, Deployment } from '../../operator/objects.js';
+import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
@@ -175,7 +176,7 @@ for (const target of selectedTargets()) {
       );
       t.truthy(
         events.find(
-          (event) => event.reason === 'RolloutHeld' && event.type === 'Warning' && event.message.includes('"late-config" not found'),
+          (event) => event.reason === 'RolloutHeld' && event.type === 'Warning' && event.message?.includes('"late-config" not found'),
         ),
       );
       const reconcilesBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_total');

@@ -3,7 +3,7 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import { CONFIGMAPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { Deployment } from '../../operator/objects.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';

@@ -3,7 +3,7 @@ import test from 'ava';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
-import type { Deployment, Lease } from '../../operator/objects.js';
+import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,

@@ -1,12 +1,14 @@
 // Bad input, table-driven: each case ends in a 422, a condition with a reason, an Event or a metered error; never a crash or a hot loop.
 import test, { type ExecutionContext } from 'ava';
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../../operator/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
-import type { KubeClient, KubeObject } from '../../operator/kube/client.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import type { KubeObject } from '../../operator/kube/objects.js';
 import { ApiError } from '../../operator/kube/errors.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../operator/kube/resources.js';
-import type { Deployment, Service } from '../../operator/objects.js';
+import { CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { Deployment, Service } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
@@ -83,7 +85,7 @@ async function waitForEvent(context: CaseContext, name: string, reason: string, 
   const event = await eventually(`${context.ns}/${name}: a ${type} Event ${reason}`, async () =>
     (await context.reads.events(name)).find((each) => each.reason === reason && each.type === type),
   );
-  return event.message;
+  return event.message ?? '';
 }
 
 const app = (context: CaseContext, name: string, spec: Partial<CustomApp['spec']>): CustomApp =>

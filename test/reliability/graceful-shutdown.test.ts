@@ -1,11 +1,12 @@
 // Graceful shutdown: SIGTERM mid-burst drains, releases the Lease and exits 0; a restart converges with nothing lost.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../../operator/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
-import type { Deployment, Lease } from '../../operator/objects.js';
+import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster } from '../support/cluster.js';
 import {
   adminClient,

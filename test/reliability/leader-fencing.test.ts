@@ -1,8 +1,9 @@
 // Two operators, one Lease: when the leader loses it mid-burst, none of its writes lands after the new leader's first write.
 import test from 'ava';
 import { OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { CUSTOM_APPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { Deployment } from '../../operator/objects.js';
+import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,

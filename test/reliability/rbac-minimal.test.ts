@@ -11,9 +11,10 @@ import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { isNotFound } from '../../operator/kube/errors.js';
-import { CONFIGMAPS, CUSTOM_APPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
-import { MANAGED_BY_LABEL } from '../../operator/reconcile/labels.js';
-import type { Lease } from '../../operator/objects.js';
+import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
+import type { Lease } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,

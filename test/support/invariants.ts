@@ -1,10 +1,10 @@
 // The invariants every operator scenario ends with: watches equal references, no leak, no stuck finalizer.
 import type { ExecutionContext } from 'ava';
 import { FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../../operator/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { refKey } from '../../operator/deps/source.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import { CUSTOM_APPS } from '../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Operator } from '../../operator/operator.js';
 import type { TestCluster } from './cluster.js';
 import { eventually } from './operator-harness.js';

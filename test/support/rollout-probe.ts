@@ -1,7 +1,7 @@
 // Watches a Deployment's pod-template annotation from the test side, to time how fast a change reaches it.
 import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { Deployment } from '../../operator/objects.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 
 /**
  * Opens a watch on one Deployment (from its current resourceVersion) and resolves with `performance.now()` of the

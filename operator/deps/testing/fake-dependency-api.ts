@@ -1,5 +1,6 @@
 // An in-memory API server for one namespace of ConfigMaps whose every list answer and watch event is released by the test.
-import type { ListOptions, ObjectList, RawWatchEvent, WatchOptions } from '../../kube/client.js';
+import type { ListOptions, WatchOptions } from '../../kube/options.js';
+import type { ObjectList, RawWatchEvent } from '../../kube/objects.js';
 import { ApiError } from '../../kube/errors.js';
 import type { Resource } from '../../kube/resources.js';
 import type { WatchClient } from '../../watch/watcher.js';

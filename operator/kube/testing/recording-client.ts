@@ -1,5 +1,7 @@
 // An in-memory API for unit tests: the write verbs of KubeClient over a map, each call recorded in order.
-import type { DeleteOptions, KubeObject, PatchType, WriteClient, WriteOptions } from '../client.js';
+import type { WriteClient } from '../client.js';
+import type { DeleteOptions, PatchType, WriteOptions } from '../options.js';
+import type { KubeObject } from '../objects.js';
 import { ApiError } from '../errors.js';
 import { resourceLabel, type Resource } from '../resources.js';
 

@@ -2,7 +2,7 @@
 import type { SchedulerLike } from 'rxjs';
 import { ApiError } from '../../kube/errors.js';
 import type { Resource } from '../../kube/resources.js';
-import type { Lease } from '../../objects.js';
+import type { Lease } from '../../kube/objects.js';
 import type { LeaseClient } from '../leader-elector.js';
 
 /** The kinds of request a process sends: its elector's three, and its own work. */

@@ -2,17 +2,18 @@
 import pino from 'pino';
 import { Subject } from 'rxjs';
 import { API_VERSION, KIND } from '../../../infra/customapp-api.js';
-import type { CustomApp } from '../../custom-app.js';
+import type { CustomApp } from '../../customapp/custom-app.js';
 import { contentHash } from '../../deps/content-hash.js';
 import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
 import { EventRecorder } from '../../events/recorder.js';
-import type { KubeObject } from '../../kube/client.js';
-import { CUSTOM_APPS, DEPLOYMENTS, type Resource, SERVICES } from '../../kube/resources.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { DEPLOYMENTS, type Resource, SERVICES } from '../../kube/resources.js';
+import { CUSTOM_APPS } from '../../customapp/custom-app.js';
 import { RecordingClient } from '../../kube/testing/recording-client.js';
 import type { Logger } from '../../log.js';
-import type { Deployment, Service } from '../../objects.js';
+import type { Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
-import { MANAGED_BY_LABEL } from '../labels.js';
+import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
 
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {

@@ -1,7 +1,9 @@
 // Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, polling, and the server's open watches.
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { connectionFromKubeConfig, KubeClient, type Connection, type KubeClientOptions, type KubeObject } from '../../kube/client.js';
+import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
+import { connectionFromKubeConfig, type Connection } from '../../kube/connection.js';
+import type { KubeObject } from '../../kube/objects.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import { NAMESPACES } from '../../kube/resources.js';
 import type { TestCluster } from '../../../test/support/cluster.js';

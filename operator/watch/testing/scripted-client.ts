@@ -1,5 +1,6 @@
 // A WatchClient that answers lists and watches from scripts, for tests of the watch layer without a server.
-import type { KubeObject, ListOptions, ObjectList, RawWatchEvent, WatchOptions } from '../../kube/client.js';
+import type { ListOptions, WatchOptions } from '../../kube/options.js';
+import type { KubeObject, ObjectList, RawWatchEvent } from '../../kube/objects.js';
 import { ApiError } from '../../kube/errors.js';
 import type { Resource } from '../../kube/resources.js';
 import type { WatchClient } from '../watcher.js';

@@ -1,7 +1,8 @@
 // The fault schedule of the stream: 500s and 429s, dropped watches, forced 410s, compactions and a competing writer.
 import type { Emulator } from '../../../emulator/index.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
-import { CUSTOM_APPS, DEPLOYMENTS } from '../../../operator/kube/resources.js';
+import { DEPLOYMENTS } from '../../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';
 import { OPERATOR_USER } from '../support/cluster-role.js';
 import type { SeededRandom } from '../support/random.js';
 import type { Ticker } from './ticker.js';

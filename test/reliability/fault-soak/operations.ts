@@ -1,7 +1,8 @@
 // The random stream of user changes: creates, deletes, spec changes, ConfigMap and Secret handoffs, edits and re-creations.
 import type { KubeClient } from '../../../operator/kube/client.js';
 import { isAlreadyExists } from '../../../operator/kube/errors.js';
-import { CONFIGMAPS, CUSTOM_APPS, SECRETS } from '../../../operator/kube/resources.js';
+import { CONFIGMAPS, SECRETS } from '../../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';
 import { createAll, objects } from '../../support/operator-harness.js';
 import type { SeededRandom } from '../support/random.js';
 import { type AppSpec, customApp, type RefKind, tolerated, type World } from './world.js';

@@ -1,5 +1,5 @@
 // The soak's own picture of the cluster it drives (names and specs, not content), and the races it tolerates.
-import type { CustomApp } from '../../../operator/custom-app.js';
+import type { CustomApp } from '../../../operator/customapp/custom-app.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../../operator/kube/errors.js';
 import { objects } from '../../support/operator-harness.js';
 import { MAX_SERVICES } from '../support/limits.js';

@@ -1,8 +1,9 @@
 // Admin-side reads the reliability tests share: a CustomApp, its children, its Events and conditions, by name.
-import type { Condition, CustomApp } from '../../../operator/custom-app.js';
+import type { Condition, CustomApp } from '../../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
-import { CUSTOM_APPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../../operator/kube/resources.js';
-import type { CoreEvent, Deployment, Service } from '../../../operator/objects.js';
+import { DEPLOYMENTS, EVENTS, SERVICES } from '../../../operator/kube/resources.js';
+import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';
+import type { CoreEvent, Deployment, Service } from '../../../operator/kube/objects.js';
 import { getIfExists } from '../../support/operator-harness.js';
 
 /** Reads of one namespace through an admin client. */

@@ -1,7 +1,7 @@
 // Tests of the read-your-writes cache: a written object shadows an older cached one, never a deletion for long.
 import test from 'ava';
-import { Store } from '../cache/store.js';
-import type { KubeObject } from '../kube/client.js';
+import { Store } from './store.js';
+import type { KubeObject } from '../kube/objects.js';
 import { FreshCache } from './fresh-cache.js';
 
 const object = (resourceVersion: string, uid = 'uid-1'): KubeObject => ({ metadata: { namespace: 'ns', name: 'a', uid, resourceVersion } });

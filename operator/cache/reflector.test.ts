@@ -2,9 +2,9 @@
 import test from 'ava';
 import { take, tap } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import type { KubeObject } from '../kube/client.js';
-import { Store, type StoreChange } from '../cache/store.js';
-import type { WatcherEvent } from './events.js';
+import type { KubeObject } from '../kube/objects.js';
+import { Store, type StoreChange } from './store.js';
+import type { WatcherEvent } from '../watch/events.js';
 import { reflect } from './reflector.js';
 
 interface App extends KubeObject {

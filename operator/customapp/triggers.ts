@@ -2,11 +2,11 @@
 import { Subscription } from 'rxjs';
 import type { Indexers } from '../cache/store.js';
 import type { Informer } from '../cache/informer.js';
-import type { CustomApp } from '../custom-app.js';
+import type { CustomApp } from './custom-app.js';
 import type { DependencySource } from '../deps/source.js';
-import type { Deployment, Service } from '../objects.js';
-import { controllingAppName } from '../reconcile/labels.js';
-import type { Trigger } from './controller.js';
+import type { Deployment, Service } from '../kube/objects.js';
+import { controllingAppName } from './labels.js';
+import type { Trigger } from '../controller/controller.js';
 
 /** Index of the CustomApp cache: `namespace/configMapName` → CustomApp keys. */
 export const BY_CONFIGMAP = 'byConfigMap';

@@ -1,7 +1,8 @@
 // The CustomApp object as the operator reads and writes it: the generated spec type, and the status type.
-import type { CustomAppSpec } from '../imports/app.example.com.js';
-import type { ConditionType } from '../infra/customapp-api.js';
-import type { KubeObject } from './kube/client.js';
+import type { CustomAppSpec } from '../../imports/app.example.com.js';
+import { type ConditionType, GROUP, PLURAL, VERSION } from '../../infra/customapp-api.js';
+import type { KubeObject } from '../kube/objects.js';
+import type { Resource } from '../kube/resources.js';
 
 export type { CustomAppSpec };
 
@@ -49,9 +50,5 @@ export interface CustomApp extends KubeObject {
   readonly status?: CustomAppStatus;
 }
 
-/** Splits a `namespace/name` work-queue key (see `objectKey` in cache/store.ts). */
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  if (slash < 0) throw new Error(`work-queue key "${key}" is not namespace/name`);
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
+/** The CustomApp API resource. */
+export const CUSTOM_APPS: Resource = { group: GROUP, version: VERSION, plural: PLURAL, kind: 'CustomApp', namespaced: true };

@@ -1,7 +1,7 @@
 // The app.kubernetes.io/* labels and the controller ownerReference that mark the objects a CustomApp owns.
 import { createHash } from 'node:crypto';
 import { API_VERSION, GROUP, KIND, OPERATOR_NAME } from '../../infra/customapp-api.js';
-import type { KubeObject, ObjectMeta, OwnerReference } from '../kube/client.js';
+import type { KubeObject, ObjectMeta, OwnerReference } from '../kube/objects.js';
 
 /** `app.kubernetes.io/managed-by` on every object the operator creates; the owned-object informers select on it. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';

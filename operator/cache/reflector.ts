@@ -1,8 +1,8 @@
 // Applies a watcher's events to a Store and emits what changed in it, after it changed.
 import { defer, mergeMap, type OperatorFunction } from 'rxjs';
-import type { KubeObject } from '../kube/client.js';
-import { objectKey, type Store, type StoreChange } from '../cache/store.js';
-import type { WatcherEvent } from './events.js';
+import type { KubeObject } from '../kube/objects.js';
+import { objectKey, type Store, type StoreChange } from './store.js';
+import type { WatcherEvent } from '../watch/events.js';
 
 /**
  * The reflector: writes every {@link WatcherEvent} into `store` and emits the resulting {@link StoreChange}s, so

@@ -1,9 +1,9 @@
 // A store read through the objects this process just wrote, until the watch catches up (client-go's MutationCache).
-import type { Store, StoreChange } from '../cache/store.js';
-import { objectKey } from '../cache/store.js';
-import { compareResourceVersions } from '../deps/resource-version.js';
-import type { KubeObject } from '../kube/client.js';
-import { stripManagedFields, type CacheTransform } from '../cache/transform.js';
+import type { Store, StoreChange } from './store.js';
+import { objectKey } from './store.js';
+import { compareResourceVersions } from '../kube/resource-version.js';
+import type { KubeObject } from '../kube/objects.js';
+import { stripManagedFields, type CacheTransform } from './transform.js';
 
 /** What the reconcile reads: a cache, never the API server. */
 export interface CacheReader<T extends KubeObject> {

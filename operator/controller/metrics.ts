@@ -1,7 +1,7 @@
 // The operator's Prometheus metrics, in their own prom-client Registry, named as controller-runtime and client-go name them.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RequestSample } from './kube/client.js';
-import type { QueueHooks } from './queue/work-queue.js';
+import type { RequestSample } from '../kube/options.js';
+import type { QueueHooks } from '../queue/work-queue.js';
 
 /** Outcome label of `controller_runtime_reconcile_total`, as controller-runtime spells it. */
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';

@@ -3,13 +3,14 @@ import test from 'ava';
 import { Store } from './store.js';
 import type { KubeObject } from '../kube/objects.js';
 import { FreshCache } from './fresh-cache.js';
+import { VirtualClock } from '../../test/support/virtual-time.js';
 
 const object = (resourceVersion: string, uid = 'uid-1'): KubeObject => ({ metadata: { namespace: 'ns', name: 'a', uid, resourceVersion } });
 
-function setup(): { store: Store<KubeObject>; cache: FreshCache<KubeObject>; clock: { now: number } } {
+function setup(): { store: Store<KubeObject>; cache: FreshCache<KubeObject>; clock: VirtualClock } {
   const store = new Store<KubeObject>();
-  const clock = { now: 0 };
-  return { store, cache: new FreshCache(store, { now: () => clock.now, ttlMs: 60_000, createdTtlMs: 10_000 }), clock };
+  const clock = new VirtualClock();
+  return { store, cache: new FreshCache(store, { scheduler: clock, ttlMs: 60_000, createdTtlMs: 10_000 }), clock };
 }
 
 test('a written object is read instead of the older cached one, until the store has that version', (t) => {
@@ -35,7 +36,7 @@ test('an object this process created is served before the store sees it, for a s
   const { cache, clock } = setup();
   cache.wrote(object('20'), true);
   t.is(cache.get('ns/a')?.metadata.resourceVersion, '20');
-  clock.now = 10_001;
+  clock.advance(10_001);
   t.is(cache.get('ns/a'), undefined);
 });
 
@@ -45,7 +46,7 @@ test('a recreated object (another uid) is read from the store, and the TTL bound
   cache.wrote(object('40', 'uid-1'));
   t.is(cache.get('ns/a')?.metadata.uid, 'uid-2');
   cache.wrote(object('50', 'uid-2'));
-  clock.now = 60_001;
+  clock.advance(60_001);
   t.is(cache.get('ns/a')?.metadata.resourceVersion, '30');
 });
 
@@ -56,10 +57,10 @@ test('forget drops what was written', (t) => {
   t.is(cache.get('ns/a'), undefined);
 });
 
-test('entries no read asks for are swept once the store catches up or the TTL passes, and managedFields are not kept', async (t) => {
+test('entries no read asks for are swept once the store catches up or the TTL passes, and managedFields are not kept', (t) => {
   const store = new Store<KubeObject>();
-  const clock = { now: 0 };
-  const cache = new FreshCache(store, { now: () => clock.now, ttlMs: 60_000, createdTtlMs: 10_000, sweepMs: 10 });
+  const clock = new VirtualClock();
+  const cache = new FreshCache(store, { scheduler: clock, ttlMs: 60_000, createdTtlMs: 10_000, sweepMs: 10 });
   const named = (name: string, resourceVersion: string): KubeObject => ({
     metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion, managedFields: [{ manager: 'x' }] },
   });
@@ -69,11 +70,11 @@ test('entries no read asks for are swept once the store catches up or the TTL pa
   cache.wrote(named('b', '12'));
   t.false('managedFields' in cache.get('ns/a')!.metadata, 'the written copy is kept without managedFields');
   store.apply(named('a', '12'));
-  await new Promise((done) => setTimeout(done, 40));
+  clock.advance(40);
   t.is(cache.size, 1, 'the entry the store caught up with is gone without a read');
-  clock.now = 60_001;
-  await new Promise((done) => setTimeout(done, 40));
+  clock.advance(60_001);
   t.is(cache.size, 0, 'the other one expired');
+  t.is(clock.actions.length, 0, 'the sweep stops once nothing is left');
   t.is(cache.get('ns/b')?.metadata.resourceVersion, '10');
 });
 
@@ -95,4 +96,16 @@ test('a deletion of another uid leaves the entry of the written object', (t) => 
   cache.wrote(object('12', 'uid-new'), true);
   cache.observe({ type: 'delete', key: 'ns/a', object: object('11', 'uid-old') });
   t.is(cache.get('ns/a')?.metadata.uid, 'uid-new');
+});
+
+test('close cancels the sweep and keeps nothing written afterwards', (t) => {
+  const { store, cache, clock } = setup();
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  t.is(clock.actions.length, 1, 'a sweep is scheduled');
+  cache.close();
+  t.is(clock.actions.length, 0, 'and cancelled');
+  cache.wrote(object('13'));
+  t.is(cache.size, 0);
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '10');
 });

@@ -1,4 +1,5 @@
 // A store read through the objects this process just wrote, until the watch catches up (client-go's MutationCache).
+import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Store, StoreChange } from './store.js';
 import { objectKey } from './store.js';
 import { compareResourceVersions } from '../kube/resource-version.js';
@@ -23,8 +24,8 @@ export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
   readonly sweepMs?: number;
   /** What is kept of a written object, as the informer keeps what it caches. @default {@link stripManagedFields} */
   readonly transform?: CacheTransform<T>;
-  /** @default Date.now */
-  readonly now?: () => number;
+  /** The clock and the sweep's timer. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
 }
 
 /**
@@ -45,8 +46,9 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
   private readonly createdTtlMs: number;
   private readonly sweepMs: number;
   private readonly transform: CacheTransform<T>;
-  private readonly now: () => number;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly scheduler: SchedulerLike;
+  private sweepTimer: Subscription | undefined;
+  private closed = false;
 
   constructor(
     private readonly store: Store<T>,
@@ -56,7 +58,7 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
     this.createdTtlMs = options.createdTtlMs ?? 10_000;
     this.sweepMs = options.sweepMs ?? 5_000;
     this.transform = options.transform ?? stripManagedFields;
-    this.now = options.now ?? Date.now;
+    this.scheduler = options.scheduler ?? asyncScheduler;
   }
 
   /** The written objects that still shadow the store. */
@@ -83,6 +85,7 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
 
   /** Records the API's answer to a write; `created` when the write was a create. */
   wrote(object: T, created = false): void {
+    if (this.closed) return;
     this.written.set(objectKey(object), { object: this.transform(object), at: this.now(), created });
     this.scheduleSweep();
   }
@@ -112,17 +115,28 @@ export class FreshCache<T extends KubeObject> implements CacheReader<T> {
     for (const key of [...this.written.keys()]) this.get(key);
   }
 
+  /** Cancels the sweep and forgets every written object; later writes are not kept. */
+  close(): void {
+    this.closed = true;
+    this.sweepTimer?.unsubscribe();
+    this.sweepTimer = undefined;
+    this.written.clear();
+  }
+
+  private now(): number {
+    return this.scheduler.now();
+  }
+
   /**
-   * Sweeps every `sweepMs` while entries remain. The timer is unref'd, so it never keeps the process alive, and
-   * the chain ends once the map is empty, at most a TTL after the last write.
+   * Sweeps every `sweepMs` while entries remain: the chain ends once the map is empty, at most a TTL after the last
+   * write, and at {@link close}.
    */
   private scheduleSweep(): void {
-    if (this.sweepTimer !== undefined) return;
-    this.sweepTimer = setTimeout(() => {
+    if (this.sweepTimer !== undefined || this.closed) return;
+    this.sweepTimer = this.scheduler.schedule(() => {
       this.sweepTimer = undefined;
       this.sweep();
       if (this.written.size > 0) this.scheduleSweep();
     }, this.sweepMs);
-    this.sweepTimer.unref();
   }
 }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { WriteClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { EVENTS } from '../kube/resources.js';
+import { rfc3339 } from '../kube/time.js';
 import type { Logger } from '../log.js';
 import type { CoreEvent } from '../kube/objects.js';
 
@@ -72,7 +73,7 @@ export class EventRecorder {
   async record(object: InvolvedObject, type: EventType, reason: string, message: string, log: Logger = this.options.logger): Promise<void> {
     const key = [object.uid ?? `${object.namespace}/${object.name}`, type, reason, message].join('\u0000');
     const at = this.now();
-    const timestamp = at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const timestamp = rfc3339(at);
     const previous = this.seen.get(key);
     try {
       if (previous && at.getTime() - previous.lastAt < this.windowMs) {

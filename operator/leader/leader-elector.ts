@@ -5,6 +5,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { KubeClient } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
+import { microTime } from '../kube/time.js';
 import type { Logger } from '../log.js';
 import type { Lease } from '../kube/objects.js';
 
@@ -37,11 +38,6 @@ export interface LeaderElectionOptions {
   readonly random?: () => number;
   /** Called with true when this process starts leading, false when it stops. @default none */
   readonly onLeadingChange?: (leading: boolean) => void;
-}
-
-/** A MicroTime: RFC 3339 with six fractional digits, as the Lease fields require. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** client-go's wait.Jitter with JitterFactor 1.2: a delay in [d, 2.2 d). */

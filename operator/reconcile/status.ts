@@ -2,6 +2,7 @@
 import type { Condition, CustomApp, CustomAppStatus } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
+import { notControlledMessage, REASONS } from './reasons.js';
 import type { RolloutDependency } from './desired-deployment.js';
 
 /** What the reconcile knows of one referenced object. */
@@ -48,25 +49,6 @@ export interface StatusInput {
   readonly now: string;
 }
 
-/** Condition reasons the reconcile writes. */
-export const REASONS = {
-  configMapFound: 'ConfigMapFound',
-  configMapNotFound: 'ConfigMapNotFound',
-  secretFound: 'SecretFound',
-  secretNotFound: 'SecretNotFound',
-  notReferenced: 'NotReferenced',
-  deploymentNotOwned: 'DeploymentNotOwned',
-  deploymentInvalid: 'DeploymentInvalid',
-  rolloutHeld: 'RolloutHeld',
-  replicasReady: 'ReplicasReady',
-  replicasNotReady: 'ReplicasNotReady',
-  serviceNameInvalid: 'ServiceNameInvalid',
-  serviceNotOwned: 'ServiceNotOwned',
-  serviceReady: 'ServiceReady',
-  reconcileError: 'ReconcileError',
-  ready: 'Ready',
-} as const;
-
 function dependencyCondition(
   type: 'ConfigMapAvailable' | 'SecretAvailable',
   kind: 'ConfigMap' | 'Secret',
@@ -92,7 +74,7 @@ function deploymentCondition(app: CustomApp, view: DeploymentView): ConditionDec
       type,
       status: 'False',
       reason: REASONS.deploymentNotOwned,
-      message: `Deployment "${name}" exists and is not controlled by this CustomApp; it is left alone`,
+      message: notControlledMessage('Deployment', name),
     };
   }
   if (view.phase === 'invalid') {
@@ -129,7 +111,7 @@ function serviceCondition(app: CustomApp, view: ServiceView): ConditionDecision 
         type,
         status: 'False',
         reason: REASONS.serviceNotOwned,
-        message: `Service "${name}" exists and is not controlled by this CustomApp; it is left alone`,
+        message: notControlledMessage('Service', name),
       };
     case 'owned':
       return { type, status: 'True', reason: REASONS.serviceReady, message: `Service "${name}" serves port ${app.spec.port}` };

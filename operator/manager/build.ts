@@ -1,0 +1,132 @@
+// Builds every part of an operator from its options: the client, the caches, the dependency source, the elector, the controller.
+import { OPERATOR_NAME } from '../../infra/customapp-api.js';
+import { FreshCache } from '../cache/fresh-cache.js';
+import { type Informer, informer } from '../cache/informer.js';
+import { Controller } from '../controller/controller.js';
+import { OperatorMetrics } from '../controller/metrics.js';
+import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
+import { OWNED_SELECTOR } from '../customapp/labels.js';
+import { CUSTOM_APP_INDEXERS } from '../customapp/triggers.js';
+import { DependencyRegistry } from '../deps/registry.js';
+import { RegistryDependencySource } from '../deps/registry-source.js';
+import type { DependencySource } from '../deps/source.js';
+import { EventRecorder } from '../events/recorder.js';
+import { KubeClient } from '../kube/client.js';
+import type { Deployment, Service } from '../kube/objects.js';
+import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
+import { LeaderElector } from '../leader/leader-elector.js';
+import { type Logger, newTraceId } from '../log.js';
+import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
+import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
+
+/** The parts of an operator, built and not started (no watch, timer or server runs yet). */
+export interface OperatorParts {
+  readonly logger: Logger;
+  readonly metrics: OperatorMetrics;
+  readonly client: KubeClient;
+  /** True when the client was built here (and is closed with the operator). */
+  readonly ownsClient: boolean;
+  readonly dependencies: DependencySource;
+  /** The default registry, when `options.dependencies` did not replace it. */
+  readonly registry?: DependencyRegistry;
+  readonly apps: Informer<CustomApp>;
+  readonly deployments: Informer<Deployment>;
+  readonly services: Informer<Service>;
+  /** The read-your-writes views of the three stores that the reconcile reads. */
+  readonly caches: {
+    readonly apps: FreshCache<CustomApp>;
+    readonly deployments: FreshCache<Deployment>;
+    readonly services: FreshCache<Service>;
+  };
+  readonly elector?: LeaderElector;
+  readonly identity: string;
+  readonly controller: Controller;
+}
+
+/** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
+export async function buildOperator(options: OperatorOptions, logger: Logger): Promise<OperatorParts> {
+  const metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
+  let client = options.client;
+  const ownsClient = !client;
+  if (!client) {
+    if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
+    client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
+  }
+  const { scheduler, namespace } = options;
+  const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
+
+  let registry: DependencyRegistry | undefined;
+  let dependencies: DependencySource;
+  if (options.dependencies) dependencies = options.dependencies({ client, logger, metrics: metrics.registry, scheduler });
+  else {
+    registry = new DependencyRegistry({ ...options.registry, client, logger, metrics: metrics.registry, scheduler });
+    dependencies = new RegistryDependencySource(registry, { logger });
+  }
+
+  const scope = namespace ?? '*';
+  const apps = informer<CustomApp>(client, CUSTOM_APPS, { namespace, name: `customapp ${scope}` }, CUSTOM_APP_INDEXERS, watchDeps);
+  const owned = { namespace, labelSelector: OWNED_SELECTOR };
+  const deployments = informer<Deployment>(client, DEPLOYMENTS, { ...owned, name: `deployment ${scope} (owned)` }, {}, watchDeps);
+  const services = informer<Service>(client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
+
+  const leaderElection = options.leaderElection;
+  const elector = leaderElection
+    ? new LeaderElector({
+        client,
+        ...leaderElection,
+        scheduler,
+        logger: logger.child({ component: 'leader-election' }),
+        onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
+      })
+    : undefined;
+  const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
+
+  const caches = {
+    apps: new FreshCache(apps.store, { scheduler }),
+    deployments: new FreshCache(deployments.store, { scheduler }),
+    services: new FreshCache(services.store, { scheduler }),
+  };
+  const reconciler = new CustomAppReconciler({
+    client,
+    ...caches,
+    dependencies,
+    recorder: new EventRecorder({ client, component: OPERATOR_NAME, instance: identity, logger: logger.child({ component: 'events' }) }),
+    notOwnedRetryMs: options.notOwnedRetryMs,
+  });
+  const controller = new Controller({
+    name: CONTROLLER_NAME,
+    reconciler,
+    logger: logger.child({ controller: CONTROLLER_NAME }),
+    metrics,
+    concurrency: options.maxConcurrentReconciles ?? 4,
+    scheduler,
+  });
+  return {
+    logger,
+    metrics,
+    client,
+    ownsClient,
+    dependencies,
+    registry,
+    apps,
+    deployments,
+    services,
+    caches,
+    elector,
+    identity,
+    controller,
+  };
+}
+
+/** Stops the dependency source (every dependency watch), the registry and the caches' sweeps. */
+export function closeDependencies(parts: OperatorParts): void {
+  parts.dependencies.close();
+  parts.registry?.close();
+  for (const cache of Object.values(parts.caches)) cache.close();
+}
+
+/** Closes what building opened, when the operator never started: the above, and the client if it was built here. */
+export function closeParts(parts: OperatorParts): void {
+  closeDependencies(parts);
+  if (parts.ownsClient) parts.client.close();
+}

@@ -1,0 +1,106 @@
+// Runs a built operator: triggers in, caches synced, the Lease held, workers on; fenced when the Lease is lost; stopped in order.
+import { filter, firstValueFrom, merge, Subscription } from 'rxjs';
+import { subscribeTriggers } from '../customapp/triggers.js';
+import type { OperatorParts } from './build.js';
+import { closeDependencies } from './build.js';
+import type { Endpoints } from './endpoints.js';
+import { unsyncedCaches } from './endpoints.js';
+import type { OperatorOptions } from './options.js';
+
+/** A running operator's lifecycle. */
+export interface Lifecycle {
+  /** Resolves when the workers start; never, if the operator stops first. */
+  readonly started: Promise<void>;
+  /** Resolves when the operator has stopped; rejects when it stopped on its own (leadership lost). */
+  readonly done: Promise<void>;
+  /** True while the workers run. */
+  readonly reconciling: () => boolean;
+  /** Stops intake, drains in-flight reconciles, unsubscribes every stream, releases the Lease, closes the servers. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the operator and runs it in the background:
+ * 1. subscribes the read-your-writes caches to their stores' changes, then the triggers (which starts the watches);
+ * 2. waits for the three caches to sync, then (with leader election) for the Lease, then starts the workers;
+ * 3. the moment the Lease is lost, fences the client (what is in flight is aborted, later writes are refused: a
+ *    standby may lead once the Lease expires) and stops, `done` rejecting.
+ * `stop` undoes it all in order, once, however often it is called.
+ */
+export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
+  const { logger, apps, deployments, services, caches, controller, elector, client } = parts;
+
+  const triggers = new Subscription();
+  triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
+  triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
+  triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
+  triggers.add(
+    subscribeTriggers({ apps, deployments, services, dependencies: parts.dependencies }, (key, trigger) =>
+      controller.enqueue(key, trigger),
+    ),
+  );
+
+  // The moment leadership is lost, nothing this process started as leader may still be written.
+  const fenced = (elector?.lost ?? new Promise<never>(() => undefined)).then(() => {
+    client.fence('leader election lost');
+    logger.error({ inFlight: controller.queue.inFlight }, 'fenced: leadership lost, writes refused');
+  });
+
+  const stopping = new AbortController();
+  const aborted = new Promise<false>((resolve) => stopping.signal.addEventListener('abort', () => resolve(false), { once: true }));
+  let reconciling = false;
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+
+  const run = async (): Promise<void> => {
+    const synced$ = merge(apps.synced$, deployments.synced$, services.synced$).pipe(filter(() => unsyncedCaches(parts).length === 0));
+    const allSynced = firstValueFrom(synced$, { defaultValue: false });
+    if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
+    logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
+    if (elector && !(await elector.acquire(stopping.signal))) return;
+    if (stopping.signal.aborted) return;
+    controller.start();
+    reconciling = true;
+    markStarted();
+    if (elector && (await Promise.race([fenced.then(() => true), aborted]))) {
+      const { namespace, name } = options.leaderElection!;
+      throw new Error(`leader election lost: the Lease ${namespace}/${name} was not renewed within the renew deadline`);
+    }
+  };
+
+  let stopped: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const hasStopped = new Promise<void>((resolve) => {
+    markStopped = resolve;
+  });
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      logger.info('stopping');
+      stopping.abort();
+      await controller.stop();
+      reconciling = false;
+      triggers.unsubscribe();
+      closeDependencies(parts);
+      await elector?.release();
+      await endpoints.close();
+      client.close();
+      logger.info('stopped');
+      markStopped();
+    })();
+    return stopped;
+  };
+
+  const done = run().then(
+    () => hasStopped,
+    async (error: unknown) => {
+      logger.error({ err: error }, 'operator failed');
+      await stop();
+      throw error;
+    },
+  );
+  // Keep `done` from being an unhandled rejection when nobody awaits it; callers still see the rejection.
+  done.catch(() => undefined);
+  return { started, done, reconciling: () => reconciling, stop };
+}

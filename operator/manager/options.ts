@@ -1,0 +1,95 @@
+// What createOperator takes and what it answers: the options of a whole operator, and the running operator.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import type { SchedulerLike } from 'rxjs';
+import type { Informer } from '../cache/informer.js';
+import type { Controller } from '../controller/controller.js';
+import type { OperatorMetrics } from '../controller/metrics.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { DependencyRegistry, DependencyRegistryOptions } from '../deps/registry.js';
+import type { DependencySource } from '../deps/source.js';
+import type { BindAddress } from '../http/bind-address.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Deployment, Service } from '../kube/objects.js';
+import type { LeaderElectionOptions } from '../leader/leader-elector.js';
+import type { Logger } from '../log.js';
+
+/** The controller's name in metrics and logs. */
+export const CONTROLLER_NAME = 'customapp';
+
+/** What a DependencySource factory gets. */
+export interface DependencyContext {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  /** The operator's metrics registry, for the source's own gauges. */
+  readonly metrics: Registry;
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Leader-election settings: the Lease and, optionally, controller-runtime's durations (15 s, 10 s, 2 s) and the identity. */
+export type LeaderElectionSettings = Pick<
+  LeaderElectionOptions,
+  'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+>;
+
+/** Options of `createOperator` (operator/operator.ts). */
+export interface OperatorOptions {
+  /** Where the API server is (or pass `client`). */
+  readonly kubeConfig?: KubeConfig;
+  /** An API client to use instead of one built from `kubeConfig`; its requests are not counted in our metrics then. */
+  readonly client?: KubeClient;
+  /** Watch CustomApps in this namespace only. @default all namespaces */
+  readonly namespace?: string;
+  /** @default a silent logger */
+  readonly logger?: Logger;
+  /** Keys reconciled at once. @default 4 */
+  readonly maxConcurrentReconciles?: number;
+  /** Reconcile only while holding this Lease. @default no leader election */
+  readonly leaderElection?: LeaderElectionSettings;
+  /** Where /metrics listens. @default not served */
+  readonly metricsBindAddress?: BindAddress;
+  /** Where /healthz and /readyz listen. @default not served */
+  readonly healthProbeBindAddress?: BindAddress;
+  /** Also export process_* and nodejs_* metrics. @default false */
+  readonly processMetrics?: boolean;
+  /**
+   * Builds the DependencySource the reconcile uses (the benchmark swaps strategies here).
+   * @default the reference-counted, adaptive {@link DependencyRegistry} behind a `RegistryDependencySource`
+   */
+  readonly dependencies?: (context: DependencyContext) => DependencySource;
+  /** Tuning of the default registry (thresholds, watch settings). @default its defaults */
+  readonly registry?: Omit<DependencyRegistryOptions, 'client' | 'events' | 'logger' | 'metrics' | 'scheduler'>;
+  /** Timers of the queue and the watches. @default asyncScheduler */
+  readonly scheduler?: SchedulerLike;
+  /** How often a CustomApp whose Deployment name is taken by a foreign object is looked at again. @default 30_000 */
+  readonly notOwnedRetryMs?: number;
+}
+
+/** A running operator. */
+export interface Operator {
+  readonly client: KubeClient;
+  readonly metrics: OperatorMetrics;
+  readonly dependencies: DependencySource;
+  /** The default registry, when `dependencies` was not replaced (for invariants: its physical streams). */
+  readonly registry?: DependencyRegistry;
+  readonly controller: Controller;
+  readonly apps: Informer<CustomApp>;
+  readonly deployments: Informer<Deployment>;
+  readonly services: Informer<Service>;
+  /** This process's identity (the Lease holder name when it leads). */
+  readonly identity: string;
+  /** `http://host:port` of /metrics, when served. */
+  readonly metricsUrl?: string;
+  /** `http://host:port` of /healthz and /readyz, when served. */
+  readonly healthUrl?: string;
+  /** True once the CustomApp, Deployment and Service caches hold their first list. */
+  readonly synced: boolean;
+  /** True while the workers run (after the caches synced and, with leader election, the Lease was acquired). */
+  readonly reconciling: boolean;
+  /** Resolves when the workers start; never, if the operator stops first. */
+  readonly started: Promise<void>;
+  /** Resolves when the operator has stopped; rejects when it stopped on its own (leadership lost). */
+  readonly done: Promise<void>;
+  /** Stops intake, drains in-flight reconciles, unsubscribes every stream, releases the Lease, closes the servers. */
+  stop(): Promise<void>;
+}

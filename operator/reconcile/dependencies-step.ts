@@ -1,0 +1,64 @@
+// The dependency step: which ConfigMap and Secret the CustomApp holds (its spec's, plus the old ones during a handoff), and what is known of them.
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { DependencyKind, DependencyRef } from '../deps/source.js';
+import type { ReconcileScope } from './scope.js';
+import type { DependencyView } from './status.js';
+
+function ref(kind: DependencyKind, namespace: string, name: string): DependencyRef {
+  return { kind, namespace, name };
+}
+
+/** The refs a CustomApp holds: its spec's, and the ones `status.observed*` still runs with while a change is handed off. */
+export interface HeldRefs {
+  readonly spec: readonly DependencyRef[];
+  /** Non-empty only during a handoff: released once the rollout with the new refs is recorded in status. */
+  readonly handoff: readonly DependencyRef[];
+}
+
+export function heldRefs(app: CustomApp): HeldRefs {
+  const namespace = app.metadata.namespace!;
+  const { spec } = app;
+  const status = app.status ?? {};
+  return {
+    spec: [
+      ...(spec.configMapName ? [ref('ConfigMap', namespace, spec.configMapName)] : []),
+      ...(spec.secretName ? [ref('Secret', namespace, spec.secretName)] : []),
+    ],
+    handoff: [
+      ...(status.observedConfigMapName && status.observedConfigMapName !== spec.configMapName
+        ? [ref('ConfigMap', namespace, status.observedConfigMapName)]
+        : []),
+      ...(status.observedSecretName && status.observedSecretName !== spec.secretName
+        ? [ref('Secret', namespace, status.observedSecretName)]
+        : []),
+    ],
+  };
+}
+
+/** What is known of the referenced ConfigMap and Secret, or `pending` while one of them is not synced yet. */
+export type DependencyViews = { readonly configMap: DependencyView; readonly secret: DependencyView } | 'pending';
+
+/**
+ * Holds the refs (level-based: exactly these) and reads their states. A ref not synced yet is `pending`: its first
+ * `changes` emission queues the key again, so the reconcile ends without guessing.
+ */
+export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Promise<DependencyViews> {
+  const { dependencies } = scope.world;
+  dependencies.use(scope.request.key, [...refs.spec, ...refs.handoff]);
+  const view = async (kind: DependencyKind, name: string | undefined): Promise<DependencyView | 'pending'> => {
+    if (!name) return { phase: 'unreferenced' };
+    const state = await dependencies.state(ref(kind, scope.namespace, name));
+    if (!state) return 'pending';
+    return state.exists ? { phase: 'present', name, hash: state.hash } : { phase: 'missing', name };
+  };
+  const configMap = await view('ConfigMap', scope.app.spec.configMapName);
+  const secret = await view('Secret', scope.app.spec.secretName);
+  return configMap === 'pending' || secret === 'pending' ? 'pending' : { configMap, secret };
+}
+
+/** Ends a handoff: the CustomApp holds its spec's refs alone, and the old ones are released. */
+export function completeHandoff(scope: ReconcileScope, refs: HeldRefs): void {
+  if (refs.handoff.length === 0) return;
+  scope.world.dependencies.use(scope.request.key, refs.spec);
+  scope.request.log.info({ released: refs.handoff.map((handed) => `${handed.kind}/${handed.name}`) }, 'handoff complete');
+}

@@ -2,6 +2,7 @@
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../customapp/custom-app.js';
+import { ApiError } from '../kube/errors.js';
 import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
 import { CUSTOM_APPS } from '../customapp/custom-app.js';
 import type { Deployment, Service } from '../kube/objects.js';
@@ -249,4 +250,37 @@ test('a foreign Deployment under the name of one this process created moments ag
     'event DeploymentNotOwned',
     STATUS_PATCH,
   ]);
+});
+
+test('a handoff to a missing ConfigMap keeps the old one held and observed even when the status write of the first rollout was lost to a 409', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('config', { V: '1' });
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app', SPEC);
+  // The spec moves on between the Deployment's creation and the status write: that write gets a 409.
+  world.client.failNext(
+    (call) => call.resource === 'customapps.app.example.com/status',
+    new ApiError('conflict', 409, { reason: 'Conflict' }),
+  );
+  await t.throwsAsync(world.reconcile('app'), { message: 'conflict' });
+  t.is(appOf(world).status, undefined, 'nothing recorded the rollout');
+  world.configMap('missing', undefined);
+  world.client.seed(CUSTOM_APPS, {
+    ...appOf(world),
+    spec: { ...SPEC, configMapName: 'missing' },
+    metadata: { ...appOf(world).metadata, generation: 2 },
+  });
+  world.sync();
+  await world.reconcile('app');
+  t.is(condition(world, 'ConfigMapAvailable'), 'False ConfigMapNotFound');
+  t.is(appOf(world).status?.observedConfigMapName, 'config', 'read back from the Deployment, which still runs with it');
+  t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '1' }));
+  t.deepEqual(
+    world.dependencies
+      .watched()
+      .map((ref) => `${ref.kind}/${ref.name}`)
+      .sort(),
+    ['ConfigMap/config', 'ConfigMap/missing', 'Secret/creds'],
+    'the old ConfigMap stays held: its edits still roll the pods that read it',
+  );
 });

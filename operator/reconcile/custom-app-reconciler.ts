@@ -66,7 +66,7 @@ export class CustomAppReconciler implements Reconciler {
     }
     await ensureFinalizer(scope);
 
-    const refs = heldRefs(scope.app);
+    const refs = heldRefs(scope.app, this.world.deployments.get(request.key));
     const dependencies = await dependencyViews(scope, refs);
     if (dependencies === 'pending') {
       request.log.debug({ configMap: scope.app.spec.configMapName, secret: scope.app.spec.secretName }, 'waiting for dependency sync');

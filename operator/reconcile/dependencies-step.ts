@@ -1,6 +1,9 @@
 // The dependency step: which ConfigMap and Secret the CustomApp holds (its spec's, plus the old ones during a handoff), and what is known of them.
 import type { CustomApp } from '../customapp/custom-app.js';
+import { isControlledBy } from '../customapp/labels.js';
 import type { DependencyKind, DependencyRef } from '../deps/source.js';
+import type { Deployment } from '../kube/objects.js';
+import { runningWith } from './desired-deployment.js';
 import type { ReconcileScope } from './scope.js';
 import type { DependencyView } from './status.js';
 
@@ -15,10 +18,17 @@ export interface HeldRefs {
   readonly handoff: readonly DependencyRef[];
 }
 
-export function heldRefs(app: CustomApp): HeldRefs {
+/**
+ * The refs to hold for `app`. What the pods still run with comes from our Deployment when the cache has it (the
+ * truth, see `runningWith`), else from `status.observed*`.
+ */
+export function heldRefs(app: CustomApp, deployment: Deployment | undefined): HeldRefs {
   const namespace = app.metadata.namespace!;
   const { spec } = app;
-  const status = app.status ?? {};
+  const running = deployment && isControlledBy(deployment, app) ? runningWith(deployment) : undefined;
+  const status = running
+    ? { observedConfigMapName: running.configMap?.name, observedSecretName: running.secret?.name }
+    : (app.status ?? {});
   return {
     spec: [
       ...(spec.configMapName ? [ref('ConfigMap', namespace, spec.configMapName)] : []),

@@ -88,3 +88,27 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
     },
   };
 }
+
+/** The ConfigMap and Secret a Deployment runs with. */
+export interface RunningWith {
+  readonly configMap?: RolloutDependency;
+  readonly secret?: RolloutDependency;
+}
+
+/**
+ * What a Deployment of ours runs with, read back from it: the names in the app container's `envFrom` and the hashes
+ * in the pod template's annotations (the inverse of {@link desiredDeployment}). The Deployment is the truth of what
+ * the pods read, whatever the status says: a status write that failed (a 409 after a spec change, say) loses nothing.
+ */
+export function runningWith(deployment: Deployment): RunningWith {
+  const container = deployment.spec.template.spec.containers.find((each) => each.name === APP_CONTAINER);
+  const annotations = deployment.spec.template.metadata?.annotations ?? {};
+  const configMapName = container?.envFrom?.find((source) => source.configMapRef)?.configMapRef?.name;
+  const secretName = container?.envFrom?.find((source) => source.secretRef)?.secretRef?.name;
+  const configHash = annotations[CONFIG_HASH_ANNOTATION];
+  const secretHash = annotations[SECRET_HASH_ANNOTATION];
+  return {
+    configMap: configMapName && configHash ? { name: configMapName, hash: configHash } : undefined,
+    secret: secretName && secretHash ? { name: secretName, hash: secretHash } : undefined,
+  };
+}

@@ -1,8 +1,9 @@
 // Tests of the status a reconcile writes: conditions and their reasons, observed references, and transition times.
 import test from 'ava';
-import { STATUS_SCHEMA } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, STATUS_SCHEMA } from '../../infra/customapp-api.js';
 import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
+import { APP_CONTAINER } from './desired-deployment.js';
 import { desiredStatus, failedStatus, sameStatus, type StatusInput } from './status.js';
 
 const T0 = '2025-01-01T00:00:00Z';
@@ -13,9 +14,24 @@ const app = (status?: CustomAppStatus): CustomApp => ({
   spec: { image: 'shop:1', configMapName: 'shop-config', secretName: 'shop-secret', replicas: 1 },
   status,
 });
+/** Our Deployment as it runs with shop-config (c1) and shop-secret (s1). */
 const deployment = (readyReplicas: number): Deployment => ({
   metadata: { name: 'shop' },
-  spec: { selector: { matchLabels: {} }, template: { spec: { containers: [] } } },
+  spec: {
+    selector: { matchLabels: {} },
+    template: {
+      metadata: { annotations: { [CONFIG_HASH_ANNOTATION]: 'c1', [SECRET_HASH_ANNOTATION]: 's1' } },
+      spec: {
+        containers: [
+          {
+            name: APP_CONTAINER,
+            image: 'shop:1',
+            envFrom: [{ configMapRef: { name: 'shop-config' } }, { secretRef: { name: 'shop-secret' } }],
+          },
+        ],
+      },
+    },
+  },
   status: { readyReplicas },
 });
 const rolledOut = { configMap: { name: 'shop-config', hash: 'c1' }, secret: { name: 'shop-secret', hash: 's1' } };
@@ -72,6 +88,11 @@ test('a missing ConfigMap holds the rollout: ConfigMapNotFound, Ready False Roll
   t.like(condition(status, 'SecretAvailable'), { status: 'True', lastTransitionTime: T0 }, 'an unchanged status keeps its transition time');
   t.is(status.observedConfigMapName, 'shop-config');
   t.is(status.configHash, 'c1');
+});
+
+test('while held, the observed values are read back from our Deployment, even when no status ever recorded them', (t) => {
+  const status = desiredStatus(healthy({ configMap: { phase: 'missing', name: 'other-config' }, rolledOut: undefined }));
+  t.like(status, { observedConfigMapName: 'shop-config', configHash: 'c1', observedSecretName: 'shop-secret', secretHash: 's1' });
 });
 
 test('a missing Secret before any Deployment exists says SecretNotFound and that the Deployment is held', (t) => {

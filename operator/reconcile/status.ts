@@ -3,7 +3,7 @@ import type { Condition, CustomApp, CustomAppStatus } from '../customapp/custom-
 import type { Deployment } from '../kube/objects.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
 import { notControlledMessage, REASONS } from './reasons.js';
-import type { RolloutDependency } from './desired-deployment.js';
+import { type RolloutDependency, runningWith } from './desired-deployment.js';
 
 /** What the reconcile knows of one referenced object. */
 export type DependencyView =
@@ -153,13 +153,14 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
   ];
   const ready = readyCondition(input, deployment, decisions);
   const conditions: Condition[] = [ready, ...decisions].map((decision) => nextCondition(previous.conditions, decision, generation, now));
-  const rolledOut = input.rolledOut;
+  // What the pods run with: what was just rolled out, else what our Deployment says, else what the status said.
+  const running = input.rolledOut ?? (input.deployment.phase === 'owned' ? runningWith(input.deployment.deployment) : undefined);
   const status: CustomAppStatus = {
     observedGeneration: generation,
-    observedConfigMapName: rolledOut ? rolledOut.configMap?.name : previous.observedConfigMapName,
-    observedSecretName: rolledOut ? rolledOut.secret?.name : previous.observedSecretName,
-    configHash: rolledOut ? rolledOut.configMap?.hash : previous.configHash,
-    secretHash: rolledOut ? rolledOut.secret?.hash : previous.secretHash,
+    observedConfigMapName: running ? running.configMap?.name : previous.observedConfigMapName,
+    observedSecretName: running ? running.secret?.name : previous.observedSecretName,
+    configHash: running ? running.configMap?.hash : previous.configHash,
+    secretHash: running ? running.secret?.hash : previous.secretHash,
     readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
     conditions,
   };

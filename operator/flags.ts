@@ -1,4 +1,5 @@
 // The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
+import { parseArgs } from 'node:util';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
@@ -131,33 +132,31 @@ function closest(name: string): string | undefined {
   );
 }
 
-/** Parses `argv` (without node and the script). Throws an Error whose message quotes the offending flag or value. */
+/**
+ * Parses `argv` (without node and the script). node:util's `parseArgs` reads the tokens (`--name=value`,
+ * `--name value`, `--flag`); the checks here make each error quote the offending flag or value, suggest the flag
+ * meant, and accept `--flag=true|false` as Go's flag package (and so controller-runtime) does.
+ */
 export function parseFlags(argv: readonly string[]): Flags {
+  const options = Object.fromEntries(SPECS.map((spec) => [spec.name, { type: spec.kind }]));
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string | boolean>();
-  for (let index = 0; index < argv.length; index += 1) {
-    const arg = argv[index]!;
-    const match = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
-    if (!match) throw new Error(`unexpected argument "${arg}": flags look like --name=value (see --help)`);
-    const [, name, inline] = match as unknown as [string, string, string | undefined];
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw new Error(`unexpected argument "${token.value}": flags look like --name=value (see --help)`);
+    if (token.kind === 'option-terminator') throw new Error('unexpected argument "--": flags look like --name=value (see --help)');
+    const { name, value } = token;
     const spec = SPECS.find((candidate) => candidate.name === name);
     if (!spec) {
       const hint = closest(name);
-      throw new Error(`unknown flag "--${name}"${hint ? `; did you mean "--${hint}"?` : ''} (see --help)`);
+      throw new Error(`unknown flag "${token.rawName}"${hint ? `; did you mean "--${hint}"?` : ''} (see --help)`);
     }
     if (spec.kind === 'boolean') {
-      if (inline === undefined) values.set(name, true);
-      else if (inline === 'true' || inline === 'false') values.set(name, inline === 'true');
-      else throw new Error(`--${name}: "${inline}" is not true or false`);
-      continue;
-    }
-    let value = inline;
-    if (value === undefined) {
-      value = argv[index + 1];
-      if (value === undefined || value.startsWith('--'))
-        throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
-      index += 1;
-    }
-    values.set(name, value);
+      if (value === undefined) values.set(name, true);
+      else if (value === 'true' || value === 'false') values.set(name, value === 'true');
+      else throw new Error(`--${name}: "${value}" is not true or false`);
+    } else if (value === undefined) {
+      throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
+    } else values.set(name, value);
   }
   const text = (name: string): string | undefined => values.get(name) as string | undefined;
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {

@@ -49,7 +49,7 @@ export function newTraceId(): string {
   return randomBytes(8).toString('hex');
 }
 
-/** A logger that drops everything (tests that do not look at logs). */
+/** A logger that drops everything: the default of every component that takes a logger. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }

@@ -6,7 +6,8 @@ import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import type { DependencyRef } from '../../operator/deps/source.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import { reflect } from '../../operator/cache/reflector.js';
-import { watcher, type WatchClient, type WatcherDeps } from '../../operator/watch/watcher.js';
+import { watcher } from '../../operator/watch/watcher.js';
+import type { WatchClient, WatcherDeps } from '../../operator/watch/config.js';
 
 /** A change of the cache, and whether it comes from the first list (the initial sync) rather than a later event. */
 export interface CacheChange {

@@ -3,7 +3,8 @@ import { map, share, type Observable } from 'rxjs';
 import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 import { reflect } from './reflector.js';
-import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/watcher.js';
+import { watcher } from '../watch/watcher.js';
+import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
 import { Store, type Indexers, type StoreChange } from './store.js';
 import { stripManagedFields, transformEvent, type CacheTransform } from './transform.js';
 

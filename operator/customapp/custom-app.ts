@@ -18,7 +18,7 @@ export interface Condition {
   readonly message: string;
 }
 
-/** `status` of a CustomApp; kept aligned with `STATUS_SCHEMA` in infra/customapp-api.ts (a test compares them). */
+/** `status` of a CustomApp. {@link STATUS_FIELDS} lists its keys (the compiler checks it lists them all), and reconcile/status.test.ts compares that list with `STATUS_SCHEMA` in infra/customapp-api.ts. */
 export interface CustomAppStatus {
   readonly observedGeneration?: number;
   /** The ConfigMap the Deployment was last rolled out with. */
@@ -43,6 +43,9 @@ export const STATUS_FIELDS = [
   'readyReplicas',
   'conditions',
 ] as const satisfies readonly (keyof CustomAppStatus)[];
+/** Compiles only while {@link STATUS_FIELDS} names every key of {@link CustomAppStatus}. */
+const STATUS_FIELDS_COMPLETE: [Exclude<keyof CustomAppStatus, (typeof STATUS_FIELDS)[number]>] extends [never] ? true : never = true;
+void STATUS_FIELDS_COMPLETE;
 
 /** A CustomApp. */
 export interface CustomApp extends KubeObject {

@@ -2,7 +2,7 @@
 import { takeWhile, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { WatcherEvent } from '../watch/events.js';
-import { loggableError } from '../watch/watcher.js';
+import { loggableError } from '../kube/errors.js';
 import { contentHash } from './content-hash.js';
 import type { DependencyEvents, DependencyObject } from './dependency-watch.js';
 import type { DependencySlot, Observation } from './dependency-slot.js';

@@ -4,7 +4,8 @@ import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS, type Resource } from '../kube/resources.js';
 import type { WatcherEvent } from '../watch/events.js';
 import { watchObject } from '../watch/watch-object.js';
-import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/watcher.js';
+import { watcher } from '../watch/watcher.js';
+import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
 import type { HashableContent } from './content-hash.js';
 import type { DependencyKind } from './source.js';
 

@@ -1,6 +1,6 @@
 // Our DependencySource: the reconcile's per-owner use/release, mapped onto DependencyRegistry subscriptions.
-import { Subject, Subscription, type Observable } from 'rxjs';
-import pino, { type Logger } from 'pino';
+import { Subject, type Observable, type Subscription } from 'rxjs';
+import { type Logger, silentLogger } from '../log.js';
 import type { DependencyRegistry } from './registry.js';
 import { refKey, type DependencyRef, type DependencySource, type DependencyState } from './source.js';
 
@@ -34,7 +34,7 @@ export class RegistryDependencySource implements DependencySource {
     private readonly registry: DependencyRegistry,
     deps: { logger?: Logger } = {},
   ) {
-    this.log = (deps.logger ?? pino({ level: 'silent' })).child({ component: 'dependency-source' });
+    this.log = (deps.logger ?? silentLogger()).child({ component: 'dependency-source' });
   }
 
   use(owner: string, refs: readonly DependencyRef[]): void {
@@ -49,7 +49,6 @@ export class RegistryDependencySource implements DependencySource {
       if (!mine) this.held.set(owner, (mine = new Map()));
       const owners = this.owners.get(key) ?? new Set<string>();
       this.owners.set(key, owners.add(owner));
-      mine.set(key, Subscription.EMPTY);
       mine.set(
         key,
         this.registry.acquire(ref).subscribe((state) => this.forward(key, state)),

@@ -1,9 +1,9 @@
 // The dependency registry: reference-counted, shared Observables of referenced ConfigMaps and Secrets, with adaptive watches.
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import pino, { type Logger } from 'pino';
+import { type Logger, silentLogger } from '../log.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { WatcherDeps } from '../watch/watcher.js';
-import type { WatchClient } from '../watch/watcher.js';
+import type { WatcherDeps } from '../watch/config.js';
+import type { WatchClient } from '../watch/config.js';
 import { DependencyGroup, type StreamInfo } from './dependency-group.js';
 import { DependencySlot } from './dependency-slot.js';
 import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
@@ -73,7 +73,7 @@ export class DependencyRegistry {
   private closed = false;
 
   constructor(options: DependencyRegistryOptions) {
-    this.log = (options.logger ?? pino({ level: 'silent' })).child({ component: 'dependency-registry' });
+    this.log = (options.logger ?? silentLogger()).child({ component: 'dependency-registry' });
     const scheduler = options.scheduler ?? asyncScheduler;
     this.now = () => scheduler.now();
     const deps: WatcherDeps = { scheduler, logger: options.logger, random: options.random };

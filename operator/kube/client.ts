@@ -1,6 +1,4 @@
 // The one API client of the operator: typed REST verbs and raw watch streams over node:http(s), every request counted.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Connection, connectionFromKubeConfig } from './connection.js';
@@ -12,12 +10,12 @@ import {
   PATCH_CONTENT_TYPES,
   type PatchType,
   type RequestSample,
-  type Verb,
   type WatchOptions,
   type WriteOptions,
 } from './options.js';
 import { resourceLabel, resourcePath, type Resource } from './resources.js';
-import { parseWatchLine, query, readAll, retryAfter, statusFromBody } from './wire.js';
+import { type Call, Transport } from './transport.js';
+import { parseWatchLine, query, readAll } from './wire.js';
 
 export interface KubeClientOptions {
   /** Called after every request (and when a watch ends), for metrics. @default none */
@@ -33,51 +31,25 @@ export interface KubeClientOptions {
 /** The verbs a reconcile and its Event recorder use; a {@link KubeClient} has them, and unit tests pass a fake. */
 export type WriteClient = Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
 
-interface Call {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  readonly path: string;
-  readonly verb: Verb;
-  readonly resource: Resource;
-  readonly namespace?: string;
-  readonly subresource?: string;
-  readonly body?: unknown;
-  readonly contentType?: string;
-  readonly signal?: AbortSignal;
-}
-
 /**
  * The operator's only way to the API server. It knows nothing of caches or retries: callers own those. Every
  * request is reported to `onRequest` with its verb and resource, which is how metrics and the benchmark count them.
  */
 export class KubeClient {
-  private readonly agent: HttpAgent | HttpsAgent;
-  private readonly secure: boolean;
+  private readonly transport: Transport;
   private readonly onRequest: (sample: RequestSample) => void;
   private readonly requestTimeoutMs: number;
   private readonly userAgent: string;
   private readonly now: () => number;
-  /** The non-watch requests in flight, so that {@link KubeClient.fence} can abort them. */
-  private readonly inFlight = new Set<{ abort: () => void }>();
-  /** Why this client refuses writes, once fenced. */
-  private fencedBecause: string | undefined;
 
   constructor(
     private readonly connection: Connection,
     options: KubeClientOptions = {},
   ) {
-    this.secure = connection.server.startsWith('https:');
-    this.agent = this.secure
-      ? new HttpsAgent({
-          keepAlive: true,
-          ca: connection.ca,
-          cert: connection.cert,
-          key: connection.key,
-          rejectUnauthorized: connection.rejectUnauthorized,
-        })
-      : new HttpAgent({ keepAlive: true });
+    this.userAgent = options.userAgent ?? 'customapp-operator';
+    this.transport = new Transport(connection, this.userAgent);
     this.onRequest = options.onRequest ?? (() => undefined);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.userAgent = options.userAgent ?? 'customapp-operator';
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -225,10 +197,10 @@ export class KubeClient {
     const call: Call = { method: 'GET', verb: 'watch', resource, namespace: options.namespace, path, signal };
     const started = this.now();
     let code = 0;
-    const { response, abort } = await this.send(call, 0);
+    const { response, abort } = await this.transport.send(call, 0);
     try {
       code = response.statusCode ?? 0;
-      if (code !== 200) throw await this.failure(call, response);
+      if (code !== 200) throw await this.transport.failure(call, response);
       let pending = '';
       // A decoder, not chunk.toString(): a multi-byte character split across two chunks must not become U+FFFD.
       const decoder = new StringDecoder('utf8');
@@ -270,28 +242,27 @@ export class KubeClient {
    * written after another process may lead: controller-runtime cancels its context for the same reason.
    */
   fence(reason: string): void {
-    this.fencedBecause ??= reason;
-    for (const request of [...this.inFlight]) request.abort();
+    this.transport.fence(reason);
   }
 
   /** Why the client is fenced, or undefined while it is not. */
   get fenced(): string | undefined {
-    return this.fencedBecause;
+    return this.transport.fenced;
   }
 
   /** Closes idle keep-alive sockets. In-flight requests are not affected. */
   close(): void {
-    this.agent.destroy();
+    this.transport.close();
   }
 
   private async json<T>(call: Call): Promise<T> {
     const started = this.now();
     let code = 0;
     try {
-      const { response, abort } = await this.send(call, this.requestTimeoutMs);
+      const { response, abort } = await this.transport.send(call, this.requestTimeoutMs);
       try {
         code = response.statusCode ?? 0;
-        if (code < 200 || code >= 300) throw await this.failure(call, response);
+        if (code < 200 || code >= 300) throw await this.transport.failure(call, response);
         const text = await readAll(response);
         try {
           return JSON.parse(text) as T;
@@ -315,73 +286,6 @@ export class KubeClient {
       namespace: call.namespace,
       code,
       durationMs: this.now() - started,
-    });
-  }
-
-  private async failure(call: Call, response: IncomingMessage): Promise<ApiError> {
-    const text = await readAll(response).catch(() => '');
-    const status = statusFromBody(text);
-    const message = status?.message ?? (text.slice(0, 200) || response.statusMessage || 'no message');
-    return new ApiError(
-      `${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '),
-      response.statusCode ?? 0,
-      status,
-      retryAfter(response, status),
-    );
-  }
-
-  private async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
-    if (call.signal?.aborted)
-      throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
-    if (this.fencedBecause !== undefined && call.method !== 'GET')
-      throw new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
-    const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-    const headers: OutgoingHttpHeaders = {
-      accept: 'application/json',
-      'user-agent': this.userAgent,
-      ...(await this.connection.authHeaders()),
-    };
-    if (payload) {
-      headers['content-type'] = call.contentType ?? 'application/json';
-      headers['content-length'] = payload.length;
-    }
-    const url = new URL(call.path, this.connection.server);
-    const send = this.secure ? httpsRequest : httpRequest;
-    return new Promise((resolve, reject) => {
-      const request = send(url, { method: call.method, headers, agent: this.agent });
-      let answer: IncomingMessage | undefined;
-      const onAbort = (): void => {
-        request.destroy(new ApiError(`${call.method} ${call.path}: aborted`, 0));
-      };
-      call.signal?.addEventListener('abort', onAbort, { once: true });
-      const fenceable = { abort: () => request.destroy(new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0)) };
-      if (call.verb !== 'watch') {
-        this.inFlight.add(fenceable);
-        request.once('close', () => this.inFlight.delete(fenceable));
-      }
-      const abort = (): void => {
-        call.signal?.removeEventListener('abort', onAbort);
-        this.inFlight.delete(fenceable);
-        if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
-      };
-      if (timeoutMs > 0) {
-        request.setTimeout(timeoutMs, () =>
-          request.destroy(new ApiError(`${call.method} ${call.path}: no answer within ${timeoutMs} ms`, 0)),
-        );
-      }
-      request.once('response', (response) => {
-        answer = response;
-        resolve({ response, abort });
-      });
-      request.once('error', (error) => {
-        call.signal?.removeEventListener('abort', onAbort);
-        reject(
-          error instanceof ApiError
-            ? error
-            : new ApiError(`${call.method} ${call.path}: ${error.message}`, 0, undefined, undefined, { cause: error }),
-        );
-      });
-      request.end(payload);
     });
   }
 }

@@ -17,8 +17,8 @@ export interface Connection {
 /** How long resolved auth headers are reused before asking the kubeconfig again (token files rotate by the minute). */
 const AUTH_HEADER_TTL_MS = 10_000;
 
-/** Resolves a client-node KubeConfig (current context) into a {@link Connection}. */
-export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<Connection> {
+/** Resolves a client-node KubeConfig (current context) into a {@link Connection}; `now` times the reuse of auth headers. */
+export async function connectionFromKubeConfig(kubeConfig: KubeConfig, now: () => number = Date.now): Promise<Connection> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error(`kubeconfig has no current cluster (context "${kubeConfig.getCurrentContext()}")`);
   const probe: RequestOptions = {};
@@ -31,7 +31,7 @@ export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<
     key: probe.key as Buffer | undefined,
     rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
     authHeaders: async () => {
-      if (cached && Date.now() - cached.at < AUTH_HEADER_TTL_MS) return cached.headers;
+      if (cached && now() - cached.at < AUTH_HEADER_TTL_MS) return cached.headers;
       const options: RequestOptions = {};
       await kubeConfig.applyToHTTPSOptions(options);
       const headers: Record<string, string> = {};
@@ -39,7 +39,7 @@ export async function connectionFromKubeConfig(kubeConfig: KubeConfig): Promise<
         if (typeof value === 'string') headers[name.toLowerCase()] = value;
       }
       if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-      cached = { headers, at: Date.now() };
+      cached = { headers, at: now() };
       return headers;
     },
   };

@@ -51,3 +51,12 @@ export const isAlreadyExists = (error: unknown): boolean =>
 /** True for 410 Gone / reason Expired: the requested resourceVersion is too old; relist. */
 export const isGone = (error: unknown): boolean =>
   error instanceof ApiError && (error.statusCode === 410 || error.reason === 'Expired' || error.reason === 'Gone');
+
+/**
+ * An error's code, reason and message for a log line. Excerpts of a malformed answer (the client quotes them in
+ * parentheses) are cut, because they may hold object payloads, and a Secret's value must never reach a log.
+ */
+export function loggableError(error: unknown): { code?: number; reason?: string; message: string } {
+  const message = error instanceof Error ? error.message.replace(/\s\(.*\)\s*$/s, ' (…)') : String(error);
+  return error instanceof ApiError ? { code: error.statusCode, reason: error.reason || undefined, message } : { message };
+}

@@ -94,9 +94,10 @@ for (const target of selectedTargets()) {
     await usurp();
     const usurped = Date.now();
     await withTimeout(leader.lost, 5_000, 'leadership was not lost');
-    // The deadline runs from the start of the last renewal that succeeded: at most a retry period, plus that
-    // attempt's own round trip, before the usurpation.
-    t.true(Date.now() - usurped >= FAST.renewDeadlineMs - 2 * FAST.retryPeriodMs, 'it kept retrying until the renew deadline');
+    // The deadline runs from the start of the last renewal that succeeded, a retry period (and that attempt's round
+    // trip) at most before the usurpation; a leader that gave up at its first failed renewal would be gone within a
+    // retry period and a round trip.
+    t.true(Date.now() - usurped >= FAST.renewDeadlineMs / 2, 'it kept retrying until the renew deadline');
     t.false(leader.isLeader);
     await leader.release();
     t.is((await holder('lease-stolen'))?.holderIdentity, 'usurper', 'release does not touch a Lease held by another');

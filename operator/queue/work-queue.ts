@@ -6,7 +6,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.j
 export interface WorkItem {
   /** `namespace/name`. */
   readonly key: string;
-  /** Why it was first queued (`customapp updated`, `configmap changed`, `retry`…). */
+  /** Why it was first queued, as the controller words it (`customapp applied`, `configmap ns/app-config content 3f2a…`, `retry after error`…). */
   readonly reason: string;
   /** The trace id of the first trigger; later triggers coalesced into this item are listed in `coalesced`. */
   readonly traceId: string;

@@ -3,7 +3,8 @@ import type { Observable } from 'rxjs';
 import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 import type { WatcherEvent } from './events.js';
-import { watcher, type WatchClient, type WatcherConfig, type WatcherDeps } from './watcher.js';
+import { watcher } from './watcher.js';
+import type { WatchClient, WatcherConfig, WatcherDeps } from './config.js';
 
 /**
  * A {@link watcher} narrowed to one object, named `<kind> <namespace>/<name>` in logs. The object need not

@@ -4,7 +4,8 @@ import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS } from '../kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import type { WatcherEvent } from './events.js';
-import { watcher, type WatchClient, type WatcherConfig } from './watcher.js';
+import { watcher } from './watcher.js';
+import type { WatchClient, WatcherConfig } from './config.js';
 import { createNamespaceOnce, proxiedClients, settledOpenWatches, waitUntil, type ProxiedClients } from './testing/cluster-helpers.js';
 import { capturedLogger, type LogLine } from './testing/captured-logger.js';
 

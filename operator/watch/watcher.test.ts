@@ -8,7 +8,8 @@ import { VirtualClock, settle } from '../../test/support/virtual-time.js';
 import { capturedLogger } from './testing/captured-logger.js';
 import { ScriptedClient, type ConfigMap } from './testing/scripted-client.js';
 import type { WatcherEvent } from './events.js';
-import { watcher, type WatchClient, type WatcherConfig } from './watcher.js';
+import { watcher } from './watcher.js';
+import type { WatchClient, WatcherConfig } from './config.js';
 import { watchObject } from './watch-object.js';
 
 const cm = (name: string, resourceVersion: string, value = 'v'): ConfigMap => ({

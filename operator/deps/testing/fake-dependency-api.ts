@@ -3,7 +3,7 @@ import type { ListOptions, WatchOptions } from '../../kube/options.js';
 import type { ObjectList, RawWatchEvent } from '../../kube/objects.js';
 import { ApiError } from '../../kube/errors.js';
 import type { Resource } from '../../kube/resources.js';
-import type { WatchClient } from '../../watch/watcher.js';
+import type { WatchClient } from '../../watch/config.js';
 import type { DependencyObject } from '../dependency-watch.js';
 
 /** A list request the server has evaluated and not answered yet. */

@@ -3,7 +3,7 @@ import type { ListOptions, WatchOptions } from '../../kube/options.js';
 import type { KubeObject, ObjectList, RawWatchEvent } from '../../kube/objects.js';
 import { ApiError } from '../../kube/errors.js';
 import type { Resource } from '../../kube/resources.js';
-import type { WatchClient } from '../watcher.js';
+import type { WatchClient } from '../config.js';
 
 /** The object type scripts use. */
 export interface ConfigMap extends KubeObject {

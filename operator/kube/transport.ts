@@ -1,0 +1,139 @@
+// The HTTP side of the API client: TLS and keep-alive, credentials, timeouts, aborts, and the fence that stops writes.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Connection } from './connection.js';
+import { ApiError } from './errors.js';
+import type { Verb } from './options.js';
+import type { Resource } from './resources.js';
+import { readAll, retryAfter, statusFromBody } from './wire.js';
+
+/** One request, as the client describes it. */
+export interface Call {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly verb: Verb;
+  readonly resource: Resource;
+  readonly namespace?: string;
+  readonly subresource?: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Carries requests to the API server over one keep-alive agent. It also holds the fence: once fenced, every
+ * request in flight but a watch is aborted and every write is refused before it is sent.
+ */
+export class Transport {
+  private readonly agent: HttpAgent | HttpsAgent;
+  private readonly secure: boolean;
+  /** The non-watch requests in flight, so that {@link Transport.fence} can abort them. */
+  private readonly inFlight = new Set<{ abort: () => void }>();
+  /** Why writes are refused, once fenced. */
+  private fencedBecause: string | undefined;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly userAgent: string,
+  ) {
+    this.secure = connection.server.startsWith('https:');
+    this.agent = this.secure
+      ? new HttpsAgent({
+          keepAlive: true,
+          ca: connection.ca,
+          cert: connection.cert,
+          key: connection.key,
+          rejectUnauthorized: connection.rejectUnauthorized,
+        })
+      : new HttpAgent({ keepAlive: true });
+  }
+
+  /** Aborts every request in flight but watches, and refuses every later write. */
+  fence(reason: string): void {
+    this.fencedBecause ??= reason;
+    for (const request of [...this.inFlight]) request.abort();
+  }
+
+  /** Why writes are refused, or undefined while they are not. */
+  get fenced(): string | undefined {
+    return this.fencedBecause;
+  }
+
+  /** Closes idle keep-alive sockets. In-flight requests are not affected. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** The ApiError of an error answer, with the server's Status and Retry-After. */
+  async failure(call: Call, response: IncomingMessage): Promise<ApiError> {
+    const text = await readAll(response).catch(() => '');
+    const status = statusFromBody(text);
+    const message = status?.message ?? (text.slice(0, 200) || response.statusMessage || 'no message');
+    return new ApiError(
+      `${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '),
+      response.statusCode ?? 0,
+      status,
+      retryAfter(response, status),
+    );
+  }
+
+  /**
+   * Sends one request: credentials and user agent added, the body serialized, `call.signal` and a fence abort it,
+   * a timeout (0: none, for watches) destroys it. Resolves with the answer as soon as its head arrives; `abort`
+   * releases it (destroying the socket unless the answer was read whole).
+   */
+  async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
+    if (call.signal?.aborted)
+      throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
+    if (this.fencedBecause !== undefined && call.method !== 'GET')
+      throw new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
+    const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
+    const headers: OutgoingHttpHeaders = {
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+      ...(await this.connection.authHeaders()),
+    };
+    if (payload) {
+      headers['content-type'] = call.contentType ?? 'application/json';
+      headers['content-length'] = payload.length;
+    }
+    const url = new URL(call.path, this.connection.server);
+    const send = this.secure ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const request = send(url, { method: call.method, headers, agent: this.agent });
+      let answer: IncomingMessage | undefined;
+      const onAbort = (): void => {
+        request.destroy(new ApiError(`${call.method} ${call.path}: aborted`, 0));
+      };
+      call.signal?.addEventListener('abort', onAbort, { once: true });
+      const fenceable = { abort: () => request.destroy(new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0)) };
+      if (call.verb !== 'watch') {
+        this.inFlight.add(fenceable);
+        request.once('close', () => this.inFlight.delete(fenceable));
+      }
+      const abort = (): void => {
+        call.signal?.removeEventListener('abort', onAbort);
+        this.inFlight.delete(fenceable);
+        if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
+      };
+      if (timeoutMs > 0) {
+        request.setTimeout(timeoutMs, () =>
+          request.destroy(new ApiError(`${call.method} ${call.path}: no answer within ${timeoutMs} ms`, 0)),
+        );
+      }
+      request.once('response', (response) => {
+        answer = response;
+        resolve({ response, abort });
+      });
+      request.once('error', (error) => {
+        call.signal?.removeEventListener('abort', onAbort);
+        reject(
+          error instanceof ApiError
+            ? error
+            : new ApiError(`${call.method} ${call.path}: ${error.message}`, 0, undefined, undefined, { cause: error }),
+        );
+      });
+      request.end(payload);
+    });
+  }
+}

@@ -1,0 +1,192 @@
+// One attempt of a watcher: list page by page, then watch and re-watch from the last resourceVersion until an error.
+import type { SchedulerLike, Subscription } from 'rxjs';
+import { ApiError } from '../kube/errors.js';
+import type { KubeObject, RawWatchEvent } from '../kube/objects.js';
+import { type Resource, resourceLabel } from '../kube/resources.js';
+import type { Logger } from '../log.js';
+import { DEFAULT_PAGE_SIZE, type WatchClient, type WatcherConfig } from './config.js';
+import type { WatcherEvent } from './events.js';
+import { isGone } from '../kube/errors.js';
+
+/** `namespace/name`, for logs. */
+function keyOf(object: KubeObject): string {
+  return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : String(object.metadata.name);
+}
+
+/** Where a subscription is: the resourceVersion to resume from, or undefined to list first. */
+export interface WatchPosition {
+  resourceVersion: string | undefined;
+}
+
+/** Everything one attempt needs, fixed for the subscription. */
+export interface WatchSteps {
+  readonly client: WatchClient;
+  readonly resource: Resource;
+  readonly config: WatcherConfig;
+  readonly scheduler: SchedulerLike;
+  readonly log: Logger;
+  readonly position: WatchPosition;
+  readonly timeoutSeconds: number;
+  readonly idleTimeoutMs: number;
+}
+
+/** The mutable part of one attempt, shared with its teardown. */
+export interface Attempt {
+  stopped: boolean;
+  /** Aborts the request in flight. */
+  current?: AbortController;
+  idleTimer?: Subscription;
+}
+
+/** client-go's reflector: a watch that ends within a second having delivered nothing is an error, not a close. */
+export const MIN_HEALTHY_WATCH_MS = 1000;
+
+/**
+ * One watch request from the current position, until the server ends it, the idle timer aborts it, or it
+ * fails (thrown). A normal end after less than {@link MIN_HEALTHY_WATCH_MS} with no event at all is thrown as an
+ * error too, so a server that closes every watch at once meets the backoff instead of a tight loop.
+ */
+export async function watchedUntilClosed<T extends KubeObject>(
+  steps: WatchSteps,
+  attempt: Attempt,
+  emit: (event: WatcherEvent<T>) => void,
+): Promise<void> {
+  const { scheduler } = steps;
+  const controller = new AbortController();
+  attempt.current = controller;
+  const startedAt = scheduler.now();
+  let lastActivity = startedAt;
+  let received = 0;
+  let idle = false;
+  const checkIdle = (): void => {
+    const silentMs = scheduler.now() - lastActivity;
+    if (silentMs < steps.idleTimeoutMs) {
+      attempt.idleTimer = scheduler.schedule(checkIdle, steps.idleTimeoutMs - silentMs);
+      return;
+    }
+    idle = true;
+    controller.abort();
+  };
+  attempt.idleTimer = scheduler.schedule(checkIdle, steps.idleTimeoutMs);
+  try {
+    const events = steps.client.watch<T>(
+      steps.resource,
+      {
+        namespace: steps.config.namespace,
+        labelSelector: steps.config.labelSelector,
+        fieldSelector: steps.config.fieldSelector,
+        resourceVersion: steps.position.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: steps.timeoutSeconds,
+      },
+      controller.signal,
+    );
+    // Iterated by hand, not with for-await: a suspended async function keeps every local it ever set, so the
+    // locals that held the last event are cleared before each wait. Otherwise the last event of a stream, a
+    // Secret's data included, would stay in memory until the next one arrives.
+    const iterator = events[Symbol.asyncIterator]();
+    try {
+      let next: IteratorResult<RawWatchEvent<T>> | undefined;
+      let event: WatcherEvent<T> | undefined;
+      while (!(next = await iterator.next()).done) {
+        lastActivity = scheduler.now();
+        received += 1;
+        event = watched(steps, next.value);
+        next = undefined;
+        if (event && !attempt.stopped) emit(event);
+        event = undefined;
+      }
+    } finally {
+      await iterator.return?.();
+    }
+  } finally {
+    attempt.idleTimer?.unsubscribe();
+  }
+  if (attempt.stopped) return;
+  const lastedMs = scheduler.now() - startedAt;
+  if (!idle && received === 0 && lastedMs < MIN_HEALTHY_WATCH_MS) {
+    throw new ApiError(`watch ${resourceLabel(steps.resource)}: closed after ${lastedMs} ms without an event`, 0);
+  }
+  steps.log.debug({ resourceVersion: steps.position.resourceVersion, received, lastedMs }, idle ? 'idle' : 'watch closed');
+}
+
+/**
+ * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion. An
+ * expired continue token restarts the list once without pagination.
+ */
+export async function listed<T extends KubeObject>(
+  steps: WatchSteps,
+  signal: AbortSignal,
+  emit: (event: WatcherEvent<T>) => void,
+): Promise<string> {
+  const { config } = steps;
+  let limit: number | undefined = config.pageSize ?? DEFAULT_PAGE_SIZE;
+  for (;;) {
+    emit({ type: 'init' });
+    let count = 0;
+    let token: string | undefined;
+    let resourceVersion: string | undefined;
+    try {
+      do {
+        const page = await steps.client.list<T>(
+          steps.resource,
+          {
+            namespace: config.namespace,
+            labelSelector: config.labelSelector,
+            fieldSelector: config.fieldSelector,
+            limit,
+            continue: token,
+          },
+          signal,
+        );
+        resourceVersion = page.metadata.resourceVersion;
+        token = page.metadata.continue || undefined;
+        for (const object of page.items) {
+          if (signal.aborted) return '';
+          emit({ type: 'initApply', object });
+        }
+        count += page.items.length;
+      } while (token && !signal.aborted);
+    } catch (error) {
+      if (!(token && isGone(error) && limit !== undefined)) throw error;
+      steps.log.info({ reason: 'continue token expired', count, paginated: false }, 'relist');
+      limit = undefined;
+      continue;
+    }
+    if (!resourceVersion) throw new ApiError(`list ${resourceLabel(steps.resource)}: the answer has no resourceVersion`, 0);
+    steps.log.info({ count, resourceVersion }, 'listed');
+    emit({ type: 'initDone', resourceVersion });
+    return resourceVersion;
+  }
+}
+
+/** Advances the position for one raw event and answers the event to emit, if any; throws for ERROR events. */
+function watched<T extends KubeObject>(steps: WatchSteps, raw: RawWatchEvent<T>): WatcherEvent<T> | undefined {
+  const { log, position } = steps;
+  switch (raw.type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED': {
+      const object = raw.object as T;
+      position.resourceVersion = object.metadata.resourceVersion ?? position.resourceVersion;
+      if (log.isLevelEnabled('debug'))
+        log.debug({ type: raw.type, key: keyOf(object), resourceVersion: position.resourceVersion }, 'event');
+      return raw.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object };
+    }
+    case 'BOOKMARK':
+      position.resourceVersion = raw.object.metadata.resourceVersion ?? position.resourceVersion;
+      log.debug({ resourceVersion: position.resourceVersion }, 'bookmark');
+      return undefined;
+    case 'ERROR': {
+      const status = raw.object;
+      const code = status.code ?? 500;
+      throw new ApiError(
+        `watch ${resourceLabel(steps.resource)}: ${code} ${status.reason ?? ''}: ${status.message ?? 'error event'}`,
+        code,
+        status,
+      );
+    }
+    default:
+      throw new ApiError(`watch ${resourceLabel(steps.resource)}: unknown event type "${(raw as { type: string }).type}"`, 0);
+  }
+}

@@ -90,10 +90,12 @@ export class DependencyGroup {
   /** A one-shot list of the whole namespace, covering a burst of new refs at once. */
   private namespaceSnapshot: Source | undefined;
   /**
-   * The names whose watch events the namespace watch dropped (no slot had them) since the namespace snapshot in
-   * flight was started. That snapshot's list may be older than those events, so it cannot cover these names.
+   * The names the namespace watch delivered an event for since the namespace snapshot in flight was started, to a
+   * slot or to none (dropped). That snapshot's list may be older than those events, so it cannot give a slot added
+   * for one of these names its first state: the event is not in it, and no slot that is new will see it again
+   * (a slot released and added back meanwhile is new, too).
    */
-  private readonly droppedSinceSnapshot = new Set<string>();
+  private readonly seenSinceSnapshot = new Set<string>();
   private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
   private readonly log: Logger;
 
@@ -171,7 +173,7 @@ export class DependencyGroup {
     const namespaceWatch = this.coverNamespace();
     if (!namespaceWatch.synced || namespaceWatch.listing !== undefined || this.snapshots.has(name) || this.objectWatches.has(name)) return;
     const snapshot = this.namespaceSnapshot;
-    if (snapshot && !this.droppedSinceSnapshot.has(name)) {
+    if (snapshot && !this.seenSinceSnapshot.has(name)) {
       snapshot.covers!.add(name);
       return;
     }
@@ -214,7 +216,7 @@ export class DependencyGroup {
     if (spec.scope === 'namespace' && spec.purpose === 'watch') this.namespaceWatch = source;
     else if (spec.scope === 'namespace') {
       this.namespaceSnapshot = source;
-      this.droppedSinceSnapshot.clear();
+      this.seenSinceSnapshot.clear();
     } else (spec.purpose === 'watch' ? this.objectWatches : this.snapshots).set(spec.name!, source);
     let events = this.context.events({ kind: this.kind, namespace: this.namespace, name: spec.name });
     if (spec.purpose === 'snapshot') events = events.pipe(takeWhile((event) => event.type !== 'initDone', true));
@@ -245,7 +247,7 @@ export class DependencyGroup {
       if (this.namespaceWatch === source) this.namespaceWatch = undefined;
       if (this.namespaceSnapshot === source) {
         this.namespaceSnapshot = undefined;
-        this.droppedSinceSnapshot.clear();
+        this.seenSinceSnapshot.clear();
       }
     } else {
       const map = source.purpose === 'watch' ? this.objectWatches : this.snapshots;
@@ -279,11 +281,9 @@ export class DependencyGroup {
       case 'apply':
       case 'delete': {
         const { name, resourceVersion } = event.object.metadata;
+        if (source === this.namespaceWatch && this.namespaceSnapshot) this.seenSinceSnapshot.add(name!);
         const slot = this.slots.get(name!);
-        if (!slot) {
-          if (source === this.namespaceWatch && this.namespaceSnapshot) this.droppedSinceSnapshot.add(name!);
-          return;
-        }
+        if (!slot) return;
         if (source.name !== undefined && source.name !== name) return;
         slot.offer(event.type === 'apply' ? observed(event.object) : { exists: false }, resourceVersion ?? '');
         return;

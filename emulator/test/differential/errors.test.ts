@@ -231,3 +231,60 @@ test('custom resource validation: types, ranges, patterns, lengths, required, an
     ],
     'errors-validation',
   ));
+
+test('what is not served: a group no CRD defines, a version a CRD does not serve, a resource no group version has, and RBAC answered before any of them', async (t) => {
+  const widgets = {
+    metadata: { name: 'widgets.unserved.example.com' },
+    spec: {
+      group: 'unserved.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [
+        {
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+        {
+          name: 'v1',
+          served: false,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+  const paths = [
+    '/apis/nothere.example.com',
+    '/apis/nothere.example.com/v1',
+    '/apis/nothere.example.com/v1/things',
+    '/apis/unserved.example.com',
+    '/apis/unserved.example.com/v1',
+    '/apis/unserved.example.com/v1/widgets',
+    '/apis/unserved.example.com/v1/namespaces/default/widgets?watch=1',
+    '/apis/unserved.example.com/v2/gadgets',
+    '/apis/apps/v9',
+    '/apis/apps/v9/deployments',
+    '/apis/apps/v1/gadgets',
+    '/api/v9',
+    '/api/v1/gadgets',
+  ];
+  const [emulator, envtest] = await onBoth(pair, async (target) => {
+    const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgets);
+    if (created.status !== 201) throw new Error(`${target.name}: CRD ${created.status}`);
+    for (let i = 0; i < 100 && (await target.request('GET', '/apis/unserved.example.com/v2')).status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await target.request('POST', '/api/v1/namespaces', { metadata: { name: 'customapp-system' } });
+    const token = await target.serviceAccountToken('customapp-system', 'not-granted');
+    const answers: unknown[] = [];
+    for (const path of paths) {
+      answers.push({ as: 'admin', path, ...(outcome(await target.request('GET', path)) as object) });
+      // Discovery is open to every authenticated user; resource requests are authorized before they are routed.
+      answers.push({ as: 'serviceaccount', path, ...(outcome(await target.request('GET', path, undefined, { token })) as object) });
+    }
+    return answers;
+  });
+  t.deepEqual(normalize(emulator), normalize(envtest));
+});

@@ -30,6 +30,7 @@ export interface Lifecycle {
 export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
   const { logger, apps, deployments, services, caches, controller, elector, client } = parts;
 
+  parts.access.start();
   const triggers = new Subscription();
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
@@ -82,6 +83,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       await controller.stop();
       reconciling = false;
       triggers.unsubscribe();
+      parts.access.close();
       closeDependencies(parts);
       await elector?.release();
       await endpoints.close();

@@ -5,7 +5,7 @@ import { PrettyFormatter, prettyDestination } from './log-pretty.js';
 /** What the operator logged (JSON) for one `kubectl patch cm hello-config`, from the watch event to the end of the reconcile. */
 const TRACE: Record<string, unknown>[] = [
   { stream: 'configmap default/hello-config', type: 'MODIFIED', key: 'default/hello-config', resourceVersion: '31', msg: 'event' },
-  { object: 'configmap default/hello-config', change: 'content f40f42d4bbc3', keys: ['default/hello'], msg: 'trigger' },
+  { object: 'configmap default/hello-config', change: 'content f40f42d4bbc3', count: 1, keys: ['default/hello'], msg: 'trigger' },
   {
     controller: 'customapp',
     key: 'default/hello',
@@ -83,7 +83,7 @@ test('a trace reads as the data flows: one line per step, the step, subject and 
     t.false(/logger=|controller=|msg=|time=|level=/.test(row), 'columns and constant fields are not repeated');
   }
   t.true(rows[0]!.endsWith('type=MODIFIED key=default/hello-config resourceVersion=31'), rows[0]);
-  t.true(rows[1]!.endsWith('change="content f40f42d4bbc3" keys=["default/hello"]'), rows[1]);
+  t.true(rows[1]!.endsWith('change="content f40f42d4bbc3" count=1 keys=["default/hello"]'), rows[1]);
   t.true(
     rows[4]!.endsWith(
       'verb=update resource=deployments.apps durationMs=2.76 drift=["spec.template.metadata.annotations.app.example.com/config-hash"]',

@@ -36,8 +36,10 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
   triggers.add(
-    subscribeTriggers({ apps, deployments, services, dependencies: parts.dependencies }, (key, trigger) =>
-      controller.enqueue(key, trigger),
+    subscribeTriggers(
+      { apps, deployments, services, dependencies: parts.dependencies },
+      (key, trigger) => controller.enqueue(key, trigger),
+      logger.child({ component: 'triggers' }),
     ),
   );
 

@@ -11,7 +11,7 @@ const TEST_CODE = '\\.test\\.ts$|/testing/';
 // no layer names (operator.ts, main.ts, embedded.ts, flags.ts, kubeconfig.ts) are the top: they may import everything.
 const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'deps', 'events', 'leader', 'http', 'log'];
 const LAYERS = [
-  { name: 'log', path: '^operator/log\\.ts$', mayImport: [] },
+  { name: 'log', path: '^operator/log(-pretty)?\\.ts$', mayImport: [] },
   { name: 'kube', path: '^operator/kube/', mayImport: ['log'] },
   { name: 'watch', path: '^operator/watch/', mayImport: ['kube', 'log'] },
   { name: 'cache', path: '^operator/cache/', mayImport: ['watch', 'kube', 'log'] },
@@ -27,7 +27,7 @@ const LAYERS = [
 ];
 
 // The generic machinery never imports the CustomApp domain.
-const GENERIC = `^operator/(${GENERIC_LAYERS.filter((name) => name !== 'log').join('|')})/|^operator/log\\.ts$`;
+const GENERIC = `^operator/(${GENERIC_LAYERS.filter((name) => name !== 'log').join('|')})/|^operator/log(-pretty)?\\.ts$`;
 const CUSTOMAPP_DOMAIN = '^operator/(customapp|reconcile|manager)/|^infra/customapp-api\\.ts$';
 
 // A back-edge between the operator's layers fails `npm run lint`.

@@ -161,7 +161,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     return undefined;
   });
 
-  new CrdController(api, registry, queue, crdType).start();
+  const endWatches = (group: string, resource: string): void => {
+    hub.drop((watch) => watch.group === group && watch.resource === resource, 'end');
+  };
+  new CrdController(api, registry, queue, crdType, endWatches).start();
   new GarbageCollector(api, registry, queue).start();
   new NamespaceController(api, registry, queue, registry.get('', 'v1', 'namespaces')!).start();
   bootstrap(api, registry);

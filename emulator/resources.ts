@@ -119,6 +119,11 @@ export class ResourceRegistry {
     return [...this.builtinGroups, ...this.customGroups].filter((g) => this.versionsOf(g).length > 0);
   }
 
+  /** Whether the group is built in (its unknown paths answer a NotFound Status), not served by CRDs only ("404 page not found"). */
+  isBuiltinGroup(group: string): boolean {
+    return this.builtinGroups.includes(group);
+  }
+
   /** The versions served for a group, the preferred one first. */
   versionsOf(group: string): string[] {
     const versions: string[] = [];

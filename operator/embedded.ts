@@ -151,8 +151,34 @@ export async function startEmbeddedCluster(options: EmbeddedOptions): Promise<Em
   }
 }
 
-/** What `npm start` prints in embedded mode: how to reach the cluster with kubectl. */
-export function embeddedInstructions(cluster: EmbeddedCluster): string {
+/** Where the operator's endpoints listen, and the ports that were asked for. */
+export interface ServedEndpoints {
+  /** `http://host:port` of /metrics, when served. */
+  readonly metricsUrl?: string;
+  /** `http://host:port` of /healthz and /readyz, when served. */
+  readonly healthUrl?: string;
+  /** The ports the addresses asked for (a different port means that one was busy). */
+  readonly requested: { readonly metrics?: number; readonly probes?: number };
+}
+
+/** `  /metrics  http://127.0.0.1:8080/metrics`, and why the port is not the one asked for, when it is not. */
+function endpointLines(endpoints: ServedEndpoints): string[] {
+  const busy = (url: string, requested: number | undefined): string => {
+    const port = Number(new URL(url).port);
+    return requested !== undefined && requested !== 0 && port !== requested ? `   (port ${requested} is in use: a free port instead)` : '';
+  };
+  const lines: string[] = [];
+  if (endpoints.metricsUrl)
+    lines.push(`  /metrics           ${endpoints.metricsUrl}/metrics${busy(endpoints.metricsUrl, endpoints.requested.metrics)}`);
+  if (endpoints.healthUrl) {
+    const { healthUrl } = endpoints;
+    lines.push(`  /healthz, /readyz  ${healthUrl}/healthz, ${healthUrl}/readyz${busy(healthUrl, endpoints.requested.probes)}`);
+  }
+  return lines.length === 0 ? [] : ['', 'The operator serves:', ...lines];
+}
+
+/** What `npm start` prints in embedded mode: how to reach the cluster with kubectl, and where the operator listens. */
+export function embeddedInstructions(cluster: EmbeddedCluster, endpoints: ServedEndpoints = { requested: {} }): string {
   const kubectl = `kubectl --kubeconfig ${cluster.kubeconfigPath}`;
   return [
     '',
@@ -164,8 +190,9 @@ export function embeddedInstructions(cluster: EmbeddedCluster): string {
     `  ${kubectl} get deployment hello -o jsonpath='{.spec.template.metadata.annotations}'`,
     `  ${kubectl} edit cm hello-config          # then watch the rollout in the trace below`,
     `  ${kubectl} patch cm hello-config -p '{"data":{"GREETING":"hi"}}'`,
+    ...endpointLines(endpoints),
     '',
-    'Stop with Ctrl-C. (--log-format=pretty makes the trace easier to read.)',
+    'Stop with Ctrl-C. Logs are pretty on a terminal and JSON otherwise (--log-format=json|pretty to choose).',
     '',
   ].join('\n');
 }

@@ -16,10 +16,17 @@ test("with no flags, the defaults are controller-runtime's", (t) => {
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
     logLevel: 'info',
-    logFormat: 'json',
+    logFormat: 'auto',
     maxConcurrentReconciles: 4,
     help: false,
   });
+  t.deepEqual([...parseFlags([]).explicit], []);
+});
+
+test('explicit lists the flags given, so that a chosen address can be told from a default', (t) => {
+  const flags = parseFlags(['--metrics-bind-address=:8080', '--log-format', 'json']);
+  t.deepEqual([...flags.explicit].sort(), ['log-format', 'metrics-bind-address']);
+  t.like(flags, { metricsBindAddress: { port: 8080 }, logFormat: 'json' });
 });
 
 test('every flag is read, in --name=value and --name value forms', (t) => {
@@ -62,7 +69,7 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
 const bad: Array<[readonly string[], RegExp]> = [
   [['--nope'], /unknown flag "--nope"/],
   [['--leader-elec'], /unknown flag "--leader-elec"; did you mean "--leader-elect"\?/],
-  [['--log-format=xml'], /--log-format: "xml" is not one of json, pretty/],
+  [['--log-format=xml'], /--log-format: "xml" is not one of auto, json, pretty/],
   [['--log-level=loud'], /--log-level: "loud" is not one of trace, debug/],
   [['--max-concurrent-reconciles=0'], /"0" is not a positive integer/],
   [['--max-concurrent-reconciles=two'], /"two" is not a positive integer/],

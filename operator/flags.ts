@@ -28,13 +28,18 @@ export interface Flags {
   readonly retryPeriodMs: number;
   /** `--log-level`. @default "info" */
   readonly logLevel: LogLevel;
-  /** `--log-format`: json or pretty. @default "json" */
+  /** `--log-format`: auto (pretty on a terminal, JSON otherwise), json or pretty. @default "auto" */
   readonly logFormat: LogFormat;
   /** `--max-concurrent-reconciles`: workers (different keys only: one key never runs twice at once). @default 4 */
   readonly maxConcurrentReconciles: number;
   /** `--help`. */
   readonly help: boolean;
+  /** The names of the flags given on the command line (without `--`), to tell a chosen value from a default. */
+  readonly explicit: ReadonlySet<string>;
 }
+
+/** The flag that sets each endpoint's address (`listenOn`'s endpoint names), to name it when the address is busy. */
+export const ENDPOINT_FLAGS = { metrics: 'metrics-bind-address', probes: 'health-probe-bind-address' } as const;
 
 interface FlagSpec {
   readonly name: string;
@@ -55,13 +60,13 @@ const SPECS: readonly FlagSpec[] = [
     name: 'metrics-bind-address',
     kind: 'string',
     placeholder: 'addr',
-    help: 'where /metrics listens, [host]:port; "0" disables it (default ":8080")',
+    help: 'where /metrics listens, [host]:port; "0" disables it (default ":8080", or a free port when that one is busy in the embedded default)',
   },
   {
     name: 'health-probe-bind-address',
     kind: 'string',
     placeholder: 'addr',
-    help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081")',
+    help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081", or a free port when busy in the embedded default)',
   },
   {
     name: 'leader-elect',
@@ -94,7 +99,12 @@ const SPECS: readonly FlagSpec[] = [
     help: 'interval between attempts to acquire or renew (default 2s)',
   },
   { name: 'log-level', kind: 'string', placeholder: 'level', help: `${LOG_LEVELS.join('|')} (default "info")` },
-  { name: 'log-format', kind: 'string', placeholder: 'format', help: `${LOG_FORMATS.join('|')} (default "json")` },
+  {
+    name: 'log-format',
+    kind: 'string',
+    placeholder: 'format',
+    help: `${LOG_FORMATS.join('|')}; auto is pretty on a terminal, JSON otherwise (default "auto")`,
+  },
   { name: 'max-concurrent-reconciles', kind: 'string', placeholder: 'n', help: 'CustomApps reconciled at once (default 4)' },
   { name: 'help', kind: 'boolean', help: 'print this help and exit' },
 ];
@@ -191,8 +201,9 @@ export function parseFlags(argv: readonly string[]): Flags {
     renewDeadlineMs,
     retryPeriodMs,
     logLevel: oneOf('log-level', LOG_LEVELS, 'info'),
-    logFormat: oneOf('log-format', LOG_FORMATS, 'json'),
+    logFormat: oneOf('log-format', LOG_FORMATS, 'auto'),
     maxConcurrentReconciles: workers,
     help: values.get('help') === true,
+    explicit: new Set(values.keys()),
   };
 }

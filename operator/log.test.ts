@@ -1,7 +1,7 @@
-// Tests of the logger: one JSON object per line by default, a human line with --log-format=pretty, and trace ids.
+// Tests of the logger: JSON lines, or one aligned line per entry with pretty (auto: on a terminal), and trace ids.
 import test from 'ava';
 import { PassThrough } from 'node:stream';
-import { createLogger, newTraceId } from './log.js';
+import { createLogger, newTraceId, resolveLogFormat } from './log.js';
 
 function collect(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
@@ -22,10 +22,23 @@ test('json lines carry the message as msg and the fields as they are', (t) => {
 test('the pretty format writes one readable line per entry', (t) => {
   const { stream, text } = collect();
   const logger = createLogger({ format: 'pretty', destination: stream });
-  logger.info({ key: 'default/hello' }, 'reconcile.start');
-  t.regex(text(), /INFO.*reconcile\.start.*"key":"default\/hello"/);
-  t.is(text().trim().split('\n').length, 1);
+  logger.info({ key: 'default/hello', traceId: '85792c68429d7712', retries: 0 }, 'reconcile.start');
+  t.regex(text(), /^\d\d:\d\d:\d\d\.\d{3} INFO {2}reconcile\.start +default\/hello +85792c68 retries=0\n$/);
+  t.false(text().includes('\x1b['), 'no colours when the output is not a terminal');
   t.throws(() => JSON.parse(text().trim()), undefined, 'not JSON');
+});
+
+test('auto is pretty (in colour) on a terminal and JSON elsewhere; json and pretty are what they say', (t) => {
+  t.is(resolveLogFormat('auto', true), 'pretty');
+  t.is(resolveLogFormat('auto', false), 'json');
+  t.is(resolveLogFormat('json', true), 'json');
+  t.is(resolveLogFormat('pretty', false), 'pretty');
+  const terminal = collect();
+  createLogger({ destination: terminal.stream, isTTY: true }).info({ key: 'a/b' }, 'enqueue');
+  t.true(terminal.text().includes('\x1b[32mINFO \x1b[0m \x1b[1menqueue'), terminal.text());
+  const pipe = collect();
+  createLogger({ destination: pipe.stream, isTTY: false }).info({ key: 'a/b' }, 'enqueue');
+  t.like(JSON.parse(pipe.text()), { msg: 'enqueue', key: 'a/b' });
 });
 
 test('the level filters lower entries', (t) => {

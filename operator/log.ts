@@ -1,13 +1,18 @@
-// Structured logs (pino): JSON by default, pretty for humans, and the trace ids that link a trigger to its writes.
+// Structured logs (pino): JSON for machines, pretty for people on a terminal, and the trace ids that link a trigger to its writes.
 import { randomBytes } from 'node:crypto';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { prettyDestination } from './log-pretty.js';
 
 export type { Logger };
 
-/** How log lines are written. */
-export type LogFormat = 'json' | 'pretty';
-export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+/** How log lines are written: `auto` is pretty when stdout is a terminal, JSON otherwise (a container, CI, a pipe). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+export const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
+
+/** The format `format` means when stdout is (`isTTY`) or is not a terminal. */
+export function resolveLogFormat(format: LogFormat, isTTY: boolean): 'json' | 'pretty' {
+  return format === 'auto' ? (isTTY ? 'pretty' : 'json') : format;
+}
 /** pino's levels, as `--log-level` accepts them. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -16,32 +21,32 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface LoggerOptions {
   /** @default 'info' */
   readonly level?: LogLevel;
-  /** @default 'json' */
+  /** @default 'auto' */
   readonly format?: LogFormat;
   /** Where lines go (tests pass a collecting stream). @default stdout, written synchronously */
   readonly destination?: DestinationStream;
+  /**
+   * Whether the output is a terminal: `auto` picks pretty, and pretty is coloured, when it is.
+   * @default `process.stdout.isTTY` when writing to stdout (read when the logger is created), false with a `destination`
+   */
+  readonly isTTY?: boolean;
 }
 
 /**
- * The operator's root logger. Every line is one JSON object with `time`, `level`, `msg` (the event name, for
- * example `reconcile.end`) and the event's fields (`key`, `reason`, `traceId`, `stream`…). Object contents never
- * go into logs: the reconcile only handles names, hashes and conditions, never ConfigMap or Secret values.
+ * The operator's root logger. Every entry is one JSON object with `time`, `level`, `msg` (the event name, for
+ * example `reconcile.end`) and the event's fields (`key`, `reason`, `traceId`, `stream`…); the pretty format writes
+ * the same entry as one aligned line (`log-pretty.ts`). Object contents never go into logs: the reconcile only
+ * handles names, hashes and conditions, never ConfigMap or Secret values.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { level: options.level ?? 'info', base: { logger: 'customapp-operator' }, timestamp: pino.stdTimeFunctions.isoTime };
-  if (options.format === 'pretty') {
-    const pretty = pinoPretty({
-      sync: true,
-      colorize: process.stdout.isTTY ?? false,
-      translateTime: 'SYS:HH:MM:ss.l',
-      ignore: 'logger',
-      singleLine: true,
-      destination: options.destination ? (options.destination as unknown as NodeJS.WritableStream) : 1,
-    });
-    return pino(settings, pretty);
-  }
+  const isTTY = options.isTTY ?? (options.destination ? false : process.stdout.isTTY === true);
   // Synchronous writes: lines keep their order and none is lost when the process exits right after a stop.
-  return pino(settings, options.destination ?? pino.destination({ dest: 1, sync: true }));
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: true });
+  if (resolveLogFormat(options.format ?? 'auto', isTTY) === 'pretty') {
+    return pino(settings, prettyDestination(destination, { colors: isTTY }));
+  }
+  return pino(settings, destination);
 }
 
 /** A new trace id: 16 hex digits, carried from a trigger through the queue and the reconcile to each API write. */

@@ -1,7 +1,8 @@
 // `npm start`: flags, the cluster (or the embedded emulator), then the operator until SIGTERM or SIGINT. Wiring only.
-import { createOperator } from './operator.js';
+import { createOperator, type Operator } from './operator.js';
 import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
-import { parseFlags, usage, type Flags } from './flags.js';
+import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
+import { AddressInUseError, formatBindAddress } from './http/listen.js';
 import { resolveKubeConfig } from './kubeconfig.js';
 import { createLogger } from './log.js';
 
@@ -34,30 +35,53 @@ async function main(argv: readonly string[]): Promise<number> {
     logger.info({ source: resolved.source, path: resolved.path, server: resolved.kubeConfig.getCurrentCluster()?.server }, 'kubeconfig');
   } else {
     embedded = await startEmbeddedCluster({ logger });
-    process.stdout.write(embeddedInstructions(embedded));
   }
 
-  const operator = await createOperator({
-    kubeConfig: resolved?.kubeConfig ?? embedded!.operatorKubeConfig,
-    namespace: flags.namespace,
-    logger,
-    maxConcurrentReconciles: flags.maxConcurrentReconciles,
-    metricsBindAddress: flags.metricsBindAddress,
-    healthProbeBindAddress: flags.healthProbeBindAddress,
-    processMetrics: true,
-    leaderElection: flags.leaderElect
-      ? {
-          namespace: flags.leaderElectionNamespace,
-          name: flags.leaderElectionId,
-          leaseDurationMs: flags.leaseDurationMs,
-          renewDeadlineMs: flags.renewDeadlineMs,
-          retryPeriodMs: flags.retryPeriodMs,
-        }
-      : undefined,
-  }).catch(async (error: unknown) => {
+  // In the embedded default, a busy default port is no reason to fail: a free one is taken (and printed below).
+  const orFreePort = (flag: string): boolean => embedded !== undefined && !flags.explicit.has(flag);
+  let operator: Operator;
+  try {
+    operator = await createOperator({
+      kubeConfig: resolved?.kubeConfig ?? embedded!.operatorKubeConfig,
+      namespace: flags.namespace,
+      logger,
+      maxConcurrentReconciles: flags.maxConcurrentReconciles,
+      metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
+      healthProbeBindAddress: flags.healthProbeBindAddress && {
+        ...flags.healthProbeBindAddress,
+        orFreePort: orFreePort(ENDPOINT_FLAGS.probes),
+      },
+      processMetrics: true,
+      leaderElection: flags.leaderElect
+        ? {
+            namespace: flags.leaderElectionNamespace,
+            name: flags.leaderElectionId,
+            leaseDurationMs: flags.leaseDurationMs,
+            renewDeadlineMs: flags.renewDeadlineMs,
+            retryPeriodMs: flags.retryPeriodMs,
+          }
+        : undefined,
+    });
+  } catch (error) {
     await embedded?.stop();
-    throw error;
-  });
+    const busy = error instanceof Error && error.cause instanceof AddressInUseError ? error.cause : undefined;
+    if (!busy) throw error;
+    const flag = ENDPOINT_FLAGS[busy.endpoint as keyof typeof ENDPOINT_FLAGS];
+    const address = formatBindAddress(busy.address);
+    process.stderr.write(
+      `error: --${flag}: "${address}" is already in use by another process; pass a free address (for example --${flag}=127.0.0.1:0 for any free port) or "0" to disable it\n`,
+    );
+    return 1;
+  }
+  if (embedded) {
+    process.stdout.write(
+      embeddedInstructions(embedded, {
+        metricsUrl: operator.metricsUrl,
+        healthUrl: operator.healthUrl,
+        requested: { metrics: flags.metricsBindAddress?.port, probes: flags.healthProbeBindAddress?.port },
+      }),
+    );
+  }
 
   const signalled = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {

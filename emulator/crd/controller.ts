@@ -70,12 +70,24 @@ export const crdStrategy = {
   },
 };
 
+/** Whether an update makes the apiserver rebuild a CRD's storage: a new generation (a spec change) or new accepted names. */
+function storageChanged(previous: KubeObject, current: KubeObject): boolean {
+  const accepted = (crd: KubeObject): string => JSON.stringify((crd.status as Obj | undefined)?.acceptedNames ?? null);
+  return previous.metadata.generation !== current.metadata.generation || accepted(previous) !== accepted(current);
+}
+
 export class CrdController {
+  /**
+   * @param onRemoved called when a CRD's storage is torn down, as the apiserver's crdHandler does when the CRD is
+   * deleted or its generation or accepted names change: the open watches of its resources end there (a client's
+   * next request meets the new state, a 404 when it is no longer served)
+   */
   constructor(
     private readonly api: Api,
     private readonly registry: ResourceRegistry,
     private readonly queue: ControllerQueue,
     private readonly crdType: ResourceType,
+    private readonly onRemoved: (group: string, resource: string) => void = () => undefined,
   ) {}
 
   start(): void {
@@ -87,8 +99,14 @@ export class CrdController {
     if (collection.name === this.crdType.storage) {
       if (event.type === 'DELETED') {
         const spec = event.object.spec as Obj;
-        this.registry.removeCustom(spec.group, crdNames(event.object).plural);
+        const plural = crdNames(event.object).plural;
+        this.registry.removeCustom(spec.group, plural);
+        this.onRemoved(spec.group, plural);
         return;
+      }
+      const previous = event.previous;
+      if (event.type === 'MODIFIED' && previous !== undefined && storageChanged(previous, event.object)) {
+        this.onRemoved((previous.spec as Obj).group, crdNames(previous).plural);
       }
       this.serve(event.object);
       return;

@@ -89,7 +89,8 @@ export function serveNonResource(
       return;
     }
   }
-  if (segments[0] === 'api' || (segments[0] === 'apis' && segments.length > 1 && registry.versionsOf(segments[1]).length > 0))
+  // A version a built-in group does not serve is a NotFound Status; under a CRD-only group, "404 page not found".
+  if (segments[0] === 'api' || (segments[0] === 'apis' && segments.length > 1 && registry.isBuiltinGroup(segments[1])))
     throw pathNotFound();
   throw new PageNotFound();
 }

@@ -67,10 +67,9 @@ export async function serveResource(
 ): Promise<void> {
   const { api, registry, counters } = deps;
   const rt = registry.get(info.group, info.version, info.resource);
-  if (rt === undefined && info.apiPrefix === 'apis' && registry.versionsOf(info.group).length === 0) throw new PageNotFound();
-  if (rt === undefined || (info.subresource !== '' && !rt.subresources.includes(info.subresource)) || info.parts.length > 3)
-    throw pathNotFound();
-  counters.record(fault);
+  const served = rt !== undefined && (info.subresource === '' || rt.subresources.includes(info.subresource)) && info.parts.length <= 3;
+  if (served) counters.record(fault);
+  // The apiserver authorizes in its filter chain, before any routing: a resource nobody serves is a 403 first.
   authorize(deps, {
     user,
     verb: info.verb,
@@ -83,6 +82,10 @@ export async function serveResource(
     name: info.name,
     path: info.path,
   });
+  // Under a group that only CRDs serve, the apiextensions handler passes unknown versions and resources on to the
+  // mux's plain "404 page not found"; built-in groups answer a NotFound Status.
+  if (rt === undefined && info.apiPrefix === 'apis' && !registry.isBuiltinGroup(info.group)) throw new PageNotFound();
+  if (!served) throw pathNotFound();
   if (rt.namespaced && info.namespace === '' && !['list', 'watch'].includes(info.verb)) throw pathNotFound();
   const namespace = rt.namespaced ? info.namespace : '';
   if (!rt.verbs.includes(info.verb) && info.subresource === '') throw methodNotAllowed();

@@ -7,6 +7,7 @@ import type { DependencySource } from '../deps/source.js';
 import type { Deployment, Service } from '../kube/objects.js';
 import { controllingAppName } from './labels.js';
 import type { Trigger } from '../controller/controller.js';
+import type { Logger } from '../log.js';
 
 /** Index of the CustomApp cache: `namespace/configMapName` → CustomApp keys. */
 export const BY_CONFIGMAP = 'byConfigMap';
@@ -18,6 +19,9 @@ export const CUSTOM_APP_INDEXERS: Indexers<CustomApp> = {
   [BY_CONFIGMAP]: (app) => (app.spec?.configMapName ? [`${app.metadata.namespace}/${app.spec.configMapName}`] : []),
   [BY_SECRET]: (app) => (app.spec?.secretName ? [`${app.metadata.namespace}/${app.spec.secretName}`] : []),
 };
+
+/** The keys a `trigger` line names (its `count` says how many there are in all). */
+const TRIGGER_LOG_KEYS = 10;
 
 /** What the triggers watch. */
 export interface TriggerSources {
@@ -39,10 +43,15 @@ function appSignature(app: CustomApp): string {
  *   update, which the reconcile itself causes, queues nothing);
  * - a Deployment or Service added, changed or deleted: its controlling CustomApp;
  * - a ConfigMap or Secret whose existence or content changed (the DependencySource's `changes`): every CustomApp
- *   whose spec references it, through the CustomApp index.
+ *   whose spec references it, through the CustomApp index. Each such change logs one `trigger` line (the object,
+ *   the change, the keys it maps to) before the enqueues: the step between a watch `event` and `enqueue` in a trace.
  * Unsubscribe the result to stop them all.
  */
-export function subscribeTriggers(sources: TriggerSources, enqueue: (key: string, trigger: Trigger) => void): Subscription {
+export function subscribeTriggers(
+  sources: TriggerSources,
+  enqueue: (key: string, trigger: Trigger) => void,
+  logger?: Logger,
+): Subscription {
   const { apps, deployments, services, dependencies } = sources;
   const signatures = new Map<string, string>();
   const subscriptions = new Subscription();
@@ -80,7 +89,10 @@ export function subscribeTriggers(sources: TriggerSources, enqueue: (key: string
       const index = state.ref.kind === 'ConfigMap' ? BY_CONFIGMAP : BY_SECRET;
       const object = `${state.ref.namespace}/${state.ref.name}`;
       const reason = state.exists ? `content ${state.hash.slice(0, 12)}` : 'absent';
-      for (const key of apps.store.byIndex(index, object)) enqueue(key, { source: state.ref.kind.toLowerCase(), object, reason });
+      const source = state.ref.kind.toLowerCase();
+      const keys = apps.store.byIndex(index, object);
+      logger?.info({ object: `${source} ${object}`, change: reason, count: keys.length, keys: keys.slice(0, TRIGGER_LOG_KEYS) }, 'trigger');
+      for (const key of keys) enqueue(key, { source, object, reason });
     }),
   );
   return subscriptions;

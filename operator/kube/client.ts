@@ -31,6 +31,9 @@ export interface KubeClientOptions {
 /** The verbs a reconcile and its Event recorder use; a {@link KubeClient} has them, and unit tests pass a fake. */
 export type WriteClient = Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'delete'>;
 
+/** The pseudo-resource that discovery requests are counted under in metrics. */
+const DISCOVERY: Resource = { group: '', version: '', plural: 'discovery', kind: 'Discovery', namespaced: false };
+
 /**
  * The operator's only way to the API server. It knows nothing of caches or retries: callers own those. Every
  * request is reported to `onRequest` with its verb and resource, which is how metrics and the benchmark count them.
@@ -171,6 +174,14 @@ export class KubeClient {
       body,
       signal: options.signal,
     });
+  }
+
+  /**
+   * GET of a discovery document (`/api/v1`, `/apis/<group>`, `/apis/<group>/<version>`), counted as verb `get` of
+   * resource `discovery`. Rejects with {@link ApiError} (404 when the group or version is not served).
+   */
+  async discovery<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.json<T>({ method: 'GET', verb: 'get', resource: DISCOVERY, path, signal });
   }
 
   /**

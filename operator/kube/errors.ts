@@ -51,6 +51,8 @@ export const isAlreadyExists = (error: unknown): boolean =>
 /** True for 410 Gone / reason Expired: the requested resourceVersion is too old; relist. */
 export const isGone = (error: unknown): boolean =>
   error instanceof ApiError && (error.statusCode === 410 || error.reason === 'Expired' || error.reason === 'Gone');
+/** True for 403 Forbidden (RBAC denied the request). */
+export const isForbidden = (error: unknown): boolean => error instanceof ApiError && error.statusCode === 403;
 
 /**
  * An error's code, reason and message for a log line. Excerpts of a malformed answer (the client quotes them in

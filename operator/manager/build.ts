@@ -17,6 +17,7 @@ import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
 import { LeaderElector } from '../leader/leader-elector.js';
 import { type Logger, newTraceId } from '../log.js';
 import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
+import { type ApiAccess, apiAccess } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
@@ -32,6 +33,8 @@ export interface OperatorParts {
   readonly apps: Informer<CustomApp>;
   readonly deployments: Informer<Deployment>;
   readonly services: Informer<Service>;
+  /** The gates of the three informers' list and watch: a missing CRD or a 403 holds them, says why, and recovers. */
+  readonly access: ApiAccess;
   /** The read-your-writes views of the three stores that the reconcile reads. */
   readonly caches: {
     readonly apps: FreshCache<CustomApp>;
@@ -64,10 +67,23 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
   }
 
   const scope = namespace ?? '*';
-  const apps = informer<CustomApp>(client, CUSTOM_APPS, { namespace, name: `customapp ${scope}` }, CUSTOM_APP_INDEXERS, watchDeps);
+  const access = apiAccess(client, { namespace, logger, scheduler });
+  const apps = informer<CustomApp>(
+    access.apps.client,
+    CUSTOM_APPS,
+    { namespace, name: `customapp ${scope}` },
+    CUSTOM_APP_INDEXERS,
+    watchDeps,
+  );
   const owned = { namespace, labelSelector: OWNED_SELECTOR };
-  const deployments = informer<Deployment>(client, DEPLOYMENTS, { ...owned, name: `deployment ${scope} (owned)` }, {}, watchDeps);
-  const services = informer<Service>(client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
+  const deployments = informer<Deployment>(
+    access.deployments.client,
+    DEPLOYMENTS,
+    { ...owned, name: `deployment ${scope} (owned)` },
+    {},
+    watchDeps,
+  );
+  const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
 
   const leaderElection = options.leaderElection;
   const elector = leaderElection
@@ -111,6 +127,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     apps,
     deployments,
     services,
+    access,
     caches,
     elector,
     identity,
@@ -127,6 +144,7 @@ export function closeDependencies(parts: OperatorParts): void {
 
 /** Closes what building opened, when the operator never started: the above, and the client if it was built here. */
 export function closeParts(parts: OperatorParts): void {
+  parts.access.close();
   closeDependencies(parts);
   if (parts.ownsClient) parts.client.close();
 }

@@ -1,4 +1,5 @@
 // Serves an operator's endpoints: /healthz and /readyz on the probe address, /metrics on the metrics address.
+import { listenOn } from '../http/listen.js';
 import type { EndpointServer } from '../http/servers.js';
 import { serveMetrics, serveProbes } from '../http/servers.js';
 import type { OperatorParts } from './build.js';
@@ -21,8 +22,10 @@ export function unsyncedCaches(parts: OperatorParts): string[] {
 }
 
 /**
- * Listens on the addresses the options give (none by default). /readyz is ready once the three caches hold their
- * first list, leader or not. A failure to listen closes what did listen and throws, naming the cause.
+ * Listens on the addresses the options give (none by default); an address with `orFreePort` takes a free port when
+ * its own is busy. /readyz is ready once the three caches hold their first list, leader or not, and fails with the
+ * reason while the API cannot serve the informers (a missing CRD, a 403). A failure to listen closes what did listen
+ * and throws, naming the cause (an `AddressInUseError` for a busy port).
  */
 export async function serveEndpoints(options: OperatorOptions, parts: OperatorParts): Promise<Endpoints> {
   const servers: EndpointServer[] = [];
@@ -33,19 +36,22 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
     let probes: EndpointServer | undefined;
     let metrics: EndpointServer | undefined;
     if (options.healthProbeBindAddress) {
-      probes = await serveProbes(options.healthProbeBindAddress, {
+      const checks = {
         healthz: { ping: () => undefined },
         readyz: {
+          api: () => parts.access.reason(),
           caches: () => {
             const unsynced = unsyncedCaches(parts);
             return unsynced.length === 0 ? undefined : `not synced: ${unsynced.join(', ')}`;
           },
         },
-      });
+      };
+      probes = await listenOn('probes', options.healthProbeBindAddress, (address) => serveProbes(address, checks), parts.logger);
       servers.push(probes);
     }
     if (options.metricsBindAddress) {
-      metrics = await serveMetrics(options.metricsBindAddress, parts.metrics.registry);
+      const registry = parts.metrics.registry;
+      metrics = await listenOn('metrics', options.metricsBindAddress, (address) => serveMetrics(address, registry), parts.logger);
       servers.push(metrics);
     }
     return { probes, metrics, close };

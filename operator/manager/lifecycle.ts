@@ -30,13 +30,16 @@ export interface Lifecycle {
 export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
   const { logger, apps, deployments, services, caches, controller, elector, client } = parts;
 
+  parts.access.start();
   const triggers = new Subscription();
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
   triggers.add(
-    subscribeTriggers({ apps, deployments, services, dependencies: parts.dependencies }, (key, trigger) =>
-      controller.enqueue(key, trigger),
+    subscribeTriggers(
+      { apps, deployments, services, dependencies: parts.dependencies },
+      (key, trigger) => controller.enqueue(key, trigger),
+      logger.child({ component: 'triggers' }),
     ),
   );
 
@@ -82,6 +85,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       await controller.stop();
       reconciling = false;
       triggers.unsubscribe();
+      parts.access.close();
       closeDependencies(parts);
       await elector?.release();
       await endpoints.close();

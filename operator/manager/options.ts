@@ -8,7 +8,7 @@ import type { OperatorMetrics } from '../controller/metrics.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { DependencyRegistry, DependencyRegistryOptions } from '../deps/registry.js';
 import type { DependencySource } from '../deps/source.js';
-import type { BindAddress } from '../http/bind-address.js';
+import type { ListenAddress } from '../http/listen.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Deployment, Service } from '../kube/objects.js';
 import type { LeaderElectionOptions } from '../leader/leader-elector.js';
@@ -46,10 +46,10 @@ export interface OperatorOptions {
   readonly maxConcurrentReconciles?: number;
   /** Reconcile only while holding this Lease. @default no leader election */
   readonly leaderElection?: LeaderElectionSettings;
-  /** Where /metrics listens. @default not served */
-  readonly metricsBindAddress?: BindAddress;
-  /** Where /healthz and /readyz listen. @default not served */
-  readonly healthProbeBindAddress?: BindAddress;
+  /** Where /metrics listens (`orFreePort`: or a free port when that one is busy). @default not served */
+  readonly metricsBindAddress?: ListenAddress;
+  /** Where /healthz and /readyz listen (`orFreePort`: or a free port when that one is busy). @default not served */
+  readonly healthProbeBindAddress?: ListenAddress;
   /** Also export process_* and nodejs_* metrics. @default false */
   readonly processMetrics?: boolean;
   /**

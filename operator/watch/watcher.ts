@@ -32,8 +32,9 @@ import { relistOnGone } from './relist.js';
  *
  * Unsubscribing aborts the HTTP request in flight and cancels every timer: nothing survives it.
  *
- * Logs (pino, each line with `stream`): `subscribed`, `listed` (count, resourceVersion), `event` (type, key) and
- * `bookmark` at debug, `error`, `retry` (delayMs), `relist`, `unsubscribed`. Payloads are never logged.
+ * Logs (pino, each line with `stream`): `subscribed`, `listed` (count, resourceVersion), `event` (type, key,
+ * resourceVersion; one per watch event), `bookmark` at debug, `error`, `retry` (delayMs), `relist`, `unsubscribed`.
+ * Payloads are never logged.
  */
 export function watcher<T extends KubeObject>(
   client: WatchClient,

@@ -26,7 +26,7 @@ test('--help prints every flag and exits 0', async (t) => {
 test('a bad flag exits 2 with a message quoting it', async (t) => {
   const { code, stderr } = await runOperatorOnce(['--log-format=xml']);
   t.is(code, 2);
-  t.is(stderr, 'error: --log-format: "xml" is not one of json, pretty\n');
+  t.is(stderr, 'error: --log-format: "xml" is not one of auto, json, pretty\n');
 });
 
 /** Fast leader election, so that a takeover after a kill takes about 2 s instead of 15. */

@@ -231,3 +231,137 @@ test('custom resource validation: types, ranges, patterns, lengths, required, an
     ],
     'errors-validation',
   ));
+
+test('what is not served: a group no CRD defines, a version a CRD does not serve, a resource no group version has, and RBAC answered before any of them', async (t) => {
+  const widgets = {
+    metadata: { name: 'widgets.unserved.example.com' },
+    spec: {
+      group: 'unserved.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [
+        {
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+        {
+          name: 'v1',
+          served: false,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+  const paths = [
+    '/apis/nothere.example.com',
+    '/apis/nothere.example.com/v1',
+    '/apis/nothere.example.com/v1/things',
+    '/apis/unserved.example.com',
+    '/apis/unserved.example.com/v1',
+    '/apis/unserved.example.com/v1/widgets',
+    '/apis/unserved.example.com/v1/namespaces/default/widgets?watch=1',
+    '/apis/unserved.example.com/v2/gadgets',
+    '/apis/apps/v9',
+    '/apis/apps/v9/deployments',
+    '/apis/apps/v1/gadgets',
+    '/api/v9',
+    '/api/v1/gadgets',
+  ];
+  const [emulator, envtest] = await onBoth(pair, async (target) => {
+    const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgets);
+    if (created.status !== 201) throw new Error(`${target.name}: CRD ${created.status}`);
+    for (let i = 0; i < 100 && (await target.request('GET', '/apis/unserved.example.com/v2')).status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await target.request('POST', '/api/v1/namespaces', { metadata: { name: 'customapp-system' } });
+    const token = await target.serviceAccountToken('customapp-system', 'not-granted');
+    const answers: unknown[] = [];
+    for (const path of paths) {
+      answers.push({ as: 'admin', path, ...(outcome(await target.request('GET', path)) as object) });
+      // Discovery is open to every authenticated user; resource requests are authorized before they are routed.
+      answers.push({ as: 'serviceaccount', path, ...(outcome(await target.request('GET', path, undefined, { token })) as object) });
+    }
+    return answers;
+  });
+  t.deepEqual(normalize(emulator), normalize(envtest));
+});
+
+test('a CRD whose storage is torn down (a version no longer served, the CRD deleted) ends the open watches of its resources; a label change does not', async (t) => {
+  const gizmos = (v1Served: boolean) => ({
+    metadata: { name: 'gizmos.deleted.example.com' },
+    spec: {
+      group: 'deleted.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
+      versions: [
+        {
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+        {
+          name: 'v1',
+          served: v1Served,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  });
+  const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.deleted.example.com';
+  const [emulator, envtest] = await onBoth(pair, async (target) => {
+    await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gizmos(true));
+    let list = await target.request('GET', '/apis/deleted.example.com/v1/gizmos');
+    for (let i = 0; i < 100 && list.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      list = await target.request('GET', '/apis/deleted.example.com/v1/gizmos');
+    }
+    // Established (its accepted names set) before the watches open: that update rebuilds the storage too.
+    await new Promise((r) => setTimeout(r, 1500));
+    const rv = list.body.metadata.resourceVersion;
+    const v1 = await target.watch(`/apis/deleted.example.com/v1/gizmos?watch=1&resourceVersion=${rv}`);
+    const v2 = await target.watch(`/apis/deleted.example.com/v2/gizmos?watch=1&resourceVersion=${rv}`);
+    try {
+      const labelled = await target.request(
+        'PATCH',
+        crdPath,
+        { metadata: { labels: { a: 'b' } } },
+        { contentType: 'application/merge-patch+json' },
+      );
+      const afterLabel = await v1.ended(2_000);
+      const current = await target.request('GET', crdPath);
+      const unserved = await target.request('PUT', crdPath, {
+        ...gizmos(false),
+        metadata: { ...gizmos(false).metadata, resourceVersion: current.body.metadata.resourceVersion },
+      });
+      const afterUnserved = await v1.ended(10_000);
+      const v1After = outcome(await target.request('GET', `/apis/deleted.example.com/v1/gizmos?watch=1&resourceVersion=${rv}`));
+      const v2Watch = await target.watch(`/apis/deleted.example.com/v2/gizmos?watch=1&resourceVersion=${rv}`);
+      const deleted = await target.request('DELETE', crdPath);
+      const afterDelete = await v2Watch.ended(15_000);
+      for (let i = 0; i < 150 && (await target.request('GET', crdPath)).status !== 404; i++) await new Promise((r) => setTimeout(r, 100));
+      const v2After = outcome(await target.request('GET', `/apis/deleted.example.com/v2/gizmos?watch=1&resourceVersion=${rv}`));
+      v2Watch.close();
+      return {
+        labelled: labelled.status,
+        afterLabel,
+        unserved: unserved.status,
+        afterUnserved,
+        v1After,
+        deleted: deleted.status,
+        afterDelete,
+        v2After,
+        v2Ended: await v2.ended(0),
+      };
+    } finally {
+      v1.close();
+      v2.close();
+    }
+  });
+  t.deepEqual(emulator, envtest);
+  t.like(envtest, { afterLabel: false, afterUnserved: true, afterDelete: true });
+});

@@ -19,6 +19,8 @@ export interface RequestOptions {
 export interface DiffWatch {
   /** The next `n` events (throws after the timeout). */
   take(n: number, timeoutMs?: number): Promise<any[]>;
+  /** Whether the server ended the stream within `timeoutMs`. */
+  ended(timeoutMs: number): Promise<boolean>;
   close(): void;
 }
 
@@ -98,6 +100,16 @@ function httpsTarget(name: Target['name'], server: string, ca: string | undefine
               });
             }
             return events.splice(0, n);
+          },
+          async ended(timeoutMs) {
+            const deadline = Date.now() + timeoutMs;
+            while (!res.readableEnded && Date.now() < deadline) {
+              await new Promise<void>((r) => {
+                waiter = r;
+                setTimeout(r, 50);
+              });
+            }
+            return res.readableEnded;
           },
           close: () => req.destroy(),
         });

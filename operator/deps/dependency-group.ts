@@ -285,6 +285,19 @@ export class DependencyGroup {
         const slot = this.slots.get(name!);
         if (!slot) return;
         if (source.name !== undefined && source.name !== name) return;
+        // The namespace watch logs its events at debug (most are of objects nobody references): the ones a slot
+        // takes are the trace's first line, at info.
+        if (source.scope === 'namespace') {
+          this.log.info(
+            {
+              stream: `${this.kind.toLowerCase()} ${this.namespace}/*`,
+              type: event.type,
+              key: `${this.namespace}/${name}`,
+              resourceVersion,
+            },
+            'event',
+          );
+        }
         slot.offer(event.type === 'apply' ? observed(event.object) : { exists: false }, resourceVersion ?? '');
         return;
       }

@@ -42,7 +42,12 @@ export function watchDependencies(client: WatchClient, config: DependencyWatchCo
   return ({ kind, namespace, name }) => {
     const resource = DEPENDENCY_RESOURCES[kind];
     return name === undefined
-      ? watcher<DependencyObject>(client, resource, { ...config, namespace, name: `${kind.toLowerCase()} ${namespace}/*` }, deps)
+      ? watcher<DependencyObject>(
+          client,
+          resource,
+          { ...config, namespace, name: `${kind.toLowerCase()} ${namespace}/*`, eventLogLevel: 'debug' },
+          deps,
+        )
       : watchObject<DependencyObject>(client, resource, namespace, name, config, deps);
   };
 }

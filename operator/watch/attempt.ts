@@ -169,8 +169,9 @@ function watched<T extends KubeObject>(steps: WatchSteps, raw: RawWatchEvent<T>)
     case 'DELETED': {
       const object = raw.object as T;
       position.resourceVersion = object.metadata.resourceVersion ?? position.resourceVersion;
-      // At info: the first line of the trace a change leaves (event → trigger → enqueue → reconcile → write).
-      if (log.isLevelEnabled('info')) log.info({ type: raw.type, key: keyOf(object), resourceVersion: position.resourceVersion }, 'event');
+      // At info by default: the first line of the trace a change leaves (event → trigger → enqueue → reconcile → write).
+      const level = steps.config.eventLogLevel ?? 'info';
+      if (log.isLevelEnabled(level)) log[level]({ type: raw.type, key: keyOf(object), resourceVersion: position.resourceVersion }, 'event');
       return raw.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object };
     }
     case 'BOOKMARK':

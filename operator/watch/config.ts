@@ -30,6 +30,12 @@ export interface WatcherConfig {
   readonly idleTimeoutMs?: number;
   /** Delays between retries after errors. @default {@link DEFAULT_BACKOFF} (client-go's) */
   readonly backoff?: BackoffPolicy;
+  /**
+   * The level of the `event` line each change logs. A stream whose events are mostly of no interest (a namespace
+   * watch that sees every ConfigMap of the namespace) logs them at debug, and its consumer logs the ones it uses.
+   * @default 'info'
+   */
+  readonly eventLogLevel?: 'info' | 'debug';
   /** The stream's name in logs, e.g. `configmap default/app-config`. @default `<resource> <namespace or *>` */
   readonly name?: string;
 }

@@ -114,8 +114,12 @@ for (const target of selectedTargets()) {
     );
     t.deepEqual(untraced, [], 'every Secret is named in debug or info lines');
     t.true(
-      operator.process.lines.some((line) => line.level === 30 && line.msg === 'event' && line.key === `${ns}/unreferenced`),
-      'watch events are traced at info',
+      operator.process.lines.some((line) => line.level === 30 && line.msg === 'event' && line.key === `${ns}/creds-0`),
+      'the watch events of referenced Secrets are traced at info',
+    );
+    t.true(
+      operator.process.lines.some((line) => line.level === 20 && line.msg === 'event' && line.key === `${ns}/unreferenced`),
+      'the namespace watch traces the events it drops at debug',
     );
     t.true(places["the operator's heap snapshot"]!.includes('app.example.com/secret-hash'), 'the snapshot holds the strings of the heap');
     for (const [place, text] of Object.entries(places)) {

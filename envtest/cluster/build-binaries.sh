@@ -34,6 +34,15 @@ for tool in go gcc; do
   fi
 done
 
+# One build at a time (concurrent test files may all find the binaries missing); the lock is this script itself. A caller
+# that waited finds the binaries the other one built.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
+if [[ -x "${BIN}/kubelet" && -x "${BIN}/kube-scheduler" && -x "${BIN}/kube-proxy" && -x "${BIN}/pause" && -x "${DEMO}" ]]; then
+  echo "${BIN}"
+  exit 0
+fi
+
 # shellcheck source=envtest/go-env.sh
 source "${HERE}/../go-env.sh"
 # shellcheck source=envtest/k8s-module.sh

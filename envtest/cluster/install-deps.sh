@@ -8,15 +8,21 @@ set -euo pipefail
 
 log() { echo "cluster-deps: $*" >&2; }
 
-# "<check> <package>": a command, or a file path for what has no command.
-missing=()
-while read -r check package; do
-  if [[ "${check}" == /* ]]; then
-    [[ -e "${check}" ]] || missing+=("${package}")
-  else
-    command -v "${check}" >/dev/null 2>&1 || missing+=("${package}")
-  fi
-done <<'NEEDS'
+if [[ "$(uname -m)" != x86_64 ]]; then
+  log "$(uname -m): only x86_64 is supported (the static libc path and the images)"
+  exit 1
+fi
+
+# Prints the Debian packages whose command (or, for what has no command, file) is missing.
+missing_packages() {
+  local check package
+  while read -r check package; do
+    if [[ "${check}" == /* ]]; then
+      [[ -e "${check}" ]] || echo "${package}"
+    else
+      command -v "${check}" >/dev/null 2>&1 || echo "${package}"
+    fi
+  done <<'NEEDS'
 containerd containerd
 ctr containerd
 runc runc
@@ -33,17 +39,12 @@ nsenter util-linux
 flock util-linux
 ip iproute2
 NEEDS
-# Debian's busybox (dynamic) and busybox-static share /bin/busybox; the demo image needs the static one.
-if [[ -e /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then missing+=(busybox-static); fi
-if [[ "$(uname -m)" != x86_64 ]]; then
-  log "$(uname -m): only x86_64 is supported (the static libc path and the images)"
-  exit 1
-fi
+  # Debian's busybox (dynamic) and busybox-static share /bin/busybox; the demo image needs the static one.
+  if [[ -e /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then echo busybox-static; fi
+}
 
-if [[ ${#missing[@]} -eq 0 ]]; then
-  exit 0
-fi
-mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)
+mapfile -t packages < <(missing_packages | sort -u)
+[[ ${#packages[@]} -eq 0 ]] && exit 0
 if [[ "$(id -u)" -ne 0 ]]; then
   log "missing Debian packages: ${packages[*]}; install them as root: apt-get install ${packages[*]}"
   exit 1
@@ -52,8 +53,13 @@ if ! command -v apt-get >/dev/null 2>&1; then
   log "missing packages ${packages[*]}, and there is no apt-get to install them (Debian or Ubuntu expected)"
   exit 1
 fi
+# One install at a time (concurrent test files may all find the packages missing); the lock is this script itself.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
+mapfile -t packages < <(missing_packages | sort -u)
+[[ ${#packages[@]} -eq 0 ]] && exit 0
 log "installing ${packages[*]} with apt-get"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2
+apt-get update -qq >&2 9<&-
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2 9<&-
 log "installed ${packages[*]}"

@@ -2,23 +2,37 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pino } from 'pino';
+import { clusterAssets } from './build.js';
 import { DEMO_IMAGE_CONFIGMAP, startNodeCluster } from './harness.js';
 
-const USAGE = `Usage: npm run cluster -- [--kubeconfig-out FILE]
+const USAGE = `Usage: npm run cluster -- [--kubeconfig-out FILE] [--build-only]
 
 Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and a node (containerd, runc, CNI bridge,
 kubelet, kube-proxy) on this machine, builds and loads the pause, demo and operator images, prints the kubeconfig
 path and the demo image, and runs until SIGTERM or Ctrl-C; then removes everything it made. Needs root.
 
   --kubeconfig-out FILE   also write the admin kubeconfig to FILE (removed again at exit)
+  --build-only            install the Debian packages and build the binaries and images, then exit (npm test's
+                          pretest runs this unless KUBE_TARGET leaves out "cluster")
   --help                  this text
 `;
 
-function parseArgs(argv: readonly string[]): { kubeconfigOut?: string; help: boolean } {
+interface Args {
+  readonly kubeconfigOut?: string;
+  readonly buildOnly: boolean;
+  readonly help: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
   let kubeconfigOut: string | undefined;
+  let buildOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') return { help: true };
+    if (arg === '--help' || arg === '-h') return { help: true, buildOnly: false };
+    if (arg === '--build-only') {
+      buildOnly = true;
+      continue;
+    }
     if (arg === '--kubeconfig-out') {
       const value = argv[++i];
       if (!value) throw new Error('--kubeconfig-out needs a file name');
@@ -29,11 +43,17 @@ function parseArgs(argv: readonly string[]): { kubeconfigOut?: string; help: boo
       throw new Error(`unknown argument "${arg}"`);
     }
   }
-  return { kubeconfigOut, help: false };
+  return { kubeconfigOut, buildOnly, help: false };
+}
+
+/** Whether KUBE_TARGET (the tests' target selection: emulator, envtest, cluster) leaves the node out. */
+function nodeDeselected(env: NodeJS.ProcessEnv): boolean {
+  const raw = env.KUBE_TARGET?.trim();
+  return Boolean(raw) && !raw!.split(',').some((target) => target.trim() === 'cluster');
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  let args: ReturnType<typeof parseArgs>;
+  let args: Args;
   try {
     args = parseArgs(argv);
   } catch (error) {
@@ -45,6 +65,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const logger = pino({ base: { component: 'cluster' } }, pino.destination(2));
+  if (args.buildOnly) {
+    if (nodeDeselected(process.env)) {
+      logger.info({ event: 'buildSkipped', kubeTarget: process.env.KUBE_TARGET }, 'KUBE_TARGET leaves out the node');
+      return 0;
+    }
+    const started = Date.now();
+    const assets = await clusterAssets((line) => logger.info({ event: 'build', line }));
+    logger.info({ event: 'built', ms: Date.now() - started, binDir: assets.binDir, images: assets.images }, 'built');
+    return 0;
+  }
   let stopRequested: (signal: string) => void = () => {};
   const stopSignal = new Promise<string>((done) => (stopRequested = done));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopRequested(signal));

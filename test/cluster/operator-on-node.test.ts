@@ -1,9 +1,11 @@
 // The users' path on a real node: kubectl apply -f dist/ runs the operator's image, and CustomApps become pods that roll.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
-import { clusterSelected, startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterSelected, runKubectl, startCluster, type TestCluster } from '../support/cluster.js';
 import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
@@ -24,6 +26,7 @@ const TITLES = [
   'two operator replicas: killing the leader container, another takes over within the lease duration plus a retry period, and no update is lost',
   'the demo image fails readiness on a config value: with a readiness probe on /healthz, READY=false keeps its pod running un-Ready, READY=true makes it Ready',
   'deleting the CustomApp removes its pods, and its finalizer leaves',
+  "the emulator's simulated Deployment status equals the node's once a rollout settles: created, template changed, scaled",
 ] as const;
 
 if (!clusterSelected()) {
@@ -373,5 +376,70 @@ if (!clusterSelected()) {
       },
       { describe: describeApp },
     );
+  });
+
+  test.serial(TITLES[8], async (t) => {
+    const { startEmulator } = await import('../../emulator/index.js');
+    const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: 1000 } });
+    const dir = mkdtempSync(join(tmpdir(), 'status-differential-'));
+    t.teardown(async () => {
+      await emulator.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const emulatorKubeconfig = join(dir, 'emulator.kubeconfig');
+    writeFileSync(emulatorKubeconfig, emulator.adminKubeconfig());
+    const name = 'status-diff';
+    const both = async (args: readonly string[], input?: string): Promise<void> => {
+      await kubectlOk(cluster, args, { input });
+      const onEmulator = await runKubectl(emulatorKubeconfig, args, { input, timeoutMs: 200_000 });
+      if (onEmulator.code !== 0) throw new Error(`kubectl ${args.join(' ')} on the emulator: ${onEmulator.stderr}`);
+    };
+    // What both report where the simulation claims to match: counts, the conditions' types, statuses, reasons and
+    // messages (the ReplicaSet name's hash is the controller's, not reproduced), and who wrote the status.
+    const settled = async (kubeconfig: string): Promise<unknown> => {
+      const answer = await runKubectl(kubeconfig, ['-n', 'default', 'get', 'deployment', name, '-o', 'json', '--show-managed-fields']);
+      const deployment = JSON.parse(answer.stdout);
+      const { conditions, ...counts } = deployment.status;
+      return {
+        generation: deployment.metadata.generation,
+        counts,
+        conditions: conditions.map((c: any) => [
+          c.type,
+          c.status,
+          c.reason,
+          c.message.replace(`"${name}-`, '"NAME-').replace(/NAME-[a-z0-9]+"/, 'NAME-HASH"'),
+        ]),
+        statusWriter: deployment.metadata.managedFields
+          .filter((entry: any) => entry.subresource === 'status')
+          .map((entry: any) => [entry.manager, entry.operation]),
+      };
+    };
+    const compare = async (step: string): Promise<void> => {
+      await both(['-n', 'default', 'rollout', 'status', `deployment/${name}`, '--timeout=180s']);
+      const [real, simulated] = [await settled(cluster.kubeconfigPath), await settled(emulatorKubeconfig)];
+      t.deepEqual(simulated, real, step);
+      t.log(step, JSON.stringify(real));
+    };
+    const manifest = (image: string, replicas: number) =>
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: 'default' },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: { containers: [{ name: 'app', image, env: [{ name: 'STEP', value: String(replicas) }] }] },
+          },
+        },
+      });
+    await both(['apply', '-f', '-'], manifest(demoImage, 2));
+    await compare('created with 2 replicas');
+    await both(['-n', 'default', 'set', 'env', `deployment/${name}`, 'A=changed']);
+    await compare('template changed');
+    await both(['-n', 'default', 'scale', `deployment/${name}`, '--replicas=3']);
+    await compare('scaled to 3');
+    await kubectlOk(cluster, ['-n', 'default', 'delete', 'deployment', name]);
   });
 }

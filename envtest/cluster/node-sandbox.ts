@@ -143,7 +143,14 @@ export async function createNodeSandbox(options: NodeSandboxOptions): Promise<No
     const fd = openSync(logPath, 'a');
     const child = spawn(
       'bash',
-      ['-c', 'echo $$ > "$0" && exec nsenter -t "$1" -m -n -- "${@:2}"', daemonProcs, String(holderPid), binary, ...args],
+      [
+        '-c',
+        'echo $$ > "$0" && holder="$1" && shift && exec nsenter -t "$holder" -m -n -- "$@"',
+        daemonProcs,
+        String(holderPid),
+        binary,
+        ...args,
+      ],
       { detached: true, stdio: ['ignore', fd, fd] },
     );
     closeSync(fd);

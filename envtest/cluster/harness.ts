@@ -2,7 +2,6 @@
 // plus kube-scheduler and a node (containerd, runc, CNI bridge, kubelet, kube-proxy) in its own namespaces.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEnvtest, type Envtest, type StaticToken } from '../harness.js';
 import type { NodeAddresses } from './addresses.js';
@@ -10,7 +9,7 @@ import { clusterAssets, type ClusterAssets } from './build.js';
 import { kubeletClientCertificates } from './certs.js';
 import { containerdConfig, cniConfig, kubeletConfig, NODE_STATE } from './node-config.js';
 import { createNodeSandbox, type Daemon, type NodeSandbox } from './node-sandbox.js';
-import { acquireSlot, type SlotLease } from './slot.js';
+import { acquireSlot, SLOTS_DIR, type SlotLease } from './slot.js';
 
 /** The ConfigMap where the cluster records its demo image: `kube-public/customapp-demo-image`, key `image`. */
 export const DEMO_IMAGE_CONFIGMAP = { namespace: 'kube-public', name: 'customapp-demo-image', key: 'image' } as const;
@@ -26,8 +25,6 @@ export interface NodeClusterOptions {
   readonly now?: () => number;
   /** How long the node may take to become Ready once its binaries and images are there. @default 180_000 */
   readonly startTimeoutMs?: number;
-  /** The host directory of the slots. @default $CUSTOMAPP_CLUSTER_RUN or ${TMPDIR:-/tmp}/customapp-cluster */
-  readonly runDir?: string;
 }
 
 /** A running single-node cluster. */
@@ -58,10 +55,6 @@ export interface NodeCluster {
   failure(): string | undefined;
   /** Removes everything: pods, containers, the node's namespaces, interfaces, mounts, cgroups, processes, files. */
   stop(): Promise<void>;
-}
-
-function runDirectory(options: NodeClusterOptions): string {
-  return options.runDir ?? process.env.CUSTOMAPP_CLUSTER_RUN ?? join(tmpdir(), 'customapp-cluster');
 }
 
 async function poll(what: string, timeoutMs: number, now: () => number, failure: () => string | undefined, probe: () => Promise<boolean>) {
@@ -116,8 +109,6 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
   const assets: ClusterAssets = await clusterAssets((line) => log('build', { line }));
   phase('assets', { binDir: assets.binDir });
 
-  const runDir = runDirectory(options);
-  process.env.CUSTOMAPP_CLUSTER_RUN = runDir; // the reaper and teardown.sh read it
   const slot: SlotLease = await acquireSlot(now);
   const { addresses } = slot;
   phase('slot', { slot: addresses.slot, hostInterface: addresses.hostInterface });
@@ -137,7 +128,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
   };
 
   try {
-    const hostDir = join(runDir, String(addresses.slot));
+    const hostDir = join(SLOTS_DIR, String(addresses.slot));
     const logDir = join(hostDir, 'logs');
     mkdirSync(logDir, { recursive: true });
     const certs = await kubeletClientCertificates(hostDir);

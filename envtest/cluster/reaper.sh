@@ -5,13 +5,12 @@
 # the slot's cgroups, so neither Ctrl-C nor the teardown kills it.
 #
 # Usage: envtest/cluster/reaper.sh <slot> <owner-pid>     exit status: the teardown's, or 75 (slot busy)
-# Env:   CUSTOMAPP_CLUSTER_RUN   the host directory of the slots (default ${TMPDIR:-/tmp}/customapp-cluster)
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SLOT="${1:?usage: reaper.sh <slot> <owner-pid>}"
 OWNER="${2:?usage: reaper.sh <slot> <owner-pid>}"
-RUN="${CUSTOMAPP_CLUSTER_RUN:-${TMPDIR:-/tmp}/customapp-cluster}"
+RUN=/var/lib/customapp-cluster # fixed, like the slot's cgroup and interface names: a slot is one per machine
 LOCK="${RUN}/slot-${SLOT}.lock"
 
 # The previous holder unlinks the lock file when it leaves; a lock taken on an unlinked file is retried.

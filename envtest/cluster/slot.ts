@@ -7,6 +7,8 @@ import { collisions, MAX_SLOTS, nodeAddresses, type NodeAddresses } from './addr
 
 const execFileAsync = promisify(execFile);
 const REAPER = resolve(import.meta.dirname, 'reaper.sh');
+/** The slots' host directories and locks (reaper.sh and teardown.sh use the same): fixed, one set per machine. */
+export const SLOTS_DIR = '/var/lib/customapp-cluster';
 const TEARDOWN = resolve(import.meta.dirname, 'teardown.sh');
 /** reaper.sh's exit status when a live cluster holds the slot. */
 const SLOT_BUSY = 75;

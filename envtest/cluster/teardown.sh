@@ -6,13 +6,12 @@
 #
 # Usage: envtest/cluster/teardown.sh <slot>              everything
 #        envtest/cluster/teardown.sh <slot> workloads    only the processes, except the one holding the namespaces
-# Env:   CUSTOMAPP_CLUSTER_RUN   the host directory of the slots (default ${TMPDIR:-/tmp}/customapp-cluster)
 set -uo pipefail
 
 SLOT="${1:?usage: teardown.sh <slot> [workloads]}"
 MODE="${2:-all}"
 [[ "${SLOT}" =~ ^[0-9]+$ ]] || { echo "teardown: slot '${SLOT}' is not a number" >&2; exit 2; }
-RUN="${CUSTOMAPP_CLUSTER_RUN:-${TMPDIR:-/tmp}/customapp-cluster}"
+RUN=/var/lib/customapp-cluster # fixed, like the slot's cgroup and interface names: a slot is one per machine
 NAME="customapp-node-${SLOT}"
 CGROUPS=/sys/fs/cgroup
 FREEZER="${CGROUPS}/freezer/${NAME}"

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
+import { SLOTS_DIR } from '../../envtest/cluster/slot.js';
 import { clusterSelected, runKubectl } from '../support/cluster.js';
-import { waitFor } from './node-helpers.js';
 
 const execFileAsync = promisify(execFile);
 const MAIN = resolve(import.meta.dirname, '../../envtest/cluster/main.ts');
 const REPO = resolve(import.meta.dirname, '../..');
-const RUN = process.env.CUSTOMAPP_CLUSTER_RUN ?? join(tmpdir(), 'customapp-cluster');
+const RUN = SLOTS_DIR;
 const TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys'];
 
 const TITLES = [
@@ -44,20 +44,23 @@ async function startRun(args: readonly string[], timeoutMs: number): Promise<Run
     child.once('exit', (code, signal) => done({ code, signal })),
   );
   const output = () => `${stdout}\n--- stderr (last lines) ---\n${stderr.trim().split('\n').slice(-25).join('\n')}`;
-  await waitFor(
-    'npm run cluster prints "demo image:"',
-    timeoutMs,
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`npm run cluster exited (code ${child.exitCode}, signal ${child.signalCode}):\n${output()}`);
-      }
-      return /^demo image: /m.test(stdout) ? true : undefined;
-    },
-    { intervalMs: 250 },
-  ).catch((error) => {
+  // Ready when it prints the demo image; failed when it exits first or takes longer than timeoutMs.
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((ready, fail) => {
+      child.stdout!.on('data', () => {
+        if (/^demo image: /m.test(stdout)) ready();
+      });
+      child.once('exit', (code, signal) => fail(new Error(`npm run cluster exited (code ${code}, signal ${signal}):\n${output()}`)));
+      timer = setTimeout(() => fail(new Error(`npm run cluster printed no "demo image:" in ${timeoutMs} ms:\n${output()}`)), timeoutMs);
+    });
+  } catch (error) {
     child.kill('SIGKILL');
+    await exited;
     throw error;
-  });
+  } finally {
+    clearTimeout(timer);
+  }
   const field = (pattern: RegExp): string => {
     const match = pattern.exec(stdout);
     if (!match) throw new Error(`npm run cluster printed no ${pattern}:\n${output()}`);
@@ -255,7 +258,9 @@ if (!clusterSelected()) {
     const envtestDir = resolve(second.kubeconfig, '..');
     t.regex(envtestDir, /customapp-envtest-/);
     second.child.kill('SIGTERM');
-    const exit = await Promise.race([second.exited, new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), 60_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const exit = await Promise.race([second.exited, new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), 60_000)))]);
+    clearTimeout(timer);
     t.deepEqual(exit, { code: 0, signal: null }, second.output());
     t.regex(second.output(), /"event":"stopped"/);
 

@@ -4,8 +4,14 @@
 # as uid/gid 65532 with a read-only root filesystem: the entrypoint takes those flags as they are, and nothing is
 # written at run time (the TypeScript is compiled here, so no tsx cache is needed).
 
+# Both stages take their base as a build argument; the defaults are the public Node.js images. `npm run cluster`
+# builds this file with buildah on a base made here from Debian packages and this machine's Node.js
+# (envtest/cluster/build-images.sh), because no registry is reachable there.
+ARG NODE_IMAGE=node:20-bookworm
+ARG NODE_SLIM_IMAGE=node:20-bookworm-slim
+
 # ---- build: install everything, bundle operator/main.ts into one ES module, then keep production dependencies only.
-FROM node:20-bookworm AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -22,7 +28,7 @@ RUN npx esbuild operator/main.ts --bundle --platform=node --target=node20 --form
  && rm -rf node_modules/.cache
 
 # ---- runtime: slim Node, non-root, only the bundle, production node_modules and dist/ (the manifests).
-FROM node:20-bookworm-slim
+FROM ${NODE_SLIM_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/node_modules/ node_modules/

@@ -11,6 +11,7 @@ import { builtinResources } from './builtin/kinds.js';
 import { ControllerQueue, type Logger, silentLogger } from './controllers/queue.js';
 import { Counters } from './counters.js';
 import { CrdController } from './crd/controller.js';
+import { type DeploymentStatusOptions, DeploymentStatusSimulator } from './controllers/deployment-status.js';
 import { servedSchemas } from './crd/definition.js';
 import { Faults } from './faults.js';
 import { GarbageCollector } from './controllers/gc.js';
@@ -29,6 +30,7 @@ import { WatchHub } from './watch.js';
 export type { Counters, CountersSnapshot, CountFilter } from './counters.js';
 export type { Faults, FailureFault, LatencyFault, RequestMatch, WatchMatch } from './faults.js';
 export type { Logger } from './controllers/queue.js';
+export type { DeploymentStatusOptions } from './controllers/deployment-status.js';
 export type { UserInfo } from './authz.js';
 
 export interface EmulatorOptions {
@@ -52,6 +54,13 @@ export interface EmulatorOptions {
    * 401. Invalid credentials always get 401. @default true
    */
   readonly anonymousAuth?: boolean;
+  /**
+   * Simulate Deployment status (kwok-like, see deployment-status.ts): replicas count as ready `readyAfterMs` after
+   * each spec change, so READY columns and `kubectl rollout status` behave as on a cluster where pods start. No pod
+   * runs. Off by default, like envtest (Deployment status stays `{}`); `npm start`'s embedded default turns it on.
+   * @default false
+   */
+  readonly simulateDeploymentStatus?: boolean | DeploymentStatusOptions;
 }
 
 export interface KubeconfigScheme {
@@ -167,6 +176,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   new CrdController(api, registry, queue, crdType, endWatches).start();
   new GarbageCollector(api, registry, queue).start();
   new NamespaceController(api, registry, queue, registry.get('', 'v1', 'namespaces')!).start();
+  const simulation = options.simulateDeploymentStatus;
+  const deploymentStatus = simulation
+    ? new DeploymentStatusSimulator(api, registry.get('apps', 'v1', 'deployments')!, queue, clock, simulation === true ? {} : simulation)
+    : undefined;
+  deploymentStatus?.start();
   bootstrap(api, registry);
 
   let address = '';
@@ -246,6 +260,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     close() {
       closed ??= new Promise<void>((resolve) => {
         hub.close();
+        deploymentStatus?.stop();
         queue.close();
         listener.close(() => resolve());
         for (const s of [httpServer, httpsServer]) s.closeAllConnections();

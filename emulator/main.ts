@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { startEmulator } from './index.js';
 
 const usage = `usage: npm run emulator -- [--port <n>] [--host <addr>] [--kubeconfig-out <file>]
-                            [--history-window <events>] [--bookmark-interval-ms <ms>] [--log-level <level>]`;
+                            [--history-window <events>] [--bookmark-interval-ms <ms>] [--log-level <level>]
+                            [--deployment-ready-after-ms <ms>|off]   simulated Deployment status (default 1000)`;
 
 const { values } = parseArgs({
   options: {
@@ -14,6 +15,7 @@ const { values } = parseArgs({
     'history-window': { type: 'string' },
     'bookmark-interval-ms': { type: 'string' },
     'log-level': { type: 'string', default: 'info' },
+    'deployment-ready-after-ms': { type: 'string', default: '1000' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -22,6 +24,11 @@ if (values.help) {
   process.exit(0);
 }
 
+const readyAfter = values['deployment-ready-after-ms'];
+if (readyAfter !== 'off' && !/^\d+$/.test(readyAfter)) {
+  console.error(`--deployment-ready-after-ms "${readyAfter}" is neither a number of milliseconds nor "off"\n${usage}`);
+  process.exit(2);
+}
 const logger = pino({ level: values['log-level'] }, pino.destination(2));
 const emulator = await startEmulator({
   port: Number(values.port),
@@ -29,6 +36,7 @@ const emulator = await startEmulator({
   historyWindow: values['history-window'] === undefined ? undefined : Number(values['history-window']),
   bookmarkIntervalMs: values['bookmark-interval-ms'] === undefined ? undefined : Number(values['bookmark-interval-ms']),
   logger,
+  simulateDeploymentStatus: readyAfter === 'off' ? false : { readyAfterMs: Number(readyAfter) },
 });
 if (values['kubeconfig-out'] !== undefined) await emulator.writeAdminKubeconfig(values['kubeconfig-out']);
 console.log(emulator.url);

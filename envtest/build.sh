@@ -44,6 +44,8 @@ fi
 
 # shellcheck source=envtest/go-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
+# shellcheck source=envtest/k8s-module.sh
+source "$(dirname "${BASH_SOURCE[0]}")/k8s-module.sh"
 go_env "${CACHE}"
 mkdir -p "${ASSETS}"
 
@@ -52,28 +54,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
 build_apiserver() {
-  local dir="${work}/apiserver" minor="0.${K8S_VERSION#1.}" k8s_minor="${K8S_VERSION#1.}"
-  k8s_minor="${k8s_minor%%.*}"
-  mkdir -p "${dir}"
-  log "kube-apiserver v${K8S_VERSION}: resolving k8s.io staging modules (v${minor})"
-  # k8s.io/kubernetes replaces every staging module with ./staging/src/...; a module that depends on it must
-  # replace them with the published versions instead.
-  (cd "${dir}" && go mod init envtest-kube-apiserver >/dev/null 2>&1)
-  go mod download -json "k8s.io/kubernetes@v${K8S_VERSION}" > "${dir}/k8s.json"
-  local gomod
-  gomod="$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' "${dir}/k8s.json")"
-  {
-    echo "require k8s.io/kubernetes v${K8S_VERSION}"
-    grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "${gomod}" \
-      | awk -v v="v${minor}" '{print "replace " $1 " => " $1 " " v}'
-  } >> "${dir}/go.mod"
+  local dir="${work}/apiserver"
+  k8s_module "${dir}" "${K8S_VERSION}" envtest
   mkdir -p "${work}/bin"
   log "kube-apiserver and kube-controller-manager v${K8S_VERSION}: building ($(grep -c '^replace' "${dir}/go.mod") staging replaces)"
-  (cd "${dir}" && go build -trimpath -ldflags "-s -w \
-      -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
-      -X k8s.io/component-base/version.gitMajor=1 \
-      -X k8s.io/component-base/version.gitMinor=${k8s_minor} \
-      -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
+  (cd "${dir}" && go build -trimpath -ldflags "$(k8s_ldflags "${K8S_VERSION}")" \
       -o "${work}/bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
   mv "${work}/bin/kube-apiserver" "${work}/bin/kube-controller-manager" "${ASSETS}/"
 }

@@ -11,19 +11,59 @@ import { promisify } from 'node:util';
 const execFileAsync = promisify(execFile);
 const BUILD_SCRIPT = resolve(import.meta.dirname, 'build.sh');
 
+/** A bearer token that kube-apiserver accepts (a line of its --token-auth-file). */
+export interface StaticToken {
+  readonly token: string;
+  readonly user: string;
+  /** @default the user name */
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+}
+
 /** Options of {@link startEnvtest}. */
 export interface EnvtestOptions {
   /**
-   * Also run kube-controller-manager with the garbage-collector and namespace controllers, so that ownerReference
-   * garbage collection and namespace deletion happen as in a real cluster (a bare kube-apiserver does neither).
+   * Also run kube-controller-manager. `true` (or `'gc'`) runs the garbage-collector and namespace controllers only,
+   * so that ownerReference garbage collection and namespace deletion happen as in a real cluster (a bare
+   * kube-apiserver does neither). `'all'` runs every default controller (Deployments, ReplicaSets, ServiceAccounts
+   * and their tokens, nodes, endpoints, …) as the `system:kube-controller-manager` user with one ServiceAccount per
+   * controller, publishes the serving CA as `kube-root-ca.crt` in every namespace, and signs legacy tokens with the
+   * service-account key: what a cluster with a kubelet needs.
    * @default false
    */
-  readonly controllerManager?: boolean;
+  readonly controllerManager?: boolean | 'gc' | 'all';
   /**
    * Extra kube-apiserver flags, for example `--min-request-timeout=30` to make watches end sooner.
    * @default []
    */
   readonly apiserverArgs?: readonly string[];
+  /**
+   * kube-apiserver flags that replace the harness's value for the same flag (or add one), by name without dashes:
+   * for example `{ 'authorization-mode': 'Node,RBAC', 'disable-admission-plugins': '' }`.
+   * @default {}
+   */
+  readonly apiserverFlags?: Readonly<Record<string, string>>;
+  /**
+   * The address kube-apiserver binds and advertises (the `kubernetes` Service's endpoint), and the server URL's host.
+   * It must be an address of this machine; a node cannot use loopback.
+   * @default '127.0.0.1'
+   */
+  readonly bindAddress?: string;
+  /**
+   * The Service ClusterIP range.
+   * @default '10.0.0.0/16' (room for the 10k-CustomApp benchmark's Services; the emulator serves the same range)
+   */
+  readonly serviceClusterIpRange?: string;
+  /**
+   * More identities besides `admin`, for example a kubelet's (`system:node:<name>` in `system:nodes`).
+   * @default []
+   */
+  readonly tokens?: readonly StaticToken[];
+  /**
+   * Where the temporary directory (data, certificates, default logs) is made.
+   * @default os.tmpdir()
+   */
+  readonly tmpDir?: string;
   /**
    * Where the process logs go: a directory (kept) or undefined (inside the temp dir, removed by stop()).
    * @default undefined
@@ -38,7 +78,7 @@ export interface EnvtestOptions {
 
 /** A running envtest: a real API server with an admin identity. */
 export interface Envtest {
-  /** The API server URL, `https://127.0.0.1:<port>`. */
+  /** The API server URL, `https://<bindAddress>:<port>` (127.0.0.1 by default). */
   readonly server: string;
   /** The admin bearer token (user `admin`, group `system:masters`). */
   readonly adminToken: string;
@@ -56,6 +96,8 @@ export interface Envtest {
   readonly controllerManager: boolean;
   /** The temporary directory holding data, certificates and (by default) logs. */
   readonly dir: string;
+  /** A kubeconfig for a bearer token (one of {@link EnvtestOptions.tokens}): YAML. */
+  tokenKubeconfig(user: string, token: string): string;
   /**
    * A kubeconfig for a ServiceAccount, with a token from the TokenRequest API (the ServiceAccount is created when
    * missing). Returns the YAML and the path of a file holding it.
@@ -101,7 +143,8 @@ function spawnWatched(binary: string, args: readonly string[], log: WriteStream)
     `while kill -0 ${process.pid} 2>/dev/null && kill -0 $child 2>/dev/null; do sleep 0.5; done`,
     'kill -TERM $child 2>/dev/null; sleep 2; kill -KILL $child 2>/dev/null; wait $child',
   ].join('\n');
-  const child = spawn('bash', ['-c', script, 'watchdog', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C in the terminal reaches the Node process, which stops the binaries in order.
+  const child = spawn('bash', ['-c', script, 'watchdog', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   return child;
@@ -116,7 +159,18 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-function adminKubeconfig(server: string, caPem: string, user: string, token: string): string {
+const CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
+
+/** One line of kube-apiserver's --token-auth-file: token,user,uid,"group1,group2". */
+function tokenLine(token: StaticToken): string {
+  for (const field of [token.token, token.user, token.uid ?? '', ...(token.groups ?? [])]) {
+    if (/[",\s]/.test(field)) throw new Error(`static token field "${field}" holds a comma, quote or space`);
+  }
+  const groups = token.groups?.length ? `,"${token.groups.join(',')}"` : '';
+  return `${token.token},${token.user},${token.uid ?? token.user}${groups}\n`;
+}
+
+function tokenKubeconfig(server: string, caPem: string, user: string, token: string): string {
   const ca = Buffer.from(caPem).toString('base64');
   return [
     'apiVersion: v1',
@@ -222,7 +276,7 @@ function tail(path: string): string {
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
   const started = Date.now();
   const assets = await envtestAssets();
-  const dir = mkdtempSync(join(tmpdir(), 'customapp-envtest-'));
+  const dir = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'customapp-envtest-'));
   const logDir = options.logDir ?? dir;
   const children: ChildProcess[] = [];
   const logs: WriteStream[] = [];
@@ -255,7 +309,14 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`);
+    // In 'all' mode kube-controller-manager runs as itself, as bootstrap RBAC expects (not as admin).
+    const controllerManagerToken = randomBytes(24).toString('hex');
+    const tokens: StaticToken[] = [
+      { token: adminToken, user: 'admin', uid: 'admin-uid', groups: ['system:masters'] },
+      ...(options.controllerManager === 'all' ? [{ token: controllerManagerToken, user: CONTROLLER_MANAGER_USER }] : []),
+      ...(options.tokens ?? []),
+    ];
+    writeFileSync(join(dir, 'tokens.csv'), tokens.map(tokenLine).join(''));
 
     launch('etcd', [
       `--data-dir=${join(dir, 'etcd')}`,
@@ -268,28 +329,33 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       '--log-level=warn',
     ]);
 
+    const bindAddress = options.bindAddress ?? '127.0.0.1';
+    const apiserverFlags: Record<string, string> = {
+      'etcd-servers': `http://127.0.0.1:${etcdClient}`,
+      'cert-dir': join(dir, 'certs'),
+      'secure-port': String(securePort),
+      'bind-address': bindAddress,
+      'advertise-address': bindAddress,
+      'service-cluster-ip-range': options.serviceClusterIpRange ?? '10.0.0.0/16',
+      'allow-privileged': 'true',
+      'authorization-mode': 'RBAC',
+      'token-auth-file': join(dir, 'tokens.csv'),
+      'service-account-key-file': join(dir, 'sa.pub'),
+      'service-account-signing-key-file': join(dir, 'sa.key'),
+      'service-account-issuer': 'https://kubernetes.default.svc.cluster.local',
+      'enable-admission-plugins': 'OwnerReferencesPermissionEnforcement',
+      'disable-admission-plugins': 'ServiceAccount',
+      'enable-priority-and-fairness': 'false',
+      profiling: 'false',
+      v: '0',
+      ...options.apiserverFlags,
+    };
     launch('kube-apiserver', [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      `--cert-dir=${join(dir, 'certs')}`,
-      `--secure-port=${securePort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      '--service-cluster-ip-range=10.0.0.0/16', // room for the 10k-CustomApp runs' Services (the emulator serves the same range)
-      '--allow-privileged=true',
-      '--authorization-mode=RBAC',
-      `--token-auth-file=${join(dir, 'tokens.csv')}`,
-      `--service-account-key-file=${join(dir, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
-      '--disable-admission-plugins=ServiceAccount',
-      '--enable-priority-and-fairness=false',
-      '--profiling=false',
-      '--v=0',
+      ...Object.entries(apiserverFlags).map(([flag, value]) => `--${flag}=${value}`),
       ...(options.apiserverArgs ?? []),
     ]);
 
-    const server = `https://127.0.0.1:${securePort}`;
+    const server = `https://${bindAddress}:${securePort}`;
     const timeoutMs = options.startTimeoutMs ?? 60_000;
     let caPem = '';
     await waitFor(
@@ -303,7 +369,7 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       failure,
     );
 
-    const kubeconfig = adminKubeconfig(server, caPem, 'admin', adminToken);
+    const kubeconfig = tokenKubeconfig(server, caPem, 'admin', adminToken);
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfig);
     const request = (method: string, path: string, body?: unknown, contentType?: string): Promise<HttpAnswer> =>
@@ -314,11 +380,23 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
 
     const controllerManager = options.controllerManager ?? false;
     if (controllerManager) {
+      let controllerArgs = ['--controllers=garbagecollector,namespace'];
+      let identity = kubeconfigPath;
+      if (controllerManager === 'all') {
+        identity = join(dir, 'kube-controller-manager.kubeconfig');
+        writeFileSync(identity, tokenKubeconfig(server, caPem, CONTROLLER_MANAGER_USER, controllerManagerToken));
+        controllerArgs = [
+          '--controllers=*',
+          '--use-service-account-credentials=true',
+          `--root-ca-file=${join(dir, 'certs', 'apiserver.crt')}`,
+          `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+        ];
+      }
       launch('kube-controller-manager', [
-        `--kubeconfig=${kubeconfigPath}`,
+        `--kubeconfig=${identity}`,
         `--authentication-kubeconfig=${kubeconfigPath}`,
         `--authorization-kubeconfig=${kubeconfigPath}`,
-        '--controllers=garbagecollector,namespace',
+        ...controllerArgs,
         '--bind-address=127.0.0.1',
         `--secure-port=${await freePort()}`,
         `--cert-dir=${join(dir, 'kcm-certs')}`,
@@ -347,7 +425,7 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
         spec: { expirationSeconds },
       });
       if (token.status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: ${token.status} ${JSON.stringify(token.body)}`);
-      const yaml = adminKubeconfig(server, caPem, `system:serviceaccount:${namespace}:${name}`, token.body.status.token as string);
+      const yaml = tokenKubeconfig(server, caPem, `system:serviceaccount:${namespace}:${name}`, token.body.status.token as string);
       const path = join(dir, `sa-${namespace}-${name}.kubeconfig`);
       writeFileSync(path, yaml);
       return { kubeconfig: yaml, path };
@@ -361,7 +439,8 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
       kubeconfig,
       version,
       dir,
-      controllerManager,
+      tokenKubeconfig: (user, token) => tokenKubeconfig(server, caPem, user, token),
+      controllerManager: Boolean(controllerManager),
       startMs: Date.now() - started,
       serviceAccountKubeconfig,
       request,

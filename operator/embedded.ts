@@ -117,7 +117,8 @@ export async function startEmbeddedCluster(options: EmbeddedOptions): Promise<Em
       { cause: error },
     );
   });
-  const emulator = await startEmulator({ port: options.port ?? 0 });
+  // Simulated Deployment status: READY turns True and `kubectl rollout status` completes, as on a cluster (no pod runs).
+  const emulator = await startEmulator({ port: options.port ?? 0, simulateDeploymentStatus: true });
   const dir = mkdtempSync(join(tmpdir(), 'customapp-operator-'));
   try {
     const kubeconfigPath = join(dir, 'kubeconfig');

@@ -9,7 +9,7 @@ import { runKubectl } from '../support/cluster.js';
 import { eventually } from '../support/operator-harness.js';
 import { OperatorProcess } from '../support/operator-process.js';
 
-test('with no kubeconfig anywhere, npm start runs the embedded emulator, and a kubectl edit of the sample ConfigMap rolls the sample Deployment', async (t) => {
+test('with no kubeconfig anywhere, npm start runs the embedded emulator, a kubectl edit of the sample ConfigMap rolls the sample Deployment, and the simulated rollout completes with the CustomApp Ready', async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'embedded-home-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const operator = new OperatorProcess(['--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
@@ -57,6 +57,24 @@ test('with no kubeconfig anywhere, npm start runs the embedded emulator, and a k
   t.is(rolled, contentHash({ data: { GREETING: 'hi', LOG_LEVEL: 'info' } }));
   t.true(operator.find('event.recorded', { reason: 'RolloutTriggered' }).length > 0, 'the rollout is in the trace');
   t.is(operator.find('write', { verb: 'get' }).length, 0);
+
+  // The emulator simulates Deployment status (kwok-like): the rollout completes and the CustomApp turns Ready.
+  const rollout = await runKubectl(kubeconfig, ['rollout', 'status', 'deployment/hello', '-n', 'default', '--timeout=30s'], {
+    timeoutMs: 40_000,
+  });
+  t.is(rollout.code, 0, rollout.stderr);
+  t.regex(rollout.stdout, /successfully rolled out/);
+  const ready = await eventually(
+    'the sample CustomApp is Ready',
+    async () => {
+      const got = await kubectl(['get', 'ca', 'hello', '-n', 'default', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
+      return got.stdout === 'True' ? got.stdout : undefined;
+    },
+    30_000,
+    250,
+  );
+  t.is(ready, 'True');
+  t.regex((await kubectl(['get', 'ca', 'hello', '-n', 'default'])).stdout, /^hello\s+\S+\s+hello-config\s+True\s+/m);
 
   operator.kill('SIGTERM');
   t.deepEqual(await operator.exited, { code: 0, signal: null }, operator.stderr);

@@ -1,21 +1,25 @@
-// Hands out a test cluster of either target, the emulator or envtest (a real kube-apiserver), behind one interface.
+// Hands out a test cluster of any target behind one interface: the emulator, envtest (a real kube-apiserver), or the
+// real node (`npm run cluster`: a kubelet that runs pods).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startEnvtest, type EnvtestOptions } from '../../envtest/harness.js';
+import type { NodeCluster, NodeClusterOptions } from '../../envtest/cluster/harness.js';
 import type { Emulator, EmulatorOptions } from '../../emulator/index.js';
 
-/** Where a test runs: our emulator, or the real kube-apiserver built by envtest. */
-export type Target = 'emulator' | 'envtest';
-export const ALL_TARGETS: readonly Target[] = ['emulator', 'envtest'];
-
 /**
- * The targets selected by `KUBE_TARGET` (`emulator`, `envtest`, or a comma-separated list); both by default, so
- * `npm test` runs every integration scenario against both servers.
+ * Where a test runs: our emulator, the real kube-apiserver built by envtest, or the real node of `npm run cluster`
+ * (envtest's control plane plus a kubelet, containerd and kube-proxy: pods run, probes are polled, rollouts roll).
  */
-export function selectedTargets(env: NodeJS.ProcessEnv = process.env): Target[] {
+export type Target = 'emulator' | 'envtest' | 'cluster';
+/** The API servers the dual-target tests run on. They need no kubelet, so they never run on the slower-starting node. */
+export type ApiTarget = Exclude<Target, 'cluster'>;
+export const API_TARGETS: readonly ApiTarget[] = ['emulator', 'envtest'];
+export const ALL_TARGETS: readonly Target[] = [...API_TARGETS, 'cluster'];
+
+function parseTargets(env: NodeJS.ProcessEnv): Target[] {
   const raw = env.KUBE_TARGET?.trim();
   if (!raw) return [...ALL_TARGETS];
   const targets = raw
@@ -28,6 +32,20 @@ export function selectedTargets(env: NodeJS.ProcessEnv = process.env): Target[] 
     }
   }
   return targets as Target[];
+}
+
+/**
+ * The API targets selected by `KUBE_TARGET` (`emulator`, `envtest`, `cluster`, or a comma-separated list; all three
+ * by default), for the dual-target tests: `npm test` runs every integration scenario against both API servers.
+ * `cluster` selects the real-node tests alone ({@link clusterSelected}); it adds no API target.
+ */
+export function selectedTargets(env: NodeJS.ProcessEnv = process.env): ApiTarget[] {
+  return parseTargets(env).filter((target): target is ApiTarget => target !== 'cluster');
+}
+
+/** Whether `KUBE_TARGET` selects the real node (it does when unset): the tests under test/cluster/ run only then. */
+export function clusterSelected(env: NodeJS.ProcessEnv = process.env): boolean {
+  return parseTargets(env).includes('cluster');
 }
 
 /** The result of one kubectl run. */
@@ -56,6 +74,8 @@ export interface TestCluster {
   readonly kubeconfigPath: string;
   /** The in-process emulator (counters, fault injection), when the target is the emulator. */
   readonly emulator?: Emulator;
+  /** The node (its images, its namespaces, containerd's ctr), when the target is the cluster. */
+  readonly node?: NodeCluster;
   /** Whether ownerReference garbage collection runs (always on the emulator; with kube-controller-manager on envtest). */
   readonly garbageCollection: boolean;
   /** A fresh admin client configuration. */
@@ -74,6 +94,8 @@ export interface ClusterOptions {
   readonly emulator?: EmulatorOptions;
   /** Passed to envtest (for example `controllerManager: true` for garbage collection). */
   readonly envtest?: EnvtestOptions;
+  /** Passed to the node cluster. */
+  readonly cluster?: NodeClusterOptions;
 }
 
 function kubeConfigFrom(yaml: string): KubeConfig {
@@ -107,6 +129,24 @@ export function runKubectl(kubeconfig: string, args: readonly string[], options:
 
 /** Starts a cluster of the given target. Stop it in `t.teardown` or `test.after.always`. */
 export async function startCluster(target: Target, options: ClusterOptions = {}): Promise<TestCluster> {
+  if (target === 'cluster') {
+    const { startNodeCluster } = await import('../../envtest/cluster/harness.js');
+    const node = await startNodeCluster(options.cluster);
+    return {
+      target,
+      server: node.server,
+      kubeconfigPath: node.kubeconfigPath,
+      node,
+      garbageCollection: true,
+      adminKubeConfig: () => kubeConfigFrom(node.kubeconfig),
+      serviceAccount: async (namespace, name) => {
+        const { kubeconfig, path } = await node.envtest.serviceAccountKubeconfig(namespace, name);
+        return { path, kubeConfig: kubeConfigFrom(kubeconfig) };
+      },
+      kubectl: (args, kubectlOptions) => runKubectl(node.kubeconfigPath, args, kubectlOptions),
+      stop: () => node.stop(),
+    };
+  }
   if (target === 'envtest') {
     const env = await startEnvtest(options.envtest);
     return {

@@ -1,0 +1,3 @@
+module customapp.example/cluster-demo
+
+go 1.24

@@ -1,0 +1,265 @@
+// Starts a real single-node cluster: envtest's etcd, kube-apiserver and kube-controller-manager (every controller),
+// plus kube-scheduler and a node (containerd, runc, CNI bridge, kubelet, kube-proxy) in its own namespaces.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEnvtest, type Envtest, type StaticToken } from '../harness.js';
+import type { NodeAddresses } from './addresses.js';
+import { clusterAssets, type ClusterAssets } from './build.js';
+import { kubeletClientCertificates } from './certs.js';
+import { containerdConfig, cniConfig, kubeletConfig, NODE_STATE } from './node-config.js';
+import { createNodeSandbox, type Daemon, type NodeSandbox } from './node-sandbox.js';
+import { acquireSlot, SLOTS_DIR, type SlotLease } from './slot.js';
+
+/** The ConfigMap where the cluster records its demo image: `kube-public/customapp-demo-image`, key `image`. */
+export const DEMO_IMAGE_CONFIGMAP = { namespace: 'kube-public', name: 'customapp-demo-image', key: 'image' } as const;
+
+/** A progress event of {@link startNodeCluster}: a step and its fields (durations in ms). */
+export type ProgressLog = (event: string, fields?: Record<string, unknown>) => void;
+
+/** Options of {@link startNodeCluster}. */
+export interface NodeClusterOptions {
+  /** Receives progress events (build lines, each phase with its duration). @default none */
+  readonly log?: ProgressLog;
+  /** The clock of the durations and timeouts. @default Date.now */
+  readonly now?: () => number;
+  /** How long the node may take to become Ready once its binaries and images are there. @default 180_000 */
+  readonly startTimeoutMs?: number;
+}
+
+/** A running single-node cluster. */
+export interface NodeCluster {
+  /** The API server URL (on the host's end of the node link). */
+  readonly server: string;
+  /** The admin kubeconfig file and YAML (user `admin` in `system:masters`). */
+  readonly kubeconfigPath: string;
+  readonly kubeconfig: string;
+  readonly adminToken: string;
+  readonly caPem: string;
+  /** The Kubernetes version, for example `v1.34.4`. */
+  readonly version: string;
+  readonly addresses: NodeAddresses;
+  /** The images loaded into the node, by role. */
+  readonly images: { readonly pause: string; readonly demo: string; readonly operator: string };
+  /** Milliseconds per start phase (assets, slot, apiserver, containerd, images, node ready, …) and in total. */
+  readonly timings: Readonly<Record<string, number>>;
+  /** The host directory of the logs of every component. */
+  readonly logDir: string;
+  /** The envtest part: requests as admin, ServiceAccount kubeconfigs. */
+  readonly envtest: Envtest;
+  /** Runs a command in the node's network and mount namespaces (for example `iptables-save`). */
+  nodeRun(command: string, args: readonly string[]): Promise<string>;
+  /** Runs containerd's `ctr` in the node, in the CRI's `k8s.io` namespace. */
+  ctr(args: readonly string[]): Promise<string>;
+  /** Why a component stopped, if one did. */
+  failure(): string | undefined;
+  /** Removes everything: pods, containers, the node's namespaces, interfaces, mounts, cgroups, processes, files. */
+  stop(): Promise<void>;
+}
+
+async function poll(what: string, timeoutMs: number, now: () => number, failure: () => string | undefined, probe: () => Promise<boolean>) {
+  const deadline = now() + timeoutMs;
+  let lastError = '';
+  for (;;) {
+    const failed = failure();
+    if (failed) throw new Error(`${what}: ${failed}`);
+    try {
+      if (await probe()) return;
+      lastError = '';
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    if (now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms${lastError ? ` (last error: ${lastError})` : ''}`);
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+/** The component identities: each a bearer token in the API server's token file, as bootstrap RBAC expects them. */
+function componentTokens(nodeName: string): { kubelet: StaticToken; proxy: StaticToken; scheduler: StaticToken } {
+  const token = () => randomBytes(24).toString('hex');
+  return {
+    kubelet: { token: token(), user: `system:node:${nodeName}`, groups: ['system:nodes'] },
+    proxy: { token: token(), user: 'system:kube-proxy' },
+    scheduler: { token: token(), user: 'system:kube-scheduler' },
+  };
+}
+
+/**
+ * Starts the cluster: builds or finds its binaries and images, takes a free node slot (clearing what a killed
+ * predecessor left there), starts the node's namespaces, envtest's control plane bound to the host's end of the node
+ * link, containerd with the images imported, kube-scheduler, the kubelet and kube-proxy, then waits until the node is
+ * Ready, the `default` ServiceAccount and `kube-root-ca.crt` exist, and records the demo image in
+ * {@link DEMO_IMAGE_CONFIGMAP}. Needs root. On any failure it removes what it made and rethrows.
+ */
+export async function startNodeCluster(options: NodeClusterOptions = {}): Promise<NodeCluster> {
+  const now = options.now ?? Date.now;
+  const log = options.log ?? (() => {});
+  const timings: Record<string, number> = {};
+  const started = now();
+  let phaseStart = started;
+  const phase = (name: string, fields: Record<string, unknown> = {}): void => {
+    timings[name] = now() - phaseStart;
+    phaseStart = now();
+    log(name, { ms: timings[name], ...fields });
+  };
+
+  if (process.getuid?.() !== 0) {
+    throw new Error('npm run cluster needs root: it creates network namespaces, cgroups, a veth pair and mounts (uid is not 0)');
+  }
+  const assets: ClusterAssets = await clusterAssets((line) => log('build', { line }));
+  phase('assets', { binDir: assets.binDir });
+
+  const slot: SlotLease = await acquireSlot(now);
+  const { addresses } = slot;
+  phase('slot', { slot: addresses.slot, hostInterface: addresses.hostInterface });
+
+  let envtest: Envtest | undefined;
+  const daemons: Daemon[] = [];
+  const failure = (): string | undefined =>
+    (slot.alive() ? undefined : 'the slot reaper exited') ?? daemons.map((daemon) => daemon.exitReason()).find(Boolean);
+  const stop = async (): Promise<void> => {
+    const errors: unknown[] = [];
+    // The node's daemons and pods first, while the node's network exists (their connections close), then the API
+    // server (it waits for open streams to end), then the namespaces, cgroups and files.
+    await slot.stopWorkloads().catch((error) => errors.push(error));
+    await envtest?.stop().catch((error) => errors.push(error));
+    await slot.release().catch((error) => errors.push(error));
+    if (errors.length > 0) throw new AggregateError(errors, `stopping the node cluster in slot ${addresses.slot} failed`);
+  };
+
+  try {
+    const hostDir = join(SLOTS_DIR, String(addresses.slot));
+    const logDir = join(hostDir, 'logs');
+    mkdirSync(logDir, { recursive: true });
+    const certs = await kubeletClientCertificates(hostDir);
+    const sandbox: NodeSandbox = await createNodeSandbox({ addresses, logDir });
+    phase('namespaces', { holderPid: sandbox.holderPid, nodeIp: addresses.nodeIp, hostIp: addresses.hostIp });
+
+    const cniDir = join(hostDir, 'cni');
+    mkdirSync(cniDir, { recursive: true });
+    writeFileSync(join(cniDir, '10-customapp.conflist'), cniConfig(addresses));
+    writeFileSync(join(hostDir, 'containerd.toml'), containerdConfig({ pauseImage: assets.images.pause.name, cniConfDir: cniDir }));
+    const ctr = (args: readonly string[]): Promise<string> =>
+      sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
+
+    // The node's runtime and the control plane start side by side.
+    const runtimeReady = (async () => {
+      daemons.push(sandbox.spawnDaemon('containerd', 'containerd', ['--config', join(hostDir, 'containerd.toml')]));
+      await poll('containerd', 30_000, now, failure, async () => {
+        await ctr(['version']);
+        return true;
+      });
+      const importStart = now();
+      for (const image of Object.values(assets.images)) await ctr(['images', 'import', image.archive]);
+      return now() - importStart;
+    })();
+
+    const tokens = componentTokens(addresses.nodeName);
+    envtest = await startEnvtest({
+      controllerManager: 'all',
+      bindAddress: addresses.hostIp,
+      serviceClusterIpRange: addresses.serviceCidr,
+      tokens: [tokens.kubelet, tokens.proxy, tokens.scheduler],
+      tmpDir: hostDir, // inside the slot: a SIGKILLed run's etcd data goes with the slot's teardown
+      logDir,
+      apiserverFlags: {
+        'authorization-mode': 'Node,RBAC',
+        'enable-admission-plugins': 'NodeRestriction,OwnerReferencesPermissionEnforcement',
+        'disable-admission-plugins': '', // the ServiceAccount admission plugin mounts the pods' API tokens
+        'kubelet-client-certificate': certs.certFile,
+        'kubelet-client-key': certs.keyFile,
+        'kubelet-preferred-address-types': 'InternalIP',
+      },
+    });
+    const env = envtest;
+    phase('apiserver', { server: env.server, version: env.version });
+    const kubeconfigFor = (name: string, token: StaticToken): string => {
+      const path = join(hostDir, `${name}.kubeconfig`);
+      writeFileSync(path, env.tokenKubeconfig(token.user, token.token));
+      return path;
+    };
+
+    daemons.push(
+      sandbox.spawnDaemon('kube-scheduler', join(assets.binDir, 'kube-scheduler'), [
+        `--kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
+        `--authentication-kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
+        `--authorization-kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        '--v=1',
+      ]),
+    );
+
+    const importMs = await runtimeReady;
+    phase('containerd', { importMs, images: Object.values(assets.images).map((image) => image.name) });
+
+    writeFileSync(join(hostDir, 'kubelet.json'), kubeletConfig({ addresses, cgroupRoot: sandbox.cgroupRoot, clientCaFile: certs.caFile }));
+    daemons.push(
+      sandbox.spawnDaemon('kubelet', join(assets.binDir, 'kubelet'), [
+        `--config=${join(hostDir, 'kubelet.json')}`,
+        `--kubeconfig=${kubeconfigFor('kubelet', tokens.kubelet)}`,
+        `--hostname-override=${addresses.nodeName}`,
+        `--node-ip=${addresses.nodeIp}`,
+        `--root-dir=${NODE_STATE.kubeletRoot}`,
+        `--cert-dir=${NODE_STATE.kubeletRoot}/pki`,
+        '--v=1',
+      ]),
+      sandbox.spawnDaemon('kube-proxy', join(assets.binDir, 'kube-proxy'), [
+        `--kubeconfig=${kubeconfigFor('kube-proxy', tokens.proxy)}`,
+        `--hostname-override=${addresses.nodeName}`,
+        `--cluster-cidr=${addresses.podCidr}`,
+        '--proxy-mode=iptables',
+        '--metrics-bind-address=127.0.0.1:10249',
+        '--healthz-bind-address=127.0.0.1:10256',
+        // Leave the host-wide conntrack sysctls alone.
+        '--conntrack-max-per-core=0',
+        '--conntrack-min=0',
+        '--conntrack-tcp-timeout-established=0',
+        '--conntrack-tcp-timeout-close-wait=0',
+        '--v=1',
+      ]),
+    );
+
+    const timeoutMs = options.startTimeoutMs ?? 180_000;
+    await poll(`node ${addresses.nodeName} Ready`, timeoutMs, now, failure, async () => {
+      const node = await env.request('GET', `/api/v1/nodes/${addresses.nodeName}`);
+      return node.status === 200 && node.body.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+    });
+    phase('nodeReady');
+    await poll('the default ServiceAccount and kube-root-ca.crt', timeoutMs, now, failure, async () => {
+      const account = await env.request('GET', '/api/v1/namespaces/default/serviceaccounts/default');
+      const rootCa = await env.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
+      return account.status === 200 && rootCa.status === 200;
+    });
+    const recorded = await env.request('POST', `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: DEMO_IMAGE_CONFIGMAP.name, namespace: DEMO_IMAGE_CONFIGMAP.namespace },
+      data: { [DEMO_IMAGE_CONFIGMAP.key]: assets.images.demo.name },
+    });
+    if (recorded.status !== 201) throw new Error(`recording the demo image: ${recorded.status} ${JSON.stringify(recorded.body)}`);
+    phase('accounts');
+    timings.total = now() - started;
+
+    return {
+      server: env.server,
+      kubeconfigPath: env.kubeconfigPath,
+      kubeconfig: env.kubeconfig,
+      adminToken: env.adminToken,
+      caPem: env.caPem,
+      version: env.version,
+      addresses,
+      images: { pause: assets.images.pause.name, demo: assets.images.demo.name, operator: assets.images.operator.name },
+      timings,
+      logDir,
+      envtest: env,
+      nodeRun: (command, args) => sandbox.run(command, args),
+      ctr,
+      failure,
+      stop,
+    };
+  } catch (error) {
+    await stop().catch((stopError) => log('stopFailed', { error: String(stopError) }));
+    throw error;
+  }
+}

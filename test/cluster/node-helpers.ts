@@ -1,0 +1,81 @@
+// Helpers of the real-node tests: kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
+import type { NodeCluster } from '../../envtest/cluster/harness.js';
+import type { KubectlOptions, TestCluster } from '../support/cluster.js';
+
+/** Runs kubectl and returns its stdout; throws with the command, exit code and stderr when it fails. */
+export async function kubectlOk(cluster: TestCluster, args: readonly string[], options?: KubectlOptions): Promise<string> {
+  const result = await cluster.kubectl(args, options);
+  if (result.code !== 0)
+    throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr.trim() || result.stdout.trim()}`);
+  return result.stdout;
+}
+
+/** Polls `probe` every `intervalMs` until it returns a value (not undefined); throws after `timeoutMs` with the last state. */
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+  options: { intervalMs?: number; now?: () => number; describe?: () => Promise<string> } = {},
+): Promise<T> {
+  const now = options.now ?? Date.now;
+  const deadline = now() + timeoutMs;
+  let lastError = '';
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+      lastError = '';
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    if (now() > deadline) {
+      const state = options.describe ? await options.describe().catch((error) => `(cannot describe: ${String(error)})`) : '';
+      throw new Error(`${what}: not after ${timeoutMs} ms${lastError ? `; last error: ${lastError}` : ''}${state ? `\n${state}` : ''}`);
+    }
+    await new Promise((done) => setTimeout(done, options.intervalMs ?? 200));
+  }
+}
+
+/** An admin GET that must answer 200. */
+export async function get(node: NodeCluster, path: string): Promise<any> {
+  const answer = await node.envtest.request('GET', path);
+  if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+/** A pod's Ready condition. */
+export function podReady(pod: any): boolean {
+  return pod.status?.conditions?.some((condition: any) => condition.type === 'Ready' && condition.status === 'True') ?? false;
+}
+
+/** The pods matching a label selector in a namespace (terminating ones included). */
+export async function podsOf(node: NodeCluster, namespace: string, selector: string): Promise<any[]> {
+  return (await get(node, `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`)).items;
+}
+
+/** The ReplicaSets owned by a Deployment. */
+export async function replicaSetsOf(node: NodeCluster, namespace: string, deployment: string): Promise<any[]> {
+  const all = (await get(node, `/apis/apps/v1/namespaces/${namespace}/replicasets`)).items as any[];
+  return all.filter((rs) => rs.metadata.ownerReferences?.some((owner: any) => owner.kind === 'Deployment' && owner.name === deployment));
+}
+
+/**
+ * Whether a Deployment's rollout is complete, as `kubectl rollout status` decides it: the controller observed the
+ * latest generation, every replica is updated and available, and no old replica is left.
+ */
+export function rolloutComplete(deployment: any): boolean {
+  const want = deployment.spec.replicas ?? 1;
+  const status = deployment.status ?? {};
+  return (
+    (status.observedGeneration ?? 0) >= deployment.metadata.generation &&
+    (status.updatedReplicas ?? 0) === want &&
+    (status.replicas ?? 0) === want &&
+    (status.availableReplicas ?? 0) === want
+  );
+}
+
+/** The value of an environment variable in a pod's container, read through `kubectl exec … sh -c 'echo $NAME'`. */
+export async function envInPod(cluster: TestCluster, namespace: string, pod: string, name: string): Promise<string> {
+  if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`"${name}" is not an environment variable name`);
+  return (await kubectlOk(cluster, ['-n', namespace, 'exec', pod, '--', 'sh', '-c', `echo "$${name}"`])).trim();
+}

@@ -17,7 +17,10 @@ export const CRD_NAME = `${PLURAL}.${GROUP}`;
 export const FINALIZER = `${GROUP}/finalizer`;
 /** Pod-template annotation holding the SHA-256 of the referenced ConfigMap's content. */
 export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
-/** Pod-template annotation holding the SHA-256 of the referenced Secret's content. */
+/**
+ * Pod-template annotation holding the keyed hash of the referenced Secret's content: HMAC-SHA-256 keyed with the
+ * Secret's uid, 32 hex digits (operator/deps/keyed-hash.ts), so that a reader of pods cannot test guesses of it.
+ */
 export const SECRET_HASH_ANNOTATION = `${GROUP}/secret-hash`;
 /** The field manager of every write the operator makes. */
 export const FIELD_MANAGER = 'customapp-operator';
@@ -125,7 +128,10 @@ export const STATUS_SCHEMA: SchemaNode = {
     observedConfigMapName: { type: 'string', description: 'The ConfigMap the Deployment was last rolled out with.' },
     observedSecretName: { type: 'string', description: 'The Secret the Deployment was last rolled out with.' },
     configHash: { type: 'string', description: 'SHA-256 of the ConfigMap content the Deployment runs with.' },
-    secretHash: { type: 'string', description: 'SHA-256 of the Secret content the Deployment runs with.' },
+    secretHash: {
+      type: 'string',
+      description: "Keyed hash of the Secret content the Deployment runs with: HMAC-SHA-256 keyed with the Secret's uid (32 hex digits).",
+    },
     readyReplicas: { type: 'integer', format: 'int32', description: 'Ready pods of the owned Deployment.' },
     conditions: {
       type: 'array',

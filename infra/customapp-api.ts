@@ -29,6 +29,15 @@ export const FIELD_MANAGER = 'customapp-operator';
 export const OPERATOR_NAMESPACE = 'customapp-system';
 /** Name of the operator's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment. */
 export const OPERATOR_NAME = 'customapp-operator';
+/** The ClusterRole that may read the operator's /metrics (bind it to the scraper, for example Prometheus). */
+export const METRICS_READER_ROLE = 'customapp-metrics-reader';
+/** The Service in front of the operator's /metrics (HTTPS). */
+export const METRICS_SERVICE = 'customapp-operator-metrics';
+/**
+ * The namespace label that the NetworkPolicy in dist/ admits metrics scrapes from: label the scraper's namespace
+ * `app.example.com/metrics=enabled`.
+ */
+export const METRICS_NAMESPACE_LABEL = { key: `${GROUP}/metrics`, value: 'enabled' } as const;
 /** Name of the leader-election Lease (in the operator's namespace). */
 export const LEADER_ELECTION_LEASE = 'customapp-operator-leader';
 

@@ -8,7 +8,7 @@ import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../infra/customapp-
 import { KubeClient } from './kube/client.js';
 import type { KubeObject } from './kube/objects.js';
 import { isAlreadyExists } from './kube/errors.js';
-import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, type Resource } from './kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICES, type Resource } from './kube/resources.js';
 import { CUSTOM_APPS } from './customapp/custom-app.js';
 import type { Logger } from './log.js';
 
@@ -21,6 +21,14 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   'v1/ConfigMap': CONFIGMAPS,
   'v1/Secret': SECRETS,
   'v1/ServiceAccount': { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  'v1/Service': SERVICES,
+  'networking.k8s.io/v1/NetworkPolicy': {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+  },
   'apps/v1/Deployment': DEPLOYMENTS,
   'rbac.authorization.k8s.io/v1/ClusterRole': {
     group: 'rbac.authorization.k8s.io',

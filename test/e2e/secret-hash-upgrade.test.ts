@@ -26,9 +26,13 @@ import { secretHashIn } from '../support/secret-hash.js';
 
 const APPS = 3;
 
-/** A Secret state as an operator before keyed hashes saw it: its hash is the plain SHA-256 of the content. */
+/**
+ * A Secret state as an operator before keyed hashes saw it: its hash is the plain SHA-256 of the content (kept as
+ * `unkeyedHash` too, so that today's status code, which drops an unkeyed hash it cannot match, writes it as the
+ * previous release did).
+ */
 function asBeforeKeyedHashes(state: DependencyState): DependencyState {
-  return state.exists && state.unkeyedHash !== undefined ? { ...state, hash: state.unkeyedHash, unkeyedHash: undefined } : state;
+  return state.exists && state.unkeyedHash !== undefined ? { ...state, hash: state.unkeyedHash } : state;
 }
 
 /**
@@ -89,6 +93,7 @@ for (const target of selectedTargets()) {
         );
 
       const before = await startTestOperator(cluster!, { dependencies: previousRelease });
+      t.teardown(() => before.operator.stop());
       for (const [index, name] of names.entries()) {
         await eventually(`${name}: the previous release wrote the plain hash`, async () => {
           const status = (await app(name))?.status;

@@ -81,10 +81,17 @@ module.exports = {
       to: { path: '^(operator|emulator|infra|test|bench)/' },
     },
     {
-      name: 'runtime-not-to-envtest',
-      comment: 'What ships (operator/, infra/, the emulator) never imports envtest; tests and emulator/scripts may.',
+      name: 'x509-standalone',
+      comment: 'x509/ builds certificates with node:crypto for the emulator and the operator; it imports nothing of ours.',
       severity: 'error',
-      from: { path: '^(operator|infra|emulator)/', pathNot: `${TEST_CODE}|^emulator/(test|scripts)/` },
+      from: { path: '^x509/' },
+      to: { path: '^(operator|emulator|infra|envtest|test|bench|imports)/' },
+    },
+    {
+      name: 'runtime-not-to-envtest',
+      comment: 'What ships (operator/, infra/, the emulator, x509/) never imports envtest; tests and emulator/scripts may.',
+      severity: 'error',
+      from: { path: '^(operator|infra|emulator|x509)/', pathNot: `${TEST_CODE}|^emulator/(test|scripts)/` },
       to: { path: '^envtest/' },
     },
     {
@@ -125,9 +132,9 @@ module.exports = {
     },
     {
       name: 'runtime-not-to-dev-dep',
-      comment: 'The operator and the emulator it embeds run on dependencies only (the image prunes devDependencies).',
+      comment: 'The operator, the emulator it embeds and x509/ run on dependencies only (the image prunes devDependencies).',
       severity: 'error',
-      from: { path: '^(operator|emulator)/', pathNot: `${TEST_CODE}|^emulator/(test|scripts|bench)/` },
+      from: { path: '^(operator|emulator|x509)/', pathNot: `${TEST_CODE}|^emulator/(test|scripts|bench)/` },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {

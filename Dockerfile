@@ -1,6 +1,6 @@
 # The operator image: ghcr.io/customapp/customapp-operator:v0.1.0 (infra/operator-deployment.ts DEFAULT_OPERATOR_IMAGE).
 #   docker build -t ghcr.io/customapp/customapp-operator:v0.1.0 .
-# The Deployment in dist/ runs it with `--leader-elect --metrics-bind-address=:8080 --health-probe-bind-address=:8081`,
+# The Deployment in dist/ runs it with `--leader-elect --metrics-bind-address=:8443 --health-probe-bind-address=:8081`,
 # as uid/gid 65532 with a read-only root filesystem: the entrypoint takes those flags as they are, and nothing is
 # written at run time (the TypeScript is compiled here, so no tsx cache is needed).
 
@@ -19,6 +19,7 @@ COPY tsconfig.json ./
 COPY infra/ infra/
 COPY imports/ imports/
 COPY operator/ operator/
+COPY x509/ x509/
 COPY dist/ dist/
 # npm packages stay external (node_modules is copied below); our own modules are bundled. The emulator is left
 # out: in a cluster the in-cluster configuration is always found, so the embedded default never runs there.
@@ -36,5 +37,5 @@ COPY --from=build /src/package.json ./
 COPY --from=build /out/operator.mjs operator/operator.mjs
 COPY --from=build /src/dist/ dist/
 USER 65532:65532
-EXPOSE 8080 8081
+EXPOSE 8443 8081
 ENTRYPOINT ["node", "/app/operator/operator.mjs"]

@@ -4,6 +4,8 @@ export interface UserInfo {
   readonly username: string;
   readonly uid?: string;
   readonly groups: readonly string[];
+  /** Extra attributes (a bound ServiceAccount token's `authentication.kubernetes.io/credential-id`). */
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** What a request asks to do (authorizer.AttributesRecord). */

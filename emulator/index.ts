@@ -24,7 +24,7 @@ import { ResourceRegistry } from './resources.js';
 import { reviewResources } from './reviews.js';
 import { RequestHandler } from './server.js';
 import { Store } from './store.js';
-import { selfSignedCertificate } from './tls.js';
+import { emulatorCertificate } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export type { Counters, CountersSnapshot, CountFilter } from './counters.js';
@@ -200,7 +200,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     admin: adminHandler({ counters, faults, hub, store }),
   });
   const serverOptions = { requestTimeout: 0, keepAliveTimeout: 30_000 };
-  const { cert, key } = selfSignedCertificate(clock());
+  const { cert, key } = emulatorCertificate(clock());
   const httpServer = createHttpServer(serverOptions, handler.handle);
   const httpsServer = createHttpsServer({ ...serverOptions, cert, key }, handler.handle);
   for (const s of [httpServer, httpsServer]) s.timeout = 0;

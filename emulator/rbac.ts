@@ -54,6 +54,17 @@ export function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   return names.length === 0 || (a.name !== '' && names.includes(a.name));
 }
 
+/** Go's %q of a plain string. */
+function quote(value: unknown): string {
+  return JSON.stringify(String(value ?? ''));
+}
+
+/** rbac describeSubject: `ServiceAccount "name/namespace"`, `User "name"`, `Group "name"`. */
+function describeSubject(subject: Obj, bindingNamespace: string): string {
+  if (subject.kind === 'ServiceAccount') return `${subject.kind} ${quote(`${subject.name}/${subject.namespace || bindingNamespace}`)}`;
+  return `${subject.kind} ${quote(subject.name)}`;
+}
+
 export class RbacAuthorizer {
   constructor(private readonly store: Store) {}
 
@@ -104,10 +115,31 @@ export class RbacAuthorizer {
     return rules;
   }
 
+  /**
+   * The decision, with the RBAC authorizer's reason: the first binding (ClusterRoleBindings, then the namespace's
+   * RoleBindings, in store order; the apiserver's lister order is not defined either) whose role has an allowing rule,
+   * described as `RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to ServiceAccount "name/namespace"`.
+   */
   authorize(a: Attributes): Decision {
     if (a.user.groups.includes('system:masters')) return { allowed: true, reason: '' };
-    for (const rule of this.rulesFor(a.user, a.resourceRequest ? a.namespace : '')) {
-      if (ruleAllows(rule, a)) return { allowed: true, reason: 'RBAC: allowed' };
+    for (const binding of this.objects('rbac.authorization.k8s.io/clusterrolebindings') as Obj[]) {
+      const subject = (binding.subjects ?? []).find((s: Obj) => subjectMatches(s, a.user, ''));
+      if (subject === undefined || !this.clusterRoleRules(binding.roleRef?.name).some((rule) => ruleAllows(rule, a))) continue;
+      const describe = `ClusterRoleBinding ${quote(binding.metadata.name)} of ${binding.roleRef.kind} ${quote(binding.roleRef.name)}`;
+      return { allowed: true, reason: `RBAC: allowed by ${describe} to ${describeSubject(subject, '')}` };
+    }
+    const namespace = a.resourceRequest ? a.namespace : '';
+    if (namespace !== '') {
+      for (const binding of this.objects('rbac.authorization.k8s.io/rolebindings') as Obj[]) {
+        if (binding.metadata.namespace !== namespace) continue;
+        const subject = (binding.subjects ?? []).find((s: Obj) => subjectMatches(s, a.user, namespace));
+        if (subject === undefined) continue;
+        const ref = binding.roleRef ?? {};
+        const rules = ref.kind === 'ClusterRole' ? this.clusterRoleRules(ref.name) : this.roleRules(namespace, ref.name);
+        if (!rules.some((rule) => ruleAllows(rule, a))) continue;
+        const describe = `RoleBinding ${quote(`${binding.metadata.name}/${namespace}`)} of ${ref.kind} ${quote(ref.name)}`;
+        return { allowed: true, reason: `RBAC: allowed by ${describe} to ${describeSubject(subject, namespace)}` };
+      }
     }
     return { allowed: false, reason: '' };
   }

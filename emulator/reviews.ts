@@ -1,11 +1,15 @@
 // Create-only "review" resources answered from the authorizer and authenticator (SelfSubjectAccessReview,
 // SubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview, TokenReview) and the TokenRequest subresource.
+import { randomUUID } from 'node:crypto';
 import type { Attributes, UserInfo } from './authz.js';
 import { type Authenticator, issuer } from './auth.js';
 import { badRequest } from './errors.js';
 import { isObject, type KubeObject, timestamp } from './object.js';
 import type { RbacAuthorizer } from './rbac.js';
 import type { ResourceType } from './resources.js';
+import { FieldSet } from './fieldset.js';
+import { encodeManagedFields, updateManagedFields } from './managedfields.js';
+import { builtinType, zeroValue } from './openapi/builtin.js';
 import { metadataFieldGetters } from './selectors.js';
 import { defaultColumns } from './table.js';
 import { anyNode } from './typeschema.js';
@@ -85,27 +89,80 @@ function attributesOf(spec: Obj, user: UserInfo): Attributes {
   throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
 }
 
-/** Answers the review resources; `kind` is the resource's Kind. */
-export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: RbacAuthorizer, authn: Authenticator): Obj {
-  const spec: Obj = isObject(body.spec) ? body.spec : {};
-  const base = {
-    kind,
-    apiVersion:
-      kind.endsWith('Review') && kind !== 'TokenReview' && kind !== 'SelfSubjectReview'
-        ? 'authorization.k8s.io/v1'
-        : 'authentication.k8s.io/v1',
-    metadata: { creationTimestamp: null },
+/** The OpenAPI name of each review kind, for the managedFields of its answer. */
+const reviewSchemas: Readonly<Record<string, string>> = {
+  SelfSubjectReview: 'io.k8s.api.authentication.v1.SelfSubjectReview',
+  TokenReview: 'io.k8s.api.authentication.v1.TokenReview',
+  LocalSubjectAccessReview: 'io.k8s.api.authorization.v1.LocalSubjectAccessReview',
+  SelfSubjectAccessReview: 'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
+  SelfSubjectRulesReview: 'io.k8s.api.authorization.v1.SelfSubjectRulesReview',
+  SubjectAccessReview: 'io.k8s.api.authorization.v1.SubjectAccessReview',
+};
+
+/** The spec as decoding into the Go type leaves it: empty strings, lists and maps dropped (every field is omitempty). */
+function decodedSpec(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(decodedSpec);
+  if (!isObject(value)) return value;
+  const out: Obj = {};
+  for (const [key, child] of Object.entries(value as Obj)) {
+    const decoded = decodedSpec(child);
+    const empty =
+      decoded === undefined ||
+      decoded === null ||
+      decoded === '' ||
+      (Array.isArray(decoded) && decoded.length === 0) ||
+      (isObject(decoded) && Object.keys(decoded as Obj).length === 0);
+    if (!empty) out[key] = decoded;
+  }
+  return out;
+}
+
+/** Who wrote the review and when: its answer's metadata.managedFields, as the create handler's field manager records. */
+export interface ReviewWrite {
+  readonly manager: string;
+  readonly now: Date;
+}
+
+function userInfoOf(user: UserInfo): Obj {
+  return {
+    username: user.username,
+    ...(user.uid ? { uid: user.uid } : {}),
+    groups: user.groups,
+    ...(user.extra && Object.keys(user.extra).length > 0 ? { extra: user.extra } : {}),
   };
+}
+
+/** Answers the review resources; `kind` is the resource's Kind. */
+export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: RbacAuthorizer, authn: Authenticator, write: ReviewWrite): Obj {
+  const spec = decodedSpec(isObject(body.spec) ? body.spec : {}) as Obj;
+  const apiVersion =
+    kind.endsWith('Review') && kind !== 'TokenReview' && kind !== 'SelfSubjectReview'
+      ? 'authorization.k8s.io/v1'
+      : 'authentication.k8s.io/v1';
+  const tracked = kind === 'SelfSubjectReview' || Object.keys(spec).length === 0 ? {} : { spec };
+  const managedFields = encodeManagedFields(
+    updateManagedFields(new Map(), {
+      // The type's zero value, as on any create: a struct that is not a pointer (spec) exists already.
+      before: zeroValue(reviewSchemas[kind] ?? '') as KubeObject,
+      after: { metadata: {}, ...tracked },
+      node: builtinType(reviewSchemas[kind] ?? ''),
+      manager: write.manager,
+      subresource: '',
+      apiVersion,
+      now: write.now,
+      ignored: new FieldSet(),
+    }),
+  );
+  const base = { kind, apiVersion, metadata: managedFields ? { managedFields } : {} };
+  const verdict = (decision: { allowed: boolean; reason: string }): Obj =>
+    decision.allowed ? { allowed: true, ...(decision.reason ? { reason: decision.reason } : {}) } : { allowed: false };
   switch (kind) {
-    case 'SelfSubjectAccessReview': {
-      const decision = rbac.authorize(attributesOf(spec, user));
-      return { ...base, spec, status: decision.allowed ? { allowed: true, reason: decision.reason } : { allowed: false } };
-    }
+    case 'SelfSubjectAccessReview':
+      return { ...base, spec, status: verdict(rbac.authorize(attributesOf(spec, user))) };
     case 'SubjectAccessReview':
     case 'LocalSubjectAccessReview': {
-      const subject: UserInfo = { username: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [] };
-      const decision = rbac.authorize(attributesOf(spec, subject));
-      return { ...base, spec, status: decision.allowed ? { allowed: true, reason: decision.reason } : { allowed: false } };
+      const subject: UserInfo = { username: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [], extra: spec.extra };
+      return { ...base, spec, status: verdict(rbac.authorize(attributesOf(spec, subject))) };
     }
     case 'SelfSubjectRulesReview': {
       const namespace = spec.namespace ?? '';
@@ -130,20 +187,18 @@ export function answerReview(kind: string, body: Obj, user: UserInfo, rbac: Rbac
       };
     }
     case 'SelfSubjectReview':
-      return { ...base, status: { userInfo: { username: user.username, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups } } };
+      // Its REST storage stamps a creation time (the other reviews have none).
+      return { ...base, metadata: { creationTimestamp: timestamp(write.now) }, status: { userInfo: userInfoOf(user) } };
     case 'TokenReview': {
-      const reviewed = authn.authenticate(`Bearer ${spec.token ?? ''}`);
+      const token: string = spec.token ?? '';
+      const reviewed = token === '' ? undefined : authn.authenticate(`Bearer ${token}`);
       return {
         ...base,
         spec,
         status:
           reviewed === undefined
-            ? { user: {}, error: '[invalid bearer token, token lookup failed]' }
-            : {
-                authenticated: true,
-                user: { username: reviewed.username, ...(reviewed.uid ? { uid: reviewed.uid } : {}), groups: reviewed.groups },
-                audiences: spec.audiences ?? [issuer],
-              },
+            ? { user: {}, error: authn.tokenReviewError(token) }
+            : { authenticated: true, user: userInfoOf(reviewed), audiences: spec.audiences ?? [issuer] },
       };
     }
     default:
@@ -161,7 +216,13 @@ export function tokenRequest(body: Obj, serviceAccount: KubeObject, authn: Authe
   spec.boundObjectRef = spec.boundObjectRef ?? null;
   const exp = Math.floor(now.getTime() / 1000) + seconds;
   const token = authn.serviceAccountToken(
-    { namespace: serviceAccount.metadata.namespace!, name: serviceAccount.metadata.name!, uid: serviceAccount.metadata.uid, exp },
+    {
+      namespace: serviceAccount.metadata.namespace!,
+      name: serviceAccount.metadata.name!,
+      uid: serviceAccount.metadata.uid,
+      exp,
+      jti: randomUUID(),
+    },
     spec.audiences,
     now.getTime(),
   );

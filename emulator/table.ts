@@ -333,6 +333,15 @@ const printerColumns: Readonly<Record<string, readonly TableColumn[]>> = {
     ),
     ageColumn,
   ],
+  NetworkPolicy: [
+    nameColumn,
+    column(
+      'Pod-Selector',
+      'Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.',
+      (o) => labelSelectorString((o as Obj).spec?.podSelector ?? {}),
+    ),
+    ageColumn,
+  ],
   RoleBinding: bindingColumns('roleBinding'),
   ClusterRoleBinding: bindingColumns('clusterRoleBinding'),
 };

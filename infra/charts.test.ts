@@ -1,6 +1,7 @@
 // Tests of the synthesized charts: snapshots, plus exact assertions on the fields that matter.
 import test from 'ava';
 import { Testing } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-27';
 import { CrdChart } from './crd-chart.js';
 import { OperatorChart } from './operator-chart.js';
 import { SamplesChart } from './samples-chart.js';
@@ -10,9 +11,9 @@ import { restrictedViolations } from '../test/support/pod-security.js';
 
 type Manifest = Record<string, any>;
 const byKind = (manifests: Manifest[], kind: string): Manifest[] => manifests.filter((m) => m.kind === kind);
-const one = (manifests: Manifest[], kind: string): Manifest => {
-  const found = byKind(manifests, kind);
-  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`);
+const one = (manifests: Manifest[], kind: string, name?: string): Manifest => {
+  const found = byKind(manifests, kind).filter((m) => name === undefined || m.metadata.name === name);
+  if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` "${name}"` : ''}, found ${found.length}`);
   return found[0]!;
 };
 
@@ -88,7 +89,7 @@ test('the printer columns are Image, ConfigMap, Ready and Age', (t) => {
 });
 
 test('the ClusterRole grants exactly the permission table, with configmaps get, list and watch only', (t) => {
-  const role = one(operatorManifests(), 'ClusterRole');
+  const role = one(operatorManifests(), 'ClusterRole', 'customapp-operator');
   const granted = role.rules.map((rule: Manifest) => `${rule.apiGroups.join(',')}|${rule.resources.join(',')}=${rule.verbs.join(',')}`);
   t.deepEqual(granted, [
     '|configmaps=get,list,watch',
@@ -99,6 +100,8 @@ test('the ClusterRole grants exactly the permission table, with configmaps get, 
     'apps|deployments=get,list,watch,create,update',
     '|services=get,list,watch,create,update,delete',
     '|events=create,patch',
+    'authentication.k8s.io|tokenreviews=create',
+    'authorization.k8s.io|subjectaccessreviews=create',
     'coordination.k8s.io|leases=get,create,update',
   ]);
   t.is(granted.length, OPERATOR_PERMISSIONS.length);
@@ -118,12 +121,12 @@ test('the ClusterRoleBinding binds the ClusterRole to the operator ServiceAccoun
   t.deepEqual(binding.roleRef, {
     apiGroup: 'rbac.authorization.k8s.io',
     kind: 'ClusterRole',
-    name: one(manifests, 'ClusterRole').metadata.name,
+    name: one(manifests, 'ClusterRole', 'customapp-operator').metadata.name,
   });
   t.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'customapp-system' }]);
 });
 
-test('the operator Deployment runs leader-elected with metrics and probe endpoints and real resources', (t) => {
+test('the operator Deployment runs leader-elected with HTTPS metrics on 8443, HTTP probes on 8081, and real resources', (t) => {
   const deployment = one(operatorManifests(), 'Deployment');
   t.is(deployment.spec.replicas, 1);
   const pod = deployment.spec.template.spec;
@@ -131,7 +134,11 @@ test('the operator Deployment runs leader-elected with metrics and probe endpoin
   t.true(pod.automountServiceAccountToken);
   t.is(pod.containers.length, 1);
   const [container] = pod.containers;
-  t.deepEqual(container.args, ['--leader-elect', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+  t.deepEqual(container.args, ['--leader-elect', '--metrics-bind-address=:8443', '--health-probe-bind-address=:8081']);
+  t.deepEqual(container.ports, [
+    { containerPort: 8443, name: 'metrics' },
+    { containerPort: 8081, name: 'health' },
+  ]);
   t.like(container.livenessProbe, { httpGet: { path: '/healthz', port: 8081 } });
   t.like(container.readinessProbe, { httpGet: { path: '/readyz', port: 8081 } });
   t.deepEqual(container.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
@@ -163,7 +170,75 @@ test('the operator chart honours its props: image, replicas and permissions', (t
   const deployment = one(manifests, 'Deployment');
   t.is(deployment.spec.replicas, 2);
   t.is(deployment.spec.template.spec.containers[0].image, 'registry.local/op:v9.9.9');
-  t.is(one(manifests, 'ClusterRole').rules.length, 1);
+  t.is(one(manifests, 'ClusterRole', 'customapp-operator').rules.length, 1);
+});
+
+test("the metrics Service serves https 8443 to the operator pods' metrics port", (t) => {
+  const manifests = operatorManifests();
+  const service = one(manifests, 'Service', 'customapp-operator-metrics');
+  t.is(service.metadata.namespace, 'customapp-system');
+  t.deepEqual(service.spec.selector, one(manifests, 'Deployment').spec.selector.matchLabels);
+  t.deepEqual(service.spec.ports, [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 'metrics' }]);
+  t.is(service.spec.type, undefined, 'ClusterIP');
+});
+
+test('customapp-metrics-reader grants get on /metrics and nothing else, and is bound to no one', (t) => {
+  const manifests = operatorManifests();
+  const role = one(manifests, 'ClusterRole', 'customapp-metrics-reader');
+  t.deepEqual(role.rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+  t.false(byKind(manifests, 'ClusterRoleBinding').some((binding) => binding.roleRef.name === 'customapp-metrics-reader'));
+});
+
+test('the NetworkPolicy admits only metrics from labelled namespaces and the probe port, and leaves egress open', (t) => {
+  const manifests = operatorManifests();
+  const policy = one(manifests, 'NetworkPolicy');
+  t.is(policy.apiVersion, 'networking.k8s.io/v1');
+  t.is(policy.metadata.namespace, 'customapp-system');
+  t.deepEqual(policy.spec.podSelector, one(manifests, 'Deployment').spec.selector);
+  t.deepEqual(policy.spec.policyTypes, ['Ingress']);
+  t.deepEqual(policy.spec.ingress, [
+    { from: [{ namespaceSelector: { matchLabels: { 'app.example.com/metrics': 'enabled' } } }], ports: [{ port: 8443, protocol: 'TCP' }] },
+    { ports: [{ port: 8081, protocol: 'TCP' }] },
+  ]);
+  t.is(policy.spec.egress, undefined);
+  const container = one(manifests, 'Deployment').spec.template.spec.containers[0];
+  const ports = Object.fromEntries(container.ports.map((port: Manifest) => [port.name, port.containerPort]));
+  t.is(policy.spec.ingress[0].ports[0].port, ports.metrics, "the metrics rule opens the container's metrics port");
+  t.is(policy.spec.ingress[1].ports[0].port, ports.health, "the probe rule opens the container's probe port");
+  t.is(container.livenessProbe.httpGet.port, ports.health);
+  t.is(container.readinessProbe.httpGet.port, ports.health);
+});
+
+test('the NetworkPolicy props: other namespace labels and ports, restricted egress, or no policy', (t) => {
+  const tuned = one(
+    Testing.synth(
+      new OperatorChart(Testing.app(), 'operator', {
+        networkPolicy: {
+          metricsNamespaceLabels: { 'kubernetes.io/metadata.name': 'monitoring' },
+          metricsPort: 9443,
+          healthPort: 9081,
+          egress: [{ to: [{ ipBlock: { cidr: '10.0.0.1/32' } }], ports: [{ port: k8s.IntOrString.fromNumber(6443), protocol: 'TCP' }] }],
+        },
+      }),
+    ),
+    'NetworkPolicy',
+  );
+  t.deepEqual(tuned.spec.policyTypes, ['Ingress', 'Egress']);
+  t.deepEqual(tuned.spec.ingress, [
+    {
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+      ports: [{ port: 9443, protocol: 'TCP' }],
+    },
+    { ports: [{ port: 9081, protocol: 'TCP' }] },
+  ]);
+  t.deepEqual(tuned.spec.egress, [{ to: [{ ipBlock: { cidr: '10.0.0.1/32' } }], ports: [{ port: 6443, protocol: 'TCP' }] }]);
+  const denyAll = one(Testing.synth(new OperatorChart(Testing.app(), 'operator', { networkPolicy: { egress: [] } })), 'NetworkPolicy');
+  t.deepEqual(denyAll.spec.policyTypes, ['Ingress', 'Egress']);
+  t.deepEqual(denyAll.spec.egress, []);
+  t.deepEqual(byKind(Testing.synth(new OperatorChart(Testing.app(), 'operator', { networkPolicy: false })), 'NetworkPolicy'), []);
+  t.throws(() => new OperatorChart(Testing.app(), 'operator', { networkPolicy: { metricsNamespaceLabels: {} } }), {
+    message: /metricsNamespaceLabels \{\} would admit metrics scrapes from every namespace/,
+  });
 });
 
 test('the samples chart holds a ConfigMap, a Secret and a CustomApp that references them', (t) => {

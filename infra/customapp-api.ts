@@ -17,7 +17,10 @@ export const CRD_NAME = `${PLURAL}.${GROUP}`;
 export const FINALIZER = `${GROUP}/finalizer`;
 /** Pod-template annotation holding the SHA-256 of the referenced ConfigMap's content. */
 export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
-/** Pod-template annotation holding the SHA-256 of the referenced Secret's content. */
+/**
+ * Pod-template annotation holding the keyed hash of the referenced Secret's content: HMAC-SHA-256 keyed with the
+ * Secret's uid, 32 hex digits (operator/deps/keyed-hash.ts), so that a reader of pods cannot test guesses of it.
+ */
 export const SECRET_HASH_ANNOTATION = `${GROUP}/secret-hash`;
 /** The field manager of every write the operator makes. */
 export const FIELD_MANAGER = 'customapp-operator';
@@ -26,6 +29,15 @@ export const FIELD_MANAGER = 'customapp-operator';
 export const OPERATOR_NAMESPACE = 'customapp-system';
 /** Name of the operator's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment. */
 export const OPERATOR_NAME = 'customapp-operator';
+/** The ClusterRole that may read the operator's /metrics (bind it to the scraper, for example Prometheus). */
+export const METRICS_READER_ROLE = 'customapp-metrics-reader';
+/** The Service in front of the operator's /metrics (HTTPS). */
+export const METRICS_SERVICE = 'customapp-operator-metrics';
+/**
+ * The namespace label that the NetworkPolicy in dist/ admits metrics scrapes from: label the scraper's namespace
+ * `app.example.com/metrics=enabled`.
+ */
+export const METRICS_NAMESPACE_LABEL = { key: `${GROUP}/metrics`, value: 'enabled' } as const;
 /** Name of the leader-election Lease (in the operator's namespace). */
 export const LEADER_ELECTION_LEASE = 'customapp-operator-leader';
 
@@ -125,7 +137,10 @@ export const STATUS_SCHEMA: SchemaNode = {
     observedConfigMapName: { type: 'string', description: 'The ConfigMap the Deployment was last rolled out with.' },
     observedSecretName: { type: 'string', description: 'The Secret the Deployment was last rolled out with.' },
     configHash: { type: 'string', description: 'SHA-256 of the ConfigMap content the Deployment runs with.' },
-    secretHash: { type: 'string', description: 'SHA-256 of the Secret content the Deployment runs with.' },
+    secretHash: {
+      type: 'string',
+      description: "Keyed hash of the Secret content the Deployment runs with: HMAC-SHA-256 keyed with the Secret's uid (32 hex digits).",
+    },
     readyReplicas: { type: 'integer', format: 'int32', description: 'Ready pods of the owned Deployment.' },
     conditions: {
       type: 'array',

@@ -3,7 +3,10 @@ import { Chart, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
+import { MetricsReaderRole } from './metrics-reader-role.js';
+import { MetricsService } from './metrics-service.js';
 import { OperatorDeployment } from './operator-deployment.js';
+import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
 import type { Permission } from './permissions.js';
 
@@ -29,9 +32,18 @@ export interface OperatorChartProps extends ChartProps {
    * @default OPERATOR_PERMISSIONS
    */
   readonly permissions?: readonly Permission[];
+  /**
+   * The operator's NetworkPolicy (ingress to /metrics from labelled namespaces and to the probe port), tuned by these
+   * props, or `false` for none.
+   * @default {} (the policy with its defaults: egress open)
+   */
+  readonly networkPolicy?: Omit<OperatorNetworkPolicyProps, 'namespace' | 'podLabels'> | false;
 }
 
-/** The operator: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment. */
+/**
+ * The operator: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, Deployment, the metrics Service (HTTPS
+ * 8443), the `customapp-metrics-reader` ClusterRole for scrapers, and a NetworkPolicy.
+ */
 export class OperatorChart extends Chart {
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
     super(scope, id, props);
@@ -60,5 +72,11 @@ export class OperatorChart extends Chart {
       replicas: props.replicas,
       labels,
     });
+    const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
+    new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
+    new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
+    if (props.networkPolicy !== false) {
+      new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, namespace, podLabels, labels });
+    }
   }
 }

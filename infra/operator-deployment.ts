@@ -6,8 +6,8 @@ import { OPERATOR_NAME } from './customapp-api.js';
 
 /** The image the operator Deployment runs unless told otherwise (built by the repository's Dockerfile). */
 export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/customapp/customapp-operator:v0.1.0';
-/** Port of /metrics. */
-export const METRICS_PORT = 8080;
+/** Port of /metrics (HTTPS, authenticated and authorized; controller-runtime's and kubebuilder's 8443). */
+export const METRICS_PORT = 8443;
 /** Port of /healthz and /readyz. */
 export const HEALTH_PORT = 8081;
 /** The non-root user and group of the image (the same as the Dockerfile's). */
@@ -52,7 +52,8 @@ export const DEFAULT_OPERATOR_RESOURCES: kplus.ContainerResources = {
 };
 
 /**
- * The operator's Deployment. It runs with `--leader-elect`, serves /metrics on :8080 and the probes on :8081,
+ * The operator's Deployment. It runs with `--leader-elect`, serves /metrics over HTTPS on :8443 (a self-signed
+ * certificate unless `extraArgs` passes `--metrics-cert-dir` with a mounted one) and the probes over HTTP on :8081,
  * requests 50m CPU / 128Mi (limits 500m / 512Mi), and satisfies the restricted Pod Security Standard.
  */
 export class OperatorDeployment extends Construct {

@@ -78,6 +78,18 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     why: 'core/v1 Events on CustomApps (created, updated, rollout triggered, rollout held); repeats patch the count',
   },
   {
+    apiGroup: 'authentication.k8s.io',
+    resource: 'tokenreviews',
+    verbs: ['create'],
+    why: "secure /metrics: who a scraper's bearer token is (a TokenReview, as controller-runtime's metrics filter)",
+  },
+  {
+    apiGroup: 'authorization.k8s.io',
+    resource: 'subjectaccessreviews',
+    verbs: ['create'],
+    why: 'secure /metrics: whether that scraper may get /metrics (a SubjectAccessReview)',
+  },
+  {
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',
     verbs: ['get', 'create', 'update'],

@@ -8,7 +8,7 @@ import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../infra/customapp-
 import { KubeClient } from './kube/client.js';
 import type { KubeObject } from './kube/objects.js';
 import { isAlreadyExists } from './kube/errors.js';
-import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, type Resource } from './kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICES, type Resource } from './kube/resources.js';
 import { CUSTOM_APPS } from './customapp/custom-app.js';
 import type { Logger } from './log.js';
 
@@ -21,6 +21,14 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   'v1/ConfigMap': CONFIGMAPS,
   'v1/Secret': SECRETS,
   'v1/ServiceAccount': { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  'v1/Service': SERVICES,
+  'networking.k8s.io/v1/NetworkPolicy': {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+  },
   'apps/v1/Deployment': DEPLOYMENTS,
   'rbac.authorization.k8s.io/v1/ClusterRole': {
     group: 'rbac.authorization.k8s.io',
@@ -154,7 +162,7 @@ export async function startEmbeddedCluster(options: EmbeddedOptions): Promise<Em
 
 /** Where the operator's endpoints listen, and the ports that were asked for. */
 export interface ServedEndpoints {
-  /** `http://host:port` of /metrics, when served. */
+  /** `https://host:port` of /metrics (`http://` with --metrics-secure=false), when served. */
   readonly metricsUrl?: string;
   /** `http://host:port` of /healthz and /readyz, when served. */
   readonly healthUrl?: string;
@@ -162,15 +170,24 @@ export interface ServedEndpoints {
   readonly requested: { readonly metrics?: number; readonly probes?: number };
 }
 
-/** `  /metrics  http://127.0.0.1:8080/metrics`, and why the port is not the one asked for, when it is not. */
-function endpointLines(endpoints: ServedEndpoints): string[] {
+/**
+ * `  /metrics  https://127.0.0.1:8080/metrics`, and why the port is not the one asked for, when it is not; for HTTPS
+ * metrics, a curl with the admin kubeconfig's token (a TokenReview and SubjectAccessReview guard them).
+ */
+function endpointLines(endpoints: ServedEndpoints, kubeconfigPath?: string): string[] {
   const busy = (url: string, requested: number | undefined): string => {
     const port = Number(new URL(url).port);
     return requested !== undefined && requested !== 0 && port !== requested ? `   (port ${requested} is in use: a free port instead)` : '';
   };
   const lines: string[] = [];
-  if (endpoints.metricsUrl)
+  if (endpoints.metricsUrl) {
     lines.push(`  /metrics           ${endpoints.metricsUrl}/metrics${busy(endpoints.metricsUrl, endpoints.requested.metrics)}`);
+    // Secure metrics (the default) want a token allowed to get /metrics: the admin kubeconfig's is.
+    if (endpoints.metricsUrl.startsWith('https:') && kubeconfigPath) {
+      const token = `$(kubectl --kubeconfig ${kubeconfigPath} config view --raw -o jsonpath='{.users[0].user.token}')`;
+      lines.push(`                     curl -sk -H "Authorization: Bearer ${token}" ${endpoints.metricsUrl}/metrics`);
+    }
+  }
   if (endpoints.healthUrl) {
     const { healthUrl } = endpoints;
     lines.push(`  /healthz, /readyz  ${healthUrl}/healthz, ${healthUrl}/readyz${busy(healthUrl, endpoints.requested.probes)}`);
@@ -191,7 +208,7 @@ export function embeddedInstructions(cluster: EmbeddedCluster, endpoints: Served
     `  ${kubectl} get deployment hello -o jsonpath='{.spec.template.metadata.annotations}'`,
     `  ${kubectl} edit cm hello-config          # then watch the rollout in the trace below`,
     `  ${kubectl} patch cm hello-config -p '{"data":{"GREETING":"hi"}}'`,
-    ...endpointLines(endpoints),
+    ...endpointLines(endpoints, cluster.kubeconfigPath),
     '',
     'Stop with Ctrl-C. Logs are pretty on a terminal and JSON otherwise (--log-format=json|pretty to choose).',
     '',

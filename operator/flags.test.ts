@@ -9,6 +9,8 @@ test("with no flags, the defaults are controller-runtime's", (t) => {
     namespace: undefined,
     metricsBindAddress: { host: undefined, port: 8080 },
     healthProbeBindAddress: { host: undefined, port: 8081 },
+    metricsSecure: true,
+    metricsCertDir: undefined,
     leaderElect: false,
     leaderElectionNamespace: 'customapp-system',
     leaderElectionId: 'customapp-operator-leader',
@@ -63,6 +65,9 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
     maxConcurrentReconciles: 8,
   });
   t.false(parseFlags(['--leader-elect=false']).leaderElect);
+  t.like(parseFlags(['--metrics-cert-dir=/certs']), { metricsSecure: true, metricsCertDir: '/certs' });
+  t.like(parseFlags(['--metrics-secure=false']), { metricsSecure: false, metricsCertDir: undefined });
+  t.true(parseFlags(['--metrics-secure']).metricsSecure);
   t.true(parseFlags(['--help']).help);
 });
 
@@ -80,6 +85,11 @@ const bad: Array<[readonly string[], RegExp]> = [
   [['--leader-elect-lease-duration=15'], /"15" is not a duration/],
   [['--leader-elect-renew-deadline=20s'], /lease duration > renew deadline > retry period/],
   [['stray'], /unexpected argument "stray"/],
+  [['--metrics-secure=no'], /--metrics-secure: "no" is not true or false/],
+  [
+    ['--metrics-secure=false', '--metrics-cert-dir=/certs'],
+    /--metrics-cert-dir "\/certs" needs HTTPS metrics: drop --metrics-secure=false/,
+  ],
 ];
 for (const [argv, message] of bad) {
   test(`${argv.join(' ')} fails with a message quoting it`, (t) => {
@@ -101,6 +111,8 @@ test('--help lists every flag', (t) => {
     '--kubeconfig',
     '--namespace',
     '--metrics-bind-address',
+    '--metrics-secure',
+    '--metrics-cert-dir',
     '--health-probe-bind-address',
     '--leader-elect',
     '--leader-election-namespace',

@@ -14,6 +14,10 @@ export interface Flags {
   readonly metricsBindAddress?: BindAddress;
   /** `--health-probe-bind-address`: where /healthz and /readyz listen; `0` disables them. @default ":8081" */
   readonly healthProbeBindAddress?: BindAddress;
+  /** `--metrics-secure`: /metrics over HTTPS with authentication and authorization; false for plain HTTP. @default true */
+  readonly metricsSecure: boolean;
+  /** `--metrics-cert-dir`: `tls.crt` and `tls.key` for /metrics, reloaded on change. @default a self-signed certificate */
+  readonly metricsCertDir?: string;
   /** `--leader-elect`: reconcile only while holding the Lease. @default false */
   readonly leaderElect: boolean;
   /** `--leader-election-namespace`: where the Lease lives. @default "customapp-system" */
@@ -67,6 +71,17 @@ const SPECS: readonly FlagSpec[] = [
     kind: 'string',
     placeholder: 'addr',
     help: 'where /healthz and /readyz listen, [host]:port; "0" disables them (default ":8081", or a free port when busy in the embedded default)',
+  },
+  {
+    name: 'metrics-secure',
+    kind: 'boolean',
+    help: 'serve /metrics over HTTPS, each request authenticated (TokenReview) and authorized (SubjectAccessReview: get on /metrics); =false for plain HTTP (default true)',
+  },
+  {
+    name: 'metrics-cert-dir',
+    kind: 'string',
+    placeholder: 'dir',
+    help: 'directory holding tls.crt and tls.key for /metrics, reloaded when they change (default: self-signed at start)',
   },
   {
     name: 'leader-elect',
@@ -189,11 +204,18 @@ export function parseFlags(argv: readonly string[]): Flags {
       `leader election needs lease duration > renew deadline > retry period, got ${leaseDurationMs} ms, ${renewDeadlineMs} ms, ${retryPeriodMs} ms`,
     );
   }
+  const metricsSecure = values.get('metrics-secure') !== false;
+  const metricsCertDir = text('metrics-cert-dir');
+  if (metricsCertDir !== undefined && !metricsSecure) {
+    throw new Error(`--metrics-cert-dir "${metricsCertDir}" needs HTTPS metrics: drop --metrics-secure=false`);
+  }
   return {
     kubeconfig: text('kubeconfig'),
     namespace,
     metricsBindAddress: parseBindAddress('--metrics-bind-address', text('metrics-bind-address') ?? ':8080'),
     healthProbeBindAddress: parseBindAddress('--health-probe-bind-address', text('health-probe-bind-address') ?? ':8081'),
+    metricsSecure,
+    metricsCertDir,
     leaderElect: values.get('leader-elect') === true,
     leaderElectionNamespace: text('leader-election-namespace') ?? OPERATOR_NAMESPACE,
     leaderElectionId: text('leader-election-id') ?? LEADER_ELECTION_LEASE,

@@ -47,6 +47,8 @@ async function main(argv: readonly string[]): Promise<number> {
       logger,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,
       metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
+      metricsSecure: flags.metricsSecure,
+      metricsCertDir: flags.metricsCertDir,
       healthProbeBindAddress: flags.healthProbeBindAddress && {
         ...flags.healthProbeBindAddress,
         orFreePort: orFreePort(ENDPOINT_FLAGS.probes),

@@ -1,13 +1,13 @@
 // The `changes` stream of a benchmark strategy: emits a ref's state only when its existence or content hash changes.
 import { Subject, type Observable } from 'rxjs';
 import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { dependencyHashes } from '../../operator/deps/keyed-hash.js';
 import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
 
-/** A ref's state from the object as the API answered it (undefined: it does not exist). */
+/** A ref's state from the object as the API answered it (undefined: it does not exist); hashed as the operator does. */
 export function stateOf(ref: DependencyRef, object: DependencyObject | undefined): DependencyState {
   if (!object) return { ref, exists: false };
-  return { ref, exists: true, hash: contentHash(object), resourceVersion: object.metadata.resourceVersion ?? '' };
+  return { ref, exists: true, ...dependencyHashes(ref.kind, object), resourceVersion: object.metadata.resourceVersion ?? '' };
 }
 
 function sameState(a: DependencyState, b: DependencyState): boolean {

@@ -189,3 +189,12 @@ export function coreEventDefaults(event: KubeObject): void {
   if (e.firstTimestamp === undefined) e.firstTimestamp = null;
   if (e.lastTimestamp === undefined) e.lastTimestamp = null;
 }
+
+/** networking/v1 SetDefaults_NetworkPolicy and SetDefaults_NetworkPolicyPort: policyTypes from the rules, TCP ports. */
+export function networkPolicyDefaults(policy: KubeObject): void {
+  const spec = obj(policy as Obj, 'spec');
+  for (const rules of [spec.ingress, spec.egress]) each(rules, (rule) => each(rule.ports, (port) => setDefault(port, 'protocol', 'TCP')));
+  if (!Array.isArray(spec.policyTypes) || spec.policyTypes.length === 0) {
+    spec.policyTypes = Array.isArray(spec.egress) && spec.egress.length > 0 ? ['Ingress', 'Egress'] : ['Ingress'];
+  }
+}

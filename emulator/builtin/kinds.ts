@@ -341,6 +341,18 @@ export function builtinResources(): ResourceType[] {
       validate: (obj) => validation.validateLease(obj),
     }),
     builtin({
+      group: 'networking.k8s.io',
+      version: 'v1',
+      resource: 'networkpolicies',
+      kind: 'NetworkPolicy',
+      namespaced: true,
+      openapiName: 'io.k8s.api.networking.v1.NetworkPolicy',
+      shortNames: ['netpol'],
+      generation: 'spec',
+      applyDefaults: defaults.networkPolicyDefaults,
+      validate: (obj) => validation.validateNetworkPolicy(obj),
+    }),
+    builtin({
       group: 'apiextensions.k8s.io',
       version: 'v1',
       resource: 'customresourcedefinitions',

@@ -2,6 +2,8 @@
 import { type FieldError, forbiddenField, GoValue, invalidValue, notSupported, requiredValue, tooLong } from '../errors.js';
 import { deepEqual, isObject, type KubeObject } from '../object.js';
 import { dns1123LabelErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
+import { isIP } from 'node:net';
+import { ipBytes } from '../../x509/self-signed.js';
 import { labelSelectorFromObject, labelsMatch } from '../selectors.js';
 
 type Obj = Record<string, any>;
@@ -293,5 +295,163 @@ export function validateEvent(obj: KubeObject, viaEventsApi: boolean): FieldErro
   if (has(e.lastTimestamp)) errors.push(invalidValue('lastTimestamp', '', 'needs to be unset'));
   if (typeof e.count === 'number' && e.count !== 0) errors.push(invalidValue('count', '', 'needs to be unset'));
   if (isObject(e.source) && (has(e.source.component) || has(e.source.host))) errors.push(invalidValue('source', '', 'needs to be unset'));
+  return errors;
+}
+
+/** IsValidPortNum's message. */
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+
+function portNumberErrors(port: unknown): string[] {
+  return typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [PORT_RANGE];
+}
+
+/** IsValidPortName (an IANA_SVC_NAME). */
+function portNameErrors(name: string): string[] {
+  const errors: string[] = [];
+  if (name.length < 1 || name.length > 15) errors.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(name)) errors.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errors.push('must not contain consecutive hyphens');
+  if (/[a-z]/.test(name) === false) errors.push('must contain at least one letter (a-z)');
+  if (name.startsWith('-') || name.endsWith('-')) errors.push('must not begin or end with a hyphen');
+  return errors;
+}
+
+/** metav1 validation.ValidateLabelSelector: matchLabels keys and values, matchExpressions operators and values. */
+function labelSelectorErrors(selector: unknown, at: string): FieldError[] {
+  if (!isObject(selector)) return [];
+  const errors: FieldError[] = [];
+  const s = selector as Obj;
+  each(s.matchExpressions, (expression: Obj, index) => {
+    const path = `${at}.matchExpressions[${index}]`;
+    const values: unknown[] = Array.isArray(expression.values) ? expression.values : [];
+    if (expression.operator === 'In' || expression.operator === 'NotIn') {
+      if (values.length === 0) errors.push(requiredValue(`${path}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (expression.operator === 'Exists' || expression.operator === 'DoesNotExist') {
+      if (values.length > 0)
+        errors.push(forbiddenField(`${path}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    } else {
+      errors.push(invalidValue(`${path}.operator`, expression.operator, 'not a valid selector operator'));
+    }
+    for (const e of qualifiedNameErrors(String(expression.key ?? ''))) errors.push(invalidValue(`${path}.key`, expression.key, e));
+    for (const value of values) for (const e of labelValueErrors(String(value))) errors.push(invalidValue(`${path}.values`, value, e));
+  });
+  if (isObject(s.matchLabels)) {
+    for (const [key, value] of Object.entries(s.matchLabels as Record<string, string>)) {
+      for (const e of qualifiedNameErrors(key)) errors.push(invalidValue(`${at}.matchLabels`, key, e));
+      for (const e of labelValueErrors(String(value))) errors.push(invalidValue(`${at}.matchLabels`, value, e));
+    }
+  }
+  return errors;
+}
+
+function each(list: unknown, visit: (item: Obj, index: number) => void): void {
+  if (!Array.isArray(list)) return;
+  for (const [index, item] of list.entries()) if (isObject(item)) visit(item as Obj, index);
+}
+
+function networkPolicyPortErrors(port: Obj, at: string): FieldError[] {
+  const errors: FieldError[] = [];
+  const protocols = ['TCP', 'UDP', 'SCTP'];
+  if (port.protocol !== undefined && !protocols.includes(port.protocol))
+    errors.push(notSupported(`${at}.protocol`, port.protocol, protocols));
+  if (port.port === undefined) {
+    if (port.endPort !== undefined)
+      errors.push(invalidValue(`${at}.endPort`, port.endPort, 'may not be specified when `port` is not specified'));
+  } else if (typeof port.port === 'number') {
+    for (const e of portNumberErrors(port.port)) errors.push(invalidValue(`${at}.port`, port.port, e));
+    if (port.endPort !== undefined) {
+      // The apiserver (1.34) reports `port` as the value here, not endPort.
+      if (port.endPort < port.port) errors.push(invalidValue(`${at}.endPort`, port.port, 'must be greater than or equal to `port`'));
+      for (const e of portNumberErrors(port.endPort)) errors.push(invalidValue(`${at}.endPort`, port.endPort, e));
+    }
+  } else {
+    if (port.endPort !== undefined)
+      errors.push(invalidValue(`${at}.endPort`, port.endPort, 'may not be specified when `port` is non-numeric'));
+    for (const e of portNameErrors(String(port.port))) errors.push(invalidValue(`${at}.port`, port.port, e));
+  }
+  return errors;
+}
+
+const CIDR_FORMAT = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
+
+interface Cidr {
+  readonly family: 4 | 6;
+  readonly prefix: number;
+  /** The address as one number. */
+  readonly address: bigint;
+}
+
+/** A CIDR as netutils.ParseCIDRSloppy reads it: an address and a prefix length within its family. */
+function parsedCidr(cidr: string): Cidr | undefined {
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(cidr);
+  if (!match) return undefined;
+  const family = isIP(match[1]!);
+  const prefix = Number(match[2]);
+  if (family === 0 || prefix > (family === 4 ? 32 : 128)) return undefined;
+  const address = BigInt(`0x${ipBytes(match[1]!).toString('hex')}`);
+  return { family: family as 4 | 6, prefix, address };
+}
+
+/** Whether `inner`'s address lies in `outer`'s network (IPNet.Contains). */
+function sameNetwork(outer: Cidr, inner: Cidr): boolean {
+  const bits = BigInt(outer.family === 4 ? 32 : 128);
+  const shift = bits - BigInt(outer.prefix);
+  return outer.address >> shift === inner.address >> shift;
+}
+
+function networkPolicyPeerErrors(peer: Obj, at: string): FieldError[] {
+  const errors: FieldError[] = [];
+  let peers = 0;
+  if (peer.podSelector !== undefined && peer.podSelector !== null) {
+    peers += 1;
+    errors.push(...labelSelectorErrors(peer.podSelector, `${at}.podSelector`));
+  }
+  if (peer.namespaceSelector !== undefined && peer.namespaceSelector !== null) {
+    peers += 1;
+    errors.push(...labelSelectorErrors(peer.namespaceSelector, `${at}.namespaceSelector`));
+  }
+  if (isObject(peer.ipBlock)) {
+    peers += 1;
+    const block = peer.ipBlock as Obj;
+    const cidr = block.cidr ? parsedCidr(String(block.cidr)) : undefined;
+    if (!block.cidr) errors.push(requiredValue(`${at}.ipBlock.cidr`));
+    else if (cidr === undefined) errors.push(invalidValue(`${at}.ipBlock.cidr`, block.cidr, CIDR_FORMAT));
+    else {
+      const excepts: unknown[] = Array.isArray(block.except) ? block.except : [];
+      for (const [index, value] of excepts.entries()) {
+        const except = parsedCidr(String(value));
+        if (except === undefined) errors.push(invalidValue(`${at}.ipBlock.except[${index}]`, value, CIDR_FORMAT));
+        else if (!(except.family === cidr.family && cidr.prefix < except.prefix && sameNetwork(cidr, except)))
+          errors.push(invalidValue(`${at}.ipBlock.except[${index}]`, value, 'must be a strict subset of `cidr`'));
+      }
+    }
+  }
+  if (peers === 0) errors.push(requiredValue(at, 'must specify a peer'));
+  else if (peers > 1 && isObject(peer.ipBlock)) errors.push(forbiddenField(at, 'may not specify both ipBlock and another peer'));
+  return errors;
+}
+
+/** networking ValidateNetworkPolicySpec: the pod selector, each rule's ports and peers, and policyTypes. */
+export function validateNetworkPolicy(obj: KubeObject): FieldError[] {
+  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+  const errors: FieldError[] = [...labelSelectorErrors(spec.podSelector, 'spec.podSelector')];
+  for (const [direction, peersField] of [
+    ['ingress', 'from'],
+    ['egress', 'to'],
+  ] as const) {
+    each(spec[direction], (rule, index) => {
+      const at = `spec.${direction}[${index}]`;
+      each(rule.ports, (port, p) => errors.push(...networkPolicyPortErrors(port, `${at}.ports[${p}]`)));
+      each(rule[peersField], (peer, p) => errors.push(...networkPolicyPeerErrors(peer, `${at}.${peersField}[${p}]`)));
+    });
+  }
+  const types: unknown[] = Array.isArray(spec.policyTypes) ? spec.policyTypes : [];
+  if (types.length > 2) {
+    errors.push(invalidValue('spec.policyTypes', types, 'may not specify more than two policyTypes'));
+    return errors;
+  }
+  for (const [index, type] of types.entries()) {
+    if (type !== 'Ingress' && type !== 'Egress') errors.push(notSupported(`spec.policyTypes[${index}]`, type, ['Ingress', 'Egress']));
+  }
   return errors;
 }

@@ -25,6 +25,7 @@ import { serveList } from './list.js';
 import { deleteOptionsFrom, writeContext } from './options.js';
 import { serveScale, serveToken } from './subresources.js';
 import { serveWatch } from './watch.js';
+import { manager } from '../verbs/field-managers.js';
 
 function respondObject(
   deps: ServerDeps,
@@ -93,7 +94,11 @@ export async function serveResource(
 
   if (rt.verbs.length === 1 && rt.verbs[0] === 'create') {
     const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
-    const answer = answerReview(rt.kind, isObject(body) ? body : {}, user, deps.rbac, deps.authn);
+    const ctx = writeContext(deps, req, query, user);
+    const answer = answerReview(rt.kind, isObject(body) ? body : {}, user, deps.rbac, deps.authn, {
+      manager: manager(ctx),
+      now: api.now(),
+    });
     return writeJson(res, 201, answer, pretty);
   }
   if (info.subresource === 'token') return serveToken(deps, req, res, rt, namespace, info.name, pretty);

@@ -21,6 +21,7 @@ const groupVersions = [
   'apis/authorization.k8s.io/v1',
   'apis/authentication.k8s.io/v1',
   'apis/autoscaling/v1',
+  'apis/networking.k8s.io/v1',
 ];
 
 const rootSchemas = [
@@ -42,6 +43,11 @@ const rootSchemas = [
   'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
   'io.k8s.api.authorization.v1.SubjectAccessReview',
   'io.k8s.api.autoscaling.v1.Scale',
+  'io.k8s.api.networking.v1.NetworkPolicy',
+  'io.k8s.api.authentication.v1.TokenReview',
+  'io.k8s.api.authentication.v1.SelfSubjectReview',
+  'io.k8s.api.authorization.v1.LocalSubjectAccessReview',
+  'io.k8s.api.authorization.v1.SelfSubjectRulesReview',
   'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
   'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions',
   'io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList',

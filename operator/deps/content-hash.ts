@@ -20,11 +20,17 @@ function sortedEntries(map: Readonly<Record<string, string>> | null | undefined)
  * - an absent map and an empty one hash the same (`envFrom` sees no difference);
  * - moving a key from `data` to `binaryData` changes the hash.
  *
- * This is the one content hash of the project: the reconcile writes it into the pod template, the dependency
- * registry emits it, and the benchmark strategies use it too. A Secret goes through it on arrival and its values
- * are dropped; the hash alone is kept.
+ * This is the hash of a ConfigMap's content: the reconcile writes it into the pod template, the dependency registry
+ * emits it, and the benchmark strategies use it too. A Secret's content gets a keyed hash instead
+ * (`keyed-hash.ts`): this plain one would let a reader of pods confirm guesses of it. Operators before keyed hashes
+ * wrote this one for Secrets too; it is still computed for Secrets on arrival, in memory only, to recognise those
+ * annotations during the upgrade.
  */
 export function contentHash(content: HashableContent): string {
-  const canonical = JSON.stringify({ d: sortedEntries(content.data), b: sortedEntries(content.binaryData) });
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return createHash('sha256').update(canonicalContent(content), 'utf8').digest('hex');
+}
+
+/** The canonical form {@link contentHash} hashes: `{"d":[[key,value]…],"b":[[key,value]…]}`, each sorted by key. */
+export function canonicalContent(content: HashableContent): string {
+  return JSON.stringify({ d: sortedEntries(content.data), b: sortedEntries(content.binaryData) });
 }

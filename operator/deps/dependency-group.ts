@@ -3,9 +3,9 @@ import { takeWhile, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { WatcherEvent } from '../watch/events.js';
 import { loggableError } from '../kube/errors.js';
-import { contentHash } from './content-hash.js';
 import type { DependencyEvents, DependencyObject } from './dependency-watch.js';
 import type { DependencySlot, Observation } from './dependency-slot.js';
+import { dependencyHashes } from './keyed-hash.js';
 import type { DependencyKind } from './source.js';
 
 /** How a group watches its objects. */
@@ -255,6 +255,17 @@ export class DependencyGroup {
     }
   }
 
+  /** Hashes an object on arrival (a Secret's keyed with its uid); the payload goes no further. */
+  private observed(object: DependencyObject): Observation {
+    const resourceVersion = object.metadata.resourceVersion ?? '';
+    try {
+      return { exists: true, ...dependencyHashes(this.kind, object), resourceVersion };
+    } catch (error) {
+      this.log.error({ name: object.metadata.name, err: loggableError(error) }, 'unhashable');
+      return { exists: true, hash: NO_UID_HASH, resourceVersion };
+    }
+  }
+
   /** Routes one event of a source to the slots it covers. */
   private observe(source: Source, event: WatcherEvent<DependencyObject>): void {
     if (source.stopped) return;
@@ -264,7 +275,7 @@ export class DependencyGroup {
         return;
       case 'initApply': {
         const name = event.object.metadata.name!;
-        if (source.name === undefined || source.name === name) (source.listing ??= new Map()).set(name, observed(event.object));
+        if (source.name === undefined || source.name === name) (source.listing ??= new Map()).set(name, this.observed(event.object));
         return;
       }
       case 'initDone': {
@@ -298,14 +309,12 @@ export class DependencyGroup {
             'event',
           );
         }
-        slot.offer(event.type === 'apply' ? observed(event.object) : { exists: false }, resourceVersion ?? '');
+        slot.offer(event.type === 'apply' ? this.observed(event.object) : { exists: false }, resourceVersion ?? '');
         return;
       }
     }
   }
 }
 
-/** Hashes an object on arrival; the payload goes no further. */
-function observed(object: DependencyObject): Observation {
-  return { exists: true, hash: contentHash(object), resourceVersion: object.metadata.resourceVersion ?? '' };
-}
+/** What a Secret without a uid (which no API server sends) hashes to: a constant, logged, so nothing leaks or crashes. */
+export const NO_UID_HASH = 'no-uid';

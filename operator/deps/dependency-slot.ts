@@ -4,7 +4,9 @@ import { compareResourceVersions } from '../kube/resource-version.js';
 import type { DependencyRef, DependencyState } from './source.js';
 
 /** What a source observed about an object: its content hash, or that it does not exist. */
-export type Observation = { readonly exists: true; readonly hash: string; readonly resourceVersion: string } | { readonly exists: false };
+export type Observation =
+  | { readonly exists: true; readonly hash: string; readonly unkeyedHash?: string; readonly resourceVersion: string }
+  | { readonly exists: false };
 
 /**
  * One referenced object as its subscribers see it. Physical sources (a per-object watch, a namespace watch, a
@@ -46,7 +48,13 @@ export class DependencySlot {
     this.asOf = asOf;
     if (this.state && sameContent(this.state, observation)) return false;
     this.state = observation.exists
-      ? { ref: this.ref, exists: true, hash: observation.hash, resourceVersion: observation.resourceVersion }
+      ? {
+          ref: this.ref,
+          exists: true,
+          hash: observation.hash,
+          ...(observation.unkeyedHash === undefined ? {} : { unkeyedHash: observation.unkeyedHash }),
+          resourceVersion: observation.resourceVersion,
+        }
       : { ref: this.ref, exists: false };
     this.changes.next(this.state);
     return true;

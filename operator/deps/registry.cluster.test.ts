@@ -11,6 +11,7 @@ import { selectedTargets, startCluster, type TestCluster } from '../../test/supp
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import { createNamespaceOnce, settledOpenWatches, waitUntil } from '../watch/testing/cluster-helpers.js';
 import { contentHash } from './content-hash.js';
+import { keyedContentHash } from './keyed-hash.js';
 import { DependencyRegistry } from './registry.js';
 import { RegistryDependencySource } from './registry-source.js';
 import { refKey, type DependencyRef, type DependencyState } from './source.js';
@@ -145,7 +146,12 @@ for (const target of selectedTargets()) {
     await waitUntil('synced', () => changes.length === 2);
     await client.replace(SECRETS, 'deps-secret', 'creds', secret(`${canary}-2`));
     await waitUntil('changed', () => changes.length === 3);
-    t.like(changes[2], { exists: true, hash: contentHash({ data: { password: encoded(`${canary}-2`) } }) });
+    const stored = await client.get<Data>(SECRETS, 'deps-secret', 'creds');
+    t.like(changes[2], {
+      exists: true,
+      hash: keyedContentHash(stored.metadata.uid, { data: { password: encoded(`${canary}-2`) } }),
+      unkeyedHash: contentHash({ data: { password: encoded(`${canary}-2`) } }),
+    });
     t.true(text().includes('"msg":"event"'), 'debug event lines were logged');
     t.false(text().includes(canary), 'no plain value in the logs');
     t.false(text().includes(encoded(`${canary}-1`)) || text().includes(encoded(`${canary}-2`)), 'no base64 value in the logs');
@@ -277,8 +283,14 @@ if (selectedTargets().includes('emulator')) {
     faults.failRequests({ match: { verb: 'watch' }, code: 500, times: 3 });
     t.is(faults.dropWatches(undefined, 'reset'), 3);
     for (const ref of refs) await client.patch(resourceOf(ref), ref.namespace, ref.name, 'merge', { data: { v: 'MQ==' } });
-    const updated = contentHash({ data: { v: 'MQ==' } });
-    await waitUntil('every change arrived', () => [...latest.values()].every((state) => state.exists && state.hash === updated), 15_000);
+    const secretUid = (await client.get(SECRETS, 'faults-narrow', 'creds')).metadata.uid;
+    const updated = (ref: DependencyRef): string =>
+      ref.kind === 'Secret' ? keyedContentHash(secretUid, { data: { v: 'MQ==' } }) : contentHash({ data: { v: 'MQ==' } });
+    await waitUntil(
+      'every change arrived',
+      () => [...latest.values()].every((state) => state.exists && state.hash === updated(state.ref)),
+      15_000,
+    );
     t.true(
       lines().some((line) => line.msg === 'relist' && line.code === 410 && line.stream === 'configmap faults-wide/*'),
       'the namespace watch relisted on the 410',

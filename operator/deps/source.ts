@@ -12,11 +12,19 @@ export interface DependencyRef {
 }
 
 /**
- * What the reconcile may know of a referenced object: whether it exists and the SHA-256 of its content (data and
- * binaryData). Never the content itself: a Secret's values are hashed on arrival and dropped.
+ * What the reconcile may know of a referenced object: whether it exists and the hash of its content (data and
+ * binaryData): SHA-256 for a ConfigMap, keyed with the uid for a Secret (`keyed-hash.ts`). Never the content itself:
+ * a Secret's values are hashed on arrival and dropped. `unkeyedHash` (Secrets only) is the plain SHA-256 that
+ * operators before keyed hashes wrote, to recognise their annotations; it is never written anywhere.
  */
 export type DependencyState =
-  | { readonly ref: DependencyRef; readonly exists: true; readonly hash: string; readonly resourceVersion: string }
+  | {
+      readonly ref: DependencyRef;
+      readonly exists: true;
+      readonly hash: string;
+      readonly unkeyedHash?: string;
+      readonly resourceVersion: string;
+    }
   | { readonly ref: DependencyRef; readonly exists: false };
 
 /**

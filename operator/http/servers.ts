@@ -1,12 +1,13 @@
 // The operator's HTTP endpoints: /metrics on one address, /healthz and /readyz on another.
 import { createServer, type Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { BindAddress } from './bind-address.js';
 
 /** A listening endpoint server. */
 export interface EndpointServer {
-  /** `http://host:port`, with the port actually bound. */
+  /** `http://host:port` (or `https://`), with the port actually bound. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -14,7 +15,12 @@ export interface EndpointServer {
 /** A named readiness or liveness check: undefined when it passes, or why it fails. */
 export type Check = () => string | undefined;
 
-async function listen(server: Server, address: BindAddress): Promise<EndpointServer> {
+/** Starts `server` on `address`; the URL names the port actually bound, with `scheme`. */
+export async function listen(
+  server: Server | HttpsServer,
+  address: BindAddress,
+  scheme: 'http' | 'https' = 'http',
+): Promise<EndpointServer> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host, () => {
@@ -30,7 +36,7 @@ async function listen(server: Server, address: BindAddress): Promise<EndpointSer
         ? '127.0.0.1'
         : bound.address;
   return {
-    url: `http://${host}:${bound.port}`,
+    url: `${scheme}://${host}:${bound.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,6 +1,10 @@
-// Serves an operator's endpoints: /healthz and /readyz on the probe address, /metrics on the metrics address.
+// Serves an operator's endpoints: /healthz and /readyz on the probe address (plain HTTP), /metrics on the metrics
+// address (HTTPS with authentication and authorization unless `metricsSecure` is false).
 import { listenOn } from '../http/listen.js';
+import type { BindAddress } from '../http/bind-address.js';
 import type { EndpointServer } from '../http/servers.js';
+import { MetricsAuth, reviewApi } from '../http/metrics-auth.js';
+import { serveSecureMetrics } from '../http/secure-metrics.js';
 import { serveMetrics, serveProbes } from '../http/servers.js';
 import type { OperatorParts } from './build.js';
 import type { OperatorOptions } from './options.js';
@@ -24,7 +28,9 @@ export function unsyncedCaches(parts: OperatorParts): string[] {
 /**
  * Listens on the addresses the options give (none by default); an address with `orFreePort` takes a free port when
  * its own is busy. /readyz is ready once the three caches hold their first list, leader or not, and fails with the
- * reason while the API cannot serve the informers (a missing CRD, a 403). A failure to listen closes what did listen
+ * reason while the API cannot serve the informers (a missing CRD, a 403). /metrics asks the API server (with the
+ * operator's client, so counted in its metrics) who each scraper is and whether it may `get` /metrics, as
+ * controller-runtime's secure metrics do. A failure to listen closes what did listen
  * and throws, naming the cause (an `AddressInUseError` for a busy port).
  */
 export async function serveEndpoints(options: OperatorOptions, parts: OperatorParts): Promise<Endpoints> {
@@ -51,7 +57,13 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
     }
     if (options.metricsBindAddress) {
       const registry = parts.metrics.registry;
-      metrics = await listenOn('metrics', options.metricsBindAddress, (address) => serveMetrics(address, registry), parts.logger);
+      const log = parts.logger.child({ component: 'metrics' });
+      const auth = new MetricsAuth({ api: reviewApi(parts.client), logger: log });
+      const serve = (address: BindAddress): Promise<EndpointServer> =>
+        (options.metricsSecure ?? true)
+          ? serveSecureMetrics({ address, registry, auth, certDir: options.metricsCertDir, scheduler: options.scheduler, logger: log })
+          : serveMetrics(address, registry);
+      metrics = await listenOn('metrics', options.metricsBindAddress, serve, parts.logger);
       servers.push(metrics);
     }
     return { probes, metrics, close };

@@ -48,6 +48,13 @@ export interface OperatorOptions {
   readonly leaderElection?: LeaderElectionSettings;
   /** Where /metrics listens (`orFreePort`: or a free port when that one is busy). @default not served */
   readonly metricsBindAddress?: ListenAddress;
+  /**
+   * Serve /metrics over HTTPS, each request authenticated by a TokenReview and authorized by a SubjectAccessReview
+   * (operator/http/secure-metrics.ts); false serves plain HTTP to anyone who can reach it. @default true
+   */
+  readonly metricsSecure?: boolean;
+  /** A directory with `tls.crt` and `tls.key` for /metrics, reloaded when they change. @default a self-signed certificate */
+  readonly metricsCertDir?: string;
   /** Where /healthz and /readyz listen (`orFreePort`: or a free port when that one is busy). @default not served */
   readonly healthProbeBindAddress?: ListenAddress;
   /** Also export process_* and nodejs_* metrics. @default false */
@@ -78,7 +85,7 @@ export interface Operator {
   readonly services: Informer<Service>;
   /** This process's identity (the Lease holder name when it leads). */
   readonly identity: string;
-  /** `http://host:port` of /metrics, when served. */
+  /** `https://host:port` of /metrics (`http://` with `metricsSecure: false`), when served. */
   readonly metricsUrl?: string;
   /** `http://host:port` of /healthz and /readyz, when served. */
   readonly healthUrl?: string;

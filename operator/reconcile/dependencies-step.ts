@@ -59,7 +59,7 @@ export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Pr
     if (!name) return { phase: 'unreferenced' };
     const state = await dependencies.state(ref(kind, scope.namespace, name));
     if (!state) return 'pending';
-    return state.exists ? { phase: 'present', name, hash: state.hash } : { phase: 'missing', name };
+    return state.exists ? { phase: 'present', name, hash: state.hash, unkeyedHash: state.unkeyedHash } : { phase: 'missing', name };
   };
   const configMap = await view('ConfigMap', scope.app.spec.configMapName);
   const secret = await view('Secret', scope.app.spec.secretName);

@@ -5,10 +5,11 @@ import { ApiError, isAlreadyExists } from '../kube/errors.js';
 import type { Deployment } from '../kube/objects.js';
 import { DEPLOYMENTS } from '../kube/resources.js';
 import { findCondition } from './conditions.js';
-import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, type RolloutDependency } from './desired-deployment.js';
+import { DEPLOYMENT_OPTIONAL_KEYS, type RolloutDependency } from './desired-deployment.js';
 import { driftPaths, withDesired } from './drift.js';
 import { notControlledMessage, REASONS, shortHash } from './reasons.js';
 import { ownedFields, type ReconcileScope } from './scope.js';
+import { annotationForEvent, desiredDuringMigration } from './secret-hash-migration.js';
 import type { DependencyView, DeploymentView } from './status.js';
 
 /** What the Deployment step saw and did. */
@@ -43,7 +44,7 @@ export async function reconcileDeployment(
     configMap: configMap.phase === 'present' ? { name: configMap.name, hash: configMap.hash } : undefined,
     secret: secret.phase === 'present' ? { name: secret.name, hash: secret.hash } : undefined,
   };
-  const desired = desiredDeployment({ app, ...rolledOut });
+  const desired = desiredDuringMigration({ app, ...rolledOut }, secret.phase === 'present' ? secret : undefined, live);
   if (!live) {
     try {
       const created = await scope.write('create', DEPLOYMENTS, () =>
@@ -103,7 +104,7 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
   const after = desired.spec.template.metadata?.annotations ?? {};
   const changes = Object.keys({ ...before, ...after })
     .filter((key) => before[key] !== after[key])
-    .map((key) => `${key.split('/')[1]} ${shortHash(before[key])}→${shortHash(after[key])}`);
+    .map((key) => `${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`);
   const fields = drift
     .filter((path) => !path.startsWith('spec.template.metadata.annotations'))
     .map((path) => path.replace(/^spec\.template\.spec\./, ''));

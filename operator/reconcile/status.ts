@@ -4,13 +4,15 @@ import type { Deployment } from '../kube/objects.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
 import { notControlledMessage, REASONS } from './reasons.js';
 import { type RolloutDependency, runningWith } from './desired-deployment.js';
+import { keyedForStatus } from './secret-hash-migration.js';
 
 /** What the reconcile knows of one referenced object. */
 export type DependencyView =
   /** The spec does not reference one. */
   | { readonly phase: 'unreferenced' }
   | { readonly phase: 'missing'; readonly name: string }
-  | { readonly phase: 'present'; readonly name: string; readonly hash: string };
+  /** `unkeyedHash`: a Secret's plain SHA-256, only to recognise an older operator's annotation (never written). */
+  | { readonly phase: 'present'; readonly name: string; readonly hash: string; readonly unkeyedHash?: string };
 
 /** What the reconcile saw of the Deployment, after its writes. */
 export type DeploymentView =
@@ -160,7 +162,7 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     observedConfigMapName: running ? running.configMap?.name : previous.observedConfigMapName,
     observedSecretName: running ? running.secret?.name : previous.observedSecretName,
     configHash: running ? running.configMap?.hash : previous.configHash,
-    secretHash: running ? running.secret?.hash : previous.secretHash,
+    secretHash: keyedForStatus(running ? running.secret?.hash : previous.secretHash, input.secret),
     readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
     conditions,
   };

@@ -18,6 +18,7 @@ import {
   startTestOperator,
 } from '../support/operator-harness.js';
 import { annotationProbe } from '../support/rollout-probe.js';
+import { secretHashIn } from '../support/secret-hash.js';
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
@@ -209,7 +210,7 @@ for (const target of selectedTargets()) {
       const hash = await hashOf(ns, 'vault', SECRET_HASH_ANNOTATION);
       return hash !== first ? hash : undefined;
     });
-    t.is(second, contentHash({ data: { PASSWORD: Buffer.from(`${canary}-2`).toString('base64') } }));
+    t.is(second, await secretHashIn(scenario.admin, ns, 'creds'));
     for (const text of [canary, Buffer.from(`${canary}-1`).toString('base64'), Buffer.from(`${canary}-2`).toString('base64')]) {
       t.false(scenario.running.logs.text().includes(text), `the logs never contain ${text}`);
     }

@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import test from 'ava';
+import { KubeConfig } from '@kubernetes/client-node';
+import { scrapeHttps } from '../support/metrics-scrape.js';
 import { eventually } from '../support/operator-harness.js';
 import { OperatorProcess, runOperatorOnce } from '../support/operator-process.js';
 
@@ -48,7 +50,7 @@ test.serial('with :8080 and :8081 taken, npm start (the embedded default) serves
   t.teardown(() => operator.dispose());
   await operator.waitFor('the endpoints are printed', () => operator.text.includes('/healthz, /readyz'), 60_000);
 
-  const metricsLine = /^ {2}\/metrics +(http:\/\/\S+)\/metrics {3}\(port 8080 is in use: a free port instead\)$/m.exec(operator.text);
+  const metricsLine = /^ {2}\/metrics +(https:\/\/\S+)\/metrics {3}\(port 8080 is in use: a free port instead\)$/m.exec(operator.text);
   const probesLine =
     /^ {2}\/healthz, \/readyz +(http:\/\/\S+)\/healthz, \S+\/readyz {3}\(port 8081 is in use: a free port instead\)$/m.exec(operator.text);
   t.truthy(metricsLine, operator.text);
@@ -62,7 +64,15 @@ test.serial('with :8080 and :8081 taken, npm start (the embedded default) serves
   t.like(operator.find('started')[0], { metrics: metricsUrl, probes: probesUrl });
 
   await eventually('/readyz answers ready', async () => (await fetch(`${probesUrl}/readyz`)).status === 200, 30_000, 100);
-  const served = await (await fetch(`${metricsUrl}/metrics`)).text();
+  // Secure metrics: the printed curl uses the admin kubeconfig's token.
+  t.regex(
+    operator.text,
+    /^ +curl -sk -H "Authorization: Bearer \$\(kubectl --kubeconfig \S+ config view --raw -o jsonpath='\{\.users\[0\]\.user\.token\}'\)" https:\/\/\S+\/metrics$/m,
+  );
+  const kubeconfig = new KubeConfig();
+  kubeconfig.loadFromFile(/export KUBECONFIG=(\S+)/.exec(operator.text)![1]!);
+  t.is((await scrapeHttps(`${metricsUrl}/metrics`)).status, 401, 'no token, no metrics');
+  const served = (await scrapeHttps(`${metricsUrl}/metrics`, { token: kubeconfig.users[0]!.token })).body;
   t.regex(served, /^controller_runtime_reconcile_total\{controller="customapp",result="success"\} [1-9]/m);
 
   operator.kill('SIGTERM');

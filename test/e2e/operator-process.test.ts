@@ -53,6 +53,8 @@ for (const target of selectedTargets()) {
       `--kubeconfig=${kubeconfig}`,
       '--leader-elect',
       '--metrics-bind-address=127.0.0.1:0',
+      // Scraped with a plain fetch below: authenticated metrics are tested in metrics-auth.test.ts.
+      '--metrics-secure=false',
       '--health-probe-bind-address=127.0.0.1:0',
       ...FAST_ELECTION,
     ]);

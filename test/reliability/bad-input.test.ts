@@ -9,6 +9,7 @@ import { ApiError } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Service } from '../../operator/kube/objects.js';
+import { secretHashIn } from '../support/secret-hash.js';
 import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
@@ -91,8 +92,8 @@ async function waitForEvent(context: CaseContext, name: string, reason: string, 
 const app = (context: CaseContext, name: string, spec: Partial<CustomApp['spec']>): CustomApp =>
   objects.customApp(context.ns, name, { image: IMAGE, ...spec });
 const hashOf = (content: HashableContent): string => contentHash(content);
-const secretHashOf = (values: Record<string, string>): string =>
-  contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
+/** The keyed hash the operator writes for the Secret `name` of the case's namespace, as it is now. */
+const secretHashOf = (context: CaseContext, name: string): Promise<string> => secretHashIn(context.admin, context.ns, name);
 
 // ─── 1. the CRD schema ──────────────────────────────────────────────────────────────────────────────────────────
 
@@ -230,7 +231,7 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
     name: 'a Secret deleted after the rollout holds with SecretNotFound and leaves the Deployment alone',
     run: async (t, context) => {
       await createAll(context.admin, objects.secret(context.ns, 'creds', { TOKEN: 'one' }), app(context, 'web', { secretName: 'creds' }));
-      const before = await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, secretHashOf({ TOKEN: 'one' }));
+      const before = await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, await secretHashOf(context, 'creds'));
       await context.admin.delete(SECRETS, context.ns, 'creds');
       await waitForCondition(context, 'web', 'SecretAvailable', 'SecretNotFound');
       t.is((await context.reads.deployment('web'))?.metadata.resourceVersion, before.metadata.resourceVersion);
@@ -241,14 +242,15 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
     name: 'a Secret recreated after a deletion rolls the Deployment with the new content',
     run: async (t, context) => {
       await createAll(context.admin, objects.secret(context.ns, 'creds', { TOKEN: 'one' }), app(context, 'web', { secretName: 'creds' }));
-      await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, secretHashOf({ TOKEN: 'one' }));
+      const first = await secretHashOf(context, 'creds');
+      await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, first);
       await context.admin.delete(SECRETS, context.ns, 'creds');
       await waitForCondition(context, 'web', 'SecretAvailable', 'SecretNotFound');
       await createAll(context.admin, objects.secret(context.ns, 'creds', { TOKEN: 'two' }));
-      await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, secretHashOf({ TOKEN: 'two' }));
-      t.like(await waitForCondition(context, 'web', 'SecretAvailable', 'SecretFound'), {
-        status: { secretHash: secretHashOf({ TOKEN: 'two' }) },
-      });
+      const second = await secretHashOf(context, 'creds');
+      t.not(second, first);
+      await waitForHash(context, 'web', SECRET_HASH_ANNOTATION, second);
+      t.like(await waitForCondition(context, 'web', 'SecretAvailable', 'SecretFound'), { status: { secretHash: second } });
     },
   },
   {
@@ -589,7 +591,7 @@ const API_CASES: readonly OutcomeCase[] = [
         t.true(streamLines(context, 'retry', 'creds').some((line) => line.code === 403));
         t.is(await context.reads.deployment('denied'), undefined, 'nothing rolls out on unknown content');
       });
-      await waitForHash(context, 'denied', SECRET_HASH_ANNOTATION, secretHashOf({ TOKEN: 'x' }), 40_000);
+      await waitForHash(context, 'denied', SECRET_HASH_ANNOTATION, await secretHashOf(context, 'creds'), 40_000);
     },
   },
 ];

@@ -38,6 +38,8 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
       new OperatorProcess([
         `--kubeconfig=${kubeconfig}`,
         '--metrics-bind-address=127.0.0.1:0',
+        // Scraped over plain HTTP by the harness: authenticated metrics are tested in test/e2e/metrics-auth.test.ts.
+        '--metrics-secure=false',
         '--health-probe-bind-address=0',
         '--log-level=info',
         '--leader-elect',

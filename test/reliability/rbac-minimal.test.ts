@@ -27,6 +27,7 @@ import {
 } from '../support/operator-harness.js';
 import { distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
 import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 
 /** How long one scenario may take before it counts as failed (a passing run takes about a second). */
 const SCENARIO_TIMEOUT_MS = 20_000;
@@ -56,7 +57,7 @@ const MANDATED = new Set(
  * finalizer, the Deployment created and updated, the Service created, updated and deleted, status, Events created and
  * then aggregated (a repeated rollout message patches its Event), and the finalizer removed on deletion.
  */
-async function scenario(admin: KubeClient, running: TestOperator, namespace: string, check: () => void): Promise<void> {
+async function scenario(admin: KubeClient, running: TestOperator, namespace: string, check: () => void, scraper: string): Promise<void> {
   const reads = new NamespaceReads(admin, namespace);
   const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
   const until = async <T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> => {
@@ -69,6 +70,11 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
     }
   };
   await until('the operator leads and reconciles', async () => running.operator.reconciling);
+  // Secure metrics: the operator authenticates the scraper's token (TokenReview) and authorizes it (SubjectAccessReview).
+  await until(
+    'a scrape with a metrics-reader token is answered',
+    async () => (await scrapeHttps(`${running.operator.metricsUrl}/metrics`, { token: scraper })).status === 200,
+  );
   const hash = (value: string): string => contentHash({ data: { V: value } });
   await createNamespace(admin, namespace);
   await createAll(
@@ -124,7 +130,7 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
 }
 
 /** Runs the scenario with a fresh operator (and no Lease), stopping at the first 403. */
-async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: string): Promise<ScenarioOutcome> {
+async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: string, scraper: string): Promise<ScenarioOutcome> {
   await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
@@ -138,6 +144,7 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
         renewDeadlineMs: 1_500,
         retryPeriodMs: 200,
       },
+      metricsBindAddress: { host: '127.0.0.1', port: 0 },
     },
     { waitForStart: false },
   );
@@ -147,9 +154,15 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
       .map((sample) => `${sample.verb} ${sample.resource}${sample.subresource ? `/${sample.subresource}` : ''}`);
   let failure: string | undefined;
   try {
-    await scenario(admin, running, namespace, () => {
-      if (deniedNow().length > 0) throw new ScenarioStopped('a request was denied');
-    });
+    await scenario(
+      admin,
+      running,
+      namespace,
+      () => {
+        if (deniedNow().length > 0) throw new ScenarioStopped('a request was denied');
+      },
+      scraper,
+    );
   } catch (error) {
     if (!(error instanceof ScenarioStopped)) failure = (error as Error).message;
   } finally {
@@ -168,10 +181,13 @@ for (const target of selectedTargets()) {
   let runs = 0;
   const rules = distOperatorRules();
 
+  let scraper: string;
+
   test.before(async () => {
     cluster = await startCluster(target);
     await installOperatorResources(cluster);
     admin = await adminClient(cluster);
+    scraper = await metricsReaderToken(cluster, admin, 'monitoring', 'prometheus');
   });
   test.after.always(async () => {
     admin?.close();
@@ -179,7 +195,7 @@ for (const target of selectedTargets()) {
   });
 
   test.serial(`[${target}] with exactly dist/'s ClusterRole the whole scenario passes and no request is denied`, async (t) => {
-    const outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`);
+    const outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`, scraper);
     t.is(outcome.failure, undefined);
     t.deepEqual(outcome.denied, []);
     t.is(outcome.deniedMetric, 0, 'rest_client_requests_total has no 403');
@@ -201,7 +217,7 @@ for (const target of selectedTargets()) {
       await setOperatorRules(admin, rulesWithout(rules, grant), grant);
       let outcome: ScenarioOutcome;
       try {
-        outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`);
+        outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`, scraper);
       } finally {
         await setOperatorRules(admin, rules, grant);
       }

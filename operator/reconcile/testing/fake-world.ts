@@ -4,6 +4,7 @@ import { Subject } from 'rxjs';
 import { API_VERSION, KIND } from '../../../infra/customapp-api.js';
 import type { CustomApp } from '../../customapp/custom-app.js';
 import { contentHash } from '../../deps/content-hash.js';
+import { dependencyHashes } from '../../deps/keyed-hash.js';
 import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
 import { EventRecorder } from '../../events/recorder.js';
 import type { KubeObject } from '../../kube/objects.js';
@@ -109,14 +110,19 @@ export class FakeWorld {
     this.dependency({ kind: 'ConfigMap', namespace, name }, data);
   }
 
-  /** Sets what the dependency source says of a Secret. */
-  secret(name: string, data: Record<string, string> | undefined, namespace = 'ns'): void {
-    this.dependency({ kind: 'Secret', namespace, name }, data);
+  /** Sets what the dependency source says of a Secret (whose uid keys its hash). */
+  secret(name: string, data: Record<string, string> | undefined, namespace = 'ns', uid = `uid-of-${name}`): void {
+    this.dependency({ kind: 'Secret', namespace, name }, data, uid);
   }
 
-  /** The content hash the dependency source reports for `data`. */
+  /** The content hash the dependency source reports for a ConfigMap's `data`. */
   static hash(data: Record<string, string>): string {
     return contentHash({ data });
+  }
+
+  /** The keyed hash the dependency source reports for a Secret's `data` (uid as {@link FakeWorld.secret} defaults it). */
+  static secretHash(data: Record<string, string>, name: string, uid = `uid-of-${name}`): string {
+    return dependencyHashes('Secret', { metadata: { uid }, data }).hash;
   }
 
   /** Copies the server's CustomApps, and the owned objects still labelled as ours, into the caches (the informers' view). */
@@ -142,8 +148,10 @@ export class FakeWorld {
     });
   }
 
-  private dependency(ref: DependencyRef, data: Record<string, string> | undefined): void {
-    const state: DependencyState = data ? { ref, exists: true, hash: FakeWorld.hash(data), resourceVersion: '1' } : { ref, exists: false };
+  private dependency(ref: DependencyRef, data: Record<string, string> | undefined, uid?: string): void {
+    const state: DependencyState = data
+      ? { ref, exists: true, ...dependencyHashes(ref.kind, { metadata: { uid }, data }), resourceVersion: '1' }
+      : { ref, exists: false };
     this.dependencies.states.set(refKey(ref), state);
   }
 

@@ -2,6 +2,7 @@
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../../infra/customapp-api.js';
 import type { CustomApp } from '../../../operator/customapp/custom-app.js';
 import { contentHash, type HashableContent } from '../../../operator/deps/content-hash.js';
+import { keyedContentHash } from '../../../operator/deps/keyed-hash.js';
 import { DEFAULT_COLLAPSE_THRESHOLD, DEFAULT_SPLIT_THRESHOLD } from '../../../operator/deps/registry.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import type { KubeObject } from '../../../operator/kube/objects.js';
@@ -18,6 +19,9 @@ import type { Invariants } from './report.js';
 import type { World } from './world.js';
 
 const contentOf = (object: (KubeObject & HashableContent) | undefined): string | undefined => (object ? contentHash(object) : undefined);
+/** A Secret's hash as the operator writes it: keyed with the Secret's uid. */
+const secretContentOf = (object: (KubeObject & HashableContent) | undefined): string | undefined =>
+  object ? keyedContentHash(object.metadata.uid, object) : undefined;
 
 /** Reads the whole cluster and the operator's metrics, and lists every broken invariant. */
 export class InvariantChecker {
@@ -74,7 +78,7 @@ export class InvariantChecker {
       const expectedConfig = spec.configMapName
         ? (contentOf(configMapOf.get(`${namespace}/${spec.configMapName}`)) ?? 'missing')
         : undefined;
-      const expectedSecret = spec.secretName ? (contentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing') : undefined;
+      const expectedSecret = spec.secretName ? (secretContentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing') : undefined;
       if (!deployment) problems.push('no Deployment');
       else {
         const container = deployment.spec.template.spec.containers[0];

@@ -73,6 +73,8 @@ export async function startProbedOperator(options: ProbedOperatorOptions): Promi
     [
       `--kubeconfig=${options.kubeconfig}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
+      // Scraped over plain HTTP by the probe: authenticated metrics are tested in test/e2e/metrics-auth.test.ts.
+      '--metrics-secure=false',
       '--health-probe-bind-address=0',
       `--log-level=${options.logLevel ?? 'info'}`,
       ...(options.flags ?? []),

@@ -1,0 +1,70 @@
+// Upgrading from unkeyed Secret hashes without a rollout: a pod-template annotation that an older operator wrote
+// stays as long as it still describes the Secret's content; the next content change writes the keyed hash.
+import { SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { isUnkeyedHash } from '../deps/keyed-hash.js';
+import type { Deployment } from '../kube/objects.js';
+import { DEPLOYMENT_OPTIONAL_KEYS, type DeploymentInput, desiredDeployment } from './desired-deployment.js';
+import { driftPaths } from './drift.js';
+
+/** A present Secret as the reconcile sees it: its keyed hash, and the plain one an older operator would have written. */
+export interface SecretHashes {
+  readonly hash: string;
+  readonly unkeyedHash?: string;
+}
+
+/**
+ * The `secret-hash` pod-template annotation to write: the live one when an operator before keyed hashes wrote it
+ * and the Secret's content has not changed since (it equals the plain SHA-256 of the current content), so an
+ * upgrade changes no pod template and rolls nothing; the keyed hash otherwise (a new Deployment, a changed Secret,
+ * or an annotation already keyed).
+ *
+ * The trade-off: until its Secret next changes, such a Deployment (and its ReplicaSets and pods, which the operator
+ * cannot edit without rolling them) keeps the plain hash that was already visible before the upgrade. Nothing new is
+ * revealed, and the CustomApp's `status.secretHash` and every Event switch to the keyed hash at once.
+ */
+export function secretHashAnnotation(secret: SecretHashes, live: Deployment | undefined): string {
+  const current = live?.spec.template.metadata?.annotations?.[SECRET_HASH_ANNOTATION];
+  return current !== undefined && current === secret.unkeyedHash ? current : secret.hash;
+}
+
+/**
+ * The desired Deployment during the upgrade from unkeyed hashes: with the live unkeyed `secret-hash` annotation kept
+ * (see {@link secretHashAnnotation}) when keeping it leaves the pod template as it is; with the keyed hash when the
+ * pod template changes anyway (an image edit, a ConfigMap change…), so that the plain hash leaves with that rollout
+ * instead of being copied into a new ReplicaSet.
+ */
+export function desiredDuringMigration(input: DeploymentInput, secret: SecretHashes | undefined, live: Deployment | undefined): Deployment {
+  const keyed = desiredDeployment(input);
+  if (!secret || !input.secret || !live) return keyed;
+  const annotation = secretHashAnnotation(secret, live);
+  if (annotation === secret.hash) return keyed;
+  const keeping = desiredDeployment({ ...input, secret: { ...input.secret, hash: annotation } });
+  const rolls = driftPaths(live, { metadata: keeping.metadata, spec: keeping.spec }, DEPLOYMENT_OPTIONAL_KEYS).some((path) =>
+    path.startsWith('spec.template.'),
+  );
+  return rolls ? keyed : keeping;
+}
+
+/**
+ * The `status.secretHash` for a hash read back from our Deployment or the last status (a held rollout writes
+ * nothing new): an unkeyed one becomes the keyed hash when it still describes the Secret (`secret` present with the
+ * same unkeyed hash), and is left out otherwise: the status never carries a plain hash, even one it had before.
+ */
+export function keyedForStatus(
+  hash: string | undefined,
+  secret: { readonly phase: string; readonly hash?: string; readonly unkeyedHash?: string },
+): string | undefined {
+  if (!isUnkeyedHash(hash)) return hash;
+  return secret.phase === 'present' && secret.unkeyedHash === hash ? secret.hash : undefined;
+}
+
+/**
+ * A pod-template annotation's value as an Event shows it: the first 12 hex digits, `none` when absent, and
+ * `unkeyed` for an unkeyed Secret hash (an older operator's), whose digits would let a reader of Events test
+ * guesses of the Secret.
+ */
+export function annotationForEvent(annotation: string, value: string | undefined): string {
+  if (value === undefined || value === '') return 'none';
+  if (annotation === SECRET_HASH_ANNOTATION && isUnkeyedHash(value)) return 'unkeyed';
+  return value.slice(0, 12);
+}

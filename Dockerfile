@@ -19,7 +19,6 @@ COPY tsconfig.json ./
 COPY infra/ infra/
 COPY imports/ imports/
 COPY operator/ operator/
-COPY x509/ x509/
 COPY dist/ dist/
 # npm packages stay external (node_modules is copied below); our own modules are bundled. The emulator is left
 # out: in a cluster the in-cluster configuration is always found, so the embedded default never runs there.

@@ -123,6 +123,8 @@ export class LeaderElector {
   private current?: Lease;
   private leading = false;
   private renewing?: Promise<void>;
+  /** Why the last attempt did not succeed, for the renewal's logs. */
+  private lastFailure: string | undefined;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
@@ -222,17 +224,27 @@ export class LeaderElector {
   private async renewUntilStopped(sentAt: number): Promise<void> {
     const stop = this.stopping.signal;
     let validUntil = sentAt + this.renewDeadlineMs;
+    let failures = 0;
     for (;;) {
       if (!(await pause(Math.min(this.retryPeriodMs, validUntil - this.now()), stop, this.scheduler))) return;
       const attemptAt = this.now();
       if (attemptAt >= validUntil) break;
+      this.lastFailure = undefined;
       const renewed = await withDeadline(validUntil - attemptAt, stop, this.scheduler, (signal) => this.tryAcquireOrRenew(signal));
       if (stop.aborted) return;
       if (renewed) validUntil = attemptAt + this.renewDeadlineMs;
-      else if (this.now() >= validUntil) break;
+      else {
+        failures += 1;
+        const tookMs = this.now() - attemptAt;
+        this.log.warn(
+          { why: this.lastFailure ?? 'no answer before the deadline', tookMs, leftMs: Math.max(0, validUntil - this.now()) },
+          'leader.renew-failed',
+        );
+        if (this.now() >= validUntil) break;
+      }
     }
     this.setLeading(false);
-    this.log.error({ renewDeadlineMs: this.renewDeadlineMs }, 'leader.lost');
+    this.log.error({ renewDeadlineMs: this.renewDeadlineMs, failedAttempts: failures, lastFailure: this.lastFailure }, 'leader.lost');
     this.markLost();
   }
 
@@ -250,6 +262,7 @@ export class LeaderElector {
     } catch (error) {
       if (!isNotFound(error)) {
         logger.debug({ err: error }, 'leader.get-failed');
+        this.lastFailure = `get: ${(error as Error).message}`;
         return false;
       }
     }
@@ -282,7 +295,10 @@ export class LeaderElector {
       if (this.observed?.record !== record) this.observed = { record, at: nowMs };
       const holder = spec.holderIdentity ?? '';
       const heldFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
-      if (holder !== '' && holder !== this.identity && this.observed.at + heldFor > nowMs) return false;
+      if (holder !== '' && holder !== this.identity && this.observed.at + heldFor > nowMs) {
+        this.lastFailure = `held by ${holder}`;
+        return false;
+      }
       const mine = holder === this.identity;
       this.current = await client.replace<Lease>(
         LEASES,
@@ -304,6 +320,7 @@ export class LeaderElector {
       return true;
     } catch (error) {
       logger.debug({ err: error }, 'leader.write-failed');
+      this.lastFailure = `write: ${(error as Error).message}`;
       return false;
     }
   }

@@ -60,6 +60,7 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
     if (generation.exited && !generation.killed) {
       generation.drain();
       log(`the operator exited on its own (${generation.count('leader.lost') > 0 ? 'it lost the Lease' : 'a crash'}); restarting it`);
+      for (const line of generation.leaderLines.slice(-8)) log(`    ${line}`);
       startOperator();
       return;
     }

@@ -20,10 +20,17 @@ export class Generation {
     this.exited = true;
   }
 
-  /** Counts the log lines received so far and forgets them (the soak logs a lot). */
+  /** The leader-election lines, kept to say why a generation lost the Lease. */
+  readonly leaderLines: string[] = [];
+
+  /** Counts the log lines received so far and forgets them (the soak logs a lot), but the leader-election ones. */
   drain(): void {
     for (const line of this.process.lines.splice(0)) {
       const msg = String(line.msg);
+      if (msg.startsWith('leader.')) {
+        const { time, msg: _msg, level: _level, pid: _pid, hostname: _host, component: _c, lease: _l, identity: _i, ...fields } = line;
+        this.leaderLines.push(`${new Date(Number(time)).toISOString().slice(11, 23)} ${msg} ${JSON.stringify(fields)}`);
+      }
       this.tally.set(msg, (this.tally.get(msg) ?? 0) + 1);
       if (msg === 'started' && line.metrics) this.metricsUrl = String(line.metrics);
       if (msg === 'controller.start') this.leading = true;

@@ -41,12 +41,23 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { level: options.level ?? 'info', base: { logger: 'customapp-operator' }, timestamp: pino.stdTimeFunctions.isoTime };
   const isTTY = options.isTTY ?? (options.destination ? false : process.stdout.isTTY === true);
-  // Synchronous writes: lines keep their order and none is lost when the process exits right after a stop.
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: true });
+  // Asynchronous writes, in order: a slow reader of stdout (a pipe whose buffer is full) must never stall the event
+  // loop, or the renewals of the Lease starve. main.ts flushes what is still buffered when the process exits.
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
   if (resolveLogFormat(options.format ?? 'auto', isTTY) === 'pretty') {
     return pino(settings, prettyDestination(destination, { colors: isTTY }));
   }
   return pino(settings, destination);
+}
+
+/** Writes out, synchronously, what a logger still holds in its buffer (call it when the process exits). */
+export function flushLogs(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Nothing was written yet (sonic-boom not ready) or the reader is gone: nothing more can be done at exit.
+  }
 }
 
 /** A new trace id: 16 hex digits, carried from a trigger through the queue and the reconcile to each API write. */

@@ -4,7 +4,7 @@ import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
 import { AddressInUseError, formatBindAddress } from './http/listen.js';
 import { resolveKubeConfig } from './kubeconfig.js';
-import { createLogger } from './log.js';
+import { createLogger, flushLogs } from './log.js';
 
 /** How long a stop may take after SIGTERM before the process exits anyway (the pod's grace period is 30 s). */
 const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -22,6 +22,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const logger = createLogger({ level: flags.logLevel, format: flags.logFormat });
+  // Log writes are asynchronous: whatever is still buffered is written out however the process exits.
+  process.on('exit', () => flushLogs(logger));
 
   let embedded: EmbeddedCluster | undefined;
   let resolved: ReturnType<typeof resolveKubeConfig>;

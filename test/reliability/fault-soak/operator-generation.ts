@@ -29,7 +29,8 @@ export class Generation {
       const msg = String(line.msg);
       if (msg.startsWith('leader.')) {
         const { time, msg: _msg, level: _level, pid: _pid, hostname: _host, component: _c, lease: _l, identity: _i, ...fields } = line;
-        this.leaderLines.push(`${new Date(Number(time)).toISOString().slice(11, 23)} ${msg} ${JSON.stringify(fields)}`);
+        const at = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : String(time ?? '');
+        this.leaderLines.push(`${at} ${msg} ${JSON.stringify(fields)}`);
       }
       this.tally.set(msg, (this.tally.get(msg) ?? 0) + 1);
       if (msg === 'started' && line.metrics) this.metricsUrl = String(line.metrics);

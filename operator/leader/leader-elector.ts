@@ -6,6 +6,7 @@ import type { KubeClient } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
 import { microTime } from '../kube/time.js';
+import { pause, withDeadline } from './timers.js';
 import type { Logger } from '../log.js';
 import type { Lease } from '../kube/objects.js';
 
@@ -49,41 +50,6 @@ function jittered(ms: number, random: () => number): number {
 function recordOf(lease: Lease): string {
   const spec = lease.spec ?? {};
   return JSON.stringify([spec.holderIdentity, spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
-}
-
-/** Waits `ms` on the scheduler: true, or false as soon as `signal` aborts. */
-function pause(ms: number, signal: AbortSignal, scheduler: SchedulerLike): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve(false);
-      return;
-    }
-    const onAbort = (): void => {
-      action.unsubscribe();
-      resolve(false);
-    };
-    const action = scheduler.schedule(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Runs `attempt` with a signal that also aborts after `ms` on the scheduler; the timer goes with the attempt. */
-async function withDeadline<T>(
-  ms: number,
-  signal: AbortSignal,
-  scheduler: SchedulerLike,
-  attempt: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const timeout = new AbortController();
-  const action = scheduler.schedule(() => timeout.abort(new Error(`deadline of ${ms} ms`)), Math.max(0, ms));
-  try {
-    return await attempt(AbortSignal.any([signal, timeout.signal]));
-  } finally {
-    action.unsubscribe();
-  }
 }
 
 /**

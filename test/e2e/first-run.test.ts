@@ -49,6 +49,12 @@ test.serial('with :8080 and :8081 taken, npm start (the embedded default) serves
   const operator = new OperatorProcess([], embeddedEnv(t));
   t.teardown(() => operator.dispose());
   await operator.waitFor('the endpoints are printed', () => operator.text.includes('/healthz, /readyz'), 60_000);
+  // The logs are written asynchronously: the printed endpoints can come before the log lines.
+  await operator.waitFor(
+    'the fallbacks and the start are logged',
+    () => operator.find('listen.fallback').length === 2 && operator.find('started').length === 1,
+    10_000,
+  );
 
   const metricsLine = /^ {2}\/metrics +(https:\/\/\S+)\/metrics {3}\(port 8080 is in use: a free port instead\)$/m.exec(operator.text);
   const probesLine =

@@ -44,6 +44,7 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     default: node.default,
     xKubernetesListType: node['x-kubernetes-list-type'],
     xKubernetesListMapKeys: node['x-kubernetes-list-map-keys'] ? [...node['x-kubernetes-list-map-keys']] : undefined,
+    xKubernetesValidations: node['x-kubernetes-validations']?.map((rule) => ({ rule: rule.rule, message: rule.message })),
   };
 }
 

@@ -1,5 +1,5 @@
 // The Deployment step: create it, or update what the operator owns in it when that differs; never touch one not ours.
-import { FIELD_MANAGER } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { ApiError, isAlreadyExists } from '../kube/errors.js';
 import type { Deployment } from '../kube/objects.js';
@@ -205,7 +205,7 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
     .filter((key) => before[key] !== after[key])
     .map((key) => `${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`);
   const fields = drift
-    .filter((path) => !path.startsWith('spec.template.metadata.annotations'))
+    .filter((path) => !path.startsWith('spec.template.metadata.annotations') && path !== `metadata.annotations.${ROLLOUT_ANNOTATION}`)
     .map((path) => path.replace(/^spec\.template\.spec\./, ''));
   return ['Normal', REASONS.rolloutTriggered, `Rolling out Deployment "${name}": ${[...changes, ...fields].join(', ')}`];
 }

@@ -1,9 +1,10 @@
 // The reconcile with the rollout governance on, in a fake world: the budget's queue, spec changes, the flap breaker,
 // pause, debounce, failed rollouts, Ready during a rollout, and a restart that rebuilds the queue.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { CUSTOM_APPS } from '../customapp/custom-app.js';
+import { contentHash } from '../deps/content-hash.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import { rolloutCause } from '../governance/rollout-cause.js';
 import type { CoreEvent, Deployment } from '../kube/objects.js';
@@ -349,4 +350,51 @@ test('a restart rebuilds the queue in its order from status and the slots from t
     ['a', 'b', 'c', 'd'].map((name) => running(world, name)),
     [hash('2'), hash('1'), hash('2'), hash('1')],
   );
+});
+
+test('the upgrade from unkeyed Secret hashes is no content change (nothing queued), and the next Secret change names no plain hash', async (t) => {
+  const world = new FakeWorld({ maxConcurrentRollouts: 1, flapThreshold: 0 });
+  world.configMap('config', { V: '1' });
+  world.secret('creds', { TOKEN: 't' });
+  world.app('app', { image: 'example/app:1', configMapName: 'config', secretName: 'creds' });
+  await world.reconcile('app');
+  world.settleDeployment('app', 'Succeeded');
+  await world.reconcile('app');
+  world.sync();
+  // An operator before keyed hashes wrote the plain SHA-256 of the Secret's content.
+  const plain = contentHash({ data: { TOKEN: 't' } });
+  const live = deploymentOf(world, 'app');
+  const template = live.spec.template;
+  world.client.seed(DEPLOYMENTS, {
+    ...live,
+    spec: {
+      ...live.spec,
+      template: {
+        ...template,
+        metadata: { ...template.metadata, annotations: { ...template.metadata?.annotations, [SECRET_HASH_ANNOTATION]: plain } },
+      },
+    },
+  });
+  world.sync();
+  const calls = world.client.calls.length;
+  await world.reconcile('app');
+  world.sync();
+  t.deepEqual(world.writes(calls), [], 'no rollout, nothing queued, nothing to write');
+  t.is(appOf(world, 'app').status?.pendingRollout, undefined);
+
+  world.secret('creds', { TOKEN: 'u' });
+  await world.reconcile('app');
+  world.sync();
+  t.is(
+    deploymentOf(world, 'app').spec.template.metadata?.annotations?.[SECRET_HASH_ANNOTATION],
+    FakeWorld.secretHash({ TOKEN: 'u' }, 'creds'),
+  );
+  t.like(appOf(world, 'app').status?.lastRollout, {
+    trigger: 'Secret',
+    name: 'creds',
+    toHash: FakeWorld.secretHash({ TOKEN: 'u' }, 'creds'),
+  });
+  t.is(appOf(world, 'app').status?.lastRollout?.fromHash, undefined, 'the plain hash the pods ran with is not written');
+  const everything = JSON.stringify([appOf(world, 'app'), deploymentOf(world, 'app').metadata, world.client.all(EVENTS)]);
+  t.false(everything.includes(plain.slice(0, 12)), 'no plain digits in the status, the cause annotation or an Event');
 });

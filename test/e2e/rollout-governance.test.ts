@@ -198,7 +198,7 @@ for (const target of selectedTargets()) {
       t.deepEqual([...order.slice(3)].sort(), [...first].sort(), 'the two rolling ones queue behind them');
 
       // Each completion lets the head of the queue go, and only it.
-      let rolling = [...first];
+      const rolling = [...first];
       const granted: string[] = [];
       while (rolling.length > 0) {
         const done = rolling.shift()!;

@@ -132,7 +132,7 @@ export class FlapBreaker {
   /** Restart: `ref` counts as changed at `now` (a debounce in progress starts again), without counting a change. */
   touch(ref: string, now: number): void {
     const history = this.refs.get(ref) ?? { changes: [] };
-    history.lastChange = Math.max(history.lastChange ?? now, now);
+    history.lastChange = now;
     this.refs.set(ref, history);
   }
 

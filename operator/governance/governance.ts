@@ -207,7 +207,7 @@ export class RolloutGovernance {
     const now = this.options.now();
     const rolling: string[] = [];
     const queued: { key: string; since: number }[] = [];
-    let reopened = 0;
+    const reopened = new Set<string>();
     for (const app of apps) {
       if (app.metadata.deletionTimestamp) continue;
       const key = `${app.metadata.namespace}/${app.metadata.name}`;
@@ -224,7 +224,7 @@ export class RolloutGovernance {
         queued.push({ key, since: Number.isNaN(since) ? now : since });
       } else if (pending.reason === 'Flapping' && this.breaker.enabled) {
         this.breaker.reopen(ref, now);
-        reopened += 1;
+        reopened.add(ref);
       } else if (pending.reason === 'Debouncing') {
         this.breaker.touch(ref, now);
       }
@@ -234,7 +234,7 @@ export class RolloutGovernance {
       {
         inProgress: rolling.length,
         queued: queued.length,
-        breakersReopened: reopened,
+        breakersReopened: reopened.size,
         limit: this.budget.limit,
         flapThreshold: this.breaker.threshold,
         flapWindowMs: this.breaker.windowMs,

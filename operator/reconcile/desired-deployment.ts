@@ -73,7 +73,7 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
     image: app.spec.image,
     ...(envFrom.length > 0 ? { envFrom } : {}),
     ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
-    // Without a port there is nothing to probe: the schema refuses readinessPath without port on a real API server.
+    // Without a port there is nothing to probe: the schema (anyOf) refuses readinessPath without port on a real API server.
     ...(app.spec.port && app.spec.readinessPath
       ? { readinessProbe: { httpGet: { path: app.spec.readinessPath, port: app.spec.port }, ...READINESS_PROBE } }
       : {}),

@@ -126,3 +126,25 @@ test('a limit that is not an integer ≥ 0 is refused, quoting it', (t) => {
   t.throws(() => new RolloutBudget(-1), { message: /limit -1 is not an integer ≥ 0/ });
   t.throws(() => new RolloutBudget(1.5), { message: /limit 1.5 is not/ });
 });
+
+test('keys that join in the same millisecond keep their arrival order, which is also the order a rebuild finds in their times', (t) => {
+  const { budget: b } = budget(1);
+  b.admit('a', 1);
+  const zed = b.admit('z', 5);
+  const bee = b.admit('b', 5);
+  const cee = b.admit('c', 4);
+  t.like(zed, { granted: false, position: 1, since: 5 });
+  t.like(bee, { granted: false, position: 2, since: 6 }, 'one ms later: by name alone it would sort before z');
+  t.like(cee, { granted: false, position: 3, since: 6 }, 'a clock gone back still joins at the back');
+  const order = b.snapshot().queue.map((entry) => entry.key);
+  t.deepEqual(order, ['z', 'b', 'c']);
+  const rebuilt = new RolloutBudget(1);
+  rebuilt.rebuild(['a'], b.snapshot().queue);
+  t.deepEqual(
+    rebuilt.snapshot().queue.map((entry) => entry.key),
+    order,
+    'the same order from the times alone',
+  );
+  rebuilt.close();
+  b.close();
+});

@@ -47,6 +47,8 @@ export class RolloutBudget {
   private readonly slots = new Map<string, 'reserved' | 'rolling'>();
   /** key → when it joined; a Map keeps insertion order, which is the queue's order. */
   private queue = new Map<string, number>();
+  /** The last place given (it may have left since): every key queued is at or before it. */
+  private tail: Place | undefined;
   /** Queued keys already emitted on `eligible` and not yet granted or gone. */
   private readonly notified = new Set<string>();
   private readonly eligibleKeys = new Subject<string>();
@@ -87,9 +89,13 @@ export class RolloutBudget {
     return this.wait(key, now);
   }
 
-  /** Queues `key` (its Deployment still rolling, or no slot for it), keeping its place when it is queued already. */
+  /**
+   * Queues `key` (its Deployment still rolling, or no slot for it), keeping its place when it is queued already. The
+   * queue is ordered by the time each key joined, then by key: the order a {@link rebuild} finds in status, where two
+   * keys that joined in the same millisecond are told apart by name only.
+   */
   wait(key: string, now: number): Admission & { granted: false } {
-    if (!this.queue.has(key)) this.queue.set(key, now);
+    if (!this.queue.has(key)) this.enqueue(key, now);
     return {
       granted: false,
       position: this.ahead(key) + 1,
@@ -131,8 +137,9 @@ export class RolloutBudget {
   rebuild(rolling: Iterable<string>, queued: Iterable<{ readonly key: string; readonly since: number }>): void {
     this.slots.clear();
     for (const key of rolling) this.slots.set(key, 'rolling');
-    const ordered = [...queued].sort((a, b) => a.since - b.since || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    this.queue = new Map(ordered.map((entry) => [entry.key, entry.since]));
+    this.queue = ordered(new Map([...queued].map((entry) => [entry.key, entry.since])));
+    const last = [...this.queue].at(-1);
+    this.tail = last ? { key: last[0], since: last[1] } : undefined;
     this.notified.clear();
     this.announce();
   }
@@ -148,6 +155,19 @@ export class RolloutBudget {
   /** Ends {@link eligible}. */
   close(): void {
     this.eligibleKeys.complete();
+  }
+
+  /**
+   * Adds `key` at the back of the queue. Its time is the clock's, made no earlier than the last key's, and one
+   * millisecond later when the same time would sort it before the last key by name: arrival order is then always
+   * (since, key) order, which is what status records and a rebuild restores.
+   */
+  private enqueue(key: string, now: number): void {
+    const last = this.tail;
+    let since = now;
+    if (last && since <= last.since) since = key < last.key ? last.since + 1 : last.since;
+    this.queue.set(key, since);
+    this.tail = { key, since };
   }
 
   private take(key: string): void {
@@ -183,4 +203,17 @@ export class RolloutBudget {
     }
     for (const key of ready) this.eligibleKeys.next(key);
   }
+}
+
+type Place = { readonly key: string; readonly since: number };
+
+/** The queue's order: by the time a key joined, then by key. */
+function byPlace(a: Place, b: Place): number {
+  return a.since - b.since || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/** `queue` in the queue's order (a Map iterates in insertion order). */
+function ordered(queue: ReadonlyMap<string, number>): Map<string, number> {
+  const places = [...queue].map(([key, since]) => ({ key, since })).sort(byPlace);
+  return new Map(places.map((place) => [place.key, place.since]));
 }

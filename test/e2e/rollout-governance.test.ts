@@ -205,7 +205,14 @@ for (const target of selectedTargets()) {
         const head = (await queueOrder(ns, names)).filter((name) => !rolling.includes(name))[0];
         await settle(ns, done);
         if (!head) continue;
-        await eventually(`${head} gets the slot ${done} freed`, async () => (await runs(ns, head)) === hash('4'), 20_000);
+        await eventually(`${head} gets the slot ${done} freed`, async () => (await runs(ns, head)) === hash('4'), 20_000).catch(
+          (error: unknown) => {
+            // What the operator decided, to read when this fails.
+            const trace = logs.lines.filter((line) => /^(rollout\.|reconcile|enqueue)/.test(String(line.msg)));
+            t.log(trace.map((line) => JSON.stringify(line)).join('\n'));
+            throw error;
+          },
+        );
         granted.push(head);
         rolling.push(head);
         await new Promise((done) => setTimeout(done, 300));
@@ -373,6 +380,8 @@ for (const target of selectedTargets()) {
       await admin.patch(CUSTOM_APPS, ns, 'paused', 'merge', { spec: { rollout: { paused: false } } });
       await eventually('unpaused, it rolls to V=4', async () => (await runs(ns, 'paused')) === hash('4'));
       t.is((await deploymentOf(ns, 'paused')).metadata.generation! - generations.paused, 1, 'once');
+      // The status is written after the Deployment.
+      await eventually('its lastRollout names the ConfigMap', async () => (await appOf(ns, 'paused')).status?.lastRollout?.trigger === 'ConfigMap');
       t.like((await appOf(ns, 'paused')).status?.lastRollout, { trigger: 'ConfigMap', fromHash: hash('1'), toHash: hash('4') });
     },
   );

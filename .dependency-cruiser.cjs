@@ -7,7 +7,8 @@ const TEST_CODE = '\\.test\\.ts$|/testing/';
 // The operator's layers, lowest first. Each layer may import only itself and the layers in its `mayImport`:
 // kube ← watch ← cache ← queue ← controller, with deps/ (the dependency registry) on watch/ and cache/, the other
 // generic pieces (events, leader, http) on kube alone, then the CustomApp domain: customapp/ (the type, its labels,
-// triggers and indexes) ← reconcile/ (the business logic) ← manager/ (builds, serves and runs the whole). Files that
+// triggers and indexes) ← governance/ (the rollout budget and flap breakers) ← reconcile/ (the business logic) ←
+// manager/ (builds, serves and runs the whole). Files that
 // no layer names (operator.ts, main.ts, embedded.ts, flags.ts, kubeconfig.ts) are the top: they may import everything.
 const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'deps', 'events', 'leader', 'http', 'x509', 'log'];
 const LAYERS = [
@@ -23,13 +24,14 @@ const LAYERS = [
   { name: 'x509', path: '^operator/x509/', mayImport: [] },
   { name: 'http', path: '^operator/http/', mayImport: ['kube', 'x509', 'log'] },
   { name: 'customapp', path: '^operator/customapp/', mayImport: GENERIC_LAYERS },
-  { name: 'reconcile', path: '^operator/reconcile/', mayImport: ['customapp', ...GENERIC_LAYERS] },
-  { name: 'manager', path: '^operator/manager/', mayImport: ['reconcile', 'customapp', ...GENERIC_LAYERS] },
+  { name: 'governance', path: '^operator/governance/', mayImport: ['customapp', ...GENERIC_LAYERS] },
+  { name: 'reconcile', path: '^operator/reconcile/', mayImport: ['governance', 'customapp', ...GENERIC_LAYERS] },
+  { name: 'manager', path: '^operator/manager/', mayImport: ['reconcile', 'governance', 'customapp', ...GENERIC_LAYERS] },
 ];
 
 // The generic machinery never imports the CustomApp domain.
 const GENERIC = `^operator/(${GENERIC_LAYERS.filter((name) => name !== 'log').join('|')})/|^operator/log(-pretty)?\\.ts$`;
-const CUSTOMAPP_DOMAIN = '^operator/(customapp|reconcile|manager)/|^infra/customapp-api\\.ts$';
+const CUSTOMAPP_DOMAIN = '^operator/(customapp|governance|reconcile|manager)/|^infra/customapp-api\\.ts$';
 
 // A back-edge between the operator's layers fails `npm run lint`.
 const OPERATOR_LAYER_SEVERITY = 'error';

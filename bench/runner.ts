@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { UNGOVERNED } from '../operator/governance/governance.js';
 import { createOperator, type Operator } from '../operator/operator.js';
 import type { RequestSample } from '../operator/kube/options.js';
 import { createSource, isStrategyName, type BenchSource } from './strategies/index.js';
@@ -119,6 +120,11 @@ async function main(): Promise<void> {
     kubeConfig,
     logger,
     maxConcurrentReconciles: args.workers,
+    // The API servers of the benchmark run no Deployment controller, so no rollout ever completes: with the rollout
+    // budget on, every rollout past the tenth would wait forever, and the flap breaker would hold the repeated updates
+    // of the same ConfigMaps. The benchmark measures the watches and the reconcile, so the governance is off (its cost
+    // is measured on the real node: test/cluster/rollout-governance.test.ts).
+    rollouts: UNGOVERNED,
     dependencies: (context) =>
       (source = createSource(args.strategy, {
         client: context.client,

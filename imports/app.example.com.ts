@@ -119,12 +119,26 @@ export interface CustomAppSpec {
   readonly port?: number;
 
   /**
+   * An HTTP path probed on spec.port (httpGet readiness probe, every 5 s, un-Ready after 3 failures) before a pod counts as ready, so that a rollout whose new pods never get ready fails instead of succeeding. Needs spec.port. Default: no readiness probe (a pod is ready once its container runs).
+   *
+   * @schema CustomAppSpec#readinessPath
+   */
+  readonly readinessPath?: string;
+
+  /**
    * Number of pods. Defaults to 1.
    *
    * @default 1.
    * @schema CustomAppSpec#replicas
    */
   readonly replicas?: number;
+
+  /**
+   * How rollouts caused by new ConfigMap or Secret content are governed for this app (a spec change always rolls at once).
+   *
+   * @schema CustomAppSpec#rollout
+   */
+  readonly rollout?: CustomAppSpecRollout;
 
   /**
    * Name of a Secret in the CustomApp's own namespace, injected into the container with envFrom. A DNS-1123 subdomain (at most 253 characters), so it cannot name another namespace.
@@ -144,8 +158,56 @@ export function toJson_CustomAppSpec(obj: CustomAppSpec | undefined): Record<str
     'configMapName': obj.configMapName,
     'image': obj.image,
     'port': obj.port,
+    'readinessPath': obj.readinessPath,
     'replicas': obj.replicas,
+    'rollout': toJson_CustomAppSpecRollout(obj.rollout),
     'secretName': obj.secretName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * How rollouts caused by new ConfigMap or Secret content are governed for this app (a spec change always rolls at once).
+ *
+ * @schema CustomAppSpecRollout
+ */
+export interface CustomAppSpecRollout {
+  /**
+   * Wait until the referenced ConfigMap and Secret have not changed for this long before rolling, so that a burst of edits rolls once. Defaults to 0 (roll at once).
+   *
+   * @default 0 (roll at once).
+   * @schema CustomAppSpecRollout#debounceSeconds
+   */
+  readonly debounceSeconds?: number;
+
+  /**
+   * Hold rollouts caused by ConfigMap or Secret content; the latest content is still tracked (status.pendingRollout) and rolled out, once, when unpaused. Spec changes still roll. Defaults to false.
+   *
+   * @default false.
+   * @schema CustomAppSpecRollout#paused
+   */
+  readonly paused?: boolean;
+
+  /**
+   * The Deployment's progressDeadlineSeconds: a rollout that makes no progress for this long is Failed (status.lastRollout, Ready=False RolloutFailed). Default: Kubernetes' 600.
+   *
+   * @schema CustomAppSpecRollout#progressDeadlineSeconds
+   */
+  readonly progressDeadlineSeconds?: number;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecRollout' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecRollout(obj: CustomAppSpecRollout | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'debounceSeconds': obj.debounceSeconds,
+    'paused': obj.paused,
+    'progressDeadlineSeconds': obj.progressDeadlineSeconds,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

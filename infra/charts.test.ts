@@ -67,23 +67,42 @@ test('the CRD status schema has every observed field and map-keyed conditions', 
   t.deepEqual(Object.keys(status.properties).sort(), [
     'conditions',
     'configHash',
+    'lastRollout',
     'observedConfigMapName',
     'observedGeneration',
     'observedSecretName',
+    'pendingRollout',
     'readyReplicas',
     'secretHash',
   ]);
+  t.deepEqual(status.properties.lastRollout.required, ['trigger', 'startTime', 'result']);
+  t.deepEqual(status.properties.lastRollout.properties.trigger.enum, ['ConfigMap', 'Secret', 'Spec']);
+  t.deepEqual(status.properties.lastRollout.properties.result.enum, ['InProgress', 'Succeeded', 'Failed']);
+  t.deepEqual(status.properties.pendingRollout.properties.reason.enum, ['Queued', 'Flapping', 'Paused', 'Debouncing']);
   t.is(status.properties.conditions['x-kubernetes-list-type'], 'map');
   t.deepEqual(status.properties.conditions['x-kubernetes-list-map-keys'], ['type']);
   t.deepEqual(status.properties.conditions.items.properties.status.enum, ['True', 'False', 'Unknown']);
 });
 
-test('the printer columns are Image, ConfigMap, Ready and Age', (t) => {
+test('the CRD schema validates spec.rollout and spec.readinessPath (which needs port), with their defaults', (t) => {
+  const spec = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema.properties.spec;
+  const rollout = spec.properties.rollout;
+  t.like(rollout.properties.debounceSeconds, { type: 'integer', minimum: 0, maximum: 3600, default: 0 });
+  t.like(rollout.properties.paused, { type: 'boolean', default: false });
+  t.like(rollout.properties.progressDeadlineSeconds, { type: 'integer', minimum: 1 });
+  t.is(rollout.properties.progressDeadlineSeconds.default, undefined, "unset means Kubernetes' 600, set explicitly by the operator");
+  t.like(spec.properties.readinessPath, { type: 'string', pattern: '^/' });
+  t.deepEqual(spec.anyOf, [{ not: { required: ['readinessPath'] } }, { required: ['port'] }], 'readinessPath needs port');
+});
+
+test('the printer columns are Image, ConfigMap, Ready, Rollout, Waiting and Age', (t) => {
   const columns = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].additionalPrinterColumns;
   t.deepEqual(columns, [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
     { name: 'ConfigMap', type: 'string', jsonPath: '.spec.configMapName' },
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    { name: 'Rollout', type: 'string', jsonPath: '.status.lastRollout.result' },
+    { name: 'Waiting', type: 'string', jsonPath: '.status.pendingRollout.reason' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ]);
 });

@@ -44,6 +44,8 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     default: node.default,
     xKubernetesListType: node['x-kubernetes-list-type'],
     xKubernetesListMapKeys: node['x-kubernetes-list-map-keys'] ? [...node['x-kubernetes-list-map-keys']] : undefined,
+    anyOf: node.anyOf?.map(toJsonSchemaProps),
+    not: node.not ? toJsonSchemaProps(node.not) : undefined,
   };
 }
 

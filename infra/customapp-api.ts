@@ -22,6 +22,13 @@ export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
  * Secret's uid, 32 hex digits (operator/deps/keyed-hash.ts), so that a reader of pods cannot test guesses of it.
  */
 export const SECRET_HASH_ANNOTATION = `${GROUP}/secret-hash`;
+/**
+ * Deployment annotation (on the Deployment, not its pod template, so writing it rolls nothing) recording why its pod
+ * template last changed: the trigger (ConfigMap, Secret or Spec), the objects and hashes that changed, the CustomApp
+ * generation, and when. Written in the same update as the template change, so the cause of a rollout in progress
+ * survives any restart (the rollout budget is rebuilt from it).
+ */
+export const ROLLOUT_ANNOTATION = `${GROUP}/rollout`;
 /** The field manager of every write the operator makes. */
 export const FIELD_MANAGER = 'customapp-operator';
 
@@ -44,6 +51,19 @@ export const LEADER_ELECTION_LEASE = 'customapp-operator-leader';
 /** Condition types written to `status.conditions`. */
 export const CONDITION_TYPES = ['Ready', 'ConfigMapAvailable', 'SecretAvailable', 'DeploymentAvailable', 'ServiceAvailable'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** What caused a rollout: new content of the referenced ConfigMap or Secret, or the CustomApp's spec (or its creation). */
+export const ROLLOUT_TRIGGERS = ['ConfigMap', 'Secret', 'Spec'] as const;
+export type RolloutTrigger = (typeof ROLLOUT_TRIGGERS)[number];
+/** How a rollout went, by the Deployment's own status (as `kubectl rollout status` decides). */
+export const ROLLOUT_RESULTS = ['InProgress', 'Succeeded', 'Failed'] as const;
+export type RolloutResult = (typeof ROLLOUT_RESULTS)[number];
+/** Why a dependency-triggered rollout waits: the rollout budget, the flap breaker, `spec.rollout.paused` or the debounce. */
+export const PENDING_REASONS = ['Queued', 'Flapping', 'Paused', 'Debouncing'] as const;
+export type PendingReason = (typeof PENDING_REASONS)[number];
+
+/** `spec.rollout.debounceSeconds` at most (an hour). */
+export const MAX_DEBOUNCE_SECONDS = 3600;
 
 /**
  * A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', starting and ending with an alphanumeric.
@@ -71,6 +91,9 @@ export interface SchemaNode {
   readonly default?: unknown;
   readonly 'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  /** Value validations (structural: no type or description inside); the emulator does not evaluate them (emulator/README.md). */
+  readonly anyOf?: readonly SchemaNode[];
+  readonly not?: SchemaNode;
 }
 
 const objectName = (what: string): SchemaNode => ({
@@ -111,7 +134,52 @@ export const SPEC_SCHEMA: SchemaNode = {
       minimum: 1,
       maximum: 65535,
     },
+    readinessPath: {
+      type: 'string',
+      description:
+        'An HTTP path probed on spec.port (httpGet readiness probe, every 5 s, un-Ready after 3 failures) before a pod counts ' +
+        'as ready, so that a rollout whose new pods never get ready fails instead of succeeding. Needs spec.port. ' +
+        'Default: no readiness probe (a pod is ready once its container runs).',
+      pattern: '^/',
+      maxLength: 1024,
+    },
+    rollout: {
+      type: 'object',
+      description: 'How rollouts caused by new ConfigMap or Secret content are governed for this app (a spec change always rolls at once).',
+      properties: {
+        debounceSeconds: {
+          type: 'integer',
+          format: 'int32',
+          description:
+            'Wait until the referenced ConfigMap and Secret have not changed for this long before rolling, so that a burst ' +
+            'of edits rolls once. Defaults to 0 (roll at once).',
+          minimum: 0,
+          maximum: MAX_DEBOUNCE_SECONDS,
+          default: 0,
+        },
+        paused: {
+          type: 'boolean',
+          description:
+            'Hold rollouts caused by ConfigMap or Secret content; the latest content is still tracked (status.pendingRollout) ' +
+            'and rolled out, once, when unpaused. Spec changes still roll. Defaults to false.',
+          default: false,
+        },
+        progressDeadlineSeconds: {
+          type: 'integer',
+          format: 'int32',
+          description:
+            "The Deployment's progressDeadlineSeconds: a rollout that makes no progress for this long is Failed " +
+            "(status.lastRollout, Ready=False RolloutFailed). Default: Kubernetes' 600.",
+          minimum: 1,
+          maximum: 86400,
+        },
+      },
+    },
   },
+  // readinessPath needs port: either no readinessPath, or a port. A structural value validation rather than a CEL rule:
+  // a CEL rule makes the API server append "some validation rules were not checked…" to every invalid CustomApp's
+  // error, and the emulator runs no CEL.
+  anyOf: [{ not: { required: ['readinessPath'] } }, { required: ['port'] }],
 };
 
 const condition: SchemaNode = {
@@ -125,6 +193,49 @@ const condition: SchemaNode = {
     lastTransitionTime: { type: 'string', format: 'date-time' },
     reason: { type: 'string', description: 'CamelCase reason, for example ConfigMapNotFound.', maxLength: 1024 },
     message: { type: 'string', maxLength: 32768 },
+  },
+};
+
+const hash = (what: string): SchemaNode => ({ type: 'string', description: `The content hash ${what}.`, maxLength: 256 });
+
+/** A rollout, as `status.lastRollout` reports it. */
+const lastRollout: SchemaNode = {
+  type: 'object',
+  description: "The last rollout of the Deployment's pods: what caused it, when, and how it went.",
+  required: ['trigger', 'startTime', 'result'],
+  properties: {
+    trigger: { type: 'string', enum: ROLLOUT_TRIGGERS, description: 'ConfigMap or Secret (new content), or Spec (the CustomApp changed).' },
+    name: { type: 'string', description: 'The ConfigMap or Secret whose content changed.', maxLength: DNS1123_SUBDOMAIN_MAX },
+    fromHash: hash('the pods ran with before'),
+    toHash: hash('rolled out'),
+    generation: { type: 'integer', format: 'int64', description: 'The CustomApp generation rolled out.' },
+    startTime: { type: 'string', format: 'date-time', description: 'When the operator changed the pod template.' },
+    completionTime: { type: 'string', format: 'date-time', description: 'When the operator saw the rollout succeed or fail.' },
+    result: { type: 'string', enum: ROLLOUT_RESULTS, description: "InProgress, Succeeded or Failed, by the Deployment's status." },
+    message: { type: 'string', description: 'The change, and the reason of a failure.', maxLength: 32768 },
+  },
+};
+
+/** A rollout that waits, as `status.pendingRollout` reports it. */
+const pendingRollout: SchemaNode = {
+  type: 'object',
+  description: 'A rollout caused by new ConfigMap or Secret content that waits, and why; absent when none waits.',
+  required: ['reason', 'since', 'trigger', 'name'],
+  properties: {
+    reason: {
+      type: 'string',
+      enum: PENDING_REASONS,
+      description: 'Queued (the rollout budget), Flapping (the flap breaker), Paused (spec.rollout.paused) or Debouncing.',
+    },
+    since: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When it began to wait for this reason (the queue is first in, first out).',
+    },
+    trigger: { type: 'string', enum: ['ConfigMap', 'Secret'], description: 'The kind whose content changed.' },
+    name: { type: 'string', description: 'The ConfigMap or Secret whose content changed.', maxLength: DNS1123_SUBDOMAIN_MAX },
+    fromHash: hash('the pods run with'),
+    toHash: hash('waiting to be rolled out (the latest)'),
   },
 };
 
@@ -142,6 +253,8 @@ export const STATUS_SCHEMA: SchemaNode = {
       description: "Keyed hash of the Secret content the Deployment runs with: HMAC-SHA-256 keyed with the Secret's uid (32 hex digits).",
     },
     readyReplicas: { type: 'integer', format: 'int32', description: 'Ready pods of the owned Deployment.' },
+    lastRollout,
+    pendingRollout,
     conditions: {
       type: 'array',
       description: 'Ready, plus one condition per dependency.',
@@ -171,5 +284,7 @@ export const PRINTER_COLUMNS = [
   { name: 'Image', type: 'string', jsonPath: '.spec.image' },
   { name: 'ConfigMap', type: 'string', jsonPath: '.spec.configMapName' },
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Rollout', type: 'string', jsonPath: '.status.lastRollout.result' },
+  { name: 'Waiting', type: 'string', jsonPath: '.status.pendingRollout.reason' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ] as const;

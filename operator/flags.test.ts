@@ -20,6 +20,9 @@ test("with no flags, the defaults are controller-runtime's", (t) => {
     logLevel: 'info',
     logFormat: 'auto',
     maxConcurrentReconciles: 4,
+    maxConcurrentRollouts: 10,
+    flapThreshold: 5,
+    flapWindowMs: 60_000,
     help: false,
   });
   t.deepEqual([...parseFlags([]).explicit], []);
@@ -48,6 +51,10 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
     '--log-level=debug',
     '--log-format=pretty',
     '--max-concurrent-reconciles=8',
+    '--max-concurrent-rollouts=3',
+    '--flap-threshold',
+    '0',
+    '--flap-window=90s',
   ]);
   t.like(flags, {
     kubeconfig: '/tmp/kc',
@@ -63,7 +70,11 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
     logLevel: 'debug',
     logFormat: 'pretty',
     maxConcurrentReconciles: 8,
+    maxConcurrentRollouts: 3,
+    flapThreshold: 0,
+    flapWindowMs: 90_000,
   });
+  t.is(parseFlags(['--max-concurrent-rollouts=0']).maxConcurrentRollouts, 0, '0 turns the budget off');
   t.false(parseFlags(['--leader-elect=false']).leaderElect);
   t.like(parseFlags(['--metrics-cert-dir=/certs']), { metricsSecure: true, metricsCertDir: '/certs' });
   t.like(parseFlags(['--metrics-secure=false']), { metricsSecure: false, metricsCertDir: undefined });
@@ -78,6 +89,11 @@ const bad: Array<[readonly string[], RegExp]> = [
   [['--log-level=loud'], /--log-level: "loud" is not one of trace, debug/],
   [['--max-concurrent-reconciles=0'], /"0" is not a positive integer/],
   [['--max-concurrent-reconciles=two'], /"two" is not a positive integer/],
+  [['--max-concurrent-rollouts=-1'], /--max-concurrent-rollouts: "-1" is not an integer ≥ 0/],
+  [['--max-concurrent-rollouts=ten'], /--max-concurrent-rollouts: "ten" is not an integer ≥ 0/],
+  [['--flap-threshold=2.5'], /--flap-threshold: "2.5" is not an integer ≥ 0/],
+  [['--flap-window=60'], /--flap-window: "60" is not a duration/],
+  [['--flap-window=0s'], /--flap-window: "0s" must be longer than 0/],
   [['--metrics-bind-address=8080'], /--metrics-bind-address: "8080" is not a bind address/],
   [['--namespace=Team_A'], /--namespace: "Team_A" is not a namespace name/],
   [['--kubeconfig'], /--kubeconfig needs a value/],
@@ -119,6 +135,9 @@ test('--help lists every flag', (t) => {
     '--log-level',
     '--log-format',
     '--max-concurrent-reconciles',
+    '--max-concurrent-rollouts',
+    '--flap-threshold',
+    '--flap-window',
     '--help',
   ]) {
     t.true(text.includes(flag), flag);

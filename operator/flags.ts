@@ -36,6 +36,12 @@ export interface Flags {
   readonly logFormat: LogFormat;
   /** `--max-concurrent-reconciles`: workers (different keys only: one key never runs twice at once). @default 4 */
   readonly maxConcurrentReconciles: number;
+  /** `--max-concurrent-rollouts`: rollouts caused by ConfigMap or Secret content in progress at once; 0 = unlimited. @default 10 */
+  readonly maxConcurrentRollouts: number;
+  /** `--flap-threshold`: more content changes than this of one object within the window hold its apps; 0 = off. @default 5 */
+  readonly flapThreshold: number;
+  /** `--flap-window`: the flap breaker's window, and how long a flapping object must stay unchanged. @default 60 s */
+  readonly flapWindowMs: number;
   /** `--help`. */
   readonly help: boolean;
   /** The names of the flags given on the command line (without `--`), to tell a chosen value from a default. */
@@ -121,6 +127,24 @@ const SPECS: readonly FlagSpec[] = [
     help: `${LOG_FORMATS.join('|')}; auto is pretty on a terminal, JSON otherwise (default "auto")`,
   },
   { name: 'max-concurrent-reconciles', kind: 'string', placeholder: 'n', help: 'CustomApps reconciled at once (default 4)' },
+  {
+    name: 'max-concurrent-rollouts',
+    kind: 'string',
+    placeholder: 'n',
+    help: 'rollouts caused by ConfigMap or Secret content in progress at once, cluster-wide; the rest queue (default 10; 0 = unlimited)',
+  },
+  {
+    name: 'flap-threshold',
+    kind: 'string',
+    placeholder: 'n',
+    help: "more content changes than this of one ConfigMap or Secret within --flap-window hold its apps' rollouts (default 5; 0 = off)",
+  },
+  {
+    name: 'flap-window',
+    kind: 'string',
+    placeholder: 'duration',
+    help: 'the flap breaker window; a held object rolls once it has not changed for this long (default 60s)',
+  },
   { name: 'help', kind: 'boolean', help: 'print this help and exit' },
 ];
 
@@ -192,6 +216,14 @@ export function parseFlags(argv: readonly string[]): Flags {
   const workersText = text('max-concurrent-reconciles') ?? '4';
   const workers = Number(workersText);
   if (!/^\d+$/.test(workersText) || workers < 1) throw new Error(`--max-concurrent-reconciles: "${workersText}" is not a positive integer`);
+  const count = (name: string, fallback: string): number => {
+    const value = text(name) ?? fallback;
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new Error(`--${name}: "${value}" is not an integer ≥ 0`);
+    return Number(value);
+  };
+  const maxConcurrentRollouts = count('max-concurrent-rollouts', '10');
+  const flapThreshold = count('flap-threshold', '5');
+  const flapWindowMs = duration('flap-window', text('flap-window') ?? '60s');
   const namespace = text('namespace');
   if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
     throw new Error(`--namespace: "${namespace}" is not a namespace name (a DNS-1123 label)`);
@@ -225,6 +257,9 @@ export function parseFlags(argv: readonly string[]): Flags {
     logLevel: oneOf('log-level', LOG_LEVELS, 'info'),
     logFormat: oneOf('log-format', LOG_FORMATS, 'auto'),
     maxConcurrentReconciles: workers,
+    maxConcurrentRollouts,
+    flapThreshold,
+    flapWindowMs,
     help: values.get('help') === true,
     explicit: new Set(values.keys()),
   };

@@ -48,6 +48,11 @@ async function main(argv: readonly string[]): Promise<number> {
       namespace: flags.namespace,
       logger,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,
+      rollouts: {
+        maxConcurrentRollouts: flags.maxConcurrentRollouts,
+        flapThreshold: flags.flapThreshold,
+        flapWindowMs: flags.flapWindowMs,
+      },
       metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,

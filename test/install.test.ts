@@ -44,7 +44,7 @@ for (const target of selectedTargets()) {
     const got = await cluster.kubectl(['get', 'ca']);
     t.is(got.code, 0, got.stderr);
     const [header, row] = got.stdout.trim().split('\n');
-    t.deepEqual(header!.trim().split(/\s+/), ['NAME', 'IMAGE', 'CONFIGMAP', 'READY', 'AGE']);
+    t.deepEqual(header!.trim().split(/\s+/), ['NAME', 'IMAGE', 'CONFIGMAP', 'READY', 'ROLLOUT', 'WAITING', 'AGE']);
     t.regex(row!, /^hello\s+nginxinc\/nginx-unprivileged:1\.27-alpine\s+hello-config\s+/);
   });
 

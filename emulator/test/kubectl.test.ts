@@ -50,7 +50,7 @@ test.serial('kubectl get ca prints the CRD printer columns, the Ready condition 
   const out = await fx.kubectl(['get', 'ca', '-n', 'default']);
   t.is(out.code, 0, out.stderr);
   const [header, row] = out.stdout.trim().split('\n');
-  t.deepEqual(header.split(/\s+/), ['NAME', 'IMAGE', 'CONFIGMAP', 'READY', 'AGE']);
+  t.deepEqual(header.split(/\s+/), ['NAME', 'IMAGE', 'CONFIGMAP', 'READY', 'ROLLOUT', 'WAITING', 'AGE']);
   t.deepEqual(row.split(/\s+/).slice(0, 4), ['hello', 'nginxinc/nginx-unprivileged:1.27-alpine', 'hello-config', 'True']);
 });
 

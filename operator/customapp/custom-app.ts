@@ -1,6 +1,14 @@
 // The CustomApp object as the operator reads and writes it: the generated spec type, and the status type.
 import type { CustomAppSpec } from '../../imports/app.example.com.js';
-import { type ConditionType, GROUP, PLURAL, VERSION } from '../../infra/customapp-api.js';
+import {
+  type ConditionType,
+  GROUP,
+  type PendingReason,
+  PLURAL,
+  type RolloutResult,
+  type RolloutTrigger,
+  VERSION,
+} from '../../infra/customapp-api.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 
@@ -18,6 +26,35 @@ export interface Condition {
   readonly message: string;
 }
 
+/** `status.lastRollout`: the last rollout of the Deployment's pods, its cause and its outcome. */
+export interface LastRollout {
+  readonly trigger: RolloutTrigger;
+  /** The ConfigMap or Secret whose content changed (trigger ConfigMap or Secret). */
+  readonly name?: string;
+  readonly fromHash?: string;
+  readonly toHash?: string;
+  /** The CustomApp generation rolled out. */
+  readonly generation?: number;
+  /** RFC 3339: when the operator changed the pod template. */
+  readonly startTime: string;
+  /** RFC 3339: when the operator saw the rollout succeed or fail. */
+  readonly completionTime?: string;
+  readonly result: RolloutResult;
+  /** The change, and the reason of a failure. */
+  readonly message?: string;
+}
+
+/** `status.pendingRollout`: a rollout caused by new ConfigMap or Secret content that waits, and why. */
+export interface PendingRollout {
+  readonly reason: PendingReason;
+  /** RFC 3339 with milliseconds: when it began to wait for this reason (the budget's queue order after a restart). */
+  readonly since: string;
+  readonly trigger: 'ConfigMap' | 'Secret';
+  readonly name: string;
+  readonly fromHash?: string;
+  readonly toHash?: string;
+}
+
 /** `status` of a CustomApp. {@link STATUS_FIELDS} lists its keys (the compiler checks it lists them all), and reconcile/status.test.ts compares that list with `STATUS_SCHEMA` in infra/customapp-api.ts. */
 export interface CustomAppStatus {
   readonly observedGeneration?: number;
@@ -30,6 +67,10 @@ export interface CustomAppStatus {
   /** SHA-256 of the Secret content the Deployment runs with. */
   readonly secretHash?: string;
   readonly readyReplicas?: number;
+  /** The last rollout of the Deployment's pods. */
+  readonly lastRollout?: LastRollout;
+  /** A dependency-triggered rollout that waits (queued, held, paused or debounced). */
+  readonly pendingRollout?: PendingRollout;
   readonly conditions?: readonly Condition[];
 }
 
@@ -41,6 +82,8 @@ export const STATUS_FIELDS = [
   'configHash',
   'secretHash',
   'readyReplicas',
+  'lastRollout',
+  'pendingRollout',
   'conditions',
 ] as const satisfies readonly (keyof CustomAppStatus)[];
 /** Compiles only while {@link STATUS_FIELDS} names every key of {@link CustomAppStatus}. */

@@ -6,11 +6,13 @@ import { Controller } from '../controller/controller.js';
 import { OperatorMetrics } from '../controller/metrics.js';
 import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
 import { OWNED_SELECTOR } from '../customapp/labels.js';
-import { CUSTOM_APP_INDEXERS } from '../customapp/triggers.js';
+import { asyncScheduler } from 'rxjs';
+import { BY_CONFIGMAP, BY_SECRET, CUSTOM_APP_INDEXERS } from '../customapp/triggers.js';
 import { DependencyRegistry } from '../deps/registry.js';
 import { RegistryDependencySource } from '../deps/registry-source.js';
 import type { DependencySource } from '../deps/source.js';
 import { EventRecorder } from '../events/recorder.js';
+import { RolloutGovernance } from '../governance/governance.js';
 import { KubeClient } from '../kube/client.js';
 import type { Deployment, Service } from '../kube/objects.js';
 import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
@@ -43,6 +45,8 @@ export interface OperatorParts {
   };
   readonly elector?: LeaderElector;
   readonly identity: string;
+  /** The rollout budget and flap breakers (memory rebuilt from the caches before the workers start). */
+  readonly governance: RolloutGovernance;
   readonly controller: Controller;
 }
 
@@ -102,10 +106,22 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     deployments: new FreshCache(deployments.store, { scheduler }),
     services: new FreshCache(services.store, { scheduler }),
   };
+  const now = (): number => (scheduler ?? asyncScheduler).now();
+  const governance = new RolloutGovernance({
+    settings: options.rollouts,
+    now,
+    logger: logger.child({ component: 'rollouts' }),
+    metrics: metrics.registry,
+    referenced: (ref) => {
+      const [kind, ...object] = ref.split('/');
+      return apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0;
+    },
+  });
   const reconciler = new CustomAppReconciler({
     client,
     ...caches,
     dependencies,
+    governance,
     recorder: new EventRecorder({ client, component: OPERATOR_NAME, instance: identity, logger: logger.child({ component: 'events' }) }),
     notOwnedRetryMs: options.notOwnedRetryMs,
   });
@@ -131,13 +147,15 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     caches,
     elector,
     identity,
+    governance,
     controller,
   };
 }
 
-/** Stops the dependency source (every dependency watch), the registry and the caches' sweeps. */
+/** Stops the dependency source (every dependency watch), the registry, the governance and the caches' sweeps. */
 export function closeDependencies(parts: OperatorParts): void {
   parts.dependencies.close();
+  parts.governance.close();
   parts.registry?.close();
   for (const cache of Object.values(parts.caches)) cache.close();
 }

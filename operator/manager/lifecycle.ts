@@ -22,16 +22,21 @@ export interface Lifecycle {
 /**
  * Starts the operator and runs it in the background:
  * 1. subscribes the read-your-writes caches to their stores' changes, then the triggers (which starts the watches);
- * 2. waits for the three caches to sync, then (with leader election) for the Lease, then starts the workers;
+ * 2. waits for the three caches to sync, then (with leader election) for the Lease, then rebuilds the rollout
+ *    governance from the caches (the budget's slots and queue, the breakers that were open), then starts the workers;
  * 3. the moment the Lease is lost, fences the client (what is in flight is aborted, later writes are refused: a
  *    standby may lead once the Lease expires) and stops, `done` rejecting.
  * `stop` undoes it all in order, once, however often it is called.
  */
 export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
-  const { logger, apps, deployments, services, caches, controller, elector, client } = parts;
+  const { logger, apps, deployments, services, caches, controller, elector, client, governance } = parts;
 
   parts.access.start();
   const triggers = new Subscription();
+  // The flap breakers count content changes before any reconcile can read them (both run on the same emission).
+  triggers.add(parts.dependencies.changes.subscribe((state) => governance.observe(state)));
+  // A free slot of the rollout budget queues the CustomApps it lets go: the budget's own trigger, no polling.
+  triggers.add(governance.eligible.subscribe((key) => controller.enqueue(key, { source: 'rollout-budget', reason: 'slot free' })));
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
@@ -64,6 +69,9 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
     if (elector && !(await elector.acquire(stopping.signal))) return;
     if (stopping.signal.aborted) return;
+    // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
+    const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
+    governance.rebuild(cachedApps, (key) => caches.deployments.get(key));
     controller.start();
     reconciling = true;
     markStarted();

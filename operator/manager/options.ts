@@ -11,6 +11,7 @@ import type { DependencySource } from '../deps/source.js';
 import type { ListenAddress } from '../http/listen.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Deployment, Service } from '../kube/objects.js';
+import type { RolloutSettings } from '../governance/governance.js';
 import type { LeaderElectionOptions } from '../leader/leader-elector.js';
 import type { Logger } from '../log.js';
 
@@ -70,6 +71,11 @@ export interface OperatorOptions {
   readonly scheduler?: SchedulerLike;
   /** How often a CustomApp whose Deployment name is taken by a foreign object is looked at again. @default 30_000 */
   readonly notOwnedRetryMs?: number;
+  /**
+   * The rollout budget and the flap breaker (`--max-concurrent-rollouts`, `--flap-threshold`, `--flap-window`).
+   * @default on: 10 rollouts at once, breakers past 5 changes in 60 s (`DEFAULT_ROLLOUT_SETTINGS`)
+   */
+  readonly rollouts?: RolloutSettings;
 }
 
 /** A running operator. */

@@ -42,7 +42,11 @@ test('create: the finalizer first, then the Deployment and its Event, then the s
   t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '1' }));
   const statusPatch = world.client.calls.at(-1)!.body as { metadata?: { resourceVersion?: string } };
   t.truthy(statusPatch.metadata?.resourceVersion, 'a stale writer of the status gets a 409');
-  t.is(condition(world, 'Ready'), 'False ReplicasNotReady');
+  t.is(
+    condition(world, 'Ready'),
+    'False RolloutInProgress',
+    'no Deployment controller runs here: the rollout of the creation never completes',
+  );
   t.deepEqual(
     world.dependencies
       .watched()

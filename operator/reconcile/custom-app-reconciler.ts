@@ -3,6 +3,8 @@ import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { findCondition } from './conditions.js';
 import { completeHandoff, dependencyViews, heldRefs } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
+import { currentRollout } from '../governance/rollout-progress.js';
+import { countRolloutOutcome, rolloutEvents, settleRollout } from './rollout-step.js';
 import { ensureFinalizer, finalize } from './finalizer-step.js';
 import { REASONS } from './reasons.js';
 import { ReconcileScope, type ReconcileWorld } from './scope.js';
@@ -36,9 +38,15 @@ export type { WritableCache } from './scope.js';
  *    while a reference change is handed off. A reference not synced yet ends the reconcile: its first `changes`
  *    emission queues the key again. A missing one **holds** the rollout (condition, one Event per message); its
  *    creation queues the key again.
- * 5. **Deployment** (`deployment-step.ts`), then **Service** (`service-step.ts`).
- * 6. **Status** (`status-step.ts`), only when it changed; then `use` the spec's references alone, which releases the
+ * 5. **Deployment** (`deployment-step.ts`), then **Service** (`service-step.ts`). A rollout caused by ConfigMap or
+ *    Secret content alone asks the governance first (`rollout-step.ts`: pause, flap breaker, debounce, budget); a
+ *    spec change rolls at once. The budget then learns whether the Deployment still rolls (its slot frees when not).
+ * 6. **Status** (`status-step.ts`), only when it changed, with `lastRollout` and `pendingRollout` and an Event when a
+ *    rollout is queued, held, paused or failed; then `use` the spec's references alone, which releases the
  *    old ones of a handoff only after the new ones were rolled out and recorded in `status.observed*`.
+ *
+ * A rollout that waits for a flapping object or a debounce returns `{ requeueAfterMs }` for when it may go; one queued
+ * for the budget is queued again by the budget when a slot frees; a paused one, by the spec change that unpauses it.
  *
  * A 409 from any write propagates; the controller requeues the key with the rate limiter. Any other failure of a
  * child write is reported in status and by an Event before it propagates.
@@ -56,11 +64,13 @@ export class CustomAppReconciler implements Reconciler {
     const cached = this.world.apps.get(request.key);
     if (!cached) {
       this.world.dependencies.release(request.key);
+      this.world.governance.forget(request.key);
       request.log.debug('not in cache: released');
       return {};
     }
     const scope = new ReconcileScope(this.world, request, cached);
     if (cached.metadata.deletionTimestamp) {
+      this.world.governance.forget(request.key);
       await finalize(scope);
       return {};
     }
@@ -85,6 +95,12 @@ export class CustomAppReconciler implements Reconciler {
       throw error;
     }
 
+    const rollout = currentRollout(
+      deployment.view.phase === 'owned' ? deployment.view.deployment : undefined,
+      scope.app.status?.lastRollout,
+    );
+    settleRollout(scope, rollout, deployment.waiting);
+
     const previous = scope.app.status ?? {};
     const next = desiredStatus({
       app: scope.app,
@@ -93,15 +109,24 @@ export class CustomAppReconciler implements Reconciler {
       deployment: deployment.view,
       rolledOut: deployment.rolledOut,
       service,
+      waiting: deployment.waiting,
+      rollout,
       now: scope.timestamp(),
     });
     const ready = findCondition(next.conditions, 'Ready')!;
     if (held && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
       await scope.event('Warning', REASONS.rolloutHeld, ready.message);
     }
+    await rolloutEvents(scope, previous, next, deployment.waiting, rollout);
     await writeStatus(scope, next);
+    countRolloutOutcome(scope, previous, next);
     if (deployment.rolledOut) completeHandoff(scope, refs);
-    // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later.
-    return deployment.view.phase === 'notOwned' || service.phase === 'notOwned' ? { requeueAfterMs: this.notOwnedRetryMs } : {};
+    // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later. A flapping object or a
+    // debounce comes back when it will have been quiet long enough (the breaker needs no timer of its own).
+    const retryMs = [
+      deployment.view.phase === 'notOwned' || service.phase === 'notOwned' ? this.notOwnedRetryMs : undefined,
+      deployment.waiting && 'requeueAfterMs' in deployment.waiting.gate ? deployment.waiting.gate.requeueAfterMs : undefined,
+    ].filter((ms): ms is number => ms !== undefined);
+    return retryMs.length > 0 ? { requeueAfterMs: Math.min(...retryMs) } : {};
   }
 }

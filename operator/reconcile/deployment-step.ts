@@ -1,22 +1,34 @@
 // The Deployment step: create it, or update what the operator owns in it when that differs; never touch one not ours.
-import { FIELD_MANAGER } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { ApiError, isAlreadyExists } from '../kube/errors.js';
 import type { Deployment } from '../kube/objects.js';
 import { DEPLOYMENTS } from '../kube/resources.js';
 import { findCondition } from './conditions.js';
-import { DEPLOYMENT_OPTIONAL_KEYS, type RolloutDependency } from './desired-deployment.js';
+import { type ContentChange, encodeRolloutCause, type RolloutCause } from '../governance/rollout-cause.js';
+import {
+  DEPLOYMENT_OPTIONAL_KEYS,
+  desiredDeployment,
+  type RolloutDependency,
+  type RunningWith,
+  runningWith,
+} from './desired-deployment.js';
 import { driftPaths, withDesired } from './drift.js';
 import { notControlledMessage, REASONS, shortHash } from './reasons.js';
 import { ownedFields, type ReconcileScope } from './scope.js';
-import { annotationForEvent, desiredDuringMigration } from './secret-hash-migration.js';
+import { gateRollout } from './rollout-step.js';
+import { annotationForEvent, secretHashAnnotation } from './secret-hash-migration.js';
+import { isUnkeyedHash } from '../deps/keyed-hash.js';
+import type { WaitingRollout } from './rollout-status.js';
 import type { DependencyView, DeploymentView } from './status.js';
 
 /** What the Deployment step saw and did. */
 export interface DeploymentOutcome {
   readonly view: DeploymentView;
-  /** The ConfigMap and Secret the Deployment now runs with; undefined when nothing was rolled out (held, not ours, invalid). */
+  /** The ConfigMap and Secret the Deployment now runs with; undefined when nothing was rolled out (held, waiting, not ours, invalid). */
   readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
+  /** A rollout caused by ConfigMap or Secret content that the governance holds back, and why. */
+  readonly waiting?: WaitingRollout;
 }
 
 /** True for 422 Invalid: the object was refused as it is. */
@@ -24,11 +36,23 @@ function isInvalid(error: unknown): boolean {
   return error instanceof ApiError && error.statusCode === 422;
 }
 
+/** What the step will write: the desired Deployment, and the rollout it starts (if its pod template changes). */
+interface Plan {
+  readonly desired: Deployment;
+  readonly rolledOut?: DeploymentOutcome['rolledOut'];
+  readonly waiting?: WaitingRollout;
+}
+
 /**
  * Creates the Deployment, or updates it when a field the operator sets differs (no write otherwise, so a restart or
  * a metadata-only edit rolls nothing). While the rollout is `held` (a missing ConfigMap or Secret) nothing is
  * written. A Deployment of that name not controlled by this CustomApp is never touched; one of ours that the cache
  * does not see (its labels were edited) is found by a GET after the AlreadyExists and relabelled by the update.
+ *
+ * A pod-template change is a rollout, recorded with its cause in the Deployment's `app.example.com/rollout`
+ * annotation in the same write. A change of the spec (or of a field of ours edited on the Deployment) rolls at once,
+ * with the latest content. New ConfigMap or Secret content alone asks the governance first (`rollout-step.ts`); while
+ * it waits the Deployment keeps the content it runs with, and only the spec's other fields (replicas) are written.
  */
 export async function reconcileDeployment(
   scope: ReconcileScope,
@@ -40,12 +64,12 @@ export async function reconcileDeployment(
   let live = world.deployments.get(scope.request.key);
   if (live && !isControlledBy(live, app)) return notOwned(scope);
   if (held) return { view: live ? { phase: 'owned', deployment: live } : { phase: 'absent' } };
-  const rolledOut = {
+  const latest = {
     configMap: configMap.phase === 'present' ? { name: configMap.name, hash: configMap.hash } : undefined,
     secret: secret.phase === 'present' ? { name: secret.name, hash: secret.hash } : undefined,
   };
-  const desired = desiredDuringMigration({ app, ...rolledOut }, secret.phase === 'present' ? secret : undefined, live);
   if (!live) {
+    const desired = desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, [])) });
     try {
       const created = await scope.write('create', DEPLOYMENTS, () =>
         world.client.create<Deployment>(DEPLOYMENTS, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
@@ -54,9 +78,9 @@ export async function reconcileDeployment(
       await scope.event(
         'Normal',
         REASONS.created,
-        `Created Deployment "${scope.name}" (config ${shortHash(rolledOut.configMap?.hash)}, secret ${shortHash(rolledOut.secret?.hash)})`,
+        `Created Deployment "${scope.name}" (config ${shortHash(latest.configMap?.hash)}, secret ${shortHash(latest.secret?.hash)})`,
       );
-      return { view: { phase: 'owned', deployment: created }, rolledOut };
+      return { view: { phase: 'owned', deployment: created }, rolledOut: latest };
     } catch (error) {
       if (isInvalid(error)) return rejected(scope, error);
       if (!isAlreadyExists(error)) throw error;
@@ -66,8 +90,9 @@ export async function reconcileDeployment(
       world.deployments.wrote(live, true);
     }
   }
-  const drift = driftPaths(live, ownedFields(desired), DEPLOYMENT_OPTIONAL_KEYS);
-  if (drift.length === 0) return { view: { phase: 'owned', deployment: live }, rolledOut };
+  const plan = planUpdate(scope, live, latest, secret.phase === 'present' ? secret : undefined);
+  const drift = driftPaths(live, ownedFields(plan.desired), DEPLOYMENT_OPTIONAL_KEYS);
+  if (drift.length === 0) return { view: { phase: 'owned', deployment: live }, rolledOut: plan.rolledOut, waiting: plan.waiting };
   const current = live;
   let updated: Deployment;
   try {
@@ -79,7 +104,7 @@ export async function reconcileDeployment(
           DEPLOYMENTS,
           scope.namespace,
           scope.name,
-          withDesired(current, desired, DEPLOYMENT_OPTIONAL_KEYS),
+          withDesired(current, plan.desired, DEPLOYMENT_OPTIONAL_KEYS),
           {
             fieldManager: FIELD_MANAGER,
           },
@@ -91,8 +116,82 @@ export async function reconcileDeployment(
     throw error;
   }
   world.deployments.wrote(updated);
-  await scope.event(...updateEvent(scope.name, current, desired, drift));
-  return { view: { phase: 'owned', deployment: updated }, rolledOut };
+  await scope.event(...updateEvent(scope.name, current, plan.desired, drift));
+  return { view: { phase: 'owned', deployment: updated }, rolledOut: plan.rolledOut, waiting: plan.waiting };
+}
+
+/** A rollout caused by the spec (or the creation), with the content changes it carries along. */
+function specCause(scope: ReconcileScope, changes: readonly ContentChange[]): RolloutCause {
+  return { trigger: 'Spec', changes, generation: scope.app.metadata.generation, start: scope.world.now().toISOString() };
+}
+
+/**
+ * What to write over `live`: the spec with the content the pods run with decides whether the spec changed the pod
+ * template (a spec rollout, with the latest content too); if it did not and only content is new, the governance
+ * decides between rolling that content now and keeping the running content.
+ *
+ * The upgrade from unkeyed Secret hashes (`secret-hash-migration.ts`) is no content change: a live annotation that an
+ * older operator wrote and that still describes the Secret counts as the Secret's hash, so it stays until the pod
+ * template changes for another reason, which then writes the keyed one.
+ */
+function planUpdate(
+  scope: ReconcileScope,
+  live: Deployment,
+  latest: NonNullable<DeploymentOutcome['rolledOut']>,
+  secret: { readonly hash: string; readonly unkeyedHash?: string } | undefined,
+): Plan {
+  const { app } = scope;
+  const running = runningWith(live);
+  const current = {
+    configMap: latest.configMap,
+    secret: latest.secret && secret ? { ...latest.secret, hash: secretHashAnnotation(secret, live) } : latest.secret,
+  };
+  const changes = contentChanges(running, current);
+  const kept = {
+    configMap: current.configMap && running.configMap?.name === current.configMap.name ? running.configMap : current.configMap,
+    secret: current.secret && running.secret?.name === current.secret.name ? running.secret : current.secret,
+  };
+  const specOnly = desiredDeployment({ app, ...kept });
+  const specRollout = driftPaths(live, ownedFields(specOnly), DEPLOYMENT_OPTIONAL_KEYS).some((path) => path.startsWith('spec.template.'));
+  if (specRollout) {
+    return {
+      desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, changes)) }),
+      rolledOut: latest,
+    };
+  }
+  if (changes.length === 0) return { desired: specOnly, rolledOut: latest };
+  const gate = gateRollout(scope, live, changes);
+  if (gate.verdict === 'wait') return { desired: specOnly, waiting: { gate, changes } };
+  const cause: RolloutCause = {
+    trigger: changes[0]!.kind,
+    changes,
+    generation: app.metadata.generation,
+    start: scope.world.now().toISOString(),
+  };
+  return { desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(cause) }), rolledOut: latest };
+}
+
+/**
+ * The referenced objects whose content differs from what the pods run with (same name: a new name is a spec change).
+ * An unkeyed Secret hash the pods ran with (an older operator's plain SHA-256) is left out of the change: the status,
+ * the Events and the cause annotation never carry a plain hash.
+ */
+function contentChanges(running: RunningWith, latest: NonNullable<DeploymentOutcome['rolledOut']>): ContentChange[] {
+  const changes: ContentChange[] = [];
+  for (const [kind, now, before] of [
+    ['ConfigMap', latest.configMap, running.configMap],
+    ['Secret', latest.secret, running.secret],
+  ] as const) {
+    if (now && before && now.name === before.name && now.hash !== before.hash) {
+      changes.push({
+        kind,
+        name: now.name,
+        ...(kind === 'Secret' && isUnkeyedHash(before.hash) ? {} : { from: before.hash }),
+        to: now.hash,
+      });
+    }
+  }
+  return changes;
 }
 
 /** A `RolloutTriggered` Event naming the hashes and fields that moved when the pod template changed, else `Updated`. */
@@ -106,7 +205,7 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
     .filter((key) => before[key] !== after[key])
     .map((key) => `${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`);
   const fields = drift
-    .filter((path) => !path.startsWith('spec.template.metadata.annotations'))
+    .filter((path) => !path.startsWith('spec.template.metadata.annotations') && path !== `metadata.annotations.${ROLLOUT_ANNOTATION}`)
     .map((path) => path.replace(/^spec\.template\.spec\./, ''));
   return ['Normal', REASONS.rolloutTriggered, `Rolling out Deployment "${name}": ${[...changes, ...fields].join(', ')}`];
 }

@@ -1,5 +1,5 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
-import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
@@ -17,6 +17,11 @@ export interface DeploymentInput {
   readonly configMap?: RolloutDependency;
   /** The Secret to inject, when the CustomApp references one. */
   readonly secret?: RolloutDependency;
+  /**
+   * The `app.example.com/rollout` annotation (the cause of this pod template), set when the template changes; left
+   * out otherwise, so that the live value stays (it is not compared).
+   */
+  readonly rolloutCause?: string;
 }
 
 /**
@@ -25,8 +30,14 @@ export interface DeploymentInput {
  */
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
   ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
-  ['spec.template.spec.containers[0]', ['envFrom', 'ports']],
+  ['spec.template.spec.containers[0]', ['envFrom', 'ports', 'readinessProbe']],
 ]);
+
+/** Kubernetes' default `progressDeadlineSeconds`, set explicitly so that removing `spec.rollout.progressDeadlineSeconds` is drift. */
+export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 600;
+
+/** The readiness probe's timing: every 5 s, un-Ready after 3 failures (Kubernetes' defaults but a shorter period). */
+export const READINESS_PROBE = { periodSeconds: 5, failureThreshold: 3 } as const;
 
 /** The name of the one container. */
 export const APP_CONTAINER = 'app';
@@ -43,12 +54,13 @@ export const DEFAULT_RESOURCES = {
 /**
  * The desired Deployment: named after the CustomApp, owned by it (controller ownerReference with
  * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, their content
- * hashes as pod-template annotations (a change rolls the pods), and defaults that pass the restricted Pod Security
- * Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
+ * hashes as pod-template annotations (a change rolls the pods), an httpGet readiness probe on `spec.readinessPath`
+ * when set, `spec.rollout.progressDeadlineSeconds` (Kubernetes' 600 by default), and defaults that pass the restricted
+ * Pod Security Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
  * ServiceAccount token.
  */
 export function desiredDeployment(input: DeploymentInput): Deployment {
-  const { app, configMap, secret } = input;
+  const { app, configMap, secret, rolloutCause } = input;
   const name = app.metadata.name!;
   const envFrom: EnvFromSource[] = [];
   if (configMap) envFrom.push({ configMapRef: { name: configMap.name } });
@@ -61,6 +73,10 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
     image: app.spec.image,
     ...(envFrom.length > 0 ? { envFrom } : {}),
     ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
+    // Without a port there is nothing to probe: the schema (anyOf) refuses readinessPath without port on a real API server.
+    ...(app.spec.port && app.spec.readinessPath
+      ? { readinessProbe: { httpGet: { path: app.spec.readinessPath, port: app.spec.port }, ...READINESS_PROBE } }
+      : {}),
     resources: DEFAULT_RESOURCES,
     securityContext: {
       allowPrivilegeEscalation: false,
@@ -72,9 +88,10 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: ownedMetadata(app),
+    metadata: { ...ownedMetadata(app), ...(rolloutCause ? { annotations: { [ROLLOUT_ANNOTATION]: rolloutCause } } : {}) },
     spec: {
       replicas: app.spec.replicas ?? 1,
+      progressDeadlineSeconds: app.spec.rollout?.progressDeadlineSeconds ?? DEFAULT_PROGRESS_DEADLINE_SECONDS,
       selector: { matchLabels: selectorLabels(name) },
       template: {
         metadata: { labels: ownedLabels(name), annotations },

@@ -22,6 +22,12 @@ export const REASONS = {
   serviceReady: 'ServiceReady',
   // Ready (and Events)
   rolloutHeld: 'RolloutHeld',
+  rolloutQueued: 'RolloutQueued',
+  flapping: 'Flapping',
+  rolloutPaused: 'RolloutPaused',
+  rolloutDebouncing: 'RolloutDebouncing',
+  rolloutInProgress: 'RolloutInProgress',
+  rolloutFailed: 'RolloutFailed',
   reconcileError: 'ReconcileError',
   ready: 'Ready',
   // Events only

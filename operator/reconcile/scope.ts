@@ -6,6 +6,7 @@ import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
 import type { DependencySource } from '../deps/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
+import type { RolloutGovernance } from '../governance/governance.js';
 import type { WriteClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { Deployment, KubeObject, Service } from '../kube/objects.js';
@@ -28,6 +29,8 @@ export interface ReconcileWorld {
   /** What tells the reconcile about ConfigMaps and Secrets. The reconcile knows nothing else of them. */
   readonly dependencies: DependencySource;
   readonly recorder: EventRecorder;
+  /** When a rollout caused by ConfigMap or Secret content may start: the budget, the flap breakers, pause and debounce. */
+  readonly governance: RolloutGovernance;
   /** Wall clock, for condition transition times. */
   readonly now: () => Date;
 }

@@ -3,8 +3,6 @@
 import { SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { isUnkeyedHash } from '../deps/keyed-hash.js';
 import type { Deployment } from '../kube/objects.js';
-import { DEPLOYMENT_OPTIONAL_KEYS, type DeploymentInput, desiredDeployment } from './desired-deployment.js';
-import { driftPaths } from './drift.js';
 
 /** A present Secret as the reconcile sees it: its keyed hash, and the plain one an older operator would have written. */
 export interface SecretHashes {
@@ -20,29 +18,14 @@ export interface SecretHashes {
  *
  * The trade-off: until its Secret next changes, such a Deployment (and its ReplicaSets and pods, which the operator
  * cannot edit without rolling them) keeps the plain hash that was already visible before the upgrade. Nothing new is
- * revealed, and the CustomApp's `status.secretHash` and every Event switch to the keyed hash at once.
+ * revealed, and the CustomApp's `status.secretHash` and every Event switch to the keyed hash at once. The Deployment
+ * step (`planUpdate` in deployment-step.ts) keeps it only while the pod template changes for no other reason: a
+ * rollout for another cause (an image edit, a ConfigMap change…) takes the keyed hash along, so the plain hash leaves
+ * with that rollout instead of being copied into a new ReplicaSet.
  */
 export function secretHashAnnotation(secret: SecretHashes, live: Deployment | undefined): string {
   const current = live?.spec.template.metadata?.annotations?.[SECRET_HASH_ANNOTATION];
   return current !== undefined && current === secret.unkeyedHash ? current : secret.hash;
-}
-
-/**
- * The desired Deployment during the upgrade from unkeyed hashes: with the live unkeyed `secret-hash` annotation kept
- * (see {@link secretHashAnnotation}) when keeping it leaves the pod template as it is; with the keyed hash when the
- * pod template changes anyway (an image edit, a ConfigMap change…), so that the plain hash leaves with that rollout
- * instead of being copied into a new ReplicaSet.
- */
-export function desiredDuringMigration(input: DeploymentInput, secret: SecretHashes | undefined, live: Deployment | undefined): Deployment {
-  const keyed = desiredDeployment(input);
-  if (!secret || !input.secret || !live) return keyed;
-  const annotation = secretHashAnnotation(secret, live);
-  if (annotation === secret.hash) return keyed;
-  const keeping = desiredDeployment({ ...input, secret: { ...input.secret, hash: annotation } });
-  const rolls = driftPaths(live, { metadata: keeping.metadata, spec: keeping.spec }, DEPLOYMENT_OPTIONAL_KEYS).some((path) =>
-    path.startsWith('spec.template.'),
-  );
-  return rolls ? keyed : keeping;
 }
 
 /**

@@ -9,14 +9,15 @@ import { failedStatus, sameStatus } from './status.js';
 
 /**
  * Writes `next` when it says something the CustomApp's status does not. A merge patch of the whole status: absent
- * fields are sent as null so that they are removed. It carries the resourceVersion the status was computed from, so
+ * fields (at any depth) are sent as null so that they are removed. It carries the resourceVersion the status was computed from, so
  * a writer that read a stale CustomApp (an old leader's last reconcile, a lagging cache) gets a 409 instead of
  * overwriting a newer status. A CustomApp deleted meanwhile is fine: its finalizer run follows from the watch.
  */
 export async function writeStatus(scope: ReconcileScope, next: CustomAppStatus): Promise<void> {
   const { app, world } = scope;
   if (sameStatus(app.status, next)) return;
-  const patch = Object.fromEntries(STATUS_FIELDS.map((field) => [field, next[field] ?? null]));
+  const previous = (app.status ?? {}) as Record<string, unknown>;
+  const patch = Object.fromEntries(STATUS_FIELDS.map((field) => [field, mergeValue(previous[field], next[field])]));
   try {
     const updated = await scope.write(
       'patch',
@@ -36,6 +37,23 @@ export async function writeStatus(scope: ReconcileScope, next: CustomAppStatus):
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `next` as a JSON merge patch over `previous` (RFC 7386): absent means null (removed), and within an object (such as
+ * `lastRollout`) a key `previous` had and `next` lacks is sent as null too, or the merge would keep it (a new rollout
+ * would inherit the last one's completionTime). Arrays and scalars replace.
+ */
+function mergeValue(previous: unknown, next: unknown): unknown {
+  if (next === undefined) return null;
+  if (!isPlainObject(next) || !isPlainObject(previous)) return next;
+  const merged: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(previous), ...Object.keys(next)])) merged[key] = mergeValue(previous[key], next[key]);
+  return merged;
 }
 
 /**

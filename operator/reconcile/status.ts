@@ -1,9 +1,11 @@
 // The status a CustomApp should have after a reconcile: a pure function of what the reconcile saw and did.
 import type { Condition, CustomApp, CustomAppStatus } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
+import type { CurrentRollout } from '../governance/rollout-progress.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
 import { notControlledMessage, REASONS } from './reasons.js';
 import { type RolloutDependency, runningWith } from './desired-deployment.js';
+import { lastRolloutStatus, pendingRolloutStatus, progressCondition, type WaitingRollout, waitingCondition } from './rollout-status.js';
 import { keyedForStatus } from './secret-hash-migration.js';
 
 /** What the reconcile knows of one referenced object. */
@@ -47,6 +49,10 @@ export interface StatusInput {
   readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
   /** What became of the Service. @default unrequested */
   readonly service?: ServiceView;
+  /** A rollout caused by ConfigMap or Secret content that waits (queued, flapping, paused, debouncing). @default none */
+  readonly waiting?: WaitingRollout;
+  /** The owned Deployment's latest rollout (`currentRollout`), when it records one. @default none */
+  readonly rollout?: CurrentRollout;
   /** RFC 3339 time of this reconcile. */
   readonly now: string;
 }
@@ -131,6 +137,11 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
   // A Service that cannot exist is a spec problem for the user to fix: it says more than replicas not ready yet.
   const service = others.find((condition) => condition.type === 'ServiceAvailable' && condition.status !== 'True');
   if (service) return { type, status: 'False', reason: service.reason, message: service.message };
+  // Then the rollouts: a failed one, one that waits, one in progress (old Ready pods do not make the app Ready).
+  const progress = progressCondition(input.rollout);
+  if (progress?.reason === REASONS.rolloutFailed) return progress;
+  if (input.waiting) return waitingCondition(input.waiting);
+  if (progress) return progress;
   const failing = others.find((condition) => condition.status !== 'True');
   if (failing) return { type, status: 'False', reason: failing.reason, message: failing.message };
   return { type, status: 'True', reason: REASONS.ready, message: 'the Deployment runs the current spec, ConfigMap and Secret' };
@@ -139,7 +150,9 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
 /**
  * The status after a reconcile: `observedGeneration`, the conditions (Ready, ConfigMapAvailable, SecretAvailable,
  * DeploymentAvailable), `readyReplicas`, and, when the Deployment was rolled out, the references and content hashes
- * it runs with (while a rollout is held they keep describing the running Deployment).
+ * it runs with (while a rollout is held they keep describing the running Deployment); `lastRollout` from the
+ * Deployment's rollout annotation and status, and `pendingRollout` while a dependency-triggered rollout waits. Ready is
+ * True only once the Deployment's latest rollout succeeded and nothing waits.
  */
 export function desiredStatus(input: StatusInput): CustomAppStatus {
   const { app, now } = input;
@@ -164,6 +177,8 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     configHash: running ? running.configMap?.hash : previous.configHash,
     secretHash: keyedForStatus(running ? running.secret?.hash : previous.secretHash, input.secret),
     readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
+    lastRollout: lastRolloutStatus(previous.lastRollout, input.rollout, now),
+    pendingRollout: pendingRolloutStatus(previous.pendingRollout, input.waiting, new Date(now)),
     conditions,
   };
   return withoutUndefined(status);

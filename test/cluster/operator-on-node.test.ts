@@ -297,7 +297,7 @@ if (!clusterSelected()) {
   });
 
   test.serial(TITLES[6], async (t) => {
-    // The Deployments the operator makes have no readiness probe (a pod is Ready whenever its container runs), so this
+    // A CustomApp without spec.readinessPath has no readiness probe (a pod is Ready whenever its container runs), so this
     // contract of the demo image is checked on a Deployment of its own that probes /healthz.
     const name = 'readiness-probe';
     await kubectlOk(cluster, ['apply', '-f', '-'], {

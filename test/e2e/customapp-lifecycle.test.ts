@@ -77,13 +77,13 @@ for (const target of selectedTargets()) {
     t.deepEqual(
       conditions,
       {
-        Ready: 'False/ReplicasNotReady',
+        Ready: 'False/RolloutInProgress',
         ConfigMapAvailable: 'True/ConfigMapFound',
         SecretAvailable: 'True/SecretFound',
         DeploymentAvailable: 'False/ReplicasNotReady',
         ServiceAvailable: 'True/ServiceReady',
       },
-      'no pods run in a test scenario.cluster, so the Deployment is not available',
+      'no pods run on the API targets, so the rollout of the creation never completes and the Deployment is not available',
     );
 
     const events = await eventually('the Created Events are recorded', async () => {

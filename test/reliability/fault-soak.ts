@@ -2,7 +2,7 @@
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import type { TestCluster } from '../support/cluster.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
-import { OperatorProcess } from '../support/operator-process.js';
+import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { scheduleFaults } from './fault-soak/faults.js';
 import { InvariantChecker } from './fault-soak/invariants.js';
 import { OperationStream } from './fault-soak/operations.js';
@@ -46,6 +46,7 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
         '--leader-elect-lease-duration=3s',
         '--leader-elect-renew-deadline=2s',
         '--leader-elect-retry-period=500ms',
+        ...UNGOVERNED_FLAGS,
       ]),
     );
     exits.push(generation.watchExit());

@@ -17,7 +17,7 @@ import {
   objects,
   startTestOperator,
 } from '../support/operator-harness.js';
-import { OperatorProcess } from '../support/operator-process.js';
+import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
 import { podAnnotation } from './support/cluster-reads.js';
@@ -72,7 +72,13 @@ for (const target of selectedTargets()) {
     t.teardown(() => admin.close());
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const start = (): OperatorProcess =>
-      new OperatorProcess([`--kubeconfig=${kubeconfig}`, '--leader-elect', '--metrics-bind-address=0', '--health-probe-bind-address=0']);
+      new OperatorProcess([
+        `--kubeconfig=${kubeconfig}`,
+        '--leader-elect',
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+        ...UNGOVERNED_FLAGS,
+      ]);
     if (cluster.emulator)
       cluster.emulator.faults.addLatency({ match: { verb: ['create', 'update', 'patch'], user: OPERATOR_USER }, ms: WRITE_LATENCY_MS });
 

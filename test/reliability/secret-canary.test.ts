@@ -14,6 +14,7 @@ import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';
 import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 import { startProbedOperator } from './support/probed-operator.js';
+import { UNGOVERNED_FLAGS } from '../support/operator-process.js';
 
 /** More Secrets than the collapse threshold (10), so that a namespace-wide watch also delivers unreferenced ones. */
 const APPS = 12;
@@ -81,7 +82,7 @@ for (const target of selectedTargets()) {
     const admin = await adminClient(cluster);
     t.teardown(() => admin.close());
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
-    const operator = await startProbedOperator({ kubeconfig, logLevel: 'debug' });
+    const operator = await startProbedOperator({ kubeconfig, logLevel: 'debug', flags: UNGOVERNED_FLAGS });
     t.teardown(() => operator.dispose());
 
     const canary = (what: string): string => `canary-${what}-${randomBytes(12).toString('hex')}`;

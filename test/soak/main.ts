@@ -8,6 +8,7 @@ import { clean, runFaultSoak, type SoakReport } from '../reliability/fault-soak.
 import { SeededRandom, seedFromEnvironment } from '../reliability/support/random.js';
 import { checkRegistryModel } from '../../operator/deps/testing/registry-model.js';
 import { checkElectorModel } from '../../operator/leader/testing/elector-model.js';
+import { checkRolloutModel } from '../../operator/reconcile/testing/rollout-model.js';
 
 const USAGE = `npm run soak -- [options]
   --apps <n>           CustomApps in the fault soak (default 1000)
@@ -17,9 +18,10 @@ const USAGE = `npm run soak -- [options]
   --churn-rounds <n>   churn rounds (default 10)
   --churn-count <n>    CustomApps per churn round (default 1000)
   --only <part>        run one part: soak, churn, or models (the model-based checks of the dependency
-                       registry and the leader elector)
+                       registry, the leader elector and the rollout governance)
   --registry-runs <n>  random runs of the dependency registry's model check (default 100000)
   --elector-runs <n>   random runs of the leader elector's model check (default 5000)
+  --rollout-runs <n>   random runs of the rollout governance's model check (default 20000)
   --json <file>        also write both reports as JSON
   --seed <n>           the seed (default SOAK_SEED, or a fresh one; always printed)
 `;
@@ -85,6 +87,7 @@ async function main(argv: readonly string[]): Promise<number> {
       only: { type: 'string' },
       'registry-runs': { type: 'string' },
       'elector-runs': { type: 'string' },
+      'rollout-runs': { type: 'string' },
       json: { type: 'string' },
       seed: { type: 'string' },
       help: { type: 'boolean' },
@@ -117,6 +120,12 @@ async function main(argv: readonly string[]): Promise<number> {
     const elector = await checkElectorModel({ numRuns: electorRuns, seed: modelSeed });
     say(
       `leader elector model: ${electorRuns} runs held (seed ${modelSeed}), ${elector.terms} leadership terms, ${elector.writes} writes, in ${seconds(performance.now() - electorStarted)}`,
+    );
+    const rolloutRuns = positive('rollout-runs', values['rollout-runs'], 20_000);
+    const rolloutStarted = performance.now();
+    const rollout = await checkRolloutModel({ numRuns: rolloutRuns, seed: modelSeed });
+    say(
+      `rollout governance model: ${rolloutRuns} runs held (seed ${modelSeed}), ${rollout.contentRollouts} content rollouts, ${rollout.queuedSeen} apps queued, ${rollout.restarts} restarts, in ${seconds(performance.now() - rolloutStarted)}`,
     );
   }
   if (part('soak')) {

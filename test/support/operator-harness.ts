@@ -10,6 +10,7 @@ import type { KubeObject } from '../../operator/kube/objects.js';
 import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
@@ -87,7 +88,7 @@ async function operatorKubeConfig(cluster: TestCluster, server: string | undefin
 /**
  * Starts an operator authenticated as the ServiceAccount that dist/ binds (so its RBAC is what is exercised),
  * logging at debug into a {@link LogLines}, and (unless told otherwise) waits until it reconciles. Stop it with
- * `operator.stop()`.
+ * `operator.stop()`. The rollout governance is off unless `options.rollouts` turns it on.
  */
 export async function startTestOperator(
   cluster: TestCluster,
@@ -109,6 +110,9 @@ export async function startTestOperator(
     client,
     logger: pino({ level: 'debug' }, logs.destination),
     maxConcurrentReconciles: 4,
+    // No Deployment ever completes on the API targets (no Deployment controller runs there): the governance would hold
+    // every rollout past the budget forever. Its own tests turn it on (`rollouts`).
+    rollouts: UNGOVERNED,
     ...options,
   });
   metricsHolder.onRequest = operator.metrics.onRequest;

@@ -4,6 +4,13 @@ import { resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
+/**
+ * The flags that turn the rollout governance off (no budget, no flap breaker). The API targets run no Deployment
+ * controller (envtest) or none unless asked (the emulator), so no rollout ever completes there: with the default budget
+ * of 10 every rollout past the tenth would wait forever. Tests of the governance itself run it on.
+ */
+export const UNGOVERNED_FLAGS: readonly string[] = ['--max-concurrent-rollouts=0', '--flap-threshold=0'];
+
 /** A running operator process. */
 export class OperatorProcess {
   readonly lines: Record<string, unknown>[] = [];

@@ -165,7 +165,11 @@ export class RecordingClient implements WriteClient {
         ...object.metadata,
         uid: previous?.metadata.uid ?? object.metadata.uid ?? `uid-${this.revision}`,
         resourceVersion: String(this.revision),
-        generation: previous?.metadata.generation ?? object.metadata.generation ?? 1,
+        // As the API server does: a write that changes the spec moves the generation (metadata and status do not).
+        generation: previous
+          ? (previous.metadata.generation ?? 1) +
+            (JSON.stringify((object as { spec?: unknown }).spec) === JSON.stringify((previous as { spec?: unknown }).spec) ? 0 : 1)
+          : (object.metadata.generation ?? 1),
       },
     };
   }

@@ -7,6 +7,7 @@ import { contentHash } from '../../deps/content-hash.js';
 import { dependencyHashes } from '../../deps/keyed-hash.js';
 import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
 import { EventRecorder } from '../../events/recorder.js';
+import { RolloutGovernance, type RolloutSettings, UNGOVERNED } from '../../governance/governance.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { DEPLOYMENTS, type Resource, SERVICES } from '../../kube/resources.js';
 import { CUSTOM_APPS } from '../../customapp/custom-app.js';
@@ -72,11 +73,37 @@ export class FakeWorld {
   readonly deployments = new MapCache<Deployment>();
   readonly services = new MapCache<Service>();
   readonly dependencies = new FakeDependencies();
-  readonly reconciler: CustomAppReconciler;
+  reconciler: CustomAppReconciler;
+  /** The rollout governance: off unless the test asks for settings (a fake world runs no Deployment controller). */
+  governance: RolloutGovernance;
   now = new Date('2026-11-30T12:00:00Z');
+  private readonly rollouts: RolloutSettings;
 
-  constructor() {
-    this.reconciler = new CustomAppReconciler({
+  constructor(rollouts: RolloutSettings = UNGOVERNED) {
+    this.rollouts = rollouts;
+    this.governance = this.newGovernance();
+    this.reconciler = this.newReconciler();
+  }
+
+  /**
+   * Plays an operator restart: a new governance (memory lost) rebuilt from the caches as the operator does before its
+   * workers start, and a new reconciler over it. Answers the new governance.
+   */
+  restart(): RolloutGovernance {
+    this.governance.close();
+    this.governance = this.newGovernance();
+    this.governance.rebuild(this.apps.objects.values(), (key) => this.deployments.get(key));
+    this.reconciler = this.newReconciler();
+    return this.governance;
+  }
+
+  private newGovernance(): RolloutGovernance {
+    return new RolloutGovernance({ settings: this.rollouts, now: () => this.now.getTime(), logger: SILENT });
+  }
+
+  private newReconciler(): CustomAppReconciler {
+    return new CustomAppReconciler({
+      governance: this.governance,
       client: this.client,
       apps: this.apps,
       deployments: this.deployments,
@@ -125,6 +152,52 @@ export class FakeWorld {
     return dependencyHashes('Secret', { metadata: { uid }, data }).hash;
   }
 
+  /**
+   * Plays the Deployment controller for `name`: its latest rollout `Succeeded` (every replica updated, ready and
+   * available) or `Failed` (Progressing=False, ProgressDeadlineExceeded, the new pods never available). Syncs.
+   */
+  settleDeployment(name: string, outcome: 'Succeeded' | 'Failed', namespace = 'ns'): void {
+    const stored = this.client.stored<Deployment>(DEPLOYMENTS, namespace, name);
+    if (!stored) throw new Error(`fake world: no Deployment ${namespace}/${name}`);
+    const replicas = stored.spec.replicas ?? 1;
+    const observedGeneration = stored.metadata.generation;
+    const status: Deployment['status'] =
+      outcome === 'Succeeded'
+        ? {
+            observedGeneration,
+            replicas,
+            updatedReplicas: replicas,
+            readyReplicas: replicas,
+            availableReplicas: replicas,
+            conditions: [
+              {
+                type: 'Progressing',
+                status: 'True',
+                reason: 'NewReplicaSetAvailable',
+                message: `ReplicaSet "${name}-new" has successfully progressed.`,
+              },
+            ],
+          }
+        : {
+            observedGeneration,
+            replicas: replicas + 1,
+            updatedReplicas: 1,
+            readyReplicas: replicas,
+            availableReplicas: replicas,
+            unavailableReplicas: 1,
+            conditions: [
+              {
+                type: 'Progressing',
+                status: 'False',
+                reason: 'ProgressDeadlineExceeded',
+                message: `ReplicaSet "${name}-new" has timed out progressing.`,
+              },
+            ],
+          };
+    this.client.seed(DEPLOYMENTS, { ...stored, status });
+    this.sync();
+  }
+
   /** Copies the server's CustomApps, and the owned objects still labelled as ours, into the caches (the informers' view). */
   sync(): void {
     this.fill(this.apps, CUSTOM_APPS, () => true);
@@ -153,6 +226,9 @@ export class FakeWorld {
       ? { ref, exists: true, ...dependencyHashes(ref.kind, { metadata: { uid }, data }), resourceVersion: '1' }
       : { ref, exists: false };
     this.dependencies.states.set(refKey(ref), state);
+    // What the operator wires: the DependencySource's `changes` feed the flap breakers.
+    this.governance.observe(state);
+    this.dependencies.changes.next(state);
   }
 
   private fill<T extends KubeObject>(cache: MapCache<T>, resource: Resource, selected: (object: T) => boolean): void {

@@ -100,13 +100,9 @@ export class PrettyFormatter {
  * A pino destination that writes each entry through a {@link PrettyFormatter} to `out`. A line that is not JSON
  * (nothing pino writes) goes out as it came.
  */
-export function prettyDestination(
-  out: { write(text: string): unknown; flushSync?: () => void },
-  options: PrettyOptions = {},
-): { write(line: string): void; flushSync(): void } {
+export function prettyDestination(out: { write(text: string): unknown }, options: PrettyOptions = {}): { write(line: string): void } {
   const formatter = new PrettyFormatter(options);
   return {
-    flushSync: () => out.flushSync?.(),
     write: (line: string) => {
       let entry: Record<string, unknown>;
       try {

@@ -42,19 +42,57 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { level: options.level ?? 'info', base: { logger: 'customapp-operator' }, timestamp: pino.stdTimeFunctions.isoTime };
   const isTTY = options.isTTY ?? (options.destination ? false : process.stdout.isTTY === true);
   // Asynchronous writes, in order: a slow reader of stdout (a pipe whose buffer is full) must never stall the event
-  // loop, or the renewals of the Lease starve. main.ts flushes what is still buffered when the process exits.
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
-  if (resolveLogFormat(options.format ?? 'auto', isTTY) === 'pretty') {
-    return pino(settings, prettyDestination(destination, { colors: isTTY }));
-  }
-  return pino(settings, destination);
+  // loop, or the renewals of the Lease starve. main.ts drains them before it exits (drainLogs, then flushLogs).
+  const stdout = options.destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const destination = options.destination ?? stdout!;
+  const logger =
+    resolveLogFormat(options.format ?? 'auto', isTTY) === 'pretty'
+      ? pino(settings, prettyDestination(destination, { colors: isTTY }))
+      : pino(settings, destination);
+  if (stdout) outputs.set(logger, stdout as unknown as AsyncOutput);
+  return logger;
 }
 
-/** Writes out, synchronously, what a logger still holds in its buffer (call it when the process exits). */
+/** What drainLogs and flushLogs need of sonic-boom's asynchronous stdout. */
+interface AsyncOutput {
+  /** True while an asynchronous write is in flight (sonic-boom's own flag: it has no public one). */
+  readonly _writing?: boolean;
+  flushSync(): void;
+  once(event: 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
+}
+
+/** The asynchronous stdout of each root logger {@link createLogger} made. */
+const outputs = new WeakMap<Logger, AsyncOutput>();
+
+/**
+ * Waits until the write in flight, and every line buffered behind it, is out (at most `timeoutMs`: a reader of stdout
+ * that stopped reading must not hold the exit). Call it before exiting: a synchronous flush alone, with a write in
+ * flight, would put the buffered lines before the ones of that write.
+ */
+export function drainLogs(logger: Logger, timeoutMs = 2_000): Promise<void> {
+  const output = outputs.get(logger);
+  if (!output?._writing) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      output.off('drain', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    output.once('drain', done);
+  });
+}
+
+/**
+ * Writes out, synchronously, what a logger still holds in its buffer: at the process's exit, whichever way it exits.
+ * After {@link drainLogs} nothing is in flight and the order holds; on an abrupt exit (a second signal, the shutdown
+ * deadline) a write still in flight may land after the lines flushed here.
+ */
 export function flushLogs(logger: Logger): void {
-  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  const output = outputs.get(logger);
   try {
-    stream?.flushSync?.();
+    output?.flushSync();
   } catch {
     // Nothing was written yet (sonic-boom not ready) or the reader is gone: nothing more can be done at exit.
   }

@@ -4,7 +4,7 @@ import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
 import { AddressInUseError, formatBindAddress } from './http/listen.js';
 import { resolveKubeConfig } from './kubeconfig.js';
-import { createLogger, flushLogs } from './log.js';
+import { createLogger, drainLogs, flushLogs } from './log.js';
 
 /** How long a stop may take after SIGTERM before the process exits anyway (the pod's grace period is 30 s). */
 const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -118,6 +118,7 @@ async function main(argv: readonly string[]): Promise<number> {
   await operator.stop();
   await embedded?.stop();
   logger.info({ code }, 'exit');
+  await drainLogs(logger);
   return code;
 }
 

@@ -112,7 +112,11 @@ for (const target of selectedTargets()) {
         '--namespace=metrics-process',
       ]);
       t.teardown(() => operator.dispose());
-      await operator.waitFor('the operator started', () => operator.find('started').length > 0);
+      // Its workers start (and set max_concurrent_reconciles) once the caches are in sync, after `started`.
+      await operator.waitFor(
+        'the workers started',
+        () => operator.find('started').length > 0 && operator.find('controller.start').length > 0,
+      );
       const url = `${operator.find('started')[0]!.metrics as string}/metrics`;
       t.regex(url, /^https:/);
       const scraped = await scrapeHttps(url, { token: reader, ca: mounted.cert });

@@ -50,6 +50,8 @@ export interface ChurnReport {
   readonly baseline: ProbeReport;
   /** After the last round. */
   readonly after: ProbeReport;
+  /** The live timers, sockets and handles by type, after the warm-up round and after the last (see {@link settledResources}). */
+  readonly resources: { readonly baseline: Record<string, number>; readonly after: Record<string, number> };
   /** `after.heapUsed / baseline.heapUsed - 1`. */
   readonly heapGrowth: number;
   /** The largest number of dependency watches open during a round (proves the rounds exercised them). */
@@ -79,6 +81,35 @@ export function resourceCounts(report: ProbeReport): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const type of report.resources) counts[type] = (counts[type] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * How many more live resources of one type than at the baseline are not a leak: a timer that lives for seconds (the
+ * write cache's sweep while an entry lasts, a requeue) may be there at one probe and not at another. A leak grows
+ * with the rounds: one per round is 9 more after 10 rounds, one per CustomApp hundreds.
+ */
+export const RESOURCE_SLACK = 3;
+
+/** The types with more than {@link RESOURCE_SLACK} live resources above the baseline, as `type: baseline → after`. */
+export function resourcesGrown(baseline: Record<string, number>, after: Record<string, number>): string[] {
+  return Object.entries(after)
+    .filter(([type, count]) => count > (baseline[type] ?? 0) + RESOURCE_SLACK)
+    .map(([type, count]) => `${type}: ${baseline[type] ?? 0} → ${count}`);
+}
+
+/**
+ * The live resources by type once the transient ones are left out: the fewest of each type over `samples` probes
+ * 200 ms apart. A timer of a write retrying on a busy pipe, or of a request in flight, comes and goes; a leaked one
+ * stays in every sample, and grows with the rounds.
+ */
+async function settledResources(operator: ProbedOperator, first: ProbeReport, samples = 4): Promise<Record<string, number>> {
+  const settled = resourceCounts(first);
+  for (let sample = 1; sample < samples; sample += 1) {
+    await new Promise((done) => setTimeout(done, 200));
+    const counts = resourceCounts(await operator.probe());
+    for (const type of Object.keys(settled)) settled[type] = Math.min(settled[type]!, counts[type] ?? 0);
+  }
+  return Object.fromEntries(Object.entries(settled).filter(([, count]) => count > 0));
 }
 
 async function watchCounts(operator: ProbedOperator, cluster: TestCluster): Promise<WatchCounts> {
@@ -189,18 +220,23 @@ export async function runChurn(cluster: TestCluster, options: ChurnOptions): Pro
     const cold = await operator.probe();
     const roundMs: number[] = [];
     let baseline = cold;
+    let baselineResources: Record<string, number> = {};
     let peak: WatchCounts | undefined;
     for (let round = 1; round <= options.rounds; round += 1) {
       const started = performance.now();
       const counts = await oneRound(admin, operator, cluster, apps, timeoutMs);
       if (!peak || counts.dependencyWatches > peak.dependencyWatches) peak = counts;
       roundMs.push(performance.now() - started);
-      if (round === 1) baseline = await operator.probe();
+      if (round === 1) {
+        baseline = await operator.probe();
+        baselineResources = await settledResources(operator, baseline);
+      }
       log(
         `round ${round}/${options.rounds}: ${options.count} CustomApps created, reconciled and deleted in ${(roundMs.at(-1)! / 1000).toFixed(1)} s (peak ${counts.dependencyWatches} dependency watches over ${counts.streams} streams)`,
       );
     }
     const after = await operator.probe();
+    const resources = { baseline: baselineResources, after: await settledResources(operator, after) };
     const end = await watchCounts(operator, cluster);
     return {
       rounds: options.rounds,
@@ -209,6 +245,7 @@ export async function runChurn(cluster: TestCluster, options: ChurnOptions): Pro
       cold,
       baseline,
       after,
+      resources,
       heapGrowth: after.memory.heapUsed / baseline.memory.heapUsed - 1,
       peak: peak!,
       end,

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../support/cluster.js';
 import { installOperatorResources } from '../support/operator-harness.js';
-import { HEAP_TOLERANCE, resourceCounts, runChurn, type ChurnReport } from '../reliability/churn.js';
+import { HEAP_TOLERANCE, resourcesGrown, runChurn, type ChurnReport } from '../reliability/churn.js';
 import { clean, runFaultSoak, type SoakReport } from '../reliability/fault-soak.js';
 import { SeededRandom, seedFromEnvironment } from '../reliability/support/random.js';
 import { checkRegistryModel } from '../../operator/deps/testing/registry-model.js';
@@ -59,7 +59,7 @@ function churnSummary(report: ChurnReport): string {
     `churn: ${report.rounds} rounds × ${report.count} CustomApps, rounds ${report.roundMs.map((ms) => seconds(ms)).join(', ')}`,
     `  heap after forced GC: cold ${mib(report.cold.memory.heapUsed)}, baseline after round 1 ${mib(report.baseline.memory.heapUsed)}, after round ${report.rounds} ${mib(report.after.memory.heapUsed)} (${(report.heapGrowth * 100).toFixed(1)}%, limit ${HEAP_TOLERANCE * 100}%); RSS ${mib(report.after.memory.rss)}`,
     `  peak per round: ${report.peak.dependencyWatches} dependency watches over ${report.peak.streams} streams; at the end: ${JSON.stringify(report.end)}`,
-    `  live handles: baseline ${JSON.stringify(resourceCounts(report.baseline))}, after ${JSON.stringify(resourceCounts(report.after))}`,
+    `  live handles: baseline ${JSON.stringify(report.resources.baseline)}, after ${JSON.stringify(report.resources.after)}`,
   ].join('\n');
 }
 
@@ -70,7 +70,7 @@ function churnHolds(report: ChurnReport): boolean {
     report.end.streams === 0 &&
     report.end.subscribers === 0 &&
     report.end.serverDependencyWatches === 0 &&
-    JSON.stringify(resourceCounts(report.after)) === JSON.stringify(resourceCounts(report.baseline))
+    resourcesGrown(report.resources.baseline, report.resources.after).length === 0
   );
 }
 

@@ -302,18 +302,18 @@ test('a failed rollout: Ready=False RolloutFailed naming the change, one Event, 
   await reconcileAll(world, ['a']);
   const change = `ConfigMap "shared" ${hash('1').slice(0, 12)}→${hash('2').slice(0, 12)}`;
   t.is(ready(world, 'a'), 'False RolloutFailed');
-  t.is(readyMessage(world, 'a'), `the rollout of ${change} failed: ReplicaSet "a-new" has timed out progressing.`);
+  t.is(readyMessage(world, 'a'), `the rollout of ${change} failed: ReplicaSet "a-x" has timed out progressing.`);
   t.like(appOf(world, 'a').status?.lastRollout, {
     trigger: 'ConfigMap',
     name: 'shared',
     toHash: hash('2'),
     result: 'Failed',
-    message: `${change}: ReplicaSet "a-new" has timed out progressing.`,
+    message: `${change}: ReplicaSet "a-x" has timed out progressing.`,
   });
   t.truthy(appOf(world, 'a').status?.lastRollout?.completionTime);
   t.deepEqual(
     eventsOf(world, 'a').filter((event) => event.startsWith('RolloutFailed')),
-    [`RolloutFailed: The rollout of ${change} failed: ReplicaSet "a-new" has timed out progressing.`],
+    [`RolloutFailed: The rollout of ${change} failed: ReplicaSet "a-x" has timed out progressing.`],
   );
   t.deepEqual(eligible, ['ns/b'], 'a failed rollout is over: its slot goes to the next');
   const calls = world.client.calls.length;

@@ -7,6 +7,7 @@ import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
+import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
@@ -64,42 +65,8 @@ for (const target of selectedTargets()) {
 
   /** Plays the Deployment controller: the latest rollout of `name` succeeds, or fails its progress deadline. */
   const settle = async (ns: string, name: string, outcome: 'Succeeded' | 'Failed' = 'Succeeded'): Promise<void> => {
-    const live = await deploymentOf(ns, name);
-    const replicas = live.spec.replicas ?? 1;
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const condition = (type: string, status: string, reason: string, message: string) => ({
-      type,
-      status,
-      reason,
-      message,
-      lastUpdateTime: now,
-      lastTransitionTime: now,
-    });
-    const status =
-      outcome === 'Succeeded'
-        ? {
-            observedGeneration: live.metadata.generation,
-            replicas,
-            updatedReplicas: replicas,
-            readyReplicas: replicas,
-            availableReplicas: replicas,
-            conditions: [
-              condition('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'),
-              condition('Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${name}-x" has successfully progressed.`),
-            ],
-          }
-        : {
-            observedGeneration: live.metadata.generation,
-            replicas: replicas + 1,
-            updatedReplicas: 1,
-            readyReplicas: replicas,
-            availableReplicas: replicas,
-            unavailableReplicas: 1,
-            conditions: [
-              condition('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'),
-              condition('Progressing', 'False', 'ProgressDeadlineExceeded', `ReplicaSet "${name}-x" has timed out progressing.`),
-            ],
-          };
+    const status = endedRolloutStatus(await deploymentOf(ns, name), outcome, now);
     await admin.patch(DEPLOYMENTS, ns, name, 'merge', { status }, { subresource: 'status' });
   };
 
@@ -381,7 +348,10 @@ for (const target of selectedTargets()) {
       await eventually('unpaused, it rolls to V=4', async () => (await runs(ns, 'paused')) === hash('4'));
       t.is((await deploymentOf(ns, 'paused')).metadata.generation! - generations.paused, 1, 'once');
       // The status is written after the Deployment.
-      await eventually('its lastRollout names the ConfigMap', async () => (await appOf(ns, 'paused')).status?.lastRollout?.trigger === 'ConfigMap');
+      await eventually(
+        'its lastRollout names the ConfigMap',
+        async () => (await appOf(ns, 'paused')).status?.lastRollout?.trigger === 'ConfigMap',
+      );
       t.like((await appOf(ns, 'paused')).status?.lastRollout, { trigger: 'ConfigMap', fromHash: hash('1'), toHash: hash('4') });
     },
   );

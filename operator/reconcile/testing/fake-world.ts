@@ -16,6 +16,7 @@ import type { Logger } from '../../log.js';
 import type { Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
+import { endedRolloutStatus } from '../../governance/testing/deployment-status.js';
 
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {
@@ -159,41 +160,7 @@ export class FakeWorld {
   settleDeployment(name: string, outcome: 'Succeeded' | 'Failed', namespace = 'ns'): void {
     const stored = this.client.stored<Deployment>(DEPLOYMENTS, namespace, name);
     if (!stored) throw new Error(`fake world: no Deployment ${namespace}/${name}`);
-    const replicas = stored.spec.replicas ?? 1;
-    const observedGeneration = stored.metadata.generation;
-    const status: Deployment['status'] =
-      outcome === 'Succeeded'
-        ? {
-            observedGeneration,
-            replicas,
-            updatedReplicas: replicas,
-            readyReplicas: replicas,
-            availableReplicas: replicas,
-            conditions: [
-              {
-                type: 'Progressing',
-                status: 'True',
-                reason: 'NewReplicaSetAvailable',
-                message: `ReplicaSet "${name}-new" has successfully progressed.`,
-              },
-            ],
-          }
-        : {
-            observedGeneration,
-            replicas: replicas + 1,
-            updatedReplicas: 1,
-            readyReplicas: replicas,
-            availableReplicas: replicas,
-            unavailableReplicas: 1,
-            conditions: [
-              {
-                type: 'Progressing',
-                status: 'False',
-                reason: 'ProgressDeadlineExceeded',
-                message: `ReplicaSet "${name}-new" has timed out progressing.`,
-              },
-            ],
-          };
+    const status = endedRolloutStatus(stored, outcome);
     this.client.seed(DEPLOYMENTS, { ...stored, status });
     this.sync();
   }

@@ -64,8 +64,8 @@ function recordOf(lease: Lease): string {
  * `observedTime`), never by comparing the holder's `renewTime` with the local clock, so clock skew between
  * candidates does not matter.
  *
- * **The leader's deadline runs from when its last successful renewal was sent**, not from when the answer came:
- * the server applied the renewal after it was sent, so a standby cannot have seen it earlier, and cannot take over
+ * **The leader's deadline runs from when its last successful renewal was sent** (from the start of that attempt,
+ * its GET, a little earlier still), not from when the answer came: the server applied the renewal after it was sent, so a standby cannot have seen it earlier, and cannot take over
  * before `leaseDurationMs` after that. client-go counts from the answer, so a slow answer (up to the renew
  * deadline) stretches the leader's own view past the standby's, and both lead at once. Counting from the send,
  * the leader stops at most `renewDeadlineMs` after a point the standby's `leaseDurationMs` counts from, so what it
@@ -184,8 +184,8 @@ export class LeaderElector {
   }
 
   /**
-   * Renews every retry period until stopped; leadership ends `renewDeadlineMs` after the send of the last renewal
-   * that succeeded (`sentAt` of the acquisition at first). Neither a wait nor an attempt in flight outlasts it.
+   * Renews every retry period until stopped; leadership ends `renewDeadlineMs` after the start (the GET) of the last
+   * renewal that succeeded (`sentAt` of the acquisition at first). Neither a wait nor an attempt in flight outlasts it.
    */
   private async renewUntilStopped(sentAt: number): Promise<void> {
     const stop = this.stopping.signal;

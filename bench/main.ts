@@ -48,7 +48,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
     progress.status('building the controller-runtime peer (first time: a few minutes)');
     peerBinary = await buildPeer();
   }
-  const runner = await prepareRunner();
+  const runner = await prepareRunner(options.cpuProfileDir);
   if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
   const sessions: SessionResult[] = [];
   const plan = options.sizes.flatMap((size) => options.participants.map((participant) => ({ size, participant })));
@@ -75,6 +75,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
         runner,
         progress,
         label,
+        coldStartOnly: options.cpuProfileDir !== undefined,
       }),
     );
     writeResults(options.outDir, options, snapshot());

@@ -48,7 +48,8 @@ export interface RunnerCommand {
  * loader thread adds about 100 MB of RSS and 10 MB of heap to every TypeScript participant. Packages stay
  * external (loaded from node_modules). Falls back to tsx when esbuild is missing.
  */
-export async function prepareRunner(): Promise<RunnerCommand> {
+export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerCommand> {
+  const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
   try {
     await execFileAsync(ESBUILD, [
       RUNNER,
@@ -60,9 +61,9 @@ export async function prepareRunner(): Promise<RunnerCommand> {
       `--outfile=${RUNNER_BUNDLE}`,
       '--log-level=warning',
     ]);
-    return { mode: 'bundle', nodeArgs: ['--expose-gc', RUNNER_BUNDLE] };
+    return { mode: 'bundle', nodeArgs: [...profile, '--expose-gc', RUNNER_BUNDLE] };
   } catch {
-    return { mode: 'tsx', nodeArgs: ['--import', 'tsx', '--expose-gc', RUNNER] };
+    return { mode: 'tsx', nodeArgs: [...profile, '--import', 'tsx', '--expose-gc', RUNNER] };
   }
 }
 

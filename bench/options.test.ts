@@ -50,3 +50,8 @@ test('1k CustomApps live in one namespace, and larger runs in 2k-CustomApp names
   t.is(namespacesFor(1000), 1);
   t.is(namespacesFor(10_000), 5);
 });
+
+test('--cpu-prof names the profile directory; without it there is none', (t) => {
+  t.is(parseOptions(['--cpu-prof', '/tmp/prof'], defaults).cpuProfileDir, '/tmp/prof');
+  t.is(parseOptions([], defaults).cpuProfileDir, undefined);
+});

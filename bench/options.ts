@@ -85,6 +85,12 @@ export interface BenchOptions {
   readonly outDir: string;
   /** Redraw a progress line on the terminal. */
   readonly progress: boolean;
+  /**
+   * Profile the TypeScript operators' CPU (`node --cpu-prof`) into this directory and end each session after its
+   * cold start: the profile (written when the process exits) then covers the cold start alone. `bench/flame.ts`
+   * renders it to SVG.
+   */
+  readonly cpuProfileDir?: string;
 }
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
@@ -94,6 +100,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)
+  --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
   --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
 
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
@@ -104,6 +111,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let sizes: number[] | undefined;
   let outDir = defaults.outDir;
   let progress = defaults.isTty;
+  let cpuProfileDir: string | undefined;
   const args = [...argv];
   const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
@@ -141,6 +149,9 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--no-progress':
         progress = false;
         break;
+      case '--cpu-prof':
+        cpuProfileDir = flagValue(flag, inline);
+        break;
       case '--help':
       case '-h':
         throw new Error(USAGE);
@@ -148,7 +159,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
   }
-  return { profile, target, participants, sizes: sizes ?? profile.sizes, outDir, progress };
+  return { profile, target, participants, sizes: sizes ?? profile.sizes, outDir, progress, ...(cpuProfileDir ? { cpuProfileDir } : {}) };
 }
 
 /** `a,b,c` → the participants, in the order given; each must be one of {@link PARTICIPANTS}. */

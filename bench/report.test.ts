@@ -6,7 +6,17 @@ import test from 'ava';
 import { renderAgain } from './main.js';
 import { escapeXml, renderChart } from './chart.js';
 import type { Participant } from './options.js';
-import { checkTargets, formatNumber, formatVerbs, renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
+import {
+  checkTargets,
+  cpuTable,
+  formatNumber,
+  formatVerbs,
+  renderReport,
+  requestsTable,
+  resourcesTable,
+  sizeLabel,
+  stepsCell,
+} from './report.js';
 import type { BenchResults, PhaseResult, SessionResult } from './results.js';
 
 function phase(overrides: Partial<PhaseResult> = {}): PhaseResult {
@@ -195,4 +205,28 @@ test("--render writes the report and the chart again from a run's JSON, next to 
   t.deepEqual(files, { markdown: join(dir, 'full-envtest.md'), svg: join(dir, 'full-envtest.svg') });
   t.regex(readFileSync(files.markdown, 'utf8'), /!\[requests, memory and latency\]\(full-envtest\.svg\)/);
   t.regex(readFileSync(files.svg, 'utf8'), /^<svg/);
+});
+
+test('the CPU table sums the update phases and divides the cold start by its reconciles', (t) => {
+  const ours = session('ours', 1000, {
+    coldStart: {
+      ...phase({ reconciles: 2000, cpuSeconds: { operator: 5, apiserver: 12.5, etcd: 1.25 } }),
+      converged: 1000,
+      convergedMs: 6000,
+    },
+    referenced: phase({ cpuSeconds: { operator: 0.5, apiserver: 2 } }),
+    shared: phase({ cpuSeconds: { operator: 1, apiserver: 3 } }),
+    restart: { ...phase({ cpuSeconds: { operator: 1.5 } }), settledMs: 1000, stopMs: 100 },
+  });
+  const rows = cpuTable([ours, session('peer', 1000)]).split('\n');
+  t.is(rows[2], '| **ours** | 1k | 5.0 | 1.5 | 1.5 | 2.50 | 12.5 | 1.3 | 5.0 |');
+  t.is(rows[3], '| peer (controller-runtime) | 1k | – | – | – | – | – | – | – |');
+});
+
+test('a steps cell lists the costliest step first, with its mean and count', (t) => {
+  t.is(
+    stepsCell({ dependencies: { count: 10, seconds: 0.001 }, 'write create deployments.apps': { count: 5, seconds: 0.05 } }),
+    'write create deployments.apps 10 ms × 5 · dependencies 0.1 ms × 10',
+  );
+  t.is(stepsCell(undefined), '–');
 });

@@ -142,6 +142,81 @@ export function resourcesTable(sessions: readonly SessionResult[]): string {
   );
 }
 
+const cpuCell = (value: number | undefined): string => (value === undefined ? '–' : value.toFixed(1));
+
+/** The sum of one role's CPU seconds over some phases; undefined when none of them has it. */
+function cpuOver(phases: readonly (PhaseResult | undefined)[], role: 'operator' | 'apiserver' | 'etcd'): number | undefined {
+  const values = phases.map((phase) => phase?.cpuSeconds?.[role]).filter((value): value is number => value !== undefined);
+  return values.length === 0 ? undefined : values.reduce((sum, value) => sum + value, 0);
+}
+
+/**
+ * CPU seconds (user + system, from /proc/<pid>/stat) of the operator process, kube-apiserver and etcd in the cold start,
+ * the four update phases together, and the restart; and the operator's CPU per cold-start reconcile.
+ */
+export function cpuTable(sessions: readonly SessionResult[]): string {
+  return table(
+    [
+      'strategy',
+      'N',
+      'operator: cold start',
+      'operator: updates',
+      'operator: restart',
+      'operator ms per cold-start reconcile',
+      'kube-apiserver: cold start',
+      'etcd: cold start',
+      'kube-apiserver: updates',
+    ],
+    sessions.map((session) => {
+      const updates = [session.referenced, session.unrelated, session.spec, session.shared];
+      const cold = session.coldStart;
+      const perReconcile =
+        cold?.cpuSeconds?.operator !== undefined && cold.reconciles > 0
+          ? `${((cold.cpuSeconds.operator * 1000) / cold.reconciles).toFixed(2)}`
+          : '–';
+      return [
+        label(session.participant),
+        sizeLabel(session.size),
+        cpuCell(cold?.cpuSeconds?.operator),
+        cpuCell(cpuOver(updates, 'operator')),
+        cpuCell(session.restart?.cpuSeconds?.operator),
+        perReconcile,
+        cpuCell(cold?.cpuSeconds?.apiserver),
+        cpuCell(cold?.cpuSeconds?.etcd),
+        cpuCell(cpuOver(updates, 'apiserver')),
+      ];
+    }),
+  );
+}
+
+/** `write create deployments.apps 2.1 ms × 1000`: each step's mean time and count, the costliest first. */
+export function stepsCell(steps: PhaseResult['reconcileSteps']): string {
+  if (!steps || Object.keys(steps).length === 0) return '–';
+  return Object.entries(steps)
+    .sort(([, a], [, b]) => b.seconds - a.seconds)
+    .map(
+      ([step, { count, seconds }]) =>
+        `${step} ${formatNumber(Math.round(((seconds * 1000) / count) * 100) / 100)} ms × ${formatNumber(count)}`,
+    )
+    .join(' · ');
+}
+
+/** The TypeScript operators' time per reconcile step (mean wall time and count) in the cold start and the referenced updates. */
+export function stepsTable(sessions: readonly SessionResult[]): string {
+  const rows = sessions
+    .filter((session) => session.coldStart?.reconcileSteps || session.referenced?.reconcileSteps)
+    .flatMap((session) =>
+      (
+        [
+          ['cold start', session.coldStart],
+          ['referenced updates', session.referenced],
+          ['shared updates', session.shared],
+        ] as const
+      ).map(([phase, result]) => [label(session.participant), sizeLabel(session.size), phase, stepsCell(result?.reconcileSteps)]),
+    );
+  return table(['strategy', 'N', 'phase', 'step: mean wall time × count (nested: deployment holds its write and Event)'], rows);
+}
+
 /** One target of ours, checked against the run. */
 export interface TargetCheck {
   readonly target: string;
@@ -257,6 +332,16 @@ export function renderReport(results: BenchResults, chartFile?: string): string 
     'Latency: ConfigMap write → the Deployment change seen by a separate raw watcher. API floor: ConfigMap write → the ConfigMap seen by a raw watcher (same run).',
     '',
     resourcesTable(sessions),
+    '',
+    '## CPU seconds per phase',
+    'User + system time of each process in the phase, from /proc/<pid>/stat (the operator from its spawn in the cold start and the restart).',
+    '',
+    cpuTable(sessions),
+    '',
+    '## Time per reconcile step (TypeScript operators)',
+    'Wall time of each step, from `customapp_reconcile_step_seconds`: `dependencies` reads the ConfigMap and Secret states, `deployment` and `service` include their writes and Events, `status desired` computes the status, `status` writes it when it changed.',
+    '',
+    stepsTable(sessions),
     '',
     '## Targets for ours',
     '',

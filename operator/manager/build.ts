@@ -124,6 +124,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     governance,
     recorder: new EventRecorder({ client, component: OPERATOR_NAME, instance: identity, logger: logger.child({ component: 'events' }) }),
     notOwnedRetryMs: options.notOwnedRetryMs,
+    steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
   });
   const controller = new Controller({
     name: CONTROLLER_NAME,

@@ -74,10 +74,10 @@ export class CustomAppReconciler implements Reconciler {
       await finalize(scope);
       return {};
     }
-    await ensureFinalizer(scope);
+    await scope.step('finalizer', () => ensureFinalizer(scope));
 
     const refs = heldRefs(scope.app, this.world.deployments.get(request.key));
-    const dependencies = await dependencyViews(scope, refs);
+    const dependencies = await scope.step('dependencies', () => dependencyViews(scope, refs));
     if (dependencies === 'pending') {
       request.log.debug({ configMap: scope.app.spec.configMapName, secret: scope.app.spec.secretName }, 'waiting for dependency sync');
       return {};
@@ -88,13 +88,14 @@ export class CustomAppReconciler implements Reconciler {
     let deployment: Awaited<ReturnType<typeof reconcileDeployment>>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
-      deployment = await reconcileDeployment(scope, held, configMap, secret);
-      service = await reconcileService(scope);
+      deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret));
+      service = await scope.step('service', () => reconcileService(scope));
     } catch (error) {
       await reportFailure(scope, error);
       throw error;
     }
 
+    const computeStarted = performance.now();
     const rollout = currentRollout(
       deployment.view.phase === 'owned' ? deployment.view.deployment : undefined,
       scope.app.status?.lastRollout,
@@ -114,11 +115,12 @@ export class CustomAppReconciler implements Reconciler {
       now: scope.timestamp(),
     });
     const ready = findCondition(next.conditions, 'Ready')!;
+    this.world.steps?.('status desired', (performance.now() - computeStarted) / 1000);
     if (held && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
       await scope.event('Warning', REASONS.rolloutHeld, ready.message);
     }
     await rolloutEvents(scope, previous, next, deployment.waiting, rollout);
-    await writeStatus(scope, next);
+    await scope.step('status', () => writeStatus(scope, next));
     countRolloutOutcome(scope, previous, next);
     if (deployment.rolledOut) completeHandoff(scope, refs);
     // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later. A flapping object or a

@@ -33,7 +33,12 @@ export interface ReconcileWorld {
   readonly governance: RolloutGovernance;
   /** Wall clock, for condition transition times. */
   readonly now: () => Date;
+  /** Told how long each step of a reconcile took (`customapp_reconcile_step_seconds`). @default nothing */
+  readonly steps?: StepTimer;
 }
+
+/** Receives the duration of one reconcile step, in seconds. */
+export type StepTimer = (step: string, seconds: number) => void;
 
 /** The verbs a step writes with. */
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
@@ -68,6 +73,8 @@ export class ReconcileScope {
     const started = performance.now();
     try {
       const result = await call();
+      const subresource = typeof fields.subresource === 'string' ? `/${fields.subresource}` : '';
+      this.world.steps?.(`write ${verb} ${resourceLabel(resource)}${subresource}`, (performance.now() - started) / 1000);
       this.request.log.info(
         { verb, resource: resourceLabel(resource), durationMs: Math.round((performance.now() - started) * 100) / 100, ...fields },
         'write',
@@ -90,7 +97,20 @@ export class ReconcileScope {
       uid: metadata.uid,
       resourceVersion: metadata.resourceVersion,
     };
+    const started = performance.now();
     await this.world.recorder.record(involved, type, reason, message, this.request.log);
+    this.world.steps?.('event', (performance.now() - started) / 1000);
+  }
+
+  /** Runs one step of the reconcile and reports its duration (see {@link ReconcileWorld.steps}). */
+  async step<T>(name: string, run: () => Promise<T> | T): Promise<T> {
+    if (!this.world.steps) return run();
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.world.steps(name, (performance.now() - started) / 1000);
+    }
   }
 
   /**

@@ -92,6 +92,8 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       stopping.abort();
       await controller.stop();
       reconciling = false;
+      // The Events of the last reconciles, while this process may still write (it holds the Lease, if any).
+      await parts.recorder.flush(5_000);
       triggers.unsubscribe();
       parts.access.close();
       closeDependencies(parts);

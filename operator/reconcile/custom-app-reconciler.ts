@@ -117,7 +117,7 @@ export class CustomAppReconciler implements Reconciler {
     const ready = findCondition(next.conditions, 'Ready')!;
     this.world.steps?.('status desired', (performance.now() - computeStarted) / 1000);
     if (held && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
-      await scope.event('Warning', REASONS.rolloutHeld, ready.message);
+      scope.event('Warning', REASONS.rolloutHeld, ready.message);
     }
     await rolloutEvents(scope, previous, next, deployment.waiting, rollout);
     await scope.step('status', () => writeStatus(scope, next));

@@ -86,8 +86,11 @@ export class ReconcileScope {
     }
   }
 
-  /** Records an Event on the CustomApp (never fails the reconcile: the recorder logs its own failures). */
-  async event(type: EventType, reason: string, message: string): Promise<void> {
+  /**
+   * Posts an Event on the CustomApp: written asynchronously, in order, off the reconcile's critical path (the
+   * recorder logs its own failures, and an Event never fails or delays a reconcile).
+   */
+  event(type: EventType, reason: string, message: string): void {
     const { metadata } = this.app;
     const involved = {
       apiVersion: API_VERSION,
@@ -97,9 +100,7 @@ export class ReconcileScope {
       uid: metadata.uid,
       resourceVersion: metadata.resourceVersion,
     };
-    const started = performance.now();
-    await this.world.recorder.record(involved, type, reason, message, this.request.log);
-    this.world.steps?.('event', (performance.now() - started) / 1000);
+    this.world.recorder.post(involved, type, reason, message, this.request.log);
   }
 
   /** Runs one step of the reconcile and reports its duration (see {@link ReconcileWorld.steps}). */

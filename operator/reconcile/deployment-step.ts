@@ -75,11 +75,13 @@ export async function reconcileDeployment(
         world.client.create<Deployment>(DEPLOYMENTS, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
       );
       world.deployments.wrote(created, true);
-      scope.event(
-        'Normal',
-        REASONS.created,
-        `Created Deployment "${scope.name}" (config ${shortHash(latest.configMap?.hash)}, secret ${shortHash(latest.secret?.hash)})`,
-      );
+      if (scope.hadStatus) {
+        scope.event(
+          'Normal',
+          REASONS.created,
+          `Created Deployment "${scope.name}" (config ${shortHash(latest.configMap?.hash)}, secret ${shortHash(latest.secret?.hash)})`,
+        );
+      }
       return { view: { phase: 'owned', deployment: created }, rolledOut: latest };
     } catch (error) {
       if (isInvalid(error)) return rejected(scope, error);

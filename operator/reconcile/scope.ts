@@ -63,6 +63,16 @@ export class ReconcileScope {
     return this.app.metadata.name!;
   }
 
+  /**
+   * True when the CustomApp already has a status: it is not the first reconcile of a new CustomApp. A child created now
+   * was deleted, or waited for a held rollout, or for a port added to the spec, and a `Created` Event says so; a new
+   * CustomApp's first Deployment and Service get none (its status and `kubectl get` show them; one Event per new
+   * CustomApp was a third of the writes of a cold start).
+   */
+  get hadStatus(): boolean {
+    return this.app.status?.observedGeneration !== undefined || (this.app.status?.conditions?.length ?? 0) > 0;
+  }
+
   /** Now as metav1.Time, for conditions. */
   timestamp(): string {
     return rfc3339(this.world.now());

@@ -42,7 +42,7 @@ export async function reconcileService(scope: ReconcileScope): Promise<ServiceVi
         world.client.create<Service>(SERVICES, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
       );
       world.services.wrote(created, true);
-      scope.event('Normal', REASONS.created, `Created Service "${name}" (port ${app.spec.port})`);
+      if (scope.hadStatus) scope.event('Normal', REASONS.created, `Created Service "${name}" (port ${app.spec.port})`);
       return { phase: 'owned' };
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;

@@ -4,7 +4,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { renderChart } from './chart.js';
 import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
-import { PARTICIPANT_LABELS, parseOptions, type BenchOptions } from './options.js';
+import { PARTICIPANT_LABELS, parseOptions, sessionPlan, type BenchOptions } from './options.js';
 import { createProgress, type Progress } from './progress.js';
 import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
 import type { BenchResults, SessionResult } from './results.js';
@@ -44,14 +44,14 @@ export async function runBench(options: BenchOptions, command: string, progress:
   const logDir = mkdtempSync(join(tmpdir(), 'customapp-bench-logs-'));
   progress.log(`logs of the operator processes: ${logDir}`);
   let peerBinary: string | undefined;
-  if (options.participants.includes('peer')) {
+  if (options.participants.includes('peer') || options.participants.includes('peer-defaults')) {
     progress.status('building the controller-runtime peer (first time: a few minutes)');
     peerBinary = await buildPeer();
   }
   const runner = await prepareRunner(options.cpuProfileDir);
   if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
   const sessions: SessionResult[] = [];
-  const plan = options.sizes.flatMap((size) => options.participants.map((participant) => ({ size, participant })));
+  const plan = sessionPlan(options);
   const snapshot = (): BenchResults => ({
     startedAt,
     finishedAt: new Date().toISOString(),

@@ -110,9 +110,11 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
     '--max-concurrent-reconciles',
     String(RECONCILE_WORKERS),
   ];
-  if (options.participant === 'peer') {
+  if (options.participant === 'peer' || options.participant === 'peer-defaults') {
     if (!options.peerBinary) throw new Error('the peer participant needs peerBinary (see buildPeer)');
-    return { command: options.peerBinary, args: common };
+    // peer-defaults: controller-runtime's own default of 1 worker (MaxConcurrentReconciles); its client rate limiter is
+    // off in both, as controller-runtime's GetConfig leaves it (QPS -1: API Priority and Fairness limits instead).
+    return { command: options.peerBinary, args: options.participant === 'peer' ? common : common.slice(0, 4) };
   }
   const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
   return { command: process.execPath, args: [...nodeArgs, '--strategy', options.participant, ...common] };

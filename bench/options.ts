@@ -2,8 +2,8 @@
 import { STRATEGY_NAMES, type StrategyName } from './strategies/strategy.js';
 
 /** Everything the benchmark compares: the five TypeScript strategies and the controller-runtime peer. */
-export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer'] as const;
-export type Participant = StrategyName | 'peer';
+export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer', 'peer-defaults'] as const;
+export type Participant = StrategyName | 'peer' | 'peer-defaults';
 
 /** How tables and the chart name each participant. */
 export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
@@ -13,6 +13,7 @@ export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
   'per-object': 'per-object (seed)',
   ours: 'ours',
   peer: 'peer (controller-runtime)',
+  'peer-defaults': 'peer, 1 worker (its default)',
 };
 
 /** Where the API server comes from. */
@@ -43,6 +44,13 @@ export interface Profile {
   readonly idleSeconds: number;
   /** kube-apiserver `--min-request-timeout`: a watch without timeoutSeconds ends after [T, 2T) s. */
   readonly serverWatchTimeoutSeconds: number;
+  /**
+   * The largest size at which a participant runs, when it is run at all (an explicit `--sizes` runs it everywhere).
+   * The full profile runs the seed and static-list-all at 1k only: at 10k the seed never converges (6,402 informers,
+   * 632 s until it gave up) and static-list-all's latency is minutes (one LIST of every CustomApp per ConfigMap
+   * event), so their sessions took half of the run's hour and taught nothing new.
+   */
+  readonly maxSize?: Partial<Record<Participant, number>>;
 }
 
 export const QUICK: Profile = {
@@ -73,6 +81,7 @@ export const FULL: Profile = {
   settleMs: 2_000,
   idleSeconds: 120,
   serverWatchTimeoutSeconds: 60,
+  maxSize: { 'per-object': 1000, 'static-list-all': 1000 },
 };
 
 export interface BenchOptions {
@@ -81,6 +90,8 @@ export interface BenchOptions {
   readonly participants: readonly Participant[];
   /** The sizes to run (the profile's unless `--sizes`). */
   readonly sizes: readonly number[];
+  /** True when `--sizes` chose them: every participant then runs at every size (no `maxSize`). */
+  readonly sizesGiven?: boolean;
   /** Where the report, JSON and SVG go. */
   readonly outDir: string;
   /** Redraw a progress line on the terminal. */
@@ -159,7 +170,16 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
   }
-  return { profile, target, participants, sizes: sizes ?? profile.sizes, outDir, progress, ...(cpuProfileDir ? { cpuProfileDir } : {}) };
+  return {
+    profile,
+    target,
+    participants,
+    sizes: sizes ?? profile.sizes,
+    sizesGiven: sizes !== undefined,
+    outDir,
+    progress,
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+  };
 }
 
 /** `a,b,c` → the participants, in the order given; each must be one of {@link PARTICIPANTS}. */
@@ -174,6 +194,18 @@ export function parseParticipants(text: string): Participant[] {
       throw new Error(`--strategies: "${name}" is not one of ${PARTICIPANTS.join(', ')}`);
   }
   return [...new Set(names)] as Participant[];
+}
+
+/** The (size, participant) sessions of a run, size by size: the profile's `maxSize` applies unless `--sizes` was given. */
+export function sessionPlan(options: Pick<BenchOptions, 'profile' | 'participants' | 'sizes' | 'sizesGiven'>): {
+  size: number;
+  participant: Participant;
+}[] {
+  return options.sizes.flatMap((size) =>
+    options.participants
+      .filter((participant) => options.sizesGiven || size <= (options.profile.maxSize?.[participant] ?? Number.POSITIVE_INFINITY))
+      .map((participant) => ({ size, participant })),
+  );
 }
 
 /** How many namespaces a run of `size` CustomApps spreads over: one at 1k (the watch-stream target's setting), 2k per namespace above. */

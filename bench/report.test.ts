@@ -9,6 +9,7 @@ import type { Participant } from './options.js';
 import {
   checkTargets,
   cpuTable,
+  peerRatioChecks,
   formatNumber,
   formatVerbs,
   renderReport,
@@ -229,4 +230,18 @@ test('a steps cell lists the costliest step first, with its mean and count', (t)
     'write create deployments.apps 10 ms × 5 · dependencies 0.1 ms × 10',
   );
   t.is(stepsCell(undefined), '–');
+});
+
+test('the goals against the peer are ratios of the same run, met at or under their limit', (t) => {
+  const ours = session('ours', 1000);
+  const peer = session('peer', 1000, {
+    referenced: phase({ latencyMs: { count: 100, p50: 5, p95: 9, p99: 10, max: 20, mean: 6 } }),
+    coldStart: { ...phase(), converged: 1000, convergedMs: 8000 },
+  });
+  const checks = Object.fromEntries(peerRatioChecks(ours, peer, '1k').map((check) => [check.target, check]));
+  t.like(checks['p99 propagation ≤ 1.0× the peer (1k)'], { measured: '12.3 vs 10 ms = 1.23×', met: false });
+  t.like(checks['p99 propagation ≤ 1.5× the API floor (1k)'], { met: false });
+  t.like(checks['RSS after sync ≤ 1.0× the peer (1k)'], { measured: '128.0 vs 128.0 MiB = 1.00×', met: true });
+  t.like(checks['cold start ≤ 1.5× the peer (1k)'], { measured: '12.3 vs 8.0 s = 1.54×', met: false });
+  t.like(peerRatioChecks(ours, undefined, '1k')[0], { measured: 'no figure', met: undefined });
 });

@@ -273,6 +273,7 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
       measured: idle === undefined ? 'no figure' : formatNumber(idle),
       met: idle === undefined ? undefined : idle <= 12,
     });
+    checks.push(...peerRatioChecks(ours, find(sessions, 'peer', size), at));
     if (size >= 10_000) {
       const cold = ours.coldStart?.convergedMs;
       checks.push({
@@ -303,6 +304,38 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
     }
   }
   return checks;
+}
+
+/** `a ÷ b` as a ratio check: `18.1 vs 12.1 ms = 1.50×`. */
+function ratioCheck(
+  target: string,
+  a: number | undefined,
+  b: number | undefined,
+  limit: number,
+  unit: string,
+  format: (value: number) => string = ms,
+): TargetCheck {
+  if (a === undefined || b === undefined || b <= 0) return { target, measured: 'no figure', met: undefined };
+  return { target, measured: `${format(a)} vs ${format(b)}${unit} = ${(a / b).toFixed(2)}×`, met: a / b <= limit };
+}
+
+/** The goals of issue 15 (DESIGN.md §6), ours ÷ the controller-runtime peer at its equal worker count, same run. */
+export function peerRatioChecks(ours: SessionResult, peer: SessionResult | undefined, at: string): TargetCheck[] {
+  const seconds1 = (value: number): string => (value / 1000).toFixed(1);
+  return [
+    ratioCheck(`p99 propagation ≤ 1.0× the peer (${at})`, ours.referenced?.latencyMs?.p99, peer?.referenced?.latencyMs?.p99, 1, ' ms'),
+    ratioCheck(`p99 propagation ≤ 1.5× the API floor (${at})`, ours.referenced?.latencyMs?.p99, ours.referenced?.floorMs?.p99, 1.5, ' ms'),
+    ratioCheck(`fan-out p99 ≤ 1.0× the peer (${at})`, ours.shared?.latencyMs?.p99, peer?.shared?.latencyMs?.p99, 1, ' ms'),
+    ratioCheck(
+      `RSS after sync ≤ 1.0× the peer (${at})`,
+      ours.afterSync?.memory.rssBytes,
+      peer?.afterSync?.memory.rssBytes,
+      1,
+      ' MiB',
+      (bytes) => mib(bytes),
+    ),
+    ratioCheck(`cold start ≤ 1.5× the peer (${at})`, ours.coldStart?.convergedMs, peer?.coldStart?.convergedMs, 1.5, ' s', seconds1),
+  ];
 }
 
 function targetsTable(checks: readonly TargetCheck[]): string {

@@ -59,7 +59,13 @@ export async function runBench(options: BenchOptions, command: string, progress:
     profile: options.profile.name,
     target: options.target,
     machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
-    settings: { ...options.profile, sizes: options.sizes, reconcileWorkers: RECONCILE_WORKERS, runner: runner.mode },
+    settings: {
+      ...options.profile,
+      sizes: options.sizes,
+      reconcileWorkers: RECONCILE_WORKERS,
+      runner: runner.mode,
+      ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+    },
     sessions,
   });
   for (const [index, { size, participant }] of plan.entries()) {
@@ -76,6 +82,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
         progress,
         label,
         coldStartOnly: options.cpuProfileDir !== undefined,
+        memoryLimitMiB: options.memoryLimitMiB,
       }),
     );
     writeResults(options.outDir, options, snapshot());

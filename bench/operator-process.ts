@@ -99,6 +99,12 @@ export interface OperatorProcessOptions {
   readonly logPath: string;
   /** How long to wait for /stats to listen. @default 60_000 */
   readonly startTimeoutMs?: number;
+  /**
+   * The same memory budget for every participant, as each runtime takes one: Node's `--max-old-space-size` (what it
+   * derives by itself from a container's memory limit) and Go's `GOMEMLIMIT` (which a Go operator must be given). A
+   * soft limit the runtime collects garbage to stay under, not a cgroup limit.
+   */
+  readonly memoryLimitMiB?: number;
 }
 
 function commandOf(options: OperatorProcessOptions): { command: string; args: string[] } {
@@ -117,7 +123,8 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
     return { command: options.peerBinary, args: options.participant === 'peer' ? common : common.slice(0, 4) };
   }
   const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
-  return { command: process.execPath, args: [...nodeArgs, '--strategy', options.participant, ...common] };
+  const limit = options.memoryLimitMiB === undefined ? [] : [`--max-old-space-size=${options.memoryLimitMiB}`];
+  return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common] };
 }
 
 /** Spawns the participant's operator and resolves once its /stats listens. */
@@ -125,7 +132,8 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const { command, args } = commandOf(options);
   const log = createWriteStream(options.logPath, { flags: 'a' });
   // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
-  const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const env = options.memoryLimitMiB === undefined ? process.env : { ...process.env, GOMEMLIMIT: `${options.memoryLimitMiB}MiB` };
+  const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   child.stderr!.pipe(log, { end: false });
   let stopping = false;

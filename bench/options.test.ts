@@ -64,3 +64,9 @@ test('the full profile runs the seed and static-list-all at 1k only, unless --si
   );
   t.is(sessionPlan(parseOptions(['--strategies', 'per-object', '--sizes', '1000,10000'], defaults)).length, 2);
 });
+
+test('--memory-limit gives every participant the same budget in MiB, and refuses a non-number', (t) => {
+  t.is(parseOptions(['--memory-limit', '256'], defaults).memoryLimitMiB, 256);
+  t.is(parseOptions([], defaults).memoryLimitMiB, undefined);
+  t.throws(() => parseOptions(['--memory-limit', 'lots'], defaults), { message: /--memory-limit/ });
+});

@@ -102,6 +102,8 @@ export interface BenchOptions {
    * renders it to SVG.
    */
   readonly cpuProfileDir?: string;
+  /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
+  readonly memoryLimitMiB?: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
@@ -111,6 +113,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)
+  --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
   --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
 
@@ -123,6 +126,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let outDir = defaults.outDir;
   let progress = defaults.isTty;
   let cpuProfileDir: string | undefined;
+  let memoryLimitMiB: number | undefined;
   const args = [...argv];
   const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
@@ -163,6 +167,13 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--cpu-prof':
         cpuProfileDir = flagValue(flag, inline);
         break;
+      case '--memory-limit': {
+        const value = flagValue(flag, inline);
+        memoryLimitMiB = Number(value);
+        if (!Number.isInteger(memoryLimitMiB) || memoryLimitMiB < 16)
+          throw new Error(`--memory-limit: "${value}" is not a whole number of MiB ≥ 16`);
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(USAGE);
@@ -179,6 +190,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
     outDir,
     progress,
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
   };
 }
 

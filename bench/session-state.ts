@@ -32,6 +32,8 @@ export interface SessionOptions {
   readonly label: string;
   /** End the session after the cold start and the memory figures (a CPU profile of the cold start alone). */
   readonly coldStartOnly?: boolean;
+  /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
+  readonly memoryLimitMiB?: number;
 }
 
 /** Concurrent writes while creating the load. */
@@ -121,6 +123,7 @@ export class Session {
       kubeconfigPath: this.server.operatorKubeconfigPath,
       peerBinary: this.options.peerBinary,
       runner: this.options.runner,
+      memoryLimitMiB: this.options.memoryLimitMiB,
       logPath: join(this.options.logDir, `${this.options.participant}-${this.options.size}.log`),
     });
     return this.operator;

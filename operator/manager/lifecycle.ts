@@ -1,6 +1,8 @@
 // Runs a built operator: triggers in, caches synced, the Lease held, workers on; fenced when the Lease is lost; stopped in order.
 import { filter, firstValueFrom, merge, Subscription } from 'rxjs';
+import type { CustomApp } from '../customapp/custom-app.js';
 import { subscribeTriggers } from '../customapp/triggers.js';
+import { heldRefs } from '../reconcile/dependencies-step.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import type { Endpoints } from './endpoints.js';
@@ -72,6 +74,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
     governance.rebuild(cachedApps, (key) => caches.deployments.get(key));
+    holdCachedRefs(parts, cachedApps);
     controller.start();
     reconciling = true;
     markStarted();
@@ -117,4 +120,20 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   // Keep `done` from being an unhandled rejection when nobody awaits it; callers still see the rejection.
   done.catch(() => undefined);
   return { started, done, reconciling: () => reconciling, stop };
+}
+
+/**
+ * Before the workers start, every cached CustomApp that is not being deleted holds the refs its first reconcile would
+ * (`heldRefs`, the same `use`), all at once. A namespace's dependency group then sees all its refs while its first
+ * list runs, collapses at once and covers them with that one list; acquired one reconcile at a time, a ref added
+ * after the list needs a one-shot list of its own (2,551 LISTs at a 10k cold start). The reconciles that follow make
+ * the same `use` calls, which change nothing. An app deleted meanwhile is released by its reconcile (gone from the
+ * cache) or its finalizer, as if its reconcile had acquired them.
+ */
+export function holdCachedRefs(parts: Pick<OperatorParts, 'dependencies' | 'caches'>, apps: readonly CustomApp[]): void {
+  for (const app of apps) {
+    if (app.metadata.deletionTimestamp) continue;
+    const held = heldRefs(app, parts.caches.deployments.get(`${app.metadata.namespace}/${app.metadata.name}`));
+    parts.dependencies.use(`${app.metadata.namespace}/${app.metadata.name}`, [...held.spec, ...held.handoff]);
+  }
 }

@@ -81,7 +81,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
         runner,
         progress,
         label,
-        coldStartOnly: options.cpuProfileDir !== undefined,
+        coldStartOnly: options.coldStartOnly,
         memoryLimitMiB: options.memoryLimitMiB,
       }),
     );

@@ -70,3 +70,9 @@ test('--memory-limit gives every participant the same budget in MiB, and refuses
   t.is(parseOptions([], defaults).memoryLimitMiB, undefined);
   t.throws(() => parseOptions(['--memory-limit', 'lots'], defaults), { message: /--memory-limit/ });
 });
+
+test('--cold-start-only ends the sessions after the cold start, as --cpu-prof does', (t) => {
+  t.true(parseOptions(['--cold-start-only'], defaults).coldStartOnly);
+  t.true(parseOptions(['--cpu-prof', '/tmp/p'], defaults).coldStartOnly);
+  t.is(parseOptions([], defaults).coldStartOnly, undefined);
+});

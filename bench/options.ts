@@ -102,6 +102,8 @@ export interface BenchOptions {
    * renders it to SVG.
    */
   readonly cpuProfileDir?: string;
+  /** End each session after its cold start and memory figures (implied by `cpuProfileDir`). */
+  readonly coldStartOnly?: boolean;
   /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
   readonly memoryLimitMiB?: number;
 }
@@ -113,6 +115,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)
+  --cold-start-only  end each session after its cold start and memory figures
   --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
   --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
@@ -127,6 +130,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let progress = defaults.isTty;
   let cpuProfileDir: string | undefined;
   let memoryLimitMiB: number | undefined;
+  let coldStartOnly = false;
   const args = [...argv];
   const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
@@ -167,6 +171,9 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--cpu-prof':
         cpuProfileDir = flagValue(flag, inline);
         break;
+      case '--cold-start-only':
+        coldStartOnly = true;
+        break;
       case '--memory-limit': {
         const value = flagValue(flag, inline);
         memoryLimitMiB = Number(value);
@@ -191,6 +198,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
     progress,
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
     ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
+    ...(coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { EVENTS } from '../kube/resources.js';
 import { rfc3339 } from '../kube/time.js';
 import type { Logger } from '../log.js';
 import type { CoreEvent } from '../kube/objects.js';
+import { Gauge, type Registry } from 'prom-client';
 
 /** The object an Event is about. */
 export interface InvolvedObject {
@@ -43,6 +44,11 @@ export interface EventRecorderOptions {
    * every `refillMs`; an Event without a token is dropped. @default { burst: 25, refillMs: 300_000 }
    */
   readonly spamFilter?: { readonly burst: number; readonly refillMs: number };
+  /**
+   * Where to register `customapp_events_pending` (posted and not written yet, the one in flight included) and
+   * `customapp_events_dropped` (since the start). @default none
+   */
+  readonly metrics?: Registry;
 }
 
 /** One Event waiting to be written. */
@@ -88,6 +94,30 @@ export class EventRecorder {
     this.instance = options.instance ?? hostname();
     this.windowMs = options.aggregationWindowMs ?? 600_000;
     this.cacheSize = options.cacheSize ?? 4096;
+    if (options.metrics) {
+      const recorder = this;
+      new Gauge({
+        name: 'customapp_events_pending',
+        help: 'Events posted by reconciles and not written yet (the one being written included)',
+        registers: [options.metrics],
+        collect() {
+          this.set(recorder.pending);
+        },
+      });
+      new Gauge({
+        name: 'customapp_events_dropped',
+        help: 'Events dropped since the start: the queue was full, or the object had used up its spam-filter tokens',
+        registers: [options.metrics],
+        collect() {
+          this.set(recorder.dropped);
+        },
+      });
+    }
+  }
+
+  /** Events posted and not written yet, the one being written included. */
+  get pending(): number {
+    return this.queue.length + (this.draining === undefined ? 0 : 1);
   }
 
   /**

@@ -124,6 +124,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     component: OPERATOR_NAME,
     instance: identity,
     logger: logger.child({ component: 'events' }),
+    metrics: metrics.registry,
   });
   const reconciler = new CustomAppReconciler({
     client,

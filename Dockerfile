@@ -35,6 +35,11 @@ RUN npx esbuild operator/main.ts --bundle --platform=node --target=node20 --form
 # ---- runtime: slim Node, non-root, only the bundle, production node_modules and dist/ (the manifests).
 FROM ${NODE_SLIM_IMAGE}
 ENV NODE_ENV=production
+# Runtime settings for a small, long-running process (measured by the benchmark, whose runner starts the same way:
+# RUNTIME_FLAGS and RUNTIME_ENV in bench/operator-process.ts): glibc keeps at most 2 malloc arenas instead of 8 per
+# core for Node's threads, and V8's young generation stays at 2 MiB semi-spaces instead of growing to 16 MiB. At 1k
+# CustomApps they took the RSS after sync from 169 to 128 MiB, with no measurable change in CPU time.
+ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /src/node_modules/ node_modules/
 COPY --from=build /src/package.json ./
@@ -42,4 +47,4 @@ COPY --from=build /out/operator.mjs operator/operator.mjs
 COPY --from=build /src/dist/ dist/
 USER 65532:65532
 EXPOSE 8443 8081
-ENTRYPOINT ["node", "/app/operator/operator.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/operator/operator.mjs"]

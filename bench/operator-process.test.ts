@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { BUNDLE_FLAGS } from './operator-process.js';
+import { BUNDLE_FLAGS, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import { startBenchServer } from './server.js';
 
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
@@ -50,4 +50,11 @@ test('the runner is bundled as the Dockerfile bundles the operator: the same ext
   const esbuild = dockerfile.slice(dockerfile.indexOf('npx esbuild'), dockerfile.indexOf('--outfile=/out/operator.mjs'));
   for (const flag of BUNDLE_FLAGS) t.true(esbuild.includes(flag), flag);
   t.false(esbuild.includes('--packages=external'), 'client-node is bundled');
+});
+
+test("the runner runs with the operator image's Node flags and environment", (t) => {
+  const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
+  const entrypoint = dockerfile.split('\n').find((line) => line.startsWith('ENTRYPOINT'))!;
+  t.deepEqual(JSON.parse(entrypoint.slice('ENTRYPOINT'.length)), ['node', ...RUNTIME_FLAGS, '/app/operator/operator.mjs']);
+  for (const [name, value] of Object.entries(RUNTIME_ENV)) t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
 });

@@ -50,6 +50,11 @@ export const BUNDLE_FLAGS: readonly string[] = [
   "--banner:js=import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 ];
 
+/** Node's flags in the operator image (the Dockerfile's ENTRYPOINT), given to the runner too. */
+export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+/** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
+export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 /** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */
 export interface RunnerCommand {
   readonly mode: 'bundle' | 'tsx';
@@ -67,9 +72,9 @@ export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerComma
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
   try {
     await execFileAsync(ESBUILD, [RUNNER, ...BUNDLE_FLAGS, `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
-    return { mode: 'bundle', nodeArgs: [...profile, '--expose-gc', RUNNER_BUNDLE] };
+    return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE] };
   } catch {
-    return { mode: 'tsx', nodeArgs: [...profile, '--import', 'tsx', '--expose-gc', RUNNER] };
+    return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER] };
   }
 }
 
@@ -132,7 +137,11 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const { command, args } = commandOf(options);
   const log = createWriteStream(options.logPath, { flags: 'a' });
   // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
-  const env = options.memoryLimitMiB === undefined ? process.env : { ...process.env, GOMEMLIMIT: `${options.memoryLimitMiB}MiB` };
+  const env = {
+    ...process.env,
+    ...(options.participant.startsWith('peer') ? {} : RUNTIME_ENV),
+    ...(options.memoryLimitMiB === undefined ? {} : { GOMEMLIMIT: `${options.memoryLimitMiB}MiB` }),
+  };
   const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   child.stderr!.pipe(log, { end: false });

@@ -127,7 +127,8 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
 /**
  * Before the workers start, the cached CustomApps (not being deleted) of each namespace whose refs of a kind are more
  * than the dependency registry's collapse threshold hold the refs their first reconcile would (`heldRefs`, the same
- * `use`), all at once. That namespace's group then collapses at once and its first list covers them all; acquired
+ * `use`), all at once, in one batch of the source. That namespace's group then collapses at once (its namespace
+ * watch alone, no per-object watch for its first refs) and its first list covers them all; acquired
  * one reconcile at a time, a ref added after that list needs a one-shot list of its own (2,990 LISTs at a 10k cold
  * start). Smaller namespaces are left to their reconciles: held all at once, their per-object watches would start
  * together, a burst of requests (1,200 in the 1,000-app soak) that starved the Lease renewals. The reconciles that
@@ -156,7 +157,9 @@ export function holdCachedRefs(
     }
   }
   const collapsing = (ref: DependencyRef): boolean => (perGroup.get(`${ref.kind}/${ref.namespace}`)?.size ?? 0) > collapseThreshold;
-  for (const { key, refs } of held) {
-    if (refs.some(collapsing)) parts.dependencies.use(key, refs);
-  }
+  const holdAll = (): void => {
+    for (const { key, refs } of held) if (refs.some(collapsing)) parts.dependencies.use(key, refs);
+  };
+  if (parts.dependencies.batch) parts.dependencies.batch(holdAll);
+  else holdAll();
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { callTree, type CpuProfile, originOf, renderFlameGraph, selfTime } from './flame.js';
+import { callTree, type CpuProfile, originOf, renderFlameGraph, selfTime, withoutIdle } from './flame.js';
 
 const frame = (functionName: string, url = '') => ({ functionName, url, lineNumber: 0 });
 
@@ -45,4 +45,19 @@ test('renderFlameGraph draws one titled rectangle per frame wide enough, and esc
   t.true(svg.startsWith('<svg'));
   t.true(svg.includes('a &lt;title&gt;'));
   t.is(svg.match(/<g><title>/g)?.length, 6);
+});
+
+test('withoutIdle leaves out the idle frame and its samples', (t) => {
+  const idle = {
+    ...profile,
+    nodes: [
+      ...profile.nodes.slice(0, 1).map((node) => ({ ...node, children: [...node.children!, 8] })),
+      ...profile.nodes.slice(1),
+      { id: 8, callFrame: frame('(idle)'), hitCount: 7 },
+    ],
+  };
+  const { tree, idle: idleSamples } = withoutIdle(callTree(idle));
+  t.is(idleSamples, 7);
+  t.is(tree.total, 13);
+  t.false([...tree.children.values()].some((child) => child.name === '(idle)'));
 });

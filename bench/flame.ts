@@ -1,7 +1,8 @@
 // Renders a V8 CPU profile (`node --cpu-prof`'s .cpuprofile) as a flame graph in SVG, and sums its self time by origin.
 //
 // Usage: tsx bench/flame.ts <profile.cpuprofile> <out.svg> [--title text]
-// Prints the self time by origin (ours, each npm package, Node.js internals, GC, idle) and the costliest functions.
+// Draws the busy samples (V8's idle frame left out, its share in the title); prints the self time by origin (ours,
+// each npm package, Node.js internals, GC, idle) and the costliest functions.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -67,6 +68,13 @@ export function callTree(profile: CpuProfile): Frame {
   const only = [...root.children.values()];
   if (only.length === 1 && only[0]!.name === '(root)') return { ...only[0]!, name: 'all', origin: 'all' };
   return root;
+}
+
+/** `tree` without V8's `(idle)` frame: the flame graph of the busy samples only (the idle share is said in the title). */
+export function withoutIdle(tree: Frame): { tree: Frame; idle: number } {
+  const idle = [...tree.children.values()].filter((child) => child.name === '(idle)').reduce((sum, child) => sum + child.total, 0);
+  const children = new Map([...tree.children].filter(([, child]) => child.name !== '(idle)'));
+  return { tree: { ...tree, total: tree.total - idle, children }, idle };
 }
 
 /** Self samples by origin, and the functions with the most self samples. */
@@ -172,7 +180,9 @@ function main(): void {
   const tree = callTree(profile);
   const seconds = (profile.endTime - profile.startTime) / 1e6;
   const title = titleAt >= 0 ? rest[titleAt + 1]! : `CPU profile ${input} (${seconds.toFixed(1)} s)`;
-  writeFileSync(resolve(output), renderFlameGraph(tree, title));
+  const busy = withoutIdle(tree);
+  const idleShare = `${((busy.idle / tree.total) * 100).toFixed(1)}%`;
+  writeFileSync(resolve(output), renderFlameGraph(busy.tree, `${title}: busy samples only (idle ${idleShare} left out)`));
   const { byOrigin, byFunction } = selfTime(tree);
   const share = (samples: number): string => `${((samples / tree.total) * 100).toFixed(1)}%`;
   process.stdout.write(`${tree.total} samples over ${seconds.toFixed(1)} s\nself time by origin:\n`);

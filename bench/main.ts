@@ -4,7 +4,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { renderChart } from './chart.js';
 import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
-import { PARTICIPANT_LABELS, parseOptions, type BenchOptions } from './options.js';
+import { PARTICIPANT_LABELS, parseOptions, sessionPlan, type BenchOptions } from './options.js';
 import { createProgress, type Progress } from './progress.js';
 import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
 import type { BenchResults, SessionResult } from './results.js';
@@ -44,14 +44,14 @@ export async function runBench(options: BenchOptions, command: string, progress:
   const logDir = mkdtempSync(join(tmpdir(), 'customapp-bench-logs-'));
   progress.log(`logs of the operator processes: ${logDir}`);
   let peerBinary: string | undefined;
-  if (options.participants.includes('peer')) {
+  if (options.participants.includes('peer') || options.participants.includes('peer-defaults')) {
     progress.status('building the controller-runtime peer (first time: a few minutes)');
     peerBinary = await buildPeer();
   }
-  const runner = await prepareRunner();
+  const runner = await prepareRunner(options.cpuProfileDir);
   if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
   const sessions: SessionResult[] = [];
-  const plan = options.sizes.flatMap((size) => options.participants.map((participant) => ({ size, participant })));
+  const plan = sessionPlan(options);
   const snapshot = (): BenchResults => ({
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -59,7 +59,13 @@ export async function runBench(options: BenchOptions, command: string, progress:
     profile: options.profile.name,
     target: options.target,
     machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
-    settings: { ...options.profile, sizes: options.sizes, reconcileWorkers: RECONCILE_WORKERS, runner: runner.mode },
+    settings: {
+      ...options.profile,
+      sizes: options.sizes,
+      reconcileWorkers: RECONCILE_WORKERS,
+      runner: runner.mode,
+      ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+    },
     sessions,
   });
   for (const [index, { size, participant }] of plan.entries()) {
@@ -75,6 +81,8 @@ export async function runBench(options: BenchOptions, command: string, progress:
         runner,
         progress,
         label,
+        coldStartOnly: options.coldStartOnly,
+        memoryLimitMiB: options.memoryLimitMiB,
       }),
     );
     writeResults(options.outDir, options, snapshot());

@@ -1,9 +1,11 @@
 // The participant process outlives no harness: closing its stdin (what the harness's death does) stops it cleanly.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
+import { BUNDLE_FLAGS, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import { startBenchServer } from './server.js';
 
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
@@ -41,4 +43,18 @@ test('the runner stops and exits 0 when its stdin ends, as when the harness dies
   const [code, signal] = await exited;
   t.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
   t.regex(stderr, /"signal":"harness gone"[^\n]*"msg":"stopping"|"msg":"stopping"[^\n]*"signal":"harness gone"/);
+});
+
+test('the runner is bundled as the Dockerfile bundles the operator: the same externals and require banner', (t) => {
+  const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
+  const esbuild = dockerfile.slice(dockerfile.indexOf('npx esbuild'), dockerfile.indexOf('--outfile=/out/operator.mjs'));
+  for (const flag of BUNDLE_FLAGS) t.true(esbuild.includes(flag), flag);
+  t.false(esbuild.includes('--packages=external'), 'client-node is bundled');
+});
+
+test("the runner runs with the operator image's Node flags and environment", (t) => {
+  const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
+  const entrypoint = dockerfile.split('\n').find((line) => line.startsWith('ENTRYPOINT'))!;
+  t.deepEqual(JSON.parse(entrypoint.slice('ENTRYPOINT'.length)), ['node', ...RUNTIME_FLAGS, '/app/operator/operator.mjs']);
+  for (const [name, value] of Object.entries(RUNTIME_ENV)) t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
 });

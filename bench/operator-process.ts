@@ -35,6 +35,26 @@ export async function buildPeer(): Promise<string> {
   }
 }
 
+/**
+ * esbuild's flags for the runner, the same as the Dockerfile's for the operator image: npm packages stay external
+ * (loaded from node_modules), except @kubernetes/client-node, which is bundled so that only the parts the operator
+ * uses are loaded (its KubeConfig and auth, not its generated API clients: about 11 MiB of heap instead of 32 MiB).
+ * Its CommonJS dependencies then need a `require`, which the banner provides.
+ */
+export const BUNDLE_FLAGS: readonly string[] = [
+  '--bundle',
+  '--platform=node',
+  '--format=esm',
+  '--target=node20',
+  ...['pino', 'prom-client', 'rxjs', 'yaml'].map((name) => `--external:${name}`),
+  "--banner:js=import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+];
+
+/** Node's flags in the operator image (the Dockerfile's ENTRYPOINT), given to the runner too. */
+export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+/** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
+export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 /** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */
 export interface RunnerCommand {
   readonly mode: 'bundle' | 'tsx';
@@ -44,25 +64,17 @@ export interface RunnerCommand {
 
 /**
  * Bundles bench/runner.ts (and the operator it imports) into one JavaScript file with esbuild (tsx's own
- * compiler), so that the operator process runs plain JavaScript as a deployed operator would: under tsx, its
- * loader thread adds about 100 MB of RSS and 10 MB of heap to every TypeScript participant. Packages stay
- * external (loaded from node_modules). Falls back to tsx when esbuild is missing.
+ * compiler), so that the operator process runs plain JavaScript as the operator image does (see
+ * {@link BUNDLE_FLAGS}): under tsx, its loader thread adds about 100 MB of RSS and 10 MB of heap to every
+ * TypeScript participant. Falls back to tsx when esbuild is missing.
  */
-export async function prepareRunner(): Promise<RunnerCommand> {
+export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerCommand> {
+  const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
   try {
-    await execFileAsync(ESBUILD, [
-      RUNNER,
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--packages=external',
-      '--target=node20',
-      `--outfile=${RUNNER_BUNDLE}`,
-      '--log-level=warning',
-    ]);
-    return { mode: 'bundle', nodeArgs: ['--expose-gc', RUNNER_BUNDLE] };
+    await execFileAsync(ESBUILD, [RUNNER, ...BUNDLE_FLAGS, `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
+    return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE] };
   } catch {
-    return { mode: 'tsx', nodeArgs: ['--import', 'tsx', '--expose-gc', RUNNER] };
+    return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER] };
   }
 }
 
@@ -92,6 +104,12 @@ export interface OperatorProcessOptions {
   readonly logPath: string;
   /** How long to wait for /stats to listen. @default 60_000 */
   readonly startTimeoutMs?: number;
+  /**
+   * The same memory budget for every participant, as each runtime takes one: Node's `--max-old-space-size` (what it
+   * derives by itself from a container's memory limit) and Go's `GOMEMLIMIT` (which a Go operator must be given). A
+   * soft limit the runtime collects garbage to stay under, not a cgroup limit.
+   */
+  readonly memoryLimitMiB?: number;
 }
 
 function commandOf(options: OperatorProcessOptions): { command: string; args: string[] } {
@@ -103,12 +121,15 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
     '--max-concurrent-reconciles',
     String(RECONCILE_WORKERS),
   ];
-  if (options.participant === 'peer') {
+  if (options.participant === 'peer' || options.participant === 'peer-defaults') {
     if (!options.peerBinary) throw new Error('the peer participant needs peerBinary (see buildPeer)');
-    return { command: options.peerBinary, args: common };
+    // peer-defaults: controller-runtime's own default of 1 worker (MaxConcurrentReconciles); its client rate limiter is
+    // off in both, as controller-runtime's GetConfig leaves it (QPS -1: API Priority and Fairness limits instead).
+    return { command: options.peerBinary, args: options.participant === 'peer' ? common : common.slice(0, 4) };
   }
   const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
-  return { command: process.execPath, args: [...nodeArgs, '--strategy', options.participant, ...common] };
+  const limit = options.memoryLimitMiB === undefined ? [] : [`--max-old-space-size=${options.memoryLimitMiB}`];
+  return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common] };
 }
 
 /** Spawns the participant's operator and resolves once its /stats listens. */
@@ -116,7 +137,12 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const { command, args } = commandOf(options);
   const log = createWriteStream(options.logPath, { flags: 'a' });
   // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
-  const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const env = {
+    ...process.env,
+    ...(options.participant.startsWith('peer') ? {} : RUNTIME_ENV),
+    ...(options.memoryLimitMiB === undefined ? {} : { GOMEMLIMIT: `${options.memoryLimitMiB}MiB` }),
+  };
+  const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   child.stderr!.pipe(log, { end: false });
   let stopping = false;

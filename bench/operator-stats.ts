@@ -20,6 +20,8 @@ export interface OperatorStats {
   readonly cachedObjects: Record<string, number>;
   /** True when a garbage collection ran just before the memory figures were read. */
   readonly gcForced: boolean;
+  /** The TypeScript operators' time per reconcile step so far (customapp_reconcile_step_seconds); absent for the peer. */
+  readonly reconcileSteps?: Record<string, { readonly count: number; readonly seconds: number }>;
   /** Strategy-specific counters (for example the seed informers that died). */
   readonly notes?: Record<string, number>;
 }

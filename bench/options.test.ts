@@ -1,6 +1,6 @@
 // Tests of the benchmark's command line.
 import test from 'ava';
-import { FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK } from './options.js';
+import { FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK, sessionPlan } from './options.js';
 
 const defaults = { outDir: '/out', isTty: true };
 
@@ -49,4 +49,30 @@ test('1k CustomApps live in one namespace, and larger runs in 2k-CustomApp names
   t.is(namespacesFor(20), 1);
   t.is(namespacesFor(1000), 1);
   t.is(namespacesFor(10_000), 5);
+});
+
+test('--cpu-prof names the profile directory; without it there is none', (t) => {
+  t.is(parseOptions(['--cpu-prof', '/tmp/prof'], defaults).cpuProfileDir, '/tmp/prof');
+  t.is(parseOptions([], defaults).cpuProfileDir, undefined);
+});
+
+test('the full profile runs the seed and static-list-all at 1k only, unless --sizes asks for more', (t) => {
+  const plan = sessionPlan(parseOptions(['--strategies', 'per-object,static-list-all,ours'], defaults));
+  t.deepEqual(
+    plan.map(({ size, participant }) => `${participant}@${size}`),
+    ['per-object@1000', 'static-list-all@1000', 'ours@1000', 'ours@10000'],
+  );
+  t.is(sessionPlan(parseOptions(['--strategies', 'per-object', '--sizes', '1000,10000'], defaults)).length, 2);
+});
+
+test('--memory-limit gives every participant the same budget in MiB, and refuses a non-number', (t) => {
+  t.is(parseOptions(['--memory-limit', '256'], defaults).memoryLimitMiB, 256);
+  t.is(parseOptions([], defaults).memoryLimitMiB, undefined);
+  t.throws(() => parseOptions(['--memory-limit', 'lots'], defaults), { message: /--memory-limit/ });
+});
+
+test('--cold-start-only ends the sessions after the cold start, as --cpu-prof does', (t) => {
+  t.true(parseOptions(['--cold-start-only'], defaults).coldStartOnly);
+  t.true(parseOptions(['--cpu-prof', '/tmp/p'], defaults).coldStartOnly);
+  t.is(parseOptions([], defaults).coldStartOnly, undefined);
 });

@@ -2,8 +2,8 @@
 import { STRATEGY_NAMES, type StrategyName } from './strategies/strategy.js';
 
 /** Everything the benchmark compares: the five TypeScript strategies and the controller-runtime peer. */
-export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer'] as const;
-export type Participant = StrategyName | 'peer';
+export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer', 'peer-defaults'] as const;
+export type Participant = StrategyName | 'peer' | 'peer-defaults';
 
 /** How tables and the chart name each participant. */
 export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
@@ -13,6 +13,7 @@ export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
   'per-object': 'per-object (seed)',
   ours: 'ours',
   peer: 'peer (controller-runtime)',
+  'peer-defaults': 'peer, 1 worker (its default)',
 };
 
 /** Where the API server comes from. */
@@ -43,6 +44,13 @@ export interface Profile {
   readonly idleSeconds: number;
   /** kube-apiserver `--min-request-timeout`: a watch without timeoutSeconds ends after [T, 2T) s. */
   readonly serverWatchTimeoutSeconds: number;
+  /**
+   * The largest size at which a participant runs, when it is run at all (an explicit `--sizes` runs it everywhere).
+   * The full profile runs the seed and static-list-all at 1k only: at 10k the seed never converges (6,402 informers,
+   * 632 s until it gave up) and static-list-all's latency is minutes (one LIST of every CustomApp per ConfigMap
+   * event), so their sessions took half of the run's hour and taught nothing new.
+   */
+  readonly maxSize?: Partial<Record<Participant, number>>;
 }
 
 export const QUICK: Profile = {
@@ -73,6 +81,7 @@ export const FULL: Profile = {
   settleMs: 2_000,
   idleSeconds: 120,
   serverWatchTimeoutSeconds: 60,
+  maxSize: { 'per-object': 1000, 'static-list-all': 1000 },
 };
 
 export interface BenchOptions {
@@ -81,10 +90,22 @@ export interface BenchOptions {
   readonly participants: readonly Participant[];
   /** The sizes to run (the profile's unless `--sizes`). */
   readonly sizes: readonly number[];
+  /** True when `--sizes` chose them: every participant then runs at every size (no `maxSize`). */
+  readonly sizesGiven?: boolean;
   /** Where the report, JSON and SVG go. */
   readonly outDir: string;
   /** Redraw a progress line on the terminal. */
   readonly progress: boolean;
+  /**
+   * Profile the TypeScript operators' CPU (`node --cpu-prof`) into this directory and end each session after its
+   * cold start: the profile (written when the process exits) then covers the cold start alone. `bench/flame.ts`
+   * renders it to SVG.
+   */
+  readonly cpuProfileDir?: string;
+  /** End each session after its cold start and memory figures (implied by `cpuProfileDir`). */
+  readonly coldStartOnly?: boolean;
+  /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
+  readonly memoryLimitMiB?: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
@@ -94,6 +115,9 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)
+  --cold-start-only  end each session after its cold start and memory figures
+  --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
+  --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
   --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
 
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
@@ -104,6 +128,9 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let sizes: number[] | undefined;
   let outDir = defaults.outDir;
   let progress = defaults.isTty;
+  let cpuProfileDir: string | undefined;
+  let memoryLimitMiB: number | undefined;
+  let coldStartOnly = false;
   const args = [...argv];
   const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
@@ -141,6 +168,19 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--no-progress':
         progress = false;
         break;
+      case '--cpu-prof':
+        cpuProfileDir = flagValue(flag, inline);
+        break;
+      case '--cold-start-only':
+        coldStartOnly = true;
+        break;
+      case '--memory-limit': {
+        const value = flagValue(flag, inline);
+        memoryLimitMiB = Number(value);
+        if (!Number.isInteger(memoryLimitMiB) || memoryLimitMiB < 16)
+          throw new Error(`--memory-limit: "${value}" is not a whole number of MiB ≥ 16`);
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(USAGE);
@@ -148,7 +188,18 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
   }
-  return { profile, target, participants, sizes: sizes ?? profile.sizes, outDir, progress };
+  return {
+    profile,
+    target,
+    participants,
+    sizes: sizes ?? profile.sizes,
+    sizesGiven: sizes !== undefined,
+    outDir,
+    progress,
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
+    ...(coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
+  };
 }
 
 /** `a,b,c` → the participants, in the order given; each must be one of {@link PARTICIPANTS}. */
@@ -163,6 +214,18 @@ export function parseParticipants(text: string): Participant[] {
       throw new Error(`--strategies: "${name}" is not one of ${PARTICIPANTS.join(', ')}`);
   }
   return [...new Set(names)] as Participant[];
+}
+
+/** The (size, participant) sessions of a run, size by size: the profile's `maxSize` applies unless `--sizes` was given. */
+export function sessionPlan(options: Pick<BenchOptions, 'profile' | 'participants' | 'sizes' | 'sizesGiven'>): {
+  size: number;
+  participant: Participant;
+}[] {
+  return options.sizes.flatMap((size) =>
+    options.participants
+      .filter((participant) => options.sizesGiven || size <= (options.profile.maxSize?.[participant] ?? Number.POSITIVE_INFINITY))
+      .map((participant) => ({ size, participant })),
+  );
 }
 
 /** How many namespaces a run of `size` CustomApps spreads over: one at 1k (the watch-stream target's setting), 2k per namespace above. */

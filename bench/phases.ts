@@ -5,7 +5,8 @@ import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { idleFigures } from './idle.js';
 import { configMapData, imageAt, type PlannedApp } from './load.js';
 import type { ColdStartResult, IdleResult, MemoryResult, PhaseResult, RestartResult } from './results.js';
-import { PhaseMeter, POLL_MS, ServerWindow, sleep, type Session } from './session-state.js';
+import { diffCpu } from './cpu.js';
+import { diffSteps, PhaseMeter, POLL_MS, ServerWindow, sleep, type Session } from './session-state.js';
 import { addCounts, diffCounts, summarize } from './stats.js';
 
 /** A write the harness made and what it should cause. */
@@ -108,6 +109,7 @@ function spread<T>(items: readonly T[], count: number): T[] {
 export async function coldStart(session: Session): Promise<ColdStartResult> {
   const { size } = session.options;
   const window = await ServerWindow.open(session);
+  const cpuBefore = session.cpu();
   const spawnedAt = session.now();
   await session.launch();
   const apps = session.plan.apps.map((app) => `${app.namespace}/${app.name}`);
@@ -131,9 +133,12 @@ export async function coldStart(session: Session): Promise<ColdStartResult> {
   }
   const server = await window.close();
   const stats = await session.stats();
+  const cpuSeconds = diffCpu(session.cpu(), cpuBefore);
   return {
     operations: size,
     durationMs: session.now() - spawnedAt,
+    cpuSeconds,
+    reconcileSteps: diffSteps(stats.reconcileSteps, undefined),
     requests: server?.requests ?? stats.requests,
     renewals: server?.renewals,
     selfRequests: stats.requests,
@@ -299,6 +304,7 @@ export async function restart(session: Session): Promise<RestartResult> {
   await session.operator!.stop();
   const stopMs = session.now() - stopFrom;
   const window = await ServerWindow.open(session);
+  const cpuBefore = session.cpu();
   const changesBefore = session.deployments.changeCount;
   const spawnedAt = session.now();
   await session.launch();
@@ -315,6 +321,8 @@ export async function restart(session: Session): Promise<RestartResult> {
     selfRequests: stats.requests,
     reconciles: stats.reconciles,
     deploymentChanges: session.deployments.changeCount - changesBefore,
+    cpuSeconds: diffCpu(session.cpu(), cpuBefore),
+    reconcileSteps: diffSteps(stats.reconcileSteps, undefined),
     settledMs,
     stopMs,
   };

@@ -6,7 +6,18 @@ import test from 'ava';
 import { renderAgain } from './main.js';
 import { escapeXml, renderChart } from './chart.js';
 import type { Participant } from './options.js';
-import { checkTargets, formatNumber, formatVerbs, renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
+import {
+  checkTargets,
+  cpuTable,
+  peerRatioChecks,
+  formatNumber,
+  formatVerbs,
+  renderReport,
+  requestsTable,
+  resourcesTable,
+  sizeLabel,
+  stepsCell,
+} from './report.js';
 import type { BenchResults, PhaseResult, SessionResult } from './results.js';
 
 function phase(overrides: Partial<PhaseResult> = {}): PhaseResult {
@@ -195,4 +206,42 @@ test("--render writes the report and the chart again from a run's JSON, next to 
   t.deepEqual(files, { markdown: join(dir, 'full-envtest.md'), svg: join(dir, 'full-envtest.svg') });
   t.regex(readFileSync(files.markdown, 'utf8'), /!\[requests, memory and latency\]\(full-envtest\.svg\)/);
   t.regex(readFileSync(files.svg, 'utf8'), /^<svg/);
+});
+
+test('the CPU table sums the update phases and divides the cold start by its reconciles', (t) => {
+  const ours = session('ours', 1000, {
+    coldStart: {
+      ...phase({ reconciles: 2000, cpuSeconds: { operator: 5, apiserver: 12.5, etcd: 1.25 } }),
+      converged: 1000,
+      convergedMs: 6000,
+    },
+    referenced: phase({ cpuSeconds: { operator: 0.5, apiserver: 2 } }),
+    shared: phase({ cpuSeconds: { operator: 1, apiserver: 3 } }),
+    restart: { ...phase({ cpuSeconds: { operator: 1.5 } }), settledMs: 1000, stopMs: 100 },
+  });
+  const rows = cpuTable([ours, session('peer', 1000)]).split('\n');
+  t.is(rows[2], '| **ours** | 1k | 5.0 | 1.5 | 1.5 | 2.50 | 12.5 | 1.3 | 5.0 |');
+  t.is(rows[3], '| peer (controller-runtime) | 1k | – | – | – | – | – | – | – |');
+});
+
+test('a steps cell lists the costliest step first, with its mean and count', (t) => {
+  t.is(
+    stepsCell({ dependencies: { count: 10, seconds: 0.001 }, 'write create deployments.apps': { count: 5, seconds: 0.05 } }),
+    'write create deployments.apps 10 ms × 5 · dependencies 0.1 ms × 10',
+  );
+  t.is(stepsCell(undefined), '–');
+});
+
+test('the goals against the peer are ratios of the same run, met at or under their limit', (t) => {
+  const ours = session('ours', 1000);
+  const peer = session('peer', 1000, {
+    referenced: phase({ latencyMs: { count: 100, p50: 5, p95: 9, p99: 10, max: 20, mean: 6 } }),
+    coldStart: { ...phase(), converged: 1000, convergedMs: 8000 },
+  });
+  const checks = Object.fromEntries(peerRatioChecks(ours, peer, '1k').map((check) => [check.target, check]));
+  t.like(checks['p99 propagation ≤ 1.0× the peer (1k)'], { measured: '12.3 vs 10 ms = 1.23×', met: false });
+  t.like(checks['p99 propagation ≤ 1.5× the API floor (1k)'], { met: false });
+  t.like(checks['RSS after sync ≤ 1.0× the peer (1k)'], { measured: '128.0 vs 128.0 MiB = 1.00×', met: true });
+  t.like(checks['cold start ≤ 1.5× the peer (1k)'], { measured: '12.3 vs 8.0 s = 1.54×', met: false });
+  t.like(peerRatioChecks(ours, undefined, '1k')[0], { measured: 'no figure', met: undefined });
 });

@@ -142,6 +142,81 @@ export function resourcesTable(sessions: readonly SessionResult[]): string {
   );
 }
 
+const cpuCell = (value: number | undefined): string => (value === undefined ? '–' : value.toFixed(1));
+
+/** The sum of one role's CPU seconds over some phases; undefined when none of them has it. */
+function cpuOver(phases: readonly (PhaseResult | undefined)[], role: 'operator' | 'apiserver' | 'etcd'): number | undefined {
+  const values = phases.map((phase) => phase?.cpuSeconds?.[role]).filter((value): value is number => value !== undefined);
+  return values.length === 0 ? undefined : values.reduce((sum, value) => sum + value, 0);
+}
+
+/**
+ * CPU seconds (user + system, from /proc/<pid>/stat) of the operator process, kube-apiserver and etcd in the cold start,
+ * the four update phases together, and the restart; and the operator's CPU per cold-start reconcile.
+ */
+export function cpuTable(sessions: readonly SessionResult[]): string {
+  return table(
+    [
+      'strategy',
+      'N',
+      'operator: cold start',
+      'operator: updates',
+      'operator: restart',
+      'operator ms per cold-start reconcile',
+      'kube-apiserver: cold start',
+      'etcd: cold start',
+      'kube-apiserver: updates',
+    ],
+    sessions.map((session) => {
+      const updates = [session.referenced, session.unrelated, session.spec, session.shared];
+      const cold = session.coldStart;
+      const perReconcile =
+        cold?.cpuSeconds?.operator !== undefined && cold.reconciles > 0
+          ? `${((cold.cpuSeconds.operator * 1000) / cold.reconciles).toFixed(2)}`
+          : '–';
+      return [
+        label(session.participant),
+        sizeLabel(session.size),
+        cpuCell(cold?.cpuSeconds?.operator),
+        cpuCell(cpuOver(updates, 'operator')),
+        cpuCell(session.restart?.cpuSeconds?.operator),
+        perReconcile,
+        cpuCell(cold?.cpuSeconds?.apiserver),
+        cpuCell(cold?.cpuSeconds?.etcd),
+        cpuCell(cpuOver(updates, 'apiserver')),
+      ];
+    }),
+  );
+}
+
+/** `write create deployments.apps 2.1 ms × 1000`: each step's mean time and count, the costliest first. */
+export function stepsCell(steps: PhaseResult['reconcileSteps']): string {
+  if (!steps || Object.keys(steps).length === 0) return '–';
+  return Object.entries(steps)
+    .sort(([, a], [, b]) => b.seconds - a.seconds)
+    .map(
+      ([step, { count, seconds }]) =>
+        `${step} ${formatNumber(Math.round(((seconds * 1000) / count) * 100) / 100)} ms × ${formatNumber(count)}`,
+    )
+    .join(' · ');
+}
+
+/** The TypeScript operators' time per reconcile step (mean wall time and count) in the cold start and the referenced updates. */
+export function stepsTable(sessions: readonly SessionResult[]): string {
+  const rows = sessions
+    .filter((session) => session.coldStart?.reconcileSteps || session.referenced?.reconcileSteps)
+    .flatMap((session) =>
+      (
+        [
+          ['cold start', session.coldStart],
+          ['referenced updates', session.referenced],
+          ['shared updates', session.shared],
+        ] as const
+      ).map(([phase, result]) => [label(session.participant), sizeLabel(session.size), phase, stepsCell(result?.reconcileSteps)]),
+    );
+  return table(['strategy', 'N', 'phase', 'step: mean wall time × count (nested: deployment holds its write and Event)'], rows);
+}
+
 /** One target of ours, checked against the run. */
 export interface TargetCheck {
   readonly target: string;
@@ -198,6 +273,7 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
       measured: idle === undefined ? 'no figure' : formatNumber(idle),
       met: idle === undefined ? undefined : idle <= 12,
     });
+    checks.push(...peerRatioChecks(ours, find(sessions, 'peer', size), at));
     if (size >= 10_000) {
       const cold = ours.coldStart?.convergedMs;
       checks.push({
@@ -230,6 +306,38 @@ export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] 
   return checks;
 }
 
+/** `a ÷ b` as a ratio check: `18.1 vs 12.1 ms = 1.50×`. */
+function ratioCheck(
+  target: string,
+  a: number | undefined,
+  b: number | undefined,
+  limit: number,
+  unit: string,
+  format: (value: number) => string = ms,
+): TargetCheck {
+  if (a === undefined || b === undefined || b <= 0) return { target, measured: 'no figure', met: undefined };
+  return { target, measured: `${format(a)} vs ${format(b)}${unit} = ${(a / b).toFixed(2)}×`, met: a / b <= limit };
+}
+
+/** The goals of issue 15 (DESIGN.md §6), ours ÷ the controller-runtime peer at its equal worker count, same run. */
+export function peerRatioChecks(ours: SessionResult, peer: SessionResult | undefined, at: string): TargetCheck[] {
+  const seconds1 = (value: number): string => (value / 1000).toFixed(1);
+  return [
+    ratioCheck(`p99 propagation ≤ 1.0× the peer (${at})`, ours.referenced?.latencyMs?.p99, peer?.referenced?.latencyMs?.p99, 1, ' ms'),
+    ratioCheck(`p99 propagation ≤ 1.5× the API floor (${at})`, ours.referenced?.latencyMs?.p99, ours.referenced?.floorMs?.p99, 1.5, ' ms'),
+    ratioCheck(`fan-out p99 ≤ 1.0× the peer (${at})`, ours.shared?.latencyMs?.p99, peer?.shared?.latencyMs?.p99, 1, ' ms'),
+    ratioCheck(
+      `RSS after sync ≤ 1.0× the peer (${at})`,
+      ours.afterSync?.memory.rssBytes,
+      peer?.afterSync?.memory.rssBytes,
+      1,
+      ' MiB',
+      (bytes) => mib(bytes),
+    ),
+    ratioCheck(`cold start ≤ 1.5× the peer (${at})`, ours.coldStart?.convergedMs, peer?.coldStart?.convergedMs, 1.5, ' s', seconds1),
+  ];
+}
+
 function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
     ['target (ours)', 'measured', 'met'],
@@ -257,6 +365,16 @@ export function renderReport(results: BenchResults, chartFile?: string): string 
     'Latency: ConfigMap write → the Deployment change seen by a separate raw watcher. API floor: ConfigMap write → the ConfigMap seen by a raw watcher (same run).',
     '',
     resourcesTable(sessions),
+    '',
+    '## CPU seconds per phase',
+    'User + system time of each process in the phase, from /proc/<pid>/stat (the operator from its spawn in the cold start and the restart).',
+    '',
+    cpuTable(sessions),
+    '',
+    '## Time per reconcile step (TypeScript operators)',
+    'Wall time of each step, from `customapp_reconcile_step_seconds`: `dependencies` reads the ConfigMap and Secret states, `deployment` and `service` include their writes and Events, `status desired` computes the status, `status` writes it when it changed.',
+    '',
+    stepsTable(sessions),
     '',
     '## Targets for ours',
     '',

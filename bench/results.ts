@@ -1,5 +1,6 @@
 // The raw figures of a benchmark run, as written to results.json and read by the report and the chart.
 import type { BenchTarget, Participant } from './options.js';
+import type { CpuSeconds } from './cpu.js';
 import type { LatencySummary, RequestCounts } from './stats.js';
 
 /** Where the request counts of a session come from. */
@@ -27,7 +28,14 @@ export interface PhaseResult {
   readonly expected?: number;
   /** Of those, the ones never seen (within the miss window). */
   readonly missed?: number;
+  /** CPU seconds (user + system) spent in the phase by the operator process, kube-apiserver and etcd (from /proc). */
+  readonly cpuSeconds?: CpuSeconds;
+  /** The operator's own time per reconcile step in the phase (ours and the TypeScript strategies; see ReconcileSteps). */
+  readonly reconcileSteps?: ReconcileSteps;
 }
+
+/** Reconcile step → how many times it ran and the seconds it took in all (customapp_reconcile_step_seconds). */
+export type ReconcileSteps = Record<string, { readonly count: number; readonly seconds: number }>;
 
 export interface ColdStartResult extends PhaseResult {
   /** Process spawn → the last Deployment carrying its ConfigMap's hash (undefined when some never did). */

@@ -68,6 +68,13 @@ async function stats(operator: Operator, source: BenchSource | undefined, extern
     services: operator.services.store.size,
     configmaps: source?.cachedObjects() ?? 0,
   };
+  const reconcileSteps: Record<string, { count: number; seconds: number }> = {};
+  for (const { metricName, labels, value } of (await operator.metrics.reconcileStepTime.get()).values) {
+    const step = String(labels.step);
+    const entry = (reconcileSteps[step] ??= { count: 0, seconds: 0 });
+    if (metricName?.endsWith('_sum')) entry.seconds = value;
+    else if (metricName?.endsWith('_count')) entry.count = value;
+  }
   const collect = (globalThis as { gc?: () => void }).gc;
   if (gc && collect) collect();
   const memory = process.memoryUsage();
@@ -80,6 +87,7 @@ async function stats(operator: Operator, source: BenchSource | undefined, extern
     openWatches: -1,
     reconciles,
     cachedObjects,
+    reconcileSteps,
     gcForced: gc && Boolean(collect),
     notes: source instanceof PerObjectSource ? { deadInformers: source.deadInformers } : undefined,
   };

@@ -8,6 +8,7 @@ import { parse, stringify } from 'yaml';
 import { startEnvtest } from '../envtest/harness.js';
 import { CRD_NAME } from '../infra/customapp-api.js';
 import { AuditLog, auditFlags, auditPolicy } from './audit.js';
+import { findServerProcesses } from './cpu.js';
 import type { BenchTarget } from './options.js';
 import { countRequest, type RequestCounts } from './stats.js';
 
@@ -33,6 +34,8 @@ export interface BenchServer {
   readonly counters?: () => Promise<{ readonly requests: RequestCounts; readonly openWatches: number }>;
   /** The flags kube-apiserver runs with beyond envtest's defaults, for the report. */
   readonly serverFlags: readonly string[];
+  /** The server's own processes, for their CPU time (envtest: kube-apiserver and etcd; the emulator: its process as `apiserver`). */
+  readonly pids: { readonly apiserver?: number; readonly etcd?: number };
   stop(): Promise<void>;
 }
 
@@ -108,6 +111,7 @@ async function startEnvtestServer(options: BenchServerOptions): Promise<BenchSer
       operatorKubeconfigPath,
       audit,
       serverFlags: [...serverFlags, '--audit-log-path=… (the operator identity only)'],
+      pids: findServerProcesses(env.dir),
       stop: async () => {
         await audit.close();
         await env.stop();
@@ -241,6 +245,7 @@ async function startEmulatorServer(): Promise<BenchServer> {
         return { requests, openWatches: snapshot.watches.byUser[OPERATOR_USERNAME] ?? 0 };
       },
       serverFlags: [],
+      pids: { apiserver: child.pid },
       stop,
     };
   } catch (error) {

@@ -6,13 +6,14 @@ import { KubeClient } from '../operator/kube/client.js';
 import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
+import { type CpuSeconds, diffCpu, processCpuSeconds } from './cpu.js';
 import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
 import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';
 import type { OperatorStats } from './operator-stats.js';
 import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
 import type { Progress } from './progress.js';
-import type { PhaseResult } from './results.js';
+import type { PhaseResult, ReconcileSteps } from './results.js';
 import { startBenchServer, type BenchServer } from './server.js';
 import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
 
@@ -29,6 +30,10 @@ export interface SessionOptions {
   readonly progress: Progress;
   /** A short name for progress lines, e.g. `[2/12 ours 1k]`. */
   readonly label: string;
+  /** End the session after the cold start and the memory figures (a CPU profile of the cold start alone). */
+  readonly coldStartOnly?: boolean;
+  /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
+  readonly memoryLimitMiB?: number;
 }
 
 /** Concurrent writes while creating the load. */
@@ -118,9 +123,22 @@ export class Session {
       kubeconfigPath: this.server.operatorKubeconfigPath,
       peerBinary: this.options.peerBinary,
       runner: this.options.runner,
+      memoryLimitMiB: this.options.memoryLimitMiB,
       logPath: join(this.options.logDir, `${this.options.participant}-${this.options.size}.log`),
     });
     return this.operator;
+  }
+
+  /**
+   * CPU seconds used so far by the operator process (0 before it is spawned: a phase that spawns it counts from
+   * there), kube-apiserver and etcd.
+   */
+  cpu(): CpuSeconds {
+    const cpu: CpuSeconds = { operator: this.operator?.alive ? processCpuSeconds(this.operator.pid) : 0 };
+    const { apiserver, etcd } = this.server.pids;
+    if (apiserver !== undefined) cpu.apiserver = processCpuSeconds(apiserver);
+    if (etcd !== undefined) cpu.etcd = processCpuSeconds(etcd);
+    return cpu;
   }
 
   /** Throws when the operator process has exited. */
@@ -213,6 +231,7 @@ export class ServerWindow {
 export class PhaseMeter {
   private readonly fromClock: number;
   private readonly changesBefore: number;
+  private readonly cpuBefore: CpuSeconds;
 
   private constructor(
     private readonly session: Session,
@@ -221,6 +240,7 @@ export class PhaseMeter {
   ) {
     this.fromClock = session.now();
     this.changesBefore = session.deployments.changeCount;
+    this.cpuBefore = session.cpu();
   }
 
   static async start(session: Session): Promise<PhaseMeter> {
@@ -231,6 +251,7 @@ export class PhaseMeter {
   async finish(operations: number, extra: Partial<PhaseResult> = {}): Promise<PhaseResult> {
     const server = await this.window.close();
     const after = await this.session.stats();
+    const cpuSeconds = diffCpu(this.session.cpu(), this.cpuBefore);
     const selfRequests = diffCounts(after.requests, this.before.requests);
     return {
       operations,
@@ -240,7 +261,20 @@ export class PhaseMeter {
       selfRequests,
       reconciles: after.reconciles - this.before.reconciles,
       deploymentChanges: this.session.deployments.changeCount - this.changesBefore,
+      cpuSeconds,
+      reconcileSteps: diffSteps(after.reconcileSteps, this.before.reconcileSteps),
       ...extra,
     };
   }
+}
+
+/** The reconcile steps of a window: `after - before`, step by step; undefined when the process does not report them. */
+export function diffSteps(after: ReconcileSteps | undefined, before: ReconcileSteps | undefined): ReconcileSteps | undefined {
+  if (!after) return undefined;
+  const diff: ReconcileSteps = {};
+  for (const [step, { count, seconds }] of Object.entries(after)) {
+    const earlier = before?.[step] ?? { count: 0, seconds: 0 };
+    if (count - earlier.count > 0) diff[step] = { count: count - earlier.count, seconds: seconds - earlier.seconds };
+  }
+  return diff;
 }

@@ -35,6 +35,7 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
         `did not converge from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s (${result.coldStart.converged}/${options.size} Deployments carry their ConfigMap's hash); the later phases were not run`,
       );
     }
+    if (options.coldStartOnly) return result;
     result.referenced = await referencedUpdates(session);
     log(
       `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,

@@ -24,6 +24,10 @@ export class OursSource implements BenchSource {
     this.source.use(owner, refs);
   }
 
+  batch(useAll: () => void): void {
+    this.source.batch(useAll);
+  }
+
   release(owner: string): void {
     this.source.release(owner);
   }

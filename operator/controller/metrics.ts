@@ -15,6 +15,8 @@ const RECONCILE_BUCKETS = [
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, index) => 1e-8 * 10 ** index);
 /** client-go's `rest_client_request_duration_seconds` buckets. */
 const REST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+/** `customapp_reconcile_step_seconds`: the REST buckets, with room below them for the steps that only read caches. */
+const STEP_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, ...REST_BUCKETS];
 
 /** Options of {@link OperatorMetrics}. */
 export interface OperatorMetricsOptions {
@@ -41,6 +43,7 @@ export class OperatorMetrics {
   readonly restRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly restDuration: Histogram<'verb' | 'resource'>;
   readonly leaderStatus: Gauge<'name'>;
+  readonly reconcileStepTime: Histogram<'step'>;
 
   constructor(options: OperatorMetricsOptions = {}) {
     const registers = [this.registry];
@@ -119,6 +122,13 @@ export class OperatorMetrics {
       name: 'leader_election_master_status',
       help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
       labelNames: ['name'],
+      registers,
+    });
+    this.reconcileStepTime = new Histogram({
+      name: 'customapp_reconcile_step_seconds',
+      help: 'Time of each step of a CustomApp reconcile: cache reads and desired state, and each write, Event and status patch',
+      labelNames: ['step'],
+      buckets: STEP_BUCKETS,
       registers,
     });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });

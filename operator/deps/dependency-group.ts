@@ -112,11 +112,22 @@ export class DependencyGroup {
     return this.granularity;
   }
 
-  /** Adds a slot (its first subscriber arrived) and makes sure a source covers it. */
-  add(slot: DependencySlot): void {
+  /**
+   * Adds a slot (its first subscriber arrived) and makes sure a source covers it. `deferred`: only registers it, and
+   * {@link coverAll} covers the slots added so, once (a batch of refs then collapses at once, starting no per-object
+   * watch for the first of them).
+   */
+  add(slot: DependencySlot, deferred = false): void {
     this.slots.set(slot.ref.name, slot);
+    if (deferred) return;
     this.rebalance();
     this.cover(slot.ref.name);
+  }
+
+  /** Moves to the granularity the slots call for, then covers every slot (after {@link add} with `deferred`). */
+  coverAll(): void {
+    this.rebalance();
+    for (const name of this.slots.keys()) this.cover(name);
   }
 
   /** Removes a slot (its last subscriber left) and stops what only it needed. */

@@ -58,6 +58,10 @@ export class RegistryDependencySource implements DependencySource {
     if (mine?.size === 0) this.held.delete(owner);
   }
 
+  batch(useAll: () => void): void {
+    this.registry.batch(useAll);
+  }
+
   release(owner: string): void {
     const mine = this.held.get(owner);
     if (!mine) return;

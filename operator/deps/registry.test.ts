@@ -322,3 +322,26 @@ test('each acquire, share and release is a structured log line', (t) => {
     ['acquire ConfigMap/ns/app 1', 'share ConfigMap/ns/app 2', 'release ConfigMap/ns/app 1', 'release ConfigMap/ns/app 0'],
   );
 });
+
+test('refs acquired in one batch past the collapse threshold open the namespace watch alone, which serves them all', (t) => {
+  let openedStreams: string[] = [];
+  const seen: DependencyState[] = [];
+  scheduler(t).run(({ cold, flush }) => {
+    const namespace = cold<Event>('i(abc)d', {
+      i: init,
+      a: listed(object('a', '1', 'a')),
+      b: listed(object('b', '2', 'b')),
+      c: listed(object('c', '3', 'c')),
+      d: done('5'),
+    });
+    const { events, opened } = fakeEvents({ '*': [namespace] });
+    const registry = new DependencyRegistry({ events, collapseThreshold: 2, splitThreshold: 1 });
+    registry.batch(() => {
+      for (const name of ['a', 'b', 'c']) registry.acquire(ref(name)).subscribe((state) => seen.push(state));
+    });
+    flush();
+    openedStreams = opened;
+  });
+  t.deepEqual(openedStreams, ['*'], 'no per-object watch for the first refs');
+  t.deepEqual(seen, [present('a', '1', 'a'), present('b', '2', 'b'), present('c', '3', 'c')]);
+});

@@ -71,6 +71,8 @@ export class DependencyRegistry {
   private readonly splitThreshold: number;
   private readonly now: () => number;
   private closed = false;
+  /** The groups that got slots during {@link batch}, covered when it ends. */
+  private batching: Set<DependencyGroup> | undefined;
 
   constructor(options: DependencyRegistryOptions) {
     this.log = (options.logger ?? silentLogger()).child({ component: 'dependency-registry' });
@@ -102,6 +104,26 @@ export class DependencyRegistry {
         this.leave(slot);
       };
     });
+  }
+
+  /**
+   * Runs `acquireAll`, whose acquires only register their refs; then each group they touched chooses its granularity
+   * once for all of them and covers them: a group past the collapse threshold starts its namespace watch alone,
+   * without the per-object watches of its first refs.
+   */
+  batch(acquireAll: () => void): void {
+    if (this.batching) {
+      acquireAll();
+      return;
+    }
+    const touched = new Set<DependencyGroup>();
+    this.batching = touched;
+    try {
+      acquireAll();
+    } finally {
+      this.batching = undefined;
+      for (const group of touched) if (this.groups.get(`${group.kind}/${group.namespace}`) === group) group.coverAll();
+    }
   }
 
   /** The state last emitted for `ref`, or undefined when it is not acquired or not synced yet. */
@@ -156,7 +178,8 @@ export class DependencyRegistry {
     const first = !slot;
     slot ??= new DependencySlot({ kind: ref.kind, namespace: ref.namespace, name: ref.name });
     slot.subscribers += 1;
-    if (first) group.add(slot);
+    if (first) group.add(slot, this.batching !== undefined);
+    this.batching?.add(group);
     this.log.info({ ref: refKey(ref), subscribers: slot.subscribers, granularity: group.mode }, first ? 'acquire' : 'share');
     return slot;
   }

@@ -51,6 +51,11 @@ export interface DependencySource {
   holders(): ReadonlyMap<string, ReadonlySet<string>>;
   /** Stops every watch. */
   close(): void;
+  /**
+   * Optional: runs `useAll` (calls of `use`) as one batch, so that the source sets up its watches once for all of
+   * them (the registry: a namespace past the collapse threshold starts its namespace watch alone).
+   */
+  batch?(useAll: () => void): void;
 }
 
 /** `ConfigMap/namespace/name`: a ref's identity as a string. */

@@ -7,6 +7,7 @@ import { EVENTS } from '../kube/resources.js';
 import { rfc3339 } from '../kube/time.js';
 import type { Logger } from '../log.js';
 import type { CoreEvent } from '../kube/objects.js';
+import { Gauge, type Registry } from 'prom-client';
 
 /** The object an Event is about. */
 export interface InvolvedObject {
@@ -36,6 +37,27 @@ export interface EventRecorderOptions {
   readonly cacheSize?: number;
   /** The field manager of the writes. */
   readonly fieldManager?: string;
+  /** Events {@link EventRecorder.post}ed and not written yet past which new ones are dropped. @default 1000 (client-go's maxQueuedEvents) */
+  readonly queueSize?: number;
+  /**
+   * The spam filter of client-go's correlator: per involved object, a token bucket of `burst` Events refilled by one
+   * every `refillMs`; an Event without a token is dropped. @default { burst: 25, refillMs: 300_000 }
+   */
+  readonly spamFilter?: { readonly burst: number; readonly refillMs: number };
+  /**
+   * Where to register `customapp_events_pending` (posted and not written yet, the one in flight included) and
+   * `customapp_events_dropped` (since the start). @default none
+   */
+  readonly metrics?: Registry;
+}
+
+/** One Event waiting to be written. */
+interface Posted {
+  readonly object: InvolvedObject;
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  readonly log: Logger;
 }
 
 interface Seen {
@@ -61,12 +83,116 @@ export class EventRecorder {
   private readonly instance: string;
   private readonly windowMs: number;
   private readonly cacheSize: number;
+  private readonly queue: Posted[] = [];
+  private draining: Promise<void> | undefined;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** Events dropped so far: the queue was full, or the object's spam-filter bucket was empty. */
+  dropped = 0;
 
   constructor(private readonly options: EventRecorderOptions) {
     this.now = options.now ?? (() => new Date());
     this.instance = options.instance ?? hostname();
     this.windowMs = options.aggregationWindowMs ?? 600_000;
     this.cacheSize = options.cacheSize ?? 4096;
+    if (options.metrics) {
+      const recorder = this;
+      new Gauge({
+        name: 'customapp_events_pending',
+        help: 'Events posted by reconciles and not written yet (the one being written included)',
+        registers: [options.metrics],
+        collect() {
+          this.set(recorder.pending);
+        },
+      });
+      new Gauge({
+        name: 'customapp_events_dropped',
+        help: 'Events dropped since the start: the queue was full, or the object had used up its spam-filter tokens',
+        registers: [options.metrics],
+        collect() {
+          this.set(recorder.dropped);
+        },
+      });
+    }
+  }
+
+  /** Events posted and not written yet, the one being written included. */
+  get pending(): number {
+    return this.queue.length + (this.draining === undefined ? 0 : 1);
+  }
+
+  /**
+   * Queues one Event and returns at once: the reconcile that reports it does not wait for the write (client-go's
+   * broadcaster is asynchronous too). Events are written one at a time, in the order posted; the first write starts
+   * before `post` returns when nothing is queued. An Event is dropped (logged) when the queue holds `queueSize`, or
+   * when its object has used up its spam-filter tokens.
+   */
+  post(object: InvolvedObject, type: EventType, reason: string, message: string, log: Logger = this.options.logger): void {
+    if (!this.takeToken(object)) {
+      this.dropped += 1;
+      log.debug({ reason, object: `${object.namespace}/${object.name}` }, 'event.dropped: spam filter');
+      return;
+    }
+    if (this.queue.length >= (this.options.queueSize ?? 1000)) {
+      this.dropped += 1;
+      log.warn({ reason, object: `${object.namespace}/${object.name}`, queued: this.queue.length }, 'event.dropped: queue full');
+      return;
+    }
+    this.queue.push({ object, type, reason, message, log });
+    this.draining ??= this.drain();
+  }
+
+  /**
+   * Waits up to `timeoutMs` for the posted Events to be written, then drops what is still queued (logged): a stopping
+   * operator says what it can without hanging on an unreachable API server. Answers how many were dropped.
+   */
+  async flush(timeoutMs: number): Promise<number> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), timeoutMs);
+    });
+    const late = await Promise.race([this.idle().then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (!late) return 0;
+    const left = this.queue.splice(0).length;
+    this.dropped += left;
+    if (left > 0) this.options.logger.warn({ dropped: left }, 'event.dropped: not written before the operator stopped');
+    return left;
+  }
+
+  /** Resolves once every posted Event is written (or failed and logged). */
+  async idle(): Promise<void> {
+    while (this.draining !== undefined) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+        await this.record(next.object, next.type, next.reason, next.message, next.log);
+      }
+    } finally {
+      this.draining = undefined;
+    }
+  }
+
+  /** client-go's EventSourceObjectSpamFilter: a token bucket per involved object. */
+  private takeToken(object: InvolvedObject): boolean {
+    const { burst, refillMs } = this.options.spamFilter ?? { burst: 25, refillMs: 300_000 };
+    const key = object.uid ?? `${object.namespace}/${object.name}`;
+    const at = this.now().getTime();
+    const bucket = this.buckets.get(key) ?? { tokens: burst, at };
+    const refills = Math.floor((at - bucket.at) / refillMs);
+    if (refills > 0) {
+      bucket.tokens = Math.min(burst, bucket.tokens + refills);
+      bucket.at += refills * refillMs;
+    }
+    // A full bucket starts its refill clock with the token taken now.
+    if (bucket.tokens >= burst) bucket.at = at;
+    this.buckets.delete(key);
+    this.buckets.set(key, bucket);
+    while (this.buckets.size > this.cacheSize) this.buckets.delete(this.buckets.keys().next().value!);
+    if (bucket.tokens <= 0) return false;
+    bucket.tokens -= 1;
+    return true;
   }
 
   /** Records one Event about `object`; resolves when it is written (or has failed and been logged). */
@@ -123,6 +249,7 @@ export class EventRecorder {
   /** Forgets the aggregation state of every Event about an object (when it is deleted). */
   forget(uid: string): void {
     for (const key of this.seen.keys()) if (key.startsWith(`${uid}\u0000`)) this.seen.delete(key);
+    this.buckets.delete(uid);
   }
 
   /** Keeps `key` as the most recent entry, evicting the least recent past the cache size. */

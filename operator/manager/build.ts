@@ -48,6 +48,8 @@ export interface OperatorParts {
   /** The rollout budget and flap breakers (memory rebuilt from the caches before the workers start). */
   readonly governance: RolloutGovernance;
   readonly controller: Controller;
+  /** The Events of the reconciles, written asynchronously; drained when the operator stops. */
+  readonly recorder: EventRecorder;
 }
 
 /** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
@@ -117,13 +119,21 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
       return apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0;
     },
   });
+  const recorder = new EventRecorder({
+    client,
+    component: OPERATOR_NAME,
+    instance: identity,
+    logger: logger.child({ component: 'events' }),
+    metrics: metrics.registry,
+  });
   const reconciler = new CustomAppReconciler({
     client,
     ...caches,
     dependencies,
     governance,
-    recorder: new EventRecorder({ client, component: OPERATOR_NAME, instance: identity, logger: logger.child({ component: 'events' }) }),
+    recorder,
     notOwnedRetryMs: options.notOwnedRetryMs,
+    steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
   });
   const controller = new Controller({
     name: CONTROLLER_NAME,
@@ -149,6 +159,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     identity,
     governance,
     controller,
+    recorder,
   };
 }
 

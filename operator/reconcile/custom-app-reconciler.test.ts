@@ -31,13 +31,13 @@ const condition = (world: FakeWorld, type: string, name = 'app'): string | undef
   return found && `${found.status} ${found.reason}`;
 };
 
-test('create: the finalizer first, then the Deployment and its Event, then the status guarded by its resourceVersion', async (t) => {
+test('create: the finalizer first, then the Deployment (no Event for a new CustomApp), then the status guarded by its resourceVersion', async (t) => {
   const world = new FakeWorld();
   world.configMap('config', { V: '1' });
   world.secret('creds', { TOKEN: 't' });
   world.app('app', SPEC);
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'create deployments.apps ns/app', 'event Created', STATUS_PATCH]);
+  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'create deployments.apps ns/app', STATUS_PATCH]);
   t.deepEqual(appOf(world).metadata.finalizers, [FINALIZER]);
   t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '1' }));
   const statusPatch = world.client.calls.at(-1)!.body as { metadata?: { resourceVersion?: string } };
@@ -54,6 +54,15 @@ test('create: the finalizer first, then the Deployment and its Event, then the s
       .sort(),
     ['ConfigMap/config', 'Secret/creds'],
   );
+});
+
+test('a Deployment deleted under a CustomApp is created again, and a Created Event says so', async (t) => {
+  const world = await converged();
+  await world.client.delete(DEPLOYMENTS, 'ns', 'app');
+  world.sync();
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['create deployments.apps ns/app', 'event Created']);
 });
 
 test('no-op: the same cached world again writes nothing', async (t) => {

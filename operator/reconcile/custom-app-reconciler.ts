@@ -33,7 +33,9 @@ export type { WritableCache } from './scope.js';
  * 1. **Gone** from the cache: release its dependencies (idempotent) and stop.
  * 2. **Being deleted** (`finalizer-step.ts`): release its dependencies, then remove the finalizer; the Deployment and
  *    Service go by garbage collection (their controller ownerReference).
- * 3. **Finalizer** (`finalizer-step.ts`): add it if missing, before anything is acquired.
+ * 3. **Finalizer** (`finalizer-step.ts`): add it if missing. Its patch is sent before anything is acquired or written,
+ *    and the status step waits for its answer; the Deployment and Service steps run while it is in flight (a
+ *    CustomApp deleted before its finalizer lands leaves the cache, and its next reconcile releases what it held).
  * 4. **Dependencies** (`dependencies-step.ts`): `use` the spec's references, plus the ones in `status.observed*`
  *    while a reference change is handed off. A reference not synced yet ends the reconcile: its first `changes`
  *    emission queues the key again. A missing one **holds** the rollout (condition, one Event per message); its
@@ -74,11 +76,16 @@ export class CustomAppReconciler implements Reconciler {
       await finalize(scope);
       return {};
     }
-    await ensureFinalizer(scope);
+    // The finalizer patch is sent first, and the steps up to the Service do not wait for its answer: they need the
+    // CustomApp's uid and spec, which it does not change. The status step does wait (its patch is guarded by the
+    // resourceVersion the finalizer patch answers), and so does every way out: its failure fails the reconcile.
+    const finalizer = scope.step('finalizer', () => ensureFinalizer(scope));
+    finalizer.catch(() => undefined);
 
     const refs = heldRefs(scope.app, this.world.deployments.get(request.key));
-    const dependencies = await dependencyViews(scope, refs);
+    const dependencies = await scope.step('dependencies', () => dependencyViews(scope, refs));
     if (dependencies === 'pending') {
+      await finalizer;
       request.log.debug({ configMap: scope.app.spec.configMapName, secret: scope.app.spec.secretName }, 'waiting for dependency sync');
       return {};
     }
@@ -88,13 +95,16 @@ export class CustomAppReconciler implements Reconciler {
     let deployment: Awaited<ReturnType<typeof reconcileDeployment>>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
-      deployment = await reconcileDeployment(scope, held, configMap, secret);
-      service = await reconcileService(scope);
+      deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret));
+      service = await scope.step('service', () => reconcileService(scope));
     } catch (error) {
+      await finalizer.catch(() => undefined);
       await reportFailure(scope, error);
       throw error;
     }
+    await finalizer;
 
+    const computeStarted = performance.now();
     const rollout = currentRollout(
       deployment.view.phase === 'owned' ? deployment.view.deployment : undefined,
       scope.app.status?.lastRollout,
@@ -114,11 +124,12 @@ export class CustomAppReconciler implements Reconciler {
       now: scope.timestamp(),
     });
     const ready = findCondition(next.conditions, 'Ready')!;
+    this.world.steps?.('status desired', (performance.now() - computeStarted) / 1000);
     if (held && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
-      await scope.event('Warning', REASONS.rolloutHeld, ready.message);
+      scope.event('Warning', REASONS.rolloutHeld, ready.message);
     }
     await rolloutEvents(scope, previous, next, deployment.waiting, rollout);
-    await writeStatus(scope, next);
+    await scope.step('status', () => writeStatus(scope, next));
     countRolloutOutcome(scope, previous, next);
     if (deployment.rolledOut) completeHandoff(scope, refs);
     // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later. A flapping object or a

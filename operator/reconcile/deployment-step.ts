@@ -75,11 +75,13 @@ export async function reconcileDeployment(
         world.client.create<Deployment>(DEPLOYMENTS, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
       );
       world.deployments.wrote(created, true);
-      await scope.event(
-        'Normal',
-        REASONS.created,
-        `Created Deployment "${scope.name}" (config ${shortHash(latest.configMap?.hash)}, secret ${shortHash(latest.secret?.hash)})`,
-      );
+      if (scope.hadStatus) {
+        scope.event(
+          'Normal',
+          REASONS.created,
+          `Created Deployment "${scope.name}" (config ${shortHash(latest.configMap?.hash)}, secret ${shortHash(latest.secret?.hash)})`,
+        );
+      }
       return { view: { phase: 'owned', deployment: created }, rolledOut: latest };
     } catch (error) {
       if (isInvalid(error)) return rejected(scope, error);
@@ -116,7 +118,7 @@ export async function reconcileDeployment(
     throw error;
   }
   world.deployments.wrote(updated);
-  await scope.event(...updateEvent(scope.name, current, plan.desired, drift));
+  scope.event(...updateEvent(scope.name, current, plan.desired, drift));
   return { view: { phase: 'owned', deployment: updated }, rolledOut: plan.rolledOut, waiting: plan.waiting };
 }
 
@@ -215,7 +217,7 @@ async function rejected(scope: ReconcileScope, error: unknown): Promise<Deployme
   const message = `the API server rejected Deployment "${scope.name}": ${(error as ApiError).status?.message ?? (error as Error).message}`;
   const previous = findCondition(scope.app.status?.conditions, 'DeploymentAvailable');
   if (previous?.reason !== REASONS.deploymentInvalid || previous.message !== message) {
-    await scope.event('Warning', REASONS.deploymentInvalid, message);
+    scope.event('Warning', REASONS.deploymentInvalid, message);
   }
   return { view: { phase: 'invalid', message } };
 }
@@ -224,7 +226,7 @@ async function rejected(scope: ReconcileScope, error: unknown): Promise<Deployme
 async function notOwned(scope: ReconcileScope): Promise<DeploymentOutcome> {
   const previous = findCondition(scope.app.status?.conditions, 'DeploymentAvailable');
   if (previous?.reason !== REASONS.deploymentNotOwned) {
-    await scope.event('Warning', REASONS.deploymentNotOwned, notControlledMessage('Deployment', scope.name));
+    scope.event('Warning', REASONS.deploymentNotOwned, notControlledMessage('Deployment', scope.name));
   }
   return { view: { phase: 'notOwned' } };
 }

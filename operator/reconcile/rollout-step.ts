@@ -67,19 +67,19 @@ export async function rolloutEvents(
     const { gate } = waiting;
     const change = describeChanges(waiting.changes);
     if (gate.reason === 'Queued') {
-      await scope.event(
+      scope.event(
         'Normal',
         REASONS.rolloutQueued,
         `Rollout of ${change} queued at position ${gate.position} of ${gate.queued}: ${gate.inProgress} of ${gate.limit} rollouts in progress (--max-concurrent-rollouts)`,
       );
     } else if (gate.reason === 'Flapping') {
-      await scope.event(
+      scope.event(
         'Warning',
         REASONS.rolloutHeld,
         `${gate.kind} "${gate.name}" is flapping: ${gate.changes} content changes within ${gate.windowMs / 1000}s (more than ${gate.threshold}); the rollout is held until it has not changed for ${gate.windowMs / 1000}s`,
       );
     } else if (gate.reason === 'Paused') {
-      await scope.event('Normal', REASONS.rolloutPaused, `Rollout of ${change} paused by spec.rollout.paused`);
+      scope.event('Normal', REASONS.rolloutPaused, `Rollout of ${change} paused by spec.rollout.paused`);
     }
   }
   const last = next.lastRollout;
@@ -87,7 +87,7 @@ export async function rolloutEvents(
   const newOutcome = last && last.result !== 'InProgress' && (before?.startTime !== last.startTime || before.result !== last.result);
   const failed = progressCondition(current);
   if (newOutcome && last.result === 'Failed' && failed) {
-    await scope.event('Warning', REASONS.rolloutFailed, `${failed.message.charAt(0).toUpperCase()}${failed.message.slice(1)}`);
+    scope.event('Warning', REASONS.rolloutFailed, `${failed.message.charAt(0).toUpperCase()}${failed.message.slice(1)}`);
   }
 }
 

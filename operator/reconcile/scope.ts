@@ -33,7 +33,12 @@ export interface ReconcileWorld {
   readonly governance: RolloutGovernance;
   /** Wall clock, for condition transition times. */
   readonly now: () => Date;
+  /** Told how long each step of a reconcile took (`customapp_reconcile_step_seconds`). @default nothing */
+  readonly steps?: StepTimer;
 }
+
+/** Receives the duration of one reconcile step, in seconds. */
+export type StepTimer = (step: string, seconds: number) => void;
 
 /** The verbs a step writes with. */
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
@@ -58,6 +63,16 @@ export class ReconcileScope {
     return this.app.metadata.name!;
   }
 
+  /**
+   * True when the CustomApp already has a status: it is not the first reconcile of a new CustomApp. A child created now
+   * was deleted, or waited for a held rollout, or for a port added to the spec, and a `Created` Event says so; a new
+   * CustomApp's first Deployment and Service get none (its status and `kubectl get` show them; one Event per new
+   * CustomApp was a third of the writes of a cold start).
+   */
+  get hadStatus(): boolean {
+    return this.app.status?.observedGeneration !== undefined || (this.app.status?.conditions?.length ?? 0) > 0;
+  }
+
   /** Now as metav1.Time, for conditions. */
   timestamp(): string {
     return rfc3339(this.world.now());
@@ -68,6 +83,8 @@ export class ReconcileScope {
     const started = performance.now();
     try {
       const result = await call();
+      const subresource = typeof fields.subresource === 'string' ? `/${fields.subresource}` : '';
+      this.world.steps?.(`write ${verb} ${resourceLabel(resource)}${subresource}`, (performance.now() - started) / 1000);
       this.request.log.info(
         { verb, resource: resourceLabel(resource), durationMs: Math.round((performance.now() - started) * 100) / 100, ...fields },
         'write',
@@ -79,8 +96,11 @@ export class ReconcileScope {
     }
   }
 
-  /** Records an Event on the CustomApp (never fails the reconcile: the recorder logs its own failures). */
-  async event(type: EventType, reason: string, message: string): Promise<void> {
+  /**
+   * Posts an Event on the CustomApp: written asynchronously, in order, off the reconcile's critical path (the
+   * recorder logs its own failures, and an Event never fails or delays a reconcile).
+   */
+  event(type: EventType, reason: string, message: string): void {
     const { metadata } = this.app;
     const involved = {
       apiVersion: API_VERSION,
@@ -90,7 +110,18 @@ export class ReconcileScope {
       uid: metadata.uid,
       resourceVersion: metadata.resourceVersion,
     };
-    await this.world.recorder.record(involved, type, reason, message, this.request.log);
+    this.world.recorder.post(involved, type, reason, message, this.request.log);
+  }
+
+  /** Runs one step of the reconcile and reports its duration (see {@link ReconcileWorld.steps}). */
+  async step<T>(name: string, run: () => Promise<T> | T): Promise<T> {
+    if (!this.world.steps) return run();
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.world.steps(name, (performance.now() - started) / 1000);
+    }
   }
 
   /**

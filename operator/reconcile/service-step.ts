@@ -21,12 +21,12 @@ export async function reconcileService(scope: ReconcileScope): Promise<ServiceVi
   const previous = findCondition(app.status?.conditions, 'ServiceAvailable');
   const problem = app.spec.port ? serviceNameProblem(name) : undefined;
   if (problem) {
-    if (previous?.reason !== REASONS.serviceNameInvalid) await scope.event('Warning', REASONS.serviceNameInvalid, problem);
+    if (previous?.reason !== REASONS.serviceNameInvalid) scope.event('Warning', REASONS.serviceNameInvalid, problem);
     return { phase: 'invalidName', message: problem };
   }
   const notOwned = async (): Promise<ServiceView> => {
     if (previous?.reason !== REASONS.serviceNotOwned)
-      await scope.event('Warning', REASONS.serviceNotOwned, notControlledMessage('Service', name));
+      scope.event('Warning', REASONS.serviceNotOwned, notControlledMessage('Service', name));
     return { phase: 'notOwned' };
   };
   const desired = desiredService(app);
@@ -42,7 +42,7 @@ export async function reconcileService(scope: ReconcileScope): Promise<ServiceVi
         world.client.create<Service>(SERVICES, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
       );
       world.services.wrote(created, true);
-      await scope.event('Normal', REASONS.created, `Created Service "${name}" (port ${app.spec.port})`);
+      if (scope.hadStatus) scope.event('Normal', REASONS.created, `Created Service "${name}" (port ${app.spec.port})`);
       return { phase: 'owned' };
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
@@ -61,7 +61,7 @@ export async function reconcileService(scope: ReconcileScope): Promise<ServiceVi
       { drift },
     );
     world.services.wrote(updated);
-    await scope.event('Normal', REASONS.updated, `Updated Service "${name}": ${drift.join(', ')}`);
+    scope.event('Normal', REASONS.updated, `Updated Service "${name}": ${drift.join(', ')}`);
   }
   return { phase: 'owned' };
 }
@@ -78,5 +78,5 @@ async function deleteService(scope: ReconcileScope, live: Service): Promise<void
     throw error;
   }
   scope.world.services.forget(scope.request.key);
-  await scope.event('Normal', REASONS.deleted, `Deleted Service "${scope.name}": spec.port is no longer set`);
+  scope.event('Normal', REASONS.deleted, `Deleted Service "${scope.name}": spec.port is no longer set`);
 }

@@ -67,7 +67,7 @@ export async function reportFailure(scope: ReconcileScope, error: unknown): Prom
   const message = `writing the children failed and is retried: ${error instanceof ApiError ? (error.status?.message ?? error.message) : (error as Error).message}`;
   if (findCondition(app.status?.conditions, 'Ready')?.message === message) return;
   try {
-    await scope.event('Warning', REASONS.reconcileError, message);
+    scope.event('Warning', REASONS.reconcileError, message);
     await writeStatus(scope, failedStatus(app, message, scope.timestamp()));
   } catch (reportError) {
     scope.request.log.warn({ failed: (reportError as Error).message }, 'could not report the reconcile error in status');

@@ -86,12 +86,21 @@ for (const target of selectedTargets()) {
       'no pods run on the API targets, so the rollout of the creation never completes and the Deployment is not available',
     );
 
-    const events = await eventually('the Created Events are recorded', async () => {
+    t.deepEqual(
+      (await eventsOf(ns, 'web')).filter((event) => event.reason === 'Created'),
+      [],
+      "a new CustomApp's first Deployment and Service get no Event: its status shows them",
+    );
+    // Deleted under the CustomApp, they come back, and an Event says so.
+    await scenario.admin.delete(DEPLOYMENTS, ns, 'web');
+    await scenario.admin.delete(SERVICES, ns, 'web');
+    const events = await eventually('the Created Events of the re-creations are recorded', async () => {
       const found = await eventsOf(ns, 'web');
       return found.filter((event) => event.reason === 'Created').length >= 2 ? found : undefined;
     });
     t.truthy(events.find((event) => event.message?.startsWith('Created Deployment "web"')));
     t.truthy(events.find((event) => event.message?.startsWith('Created Service "web"')));
+    await eventually('the Deployment is back', () => deploymentOf(ns, 'web'));
     t.false(scenario.running.logs.text().includes('s3cr3t'));
     t.false(scenario.running.logs.text().includes(Buffer.from('s3cr3t').toString('base64')));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);

@@ -70,6 +70,8 @@ const SILENT: Logger = pino({ level: 'silent' });
  */
 export class FakeWorld {
   readonly client = new RecordingClient();
+  /** The reconciler's Event recorder (a new one with each reconciler). */
+  recorder!: EventRecorder;
   readonly apps = new MapCache<CustomApp>();
   readonly deployments = new MapCache<Deployment>();
   readonly services = new MapCache<Service>();
@@ -110,13 +112,13 @@ export class FakeWorld {
       deployments: this.deployments,
       services: this.services,
       dependencies: this.dependencies,
-      recorder: new EventRecorder({
+      recorder: (this.recorder = new EventRecorder({
         client: this.client,
         component: 'customapp-operator',
         instance: 'test',
         logger: SILENT,
         now: () => this.now,
-      }),
+      })),
       now: () => this.now,
     });
   }
@@ -172,9 +174,21 @@ export class FakeWorld {
     this.fill(this.services, SERVICES, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
   }
 
-  /** Reconciles `namespace/name` once and answers the result; the recorded calls are in `client.calls`. */
-  reconcile(name: string, namespace = 'ns'): ReturnType<CustomAppReconciler['reconcile']> {
-    return this.reconciler.reconcile({ key: `${namespace}/${name}`, namespace, name, reason: 'test', traceId: 'test', log: SILENT });
+  /**
+   * Reconciles `namespace/name` once and answers the result, once the Events it posted are written too (they are
+   * written asynchronously, off the reconcile); the recorded calls are in `client.calls`.
+   */
+  async reconcile(name: string, namespace = 'ns'): ReturnType<CustomAppReconciler['reconcile']> {
+    const result = await this.reconciler.reconcile({
+      key: `${namespace}/${name}`,
+      namespace,
+      name,
+      reason: 'test',
+      traceId: 'test',
+      log: SILENT,
+    });
+    await this.recorder.idle();
+    return result;
   }
 
   /** The recorded calls since `from`, as `verb resource key` lines, Events shown as `event <reason>`. */

@@ -1,0 +1,26 @@
+// holdCachedRefs: before the workers start, only the namespaces that will collapse get their refs held at once.
+import test from 'ava';
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { DependencyRef } from '../deps/source.js';
+import { holdCachedRefs } from './lifecycle.js';
+
+const app = (namespace: string, name: string, configMapName: string, deleting = false): CustomApp =>
+  ({
+    apiVersion: 'app.example.com/v1',
+    kind: 'CustomApp',
+    metadata: { namespace, name, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: { image: 'example/app:1', configMapName },
+  }) as CustomApp;
+
+test('the apps of a namespace past the collapse threshold hold their refs at once; smaller namespaces and deletions wait for their reconciles', (t) => {
+  const used = new Map<string, readonly DependencyRef[]>();
+  const parts = {
+    dependencies: { use: (owner: string, refs: readonly DependencyRef[]) => used.set(owner, refs) },
+    caches: { deployments: { get: () => undefined } },
+  } as unknown as Parameters<typeof holdCachedRefs>[0];
+  const big = Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index % 11}`));
+  const small = [app('small', 'a', 'x'), app('small', 'b', 'y')];
+  holdCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
+  t.deepEqual([...used.keys()].sort(), big.map((each) => `big/${each.metadata.name}`).sort());
+  t.deepEqual(used.get('big/app-11'), [{ kind: 'ConfigMap', namespace: 'big', name: 'config-0' }]);
+});

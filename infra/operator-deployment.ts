@@ -38,7 +38,7 @@ export interface OperatorDeploymentProps {
   readonly labels?: Readonly<Record<string, string>>;
   /**
    * The container's requests and limits. The default memory limit leaves room for 10k CustomApps: the operator's
-   * RSS measured by `npm run bench` (bench/README.md) is about 190 MiB with 1k CustomApps and 310 MiB with 10k,
+   * RSS measured by `npm run bench` (bench/README.md) is about 140 MiB with 1k CustomApps and 325 MiB with 10k,
    * and grows with the CustomApps and Deployments it caches. Raise it past that.
    * @default {@link DEFAULT_OPERATOR_RESOURCES}
    */

@@ -36,6 +36,9 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
       );
     }
     if (options.coldStartOnly) return result;
+    // The cold start's own trailing reconciles (its status patches come back as update events) end before the first
+    // measured update: one of them would GET the new content, and naive-get would look as if it saw the change.
+    await new Promise((done) => setTimeout(done, 2_000));
     result.referenced = await referencedUpdates(session);
     log(
       `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,

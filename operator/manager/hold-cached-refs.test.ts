@@ -15,7 +15,10 @@ const app = (namespace: string, name: string, configMapName: string, deleting = 
 test('the apps of a namespace past the collapse threshold hold their refs at once; smaller namespaces and deletions wait for their reconciles', (t) => {
   const used = new Map<string, readonly DependencyRef[]>();
   const parts = {
-    dependencies: { use: (owner: string, refs: readonly DependencyRef[]) => used.set(owner, refs) },
+    dependencies: {
+      use: (owner: string, refs: readonly DependencyRef[]) => used.set(owner, refs),
+      batch: (useAll: () => void) => useAll(),
+    },
     caches: { deployments: { get: () => undefined } },
   } as unknown as Parameters<typeof holdCachedRefs>[0];
   const big = Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index % 11}`));
@@ -23,4 +26,18 @@ test('the apps of a namespace past the collapse threshold hold their refs at onc
   holdCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
   t.deepEqual([...used.keys()].sort(), big.map((each) => `big/${each.metadata.name}`).sort());
   t.deepEqual(used.get('big/app-11'), [{ kind: 'ConfigMap', namespace: 'big', name: 'config-0' }]);
+});
+
+test('a source without batch holds nothing before the workers start: its reconciles acquire the refs', (t) => {
+  const used: string[] = [];
+  const parts = {
+    dependencies: { use: (owner: string) => used.push(owner) },
+    caches: { deployments: { get: () => undefined } },
+  } as unknown as Parameters<typeof holdCachedRefs>[0];
+  holdCachedRefs(
+    parts,
+    Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index}`)),
+    10,
+  );
+  t.deepEqual(used, []);
 });

@@ -125,15 +125,16 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
 }
 
 /**
- * Before the workers start, the cached CustomApps (not being deleted) of each namespace whose refs of a kind are more
- * than the dependency registry's collapse threshold hold the refs their first reconcile would (`heldRefs`, the same
- * `use`), all at once, in one batch of the source. That namespace's group then collapses at once (its namespace
- * watch alone, no per-object watch for its first refs) and its first list covers them all; acquired
- * one reconcile at a time, a ref added after that list needs a one-shot list of its own (2,990 LISTs at a 10k cold
- * start). Smaller namespaces are left to their reconciles: held all at once, their per-object watches would start
- * together, a burst of requests (1,200 in the 1,000-app soak) that starved the Lease renewals. The reconciles that
- * follow make the same `use` calls, which change nothing; an app deleted meanwhile is released by its reconcile
- * (gone from the cache) or its finalizer, as if its reconcile had acquired them.
+ * Before the workers start, when the DependencySource can take them as one batch (ours), the cached CustomApps (not
+ * being deleted) of each namespace whose refs of a kind are more than the dependency registry's collapse threshold
+ * hold the refs their first reconcile would (`heldRefs`, the same `use`), all at once, in one batch. That namespace's
+ * group then collapses at once (its namespace watch alone, no per-object watch for its first refs) and its first list
+ * covers them all; acquired one reconcile at a time, a ref added after that list needs a one-shot list of its own
+ * (2,990 LISTs at a 10k cold start). Smaller namespaces are left to their reconciles: held all at once, their
+ * per-object watches would start together, a burst of requests (about 1,200 in the 1,000-app soak, which then lost
+ * its Lease right after each acquisition on a loaded machine). The reconciles that follow make the same `use` calls,
+ * which change nothing; an app deleted meanwhile is released by its reconcile (gone from the cache) or its
+ * finalizer, as if its reconcile had acquired them.
  */
 export function holdCachedRefs(
   parts: Pick<OperatorParts, 'dependencies' | 'caches'>,
@@ -157,9 +158,9 @@ export function holdCachedRefs(
     }
   }
   const collapsing = (ref: DependencyRef): boolean => (perGroup.get(`${ref.kind}/${ref.namespace}`)?.size ?? 0) > collapseThreshold;
-  const holdAll = (): void => {
+  // Only a source that can take them as one batch: without one, the refs' watches would all start at once (the
+  // benchmark's seed strategy, one client-node informer per ref, then failed to converge at 1k).
+  parts.dependencies.batch?.(() => {
     for (const { key, refs } of held) if (refs.some(collapsing)) parts.dependencies.use(key, refs);
-  };
-  if (parts.dependencies.batch) parts.dependencies.batch(holdAll);
-  else holdAll();
+  });
 }

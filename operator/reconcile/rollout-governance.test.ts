@@ -363,18 +363,7 @@ test('the upgrade from unkeyed Secret hashes is no content change (nothing queue
   world.sync();
   // An operator before keyed hashes wrote the plain SHA-256 of the Secret's content.
   const plain = contentHash({ data: { TOKEN: 't' } });
-  const live = deploymentOf(world, 'app');
-  const template = live.spec.template;
-  world.client.seed(DEPLOYMENTS, {
-    ...live,
-    spec: {
-      ...live.spec,
-      template: {
-        ...template,
-        metadata: { ...template.metadata, annotations: { ...template.metadata?.annotations, [SECRET_HASH_ANNOTATION]: plain } },
-      },
-    },
-  });
+  world.annotateTemplate('app', { [SECRET_HASH_ANNOTATION]: plain });
   world.sync();
   const calls = world.client.calls.length;
   await world.reconcile('app');

@@ -27,21 +27,7 @@ async function upgraded(): Promise<FakeWorld> {
   world.secret('creds', { TOKEN: 't' });
   world.app('app', SPEC);
   await world.reconcile('app');
-  const live = deploymentOf(world);
-  const template = live.spec.template;
-  world.client.seed(DEPLOYMENTS, {
-    ...live,
-    spec: {
-      ...live.spec,
-      template: {
-        ...template,
-        metadata: {
-          ...template.metadata,
-          annotations: { ...template.metadata?.annotations, [SECRET_HASH_ANNOTATION]: plain({ TOKEN: 't' }) },
-        },
-      },
-    },
-  });
+  world.annotateTemplate('app', { [SECRET_HASH_ANNOTATION]: plain({ TOKEN: 't' }) });
   world.client.seed(CUSTOM_APPS, { ...appOf(world), status: { ...appOf(world).status, secretHash: plain({ TOKEN: 't' }) } });
   world.sync();
   return world;

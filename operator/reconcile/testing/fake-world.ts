@@ -155,6 +155,20 @@ export class FakeWorld {
     return dependencyHashes('Secret', { metadata: { uid }, data }).hash;
   }
 
+  /** Sets `annotations` on the stored Deployment's pod template (as another writer, or an older operator, would), without syncing. */
+  annotateTemplate(name: string, annotations: Record<string, string>, namespace = 'ns'): void {
+    const stored = this.client.stored<Deployment>(DEPLOYMENTS, namespace, name);
+    if (!stored) throw new Error(`fake world: no Deployment ${namespace}/${name}`);
+    const template = stored.spec.template;
+    this.client.seed(DEPLOYMENTS, {
+      ...stored,
+      spec: {
+        ...stored.spec,
+        template: { ...template, metadata: { ...template.metadata, annotations: { ...template.metadata?.annotations, ...annotations } } },
+      },
+    });
+  }
+
   /**
    * Plays the Deployment controller for `name`: its latest rollout `Succeeded` (every replica updated, ready and
    * available) or `Failed` (Progressing=False, ProgressDeadlineExceeded, the new pods never available). Syncs.

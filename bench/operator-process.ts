@@ -129,7 +129,10 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
   }
   const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
   const limit = options.memoryLimitMiB === undefined ? [] : [`--max-old-space-size=${options.memoryLimitMiB}`];
-  return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common] };
+  // BENCH_OPERATOR_LOG_LEVEL=info keeps the TypeScript operators' trace lines (trigger, enqueue, reconcile, write) in
+  // the session's log, for a diagnosis; the figures of a run with it include the logging's cost.
+  const logLevel = process.env.BENCH_OPERATOR_LOG_LEVEL ? ['--log-level', process.env.BENCH_OPERATOR_LOG_LEVEL] : [];
+  return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common, ...logLevel] };
 }
 
 /** Spawns the participant's operator and resolves once its /stats listens. */

@@ -1,4 +1,5 @@
 // The phases of a benchmark session: cold start, updates, idle and restart, each measured.
+import { appendFileSync } from 'node:fs';
 import { contentHash } from '../operator/deps/content-hash.js';
 import { CONFIGMAPS } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
@@ -73,6 +74,18 @@ async function awaitExpectations(
     if (pending.length > 0) await sleep(POLL_MS);
   }
   const latencies = expectations.map(met).filter((latency): latency is number => latency !== undefined);
+  // BENCH_LATENCY_DUMP=file: every expectation as a JSON line (epoch ms), to line up with the operators' trace lines.
+  if (process.env.BENCH_LATENCY_DUMP) {
+    const lines = expectations.map((expectation) =>
+      JSON.stringify({
+        what,
+        deployment: expectation.deployment,
+        sentAt: performance.timeOrigin + expectation.sentAt,
+        latencyMs: met(expectation),
+      }),
+    );
+    appendFileSync(process.env.BENCH_LATENCY_DUMP, `${lines.join('\n')}\n`);
+  }
   return { latencies, missed: expectations.length - latencies.length };
 }
 

@@ -79,6 +79,23 @@ test('requeueAfter runs the key again after that delay; a 409 is a requeue, not 
   await controller.stop();
 });
 
+test('requeueNow runs the key again at once, behind the keys already waiting', async (t) => {
+  const clock = new VirtualClock();
+  const reconciler = scripted(clock, [{ requeueNow: true }, {}, {}, {}]);
+  const { controller } = controllerWith(reconciler, clock);
+  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  controller.enqueue('ns/b', { source: 'test', reason: 'added' });
+  controller.enqueue('ns/c', { source: 'test', reason: 'added' });
+  controller.start();
+  await settle();
+  t.deepEqual(
+    reconciler.calls.map((call) => `${call.key}@${call.at}`),
+    ['ns/a@0', 'ns/b@0', 'ns/c@0', 'ns/a@0'],
+  );
+  t.is(controller.queue.retries('ns/a'), 0, 'not counted as a retry');
+  await controller.stop();
+});
+
 test('one key is never reconciled twice at once, while other keys run in parallel', async (t) => {
   const clock = new VirtualClock();
   let release!: () => void;

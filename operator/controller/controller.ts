@@ -131,6 +131,11 @@ export class Controller {
       this.queue.addAfter(key, outcome.requeueAfterMs, 'requeue after', traceId);
       return 'requeue_after';
     }
+    if (outcome.requeueNow) {
+      this.queue.forget(key);
+      this.queue.add(key, 'requeue now', traceId);
+      return 'requeue';
+    }
     if (outcome.requeue) {
       this.queue.addRateLimited(key, 'requeue', traceId);
       return 'requeue';

@@ -29,6 +29,8 @@ export interface Request {
  *   For conditions that no watch reports (for example a Deployment of the same name that we do not own).
  * - resolves `{ requeue: true }`: run again after the rate limiter's delay (5 ms × 2ⁿ per key, capped, and 10/s
  *   overall with a burst of 100), counted as a retry but not an error. For expected races: a 409 Conflict.
+ * - resolves `{ requeueNow: true }`: success so far, and run again as soon as a worker is free, behind the keys
+ *   already waiting (the CustomApp reconcile leaves its status for later this way while other keys wait).
  * - rejects: logged, counted in `controller_runtime_reconcile_errors_total`, and retried with the rate
  *   limiter's delay, like `{ requeue: true }`.
  * In every case a trigger that arrives while the key is being reconciled runs it exactly once more afterwards.
@@ -36,6 +38,7 @@ export interface Request {
 export interface Result {
   readonly requeue?: boolean;
   readonly requeueAfterMs?: number;
+  readonly requeueNow?: boolean;
 }
 
 /** Drives one object towards its desired state. Never called twice at once for the same key. */

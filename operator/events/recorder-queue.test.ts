@@ -79,3 +79,36 @@ test('flush drops what is not written within its time', async (t) => {
   await events.idle();
   t.is(events.dropped, 1);
 });
+
+test('while the controller is busy, Events wait, up to their maximum delay; once it is idle they go at once', async (t) => {
+  const client = new RecordingClient();
+  let busy = true;
+  const events = new EventRecorder({
+    client,
+    component: 'customapp-operator',
+    instance: 'test',
+    logger: SILENT,
+    yieldTo: { busy: () => busy, maxDelayMs: 300, pollMs: 5 },
+  });
+  const written = (): number => client.calls.filter((call) => call.resource === 'events').length;
+  const posted = performance.now();
+  events.post(app('a'), 'Normal', 'Waits', 'until idle or 300 ms');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.is(written(), 0, 'held while busy');
+  await events.idle();
+  const waited = performance.now() - posted;
+  t.true(waited >= 290, `written after its maximum delay (${waited.toFixed(0)} ms)`);
+  t.is(written(), 1);
+
+  events.post(app('b'), 'Normal', 'Held', 'then released');
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.is(written(), 1, 'held while busy');
+  busy = false;
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.is(written(), 2, 'written once the controller is idle');
+
+  busy = true;
+  events.post(app('c'), 'Normal', 'Flushed', 'a stopping operator does not yield');
+  t.is(await events.flush(1_000), 0);
+  t.is(written(), 3);
+});

@@ -49,6 +49,13 @@ export interface EventRecorderOptions {
    * `customapp_events_dropped` (since the start). @default none
    */
   readonly metrics?: Registry;
+  /**
+   * Events are the lowest-priority writes: while `busy()` says that work waits (the controller's queue holds keys no
+   * worker has taken), a posted Event waits too, up to `maxDelayMs` after it was posted, checked every `pollMs`. A
+   * ConfigMap shared by many CustomApps then rolls their Deployments without each RolloutTriggered Event competing
+   * for the API server. @default none (written at once)
+   */
+  readonly yieldTo?: { readonly busy: () => boolean; readonly maxDelayMs: number; readonly pollMs?: number };
 }
 
 /** One Event waiting to be written. */
@@ -58,6 +65,8 @@ interface Posted {
   readonly reason: string;
   readonly message: string;
   readonly log: Logger;
+  /** performance.now() when posted. */
+  readonly postedAt: number;
 }
 
 interface Seen {
@@ -85,6 +94,8 @@ export class EventRecorder {
   private readonly cacheSize: number;
   private readonly queue: Posted[] = [];
   private draining: Promise<void> | undefined;
+  /** Set by {@link EventRecorder.flush}: a stopping operator writes what it can, without yielding. */
+  private flushing = false;
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   /** Events dropped so far: the queue was full, or the object's spam-filter bucket was empty. */
   dropped = 0;
@@ -137,7 +148,7 @@ export class EventRecorder {
       log.warn({ reason, object: `${object.namespace}/${object.name}`, queued: this.queue.length }, 'event.dropped: queue full');
       return;
     }
-    this.queue.push({ object, type, reason, message, log });
+    this.queue.push({ object, type, reason, message, log, postedAt: performance.now() });
     this.draining ??= this.drain();
   }
 
@@ -146,6 +157,7 @@ export class EventRecorder {
    * operator says what it can without hanging on an unreachable API server. Answers how many were dropped.
    */
   async flush(timeoutMs: number): Promise<number> {
+    this.flushing = true;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(true), timeoutMs);
@@ -166,11 +178,22 @@ export class EventRecorder {
 
   private async drain(): Promise<void> {
     try {
-      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+      for (let next = this.queue[0]; next; next = this.queue[0]) {
+        if (this.options.yieldTo?.busy() && !this.flushing) await this.yieldWhileBusy(next.postedAt);
+        this.queue.shift();
         await this.record(next.object, next.type, next.reason, next.message, next.log);
       }
     } finally {
       this.draining = undefined;
+    }
+  }
+
+  /** Waits while {@link EventRecorderOptions.yieldTo} says that work waits, at most until `maxDelayMs` after `postedAt`. */
+  private async yieldWhileBusy(postedAt: number): Promise<void> {
+    const yieldTo = this.options.yieldTo;
+    if (!yieldTo) return;
+    while (!this.flushing && yieldTo.busy() && performance.now() - postedAt < yieldTo.maxDelayMs) {
+      await new Promise((resolve) => setTimeout(resolve, yieldTo.pollMs ?? 25));
     }
   }
 

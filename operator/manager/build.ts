@@ -125,6 +125,8 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     instance: identity,
     logger: logger.child({ component: 'events' }),
     metrics: metrics.registry,
+    // Events wait while keys wait for a worker (a fan-out), up to 5 s: the Deployment writes go first.
+    yieldTo: { busy: (): boolean => controller.queue.length > 0, maxDelayMs: 5_000 },
   });
   const reconciler = new CustomAppReconciler({
     client,
@@ -134,6 +136,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     recorder,
     notOwnedRetryMs: options.notOwnedRetryMs,
     steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
+    busy: (): boolean => controller.queue.length > 0,
   });
   const controller = new Controller({
     name: CONTROLLER_NAME,

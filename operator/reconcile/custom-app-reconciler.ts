@@ -56,6 +56,8 @@ export type { WritableCache } from './scope.js';
 export class CustomAppReconciler implements Reconciler {
   private readonly world: ReconcileWorld;
   private readonly notOwnedRetryMs: number;
+  /** Keys whose status write was left for a second pass: that pass writes it, busy or not. */
+  private readonly deferred = new Set<string>();
 
   constructor(options: CustomAppReconcilerOptions) {
     this.world = { ...options, now: options.now ?? (() => new Date()) };
@@ -65,6 +67,7 @@ export class CustomAppReconciler implements Reconciler {
   async reconcile(request: Request): Promise<Result> {
     const cached = this.world.apps.get(request.key);
     if (!cached) {
+      this.deferred.delete(request.key);
       this.world.dependencies.release(request.key);
       this.world.governance.forget(request.key);
       request.log.debug('not in cache: released');
@@ -103,6 +106,10 @@ export class CustomAppReconciler implements Reconciler {
       throw error;
     }
     await finalizer;
+    if (this.deferStatus(request.key, deployment, held)) {
+      request.log.debug('status deferred: other keys wait');
+      return { requeueNow: true };
+    }
 
     const computeStarted = performance.now();
     const rollout = currentRollout(
@@ -139,5 +146,19 @@ export class CustomAppReconciler implements Reconciler {
       deployment.waiting && 'requeueAfterMs' in deployment.waiting.gate ? deployment.waiting.gate.requeueAfterMs : undefined,
     ].filter((ms): ms is number => ms !== undefined);
     return retryMs.length > 0 ? { requeueAfterMs: Math.min(...retryMs) } : {};
+  }
+
+  /**
+   * Whether to leave the status write of a reconcile that rolled an existing Deployment for a second pass, queued
+   * behind the keys that wait (`{ requeueNow }`): a ConfigMap shared by many CustomApps then has every Deployment
+   * written before any status, and its pods start rolling sooner. Only a plain rollout (not held, not waiting for the
+   * governance) is deferred, and only once: the second pass writes the status even if keys still wait, so a steady
+   * load cannot starve it. Nothing is lost: the second pass computes the status from the caches, as any reconcile does.
+   */
+  private deferStatus(key: string, deployment: { readonly patched?: boolean; readonly waiting?: unknown }, held: boolean): boolean {
+    if (this.deferred.delete(key)) return false;
+    if (!deployment.patched || held || deployment.waiting || !this.world.busy?.()) return false;
+    this.deferred.add(key);
+    return true;
   }
 }

@@ -35,6 +35,12 @@ export interface ReconcileWorld {
   readonly now: () => Date;
   /** Told how long each step of a reconcile took (`customapp_reconcile_step_seconds`). @default nothing */
   readonly steps?: StepTimer;
+  /**
+   * True while other keys wait for a worker. A reconcile that rolled an existing Deployment then leaves its status
+   * write for a second pass, queued behind them: in a fan-out every Deployment is written before any status.
+   * @default never busy
+   */
+  readonly busy?: () => boolean;
 }
 
 /** Receives the duration of one reconcile step, in seconds. */

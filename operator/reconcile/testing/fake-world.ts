@@ -80,6 +80,8 @@ export class FakeWorld {
   /** The rollout governance: off unless the test asks for settings (a fake world runs no Deployment controller). */
   governance: RolloutGovernance;
   now = new Date('2026-11-30T12:00:00Z');
+  /** What the reconciler is told of keys waiting for a worker (`ReconcileWorld.busy`). */
+  busy = false;
   private readonly rollouts: RolloutSettings;
 
   constructor(rollouts: RolloutSettings = UNGOVERNED) {
@@ -120,6 +122,7 @@ export class FakeWorld {
         now: () => this.now,
       })),
       now: () => this.now,
+      busy: () => this.busy,
     });
   }
 

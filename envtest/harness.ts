@@ -274,6 +274,21 @@ function tail(path: string): string {
  * authorization, the OwnerReferencesPermissionEnforcement admission plugin, and an admin token in system:masters.
  */
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
+  // A free port is found by binding and closing it, so another process can take it before etcd or kube-apiserver
+  // binds it (seen in CI: "bind: address already in use"); the whole start is then tried again on new ports.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startEnvtestOnce(options);
+    } catch (error) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !/address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+/** How many times {@link startEnvtest} tries when a port it chose was taken meanwhile. */
+const PORT_RACE_ATTEMPTS = 3;
+
+async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
   const started = Date.now();
   const assets = await envtestAssets();
   const dir = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'customapp-envtest-'));

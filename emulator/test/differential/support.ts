@@ -139,9 +139,21 @@ export interface Pair {
   close(): Promise<void>;
 }
 
-/** Starts an emulator and an envtest (one per test file). */
+/**
+ * Starts an emulator and an envtest (one per test file). When one fails to start, the other is stopped before the
+ * failure propagates: a running emulator left behind kept a CI worker alive (its bookmark ticker and listener) and
+ * ava waited for it without end.
+ */
 export async function startPair(): Promise<Pair> {
-  const [emulator, envtest]: [Emulator, Envtest] = await Promise.all([startEmulator({ port: 0 }), startEnvtest()]);
+  const [started, built] = await Promise.allSettled([startEmulator({ port: 0 }), startEnvtest()]);
+  if (started.status === 'rejected' || built.status === 'rejected') {
+    await Promise.all([
+      started.status === 'fulfilled' ? started.value.close() : undefined,
+      built.status === 'fulfilled' ? built.value.stop() : undefined,
+    ]);
+    throw started.status === 'rejected' ? started.reason : (built as PromiseRejectedResult).reason;
+  }
+  const [emulator, envtest]: [Emulator, Envtest] = [started.value, built.value];
   return {
     emulator: httpsTarget('emulator', emulator.httpsUrl, undefined, emulator.adminToken),
     envtest: httpsTarget('envtest', envtest.server, envtest.caPem, envtest.adminToken),

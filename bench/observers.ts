@@ -5,6 +5,7 @@ import { isGone } from '../operator/kube/errors.js';
 import { CONFIG_HASH_ANNOTATION } from '../infra/customapp-api.js';
 import { CONFIGMAPS, DEPLOYMENTS, type Resource } from '../operator/kube/resources.js';
 import type { Deployment } from '../operator/kube/objects.js';
+import { CUSTOM_APPS, type CustomApp } from '../operator/customapp/custom-app.js';
 
 /** Milliseconds on the harness's monotonic clock. */
 export type Clock = () => number;
@@ -166,5 +167,43 @@ export class ConfigMapDeliveries {
   /** When the write that produced `resourceVersion` of `namespace/name` arrived, if it did. */
   arrival(key: string, resourceVersion: string): number | undefined {
     return this.arrivals.get(`${key}@${resourceVersion}`);
+  }
+}
+
+/**
+ * When each CustomApp's `status.configHash` changed, as a raw watcher sees it (ours and the peer both record the hash
+ * they rolled out there): the fan-out's other end, when every status says the new content, beside the Deployments'.
+ * Watches from {@link start} on (no initial list), so that it adds nothing to the cold start.
+ */
+export class StatusObserver {
+  private readonly changes = new Map<string, Array<{ readonly at: number; readonly hash: string | undefined }>>();
+  private readonly watch: RawWatch<CustomApp>;
+
+  constructor(client: KubeClient, now: Clock) {
+    this.watch = new RawWatch<CustomApp>(
+      client,
+      CUSTOM_APPS,
+      (app, _type, at) => {
+        const key = `${app.metadata.namespace}/${app.metadata.name}`;
+        const history = this.changes.get(key) ?? [];
+        if (history.at(-1)?.hash !== app.status?.configHash) history.push({ at, hash: app.status?.configHash });
+        this.changes.set(key, history);
+      },
+      now,
+      false,
+    );
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+
+  /** When `namespace/name`'s status first said `hash` after `since`, if it did. */
+  sawHash(key: string, hash: string, since: number): number | undefined {
+    return this.changes.get(key)?.find((change) => change.at > since && change.hash === hash)?.at;
   }
 }

@@ -7,6 +7,7 @@ import { idleFigures } from './idle.js';
 import { configMapData, imageAt, type PlannedApp } from './load.js';
 import type { ColdStartResult, IdleResult, MemoryResult, PhaseResult, RestartResult } from './results.js';
 import { diffCpu } from './cpu.js';
+import { StatusObserver } from './observers.js';
 import { diffSteps, PhaseMeter, POLL_MS, ServerWindow, sleep, type Session } from './session-state.js';
 import { addCounts, diffCounts, summarize } from './stats.js';
 
@@ -237,6 +238,9 @@ export async function specUpdates(session: Session): Promise<PhaseResult> {
 /** Two rounds of updates to each namespace's shared ConfigMap, after some of its sharers switched away. */
 export async function sharedUpdates(session: Session): Promise<PhaseResult> {
   const meter = await PhaseMeter.start(session);
+  const statuses = new StatusObserver(session.client, session.now);
+  await statuses.start();
+  const statusLatencies: number[] = [];
   const latencies: number[] = [];
   const probes: DeliveryProbe[] = [];
   let expected = 0;
@@ -260,9 +264,15 @@ export async function sharedUpdates(session: Session): Promise<PhaseResult> {
     expected += expectations.length;
     missed += result.missed;
     await session.settle();
+    for (const expectation of expectations) {
+      const at = statuses.sawHash(expectation.deployment, expectation.hash!, expectation.sentAt);
+      if (at !== undefined) statusLatencies.push(at - expectation.sentAt);
+    }
   }
+  await statuses.stop();
   return meter.finish(sharedKeys.length * 2, {
     latencyMs: summarize(latencies),
+    statusLatencyMs: summarize(statusLatencies),
     floorMs: summarize(floorOf(session, probes)),
     expected,
     missed,

@@ -22,6 +22,11 @@ export interface PhaseResult {
   readonly deploymentChanges: number;
   /** Write → Deployment change seen by the raw watcher. */
   readonly latencyMs?: LatencySummary;
+  /**
+   * Write → the CustomApp's status.configHash saying the new content, seen by a raw watcher (the shared-update phase:
+   * the fan-out's statuses, beside its Deployments in `latencyMs`).
+   */
+  readonly statusLatencyMs?: LatencySummary;
   /** Write → the written object seen by a raw watcher: the API server's own delivery time. */
   readonly floorMs?: LatencySummary;
   /** Deployment changes the phase's writes called for. */

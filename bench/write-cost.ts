@@ -1,6 +1,6 @@
 // What each kind of write costs the API server: kube-apiserver + etcd CPU per request, ours' shapes beside the peer's.
 //
-//   npx tsx bench/write-cost.ts [--count 600] [--rounds 2]
+//   npx tsx bench/write-cost.ts [--count 600] [--rounds 3]
 //
 // A fresh envtest, no operator and no watcher: the harness writes `count` objects of each kind, four at a time, and
 // reads the CPU time of kube-apiserver and etcd from /proc before and after each batch. It explains the cold start:
@@ -15,7 +15,7 @@ import { findServerProcesses, processCpuSeconds } from './cpu.js';
 import { forEachConcurrent } from './load.js';
 import { installCrd } from './server.js';
 
-const { values } = parseArgs({ options: { count: { type: 'string', default: '600' }, rounds: { type: 'string', default: '2' } } });
+const { values } = parseArgs({ options: { count: { type: 'string', default: '600' }, rounds: { type: 'string', default: '3' } } });
 const COUNT = Number(values.count);
 const ROUNDS = Number(values.rounds);
 const MERGE = 'application/merge-patch+json';
@@ -136,16 +136,27 @@ try {
     });
     const deployments = async (namespace: string): Promise<Json[]> =>
       (await send('GET', `/apis/apps/v1/namespaces/${namespace}/deployments`, undefined)).items;
-    await measure('Deployment rollout as a whole-object update', await deployments(`ours-${round}`), async (deployment) => {
+    // Ours' Deployments, half rolled by a whole-object update, half by the operator's merge patch; the peer's by its patch.
+    const ours = await deployments(`ours-${round}`);
+    const half = Math.floor(ours.length / 2);
+    const rolloutAnnotations = { 'app.example.com/rollout': 'ConfigMap config 3f2a→e4e8' };
+    const deploymentPath = (deployment: Json, manager: string): string =>
+      `/apis/apps/v1/namespaces/${deployment.metadata.namespace}/deployments/${deployment.metadata.name}?fieldManager=${manager}`;
+    await measure('Deployment rollout, ours, as a whole-object update', ours.slice(0, half), async (deployment) => {
       deployment.spec.template.metadata.annotations['app.example.com/config-hash'] = NEXT_HASH;
-      deployment.metadata.annotations = { 'app.example.com/rollout': 'ConfigMap config 3f2a→e4e8' };
-      const path = `/apis/apps/v1/namespaces/${deployment.metadata.namespace}/deployments/${deployment.metadata.name}?fieldManager=customapp-operator`;
-      await send('PUT', path, deployment);
+      deployment.metadata.annotations = rolloutAnnotations;
+      await send('PUT', deploymentPath(deployment, 'customapp-operator'), deployment);
     });
-    await measure('Deployment rollout as a merge patch', await deployments(`peer-${round}`), async (deployment) => {
+    await measure('Deployment rollout, ours, as a merge patch', ours.slice(half), async (deployment) => {
+      const patch = {
+        metadata: { annotations: rolloutAnnotations, resourceVersion: deployment.metadata.resourceVersion },
+        spec: { template: { metadata: { annotations: { 'app.example.com/config-hash': NEXT_HASH } } } },
+      };
+      await send('PATCH', deploymentPath(deployment, 'customapp-operator'), patch, MERGE);
+    });
+    await measure('Deployment rollout, peer, as a merge patch', await deployments(`peer-${round}`), async (deployment) => {
       const patch = { spec: { template: { metadata: { annotations: { 'app.example.com/config-hash': NEXT_HASH } } } } };
-      const path = `/apis/apps/v1/namespaces/${deployment.metadata.namespace}/deployments/${deployment.metadata.name}?fieldManager=customapp-peer`;
-      await send('PATCH', path, patch, MERGE);
+      await send('PATCH', deploymentPath(deployment, 'customapp-peer'), patch, MERGE);
     });
     await measure('Event create (ours only: RolloutTriggered)', sets.ours, async (app) => {
       const { name, namespace, uid } = app.metadata;

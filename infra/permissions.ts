@@ -62,8 +62,8 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
   {
     apiGroup: 'apps',
     resource: 'deployments',
-    verbs: ['get', 'list', 'watch', 'create', 'patch'],
-    why: 'the owned Deployment: cache, create, and patch the fields that change (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference',
+    verbs: ['get', 'list', 'watch', 'create', 'update'],
+    why: 'the owned Deployment: cache, create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference',
   },
   {
     apiGroup: '',

@@ -77,7 +77,7 @@ test('drift: new ConfigMap content rolls the Deployment, with an Event naming th
   const before = world.client.calls.length;
   world.configMap('config', { V: '2' });
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
   t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '2' }));
   t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '2' }));
 });
@@ -88,7 +88,7 @@ test('while other keys wait, a rollout writes the Deployment first and its statu
   const before = world.client.calls.length;
   world.configMap('config', { V: '2' });
   t.deepEqual(await world.reconcile('app'), { requeueNow: true });
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event RolloutTriggered'], 'no status yet');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered'], 'no status yet');
   t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '1' }));
   const second = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), {});
@@ -99,7 +99,7 @@ test('while other keys wait, a rollout writes the Deployment first and its statu
   world.configMap('config', { V: '3' });
   const third = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(third), ['patch deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH], 'idle: one pass');
+  t.deepEqual(world.writes(third), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH], 'idle: one pass');
 });
 
 test('drift: a field of ours edited on the Deployment is put back without a rollout Event', async (t) => {
@@ -109,7 +109,7 @@ test('drift: a field of ours edited on the Deployment is put back without a roll
   world.sync();
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event Updated']);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event Updated']);
   t.is(deploymentOf(world)?.spec.replicas, 1);
 });
 
@@ -134,7 +134,7 @@ test('handoff: the old ConfigMap is held until the rollout with the new one is r
     ['ConfigMap/other', 'Secret/creds', 'ConfigMap/config'],
     ['ConfigMap/other', 'Secret/creds'],
   ]);
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
   t.is(appOf(world).status?.observedConfigMapName, 'other');
 });
 
@@ -220,7 +220,7 @@ test('a Deployment of ours whose managed-by label was removed is found by its ow
   t.deepEqual(world.writes(before), [
     'create deployments.apps ns/app',
     'get deployments.apps ns/app',
-    'patch deployments.apps ns/app',
+    'update deployments.apps ns/app',
     'event Updated',
   ]);
   t.truthy(deploymentOf(world)?.metadata.labels?.[MANAGED_BY_LABEL], 'the label is back');
@@ -229,7 +229,7 @@ test('a Deployment of ours whose managed-by label was removed is found by its ow
   world.configMap('config', { V: '2' });
   before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
 });
 
 test('the same for a Service of ours that lost its label', async (t) => {

@@ -155,9 +155,9 @@ export class CustomAppReconciler implements Reconciler {
    * governance) is deferred, and only once: the second pass writes the status even if keys still wait, so a steady
    * load cannot starve it. Nothing is lost: the second pass computes the status from the caches, as any reconcile does.
    */
-  private deferStatus(key: string, deployment: { readonly patched?: boolean; readonly waiting?: unknown }, held: boolean): boolean {
+  private deferStatus(key: string, deployment: { readonly updated?: boolean; readonly waiting?: unknown }, held: boolean): boolean {
     if (this.deferred.delete(key)) return false;
-    if (!deployment.patched || held || deployment.waiting || !this.world.busy?.()) return false;
+    if (!deployment.updated || held || deployment.waiting || !this.world.busy?.()) return false;
     this.deferred.add(key);
     return true;
   }

@@ -13,7 +13,7 @@ import {
   type RunningWith,
   runningWith,
 } from './desired-deployment.js';
-import { driftPaths, mergePatchBetween, withDesired } from './drift.js';
+import { driftPaths, withDesired } from './drift.js';
 import { notControlledMessage, REASONS, shortHash } from './reasons.js';
 import { ownedFields, type ReconcileScope } from './scope.js';
 import { gateRollout } from './rollout-step.js';
@@ -29,8 +29,8 @@ export interface DeploymentOutcome {
   readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
   /** A rollout caused by ConfigMap or Secret content that the governance holds back, and why. */
   readonly waiting?: WaitingRollout;
-  /** True when this step patched an existing Deployment. */
-  readonly patched?: boolean;
+  /** True when this step updated an existing Deployment. */
+  readonly updated?: boolean;
 }
 
 /** True for 422 Invalid: the object was refused as it is. */
@@ -101,12 +101,18 @@ export async function reconcileDeployment(
   let updated: Deployment;
   try {
     updated = await scope.write(
-      'patch',
+      'update',
       DEPLOYMENTS,
       () =>
-        world.client.patch<Deployment>(DEPLOYMENTS, scope.namespace, scope.name, 'merge', updatePatch(current, plan.desired), {
-          fieldManager: FIELD_MANAGER,
-        }),
+        world.client.replace<Deployment>(
+          DEPLOYMENTS,
+          scope.namespace,
+          scope.name,
+          withDesired(current, plan.desired, DEPLOYMENT_OPTIONAL_KEYS),
+          {
+            fieldManager: FIELD_MANAGER,
+          },
+        ),
       { drift },
     );
   } catch (error) {
@@ -115,20 +121,7 @@ export async function reconcileDeployment(
   }
   world.deployments.wrote(updated);
   scope.event(...updateEvent(scope.name, current, plan.desired, drift));
-  return { view: { phase: 'owned', deployment: updated }, rolledOut: plan.rolledOut, waiting: plan.waiting, patched: true };
-}
-
-/**
- * The update of `live` to `desired` as a merge patch of the fields that change (a removed optional key as null),
- * guarded by the resourceVersion the reconcile read: a Deployment changed since then (its cache lags) gets a 409 and
- * the key is requeued, as a whole-object update would.
- */
-function updatePatch(live: Deployment, desired: Deployment): Record<string, unknown> {
-  const patch = mergePatchBetween(
-    live as unknown as Record<string, unknown>,
-    withDesired(live, desired, DEPLOYMENT_OPTIONAL_KEYS) as unknown as Record<string, unknown>,
-  );
-  return { ...patch, metadata: { ...(patch.metadata as object | undefined), resourceVersion: live.metadata.resourceVersion } };
+  return { view: { phase: 'owned', deployment: updated }, rolledOut: plan.rolledOut, waiting: plan.waiting, updated: true };
 }
 
 /** A rollout caused by the spec (or the creation), with the content changes it carries along. */

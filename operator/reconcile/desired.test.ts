@@ -1,12 +1,11 @@
 // Tests of the desired-state builders: the Deployment and Service a CustomApp should have, and how drift is found.
 import test from 'ava';
-import { mergePatch } from '../kube/testing/recording-client.js';
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { restrictedViolations } from '../../test/support/pod-security.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
 import { desiredService, serviceNameProblem } from './desired-service.js';
-import { driftPaths, mergePatchBetween, withDesired } from './drift.js';
+import { driftPaths, withDesired } from './drift.js';
 import { controllingAppName, isControlledBy, labelValue } from '../customapp/labels.js';
 
 const app = (spec: Partial<CustomApp['spec']> = {}, name = 'shop'): CustomApp => ({
@@ -137,24 +136,4 @@ test('writing the desired fields over the live object keeps the server fields an
   t.is(merged.spec.template.spec.containers[0].envFrom, undefined, 'the containers list is replaced as a whole');
   t.deepEqual(driftPaths(merged, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), []);
   t.is(live.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION], 'h1', 'the live object is not mutated');
-});
-
-test('mergePatchBetween sends only what changed, a removed key as null, arrays whole, and applying it gives the target', (t) => {
-  const before = {
-    metadata: { name: 'app', resourceVersion: '7', annotations: { keep: 'k', gone: 'g' } },
-    spec: { replicas: 1, template: { spec: { containers: [{ name: 'app', image: 'a:1', envFrom: [{ configMapRef: { name: 'c' } }] }] } } },
-    status: { readyReplicas: 1 },
-  };
-  const after = {
-    metadata: { name: 'app', resourceVersion: '7', annotations: { keep: 'k', added: 'n' } },
-    spec: { replicas: 1, template: { spec: { containers: [{ name: 'app', image: 'a:2', envFrom: [{ configMapRef: { name: 'c' } }] }] } } },
-    status: { readyReplicas: 1 },
-  };
-  const patch = mergePatchBetween(before, after);
-  t.deepEqual(patch, {
-    metadata: { annotations: { gone: null, added: 'n' } },
-    spec: { template: { spec: { containers: after.spec.template.spec.containers } } },
-  });
-  t.deepEqual(mergePatch(structuredClone(before), patch), after);
-  t.deepEqual(mergePatchBetween(after, structuredClone(after)), {});
 });

@@ -1,5 +1,4 @@
 // Compares a desired object with the live one field by field, and writes the desired fields over the live object.
-import { isDeepStrictEqual } from 'node:util';
 
 type Json = unknown;
 
@@ -55,23 +54,4 @@ export function withDesired<T>(actual: T, desired: T, ownedKeys: ReadonlyMap<str
     if (desired[key] === undefined) delete merged[key];
   }
   return merged as T;
-}
-
-/**
- * The JSON merge patch (RFC 7386) that turns `before` into `after`: the keys whose values differ, objects compared key
- * by key, arrays and scalars whole, and a key `before` has and `after` lacks as null. Empty when they are equal. The
- * Deployment step sends it instead of the whole object: a smaller request, and less work for the API server (about
- * 1.8 against 2.2 ms of its CPU per Deployment write, measured on envtest) for the same result.
- */
-export function mergePatchBetween(before: Record<string, Json>, after: Record<string, Json>): Record<string, Json> {
-  const patch: Record<string, Json> = {};
-  for (const [key, value] of Object.entries(after)) {
-    if (value === undefined || isDeepStrictEqual(before[key], value)) continue;
-    const previous = before[key];
-    patch[key] = isPlainObject(previous) && isPlainObject(value) ? mergePatchBetween(previous, value) : structuredClone(value);
-  }
-  for (const key of Object.keys(before)) {
-    if (before[key] !== undefined && after[key] === undefined) patch[key] = null;
-  }
-  return patch;
 }

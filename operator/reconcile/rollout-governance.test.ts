@@ -32,7 +32,7 @@ const eventsOf = (world: FakeWorld, name: string): string[] =>
 const rollouts = (world: FakeWorld, name: string): number =>
   world.client.calls.filter(
     (call) =>
-      call.verb === 'patch' &&
+      call.verb === 'update' &&
       call.resource === 'deployments.apps' &&
       call.key === `ns/${name}` &&
       (call.body as Deployment).metadata.annotations?.[ROLLOUT_ANNOTATION] !== undefined &&

@@ -51,7 +51,7 @@ test('the next change of the Secret writes the keyed hash, and the Event says "u
   world.secret('creds', { TOKEN: 'u' });
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['patch deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
   t.is(annotationOf(world), FakeWorld.secretHash({ TOKEN: 'u' }, 'creds'));
   const events = world.client.all<CoreEvent>(EVENTS).map((event) => event.message ?? '');
   const rollout = events.find((message) => message.startsWith('Rolling out'));

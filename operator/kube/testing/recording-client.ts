@@ -20,7 +20,7 @@ function statusError(code: number, reason: string, message: string): ApiError {
 }
 
 /** RFC 7386 JSON merge patch. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
+function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
   const result: Record<string, unknown> =
     target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as object) } : {};

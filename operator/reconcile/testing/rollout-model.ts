@@ -164,7 +164,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     // Did this reconcile start a content rollout?
     const update = world.client.calls
       .slice(from)
-      .find((call) => call.verb === 'patch' && call.resource === 'deployments.apps' && call.key === `ns/${app}`);
+      .find((call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === `ns/${app}`);
     const cause = update ? rolloutCause(update.body as Deployment) : undefined;
     const started = cause !== undefined && isGoverned(cause) && (update!.body as Deployment).metadata.annotations !== undefined;
     if (started && cause!.start === new Date(now()).toISOString()) {

@@ -75,6 +75,25 @@ class RawWatch<T extends KubeObject> {
   }
 }
 
+/** An observer over one {@link RawWatch}, started and stopped with it; `record` takes each object the watch sees. */
+abstract class WatchObserver<T extends KubeObject> {
+  private readonly watch: RawWatch<T>;
+
+  constructor(client: KubeClient, resource: Resource, now: Clock, listFirst: boolean) {
+    this.watch = new RawWatch<T>(client, resource, (object, type, at) => this.record(object, type, at), now, listFirst);
+  }
+
+  protected abstract record(object: T, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number): void;
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+}
+
 /** What a Deployment looked like when the raw watcher saw it. */
 export interface DeploymentSighting {
   /** Arrival time on the harness clock. */
@@ -88,23 +107,14 @@ export interface DeploymentSighting {
  * Every Deployment's config-hash annotation and image as a raw watcher sees them: the current one, and the
  * history of changes (a sighting is recorded only when the hash, the image or existence changed).
  */
-export class DeploymentObserver {
+export class DeploymentObserver extends WatchObserver<Deployment> {
   private readonly latest = new Map<string, DeploymentSighting>();
   private readonly changes = new Map<string, DeploymentSighting[]>();
-  private readonly watch: RawWatch<Deployment>;
   /** Sightings that changed a Deployment's hash, image or existence, all Deployments together. */
   changeCount = 0;
 
   constructor(client: KubeClient, now: Clock) {
-    this.watch = new RawWatch<Deployment>(client, DEPLOYMENTS, (deployment, type, at) => this.record(deployment, type, at), now, true);
-  }
-
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
+    super(client, DEPLOYMENTS, now, true);
   }
 
   /** The last sighting of `namespace/name`. */
@@ -117,7 +127,7 @@ export class DeploymentObserver {
     return (this.changes.get(key) ?? []).filter((sighting) => sighting.at > since);
   }
 
-  private record(deployment: Deployment, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number): void {
+  protected record(deployment: Deployment, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number): void {
     const key = `${deployment.metadata.namespace}/${deployment.metadata.name}`;
     const template = deployment.spec?.template;
     const sighting: DeploymentSighting = {
@@ -140,28 +150,15 @@ export class DeploymentObserver {
  * When each ConfigMap write reached a raw watcher: the API server's own delivery time, the floor of any
  * operator's propagation latency. Keyed by `namespace/name@resourceVersion`; only events after {@link start}.
  */
-export class ConfigMapDeliveries {
+export class ConfigMapDeliveries extends WatchObserver<KubeObject> {
   private readonly arrivals = new Map<string, number>();
-  private readonly watch: RawWatch<KubeObject>;
 
   constructor(client: KubeClient, now: Clock) {
-    this.watch = new RawWatch<KubeObject>(
-      client,
-      CONFIGMAPS,
-      (object, _type, at) => {
-        this.arrivals.set(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`, at);
-      },
-      now,
-      false,
-    );
+    super(client, CONFIGMAPS, now, false);
   }
 
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
+  protected record(object: KubeObject, _type: unknown, at: number): void {
+    this.arrivals.set(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`, at);
   }
 
   /** When the write that produced `resourceVersion` of `namespace/name` arrived, if it did. */
@@ -175,31 +172,18 @@ export class ConfigMapDeliveries {
  * they rolled out there): the fan-out's other end, when every status says the new content, beside the Deployments'.
  * Watches from {@link start} on (no initial list), so that it adds nothing to the cold start.
  */
-export class StatusObserver {
+export class StatusObserver extends WatchObserver<CustomApp> {
   private readonly changes = new Map<string, Array<{ readonly at: number; readonly hash: string | undefined }>>();
-  private readonly watch: RawWatch<CustomApp>;
 
   constructor(client: KubeClient, now: Clock) {
-    this.watch = new RawWatch<CustomApp>(
-      client,
-      CUSTOM_APPS,
-      (app, _type, at) => {
-        const key = `${app.metadata.namespace}/${app.metadata.name}`;
-        const history = this.changes.get(key) ?? [];
-        if (history.at(-1)?.hash !== app.status?.configHash) history.push({ at, hash: app.status?.configHash });
-        this.changes.set(key, history);
-      },
-      now,
-      false,
-    );
+    super(client, CUSTOM_APPS, now, false);
   }
 
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
+  protected record(app: CustomApp, _type: unknown, at: number): void {
+    const key = `${app.metadata.namespace}/${app.metadata.name}`;
+    const history = this.changes.get(key) ?? [];
+    if (history.at(-1)?.hash !== app.status?.configHash) history.push({ at, hash: app.status?.configHash });
+    this.changes.set(key, history);
   }
 
   /** When `namespace/name`'s status first said `hash` after `since`, if it did. */

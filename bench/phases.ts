@@ -74,15 +74,16 @@ async function awaitExpectations(
     session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments updated`);
     if (pending.length > 0) await sleep(POLL_MS);
   }
-  const latencies = expectations.map(met).filter((latency): latency is number => latency !== undefined);
+  const seen = expectations.map(met);
+  const latencies = seen.filter((latency): latency is number => latency !== undefined);
   // BENCH_LATENCY_DUMP=file: every expectation as a JSON line (epoch ms), to line up with the operators' trace lines.
   if (process.env.BENCH_LATENCY_DUMP) {
-    const lines = expectations.map((expectation) =>
+    const lines = expectations.map((expectation, index) =>
       JSON.stringify({
         what,
         deployment: expectation.deployment,
         sentAt: performance.timeOrigin + expectation.sentAt,
-        latencyMs: met(expectation),
+        latencyMs: seen[index],
       }),
     );
     appendFileSync(process.env.BENCH_LATENCY_DUMP, `${lines.join('\n')}\n`);

@@ -179,7 +179,8 @@ export class EventRecorder {
   private async drain(): Promise<void> {
     try {
       for (let next = this.queue[0]; next; next = this.queue[0]) {
-        if (this.options.yieldTo?.busy() && !this.flushing) await this.yieldWhileBusy(next.postedAt);
+        // No await unless it yields: the first write still starts within post.
+        while (this.mustYield(next.postedAt)) await new Promise((resolve) => setTimeout(resolve, this.options.yieldTo?.pollMs ?? 25));
         this.queue.shift();
         await this.record(next.object, next.type, next.reason, next.message, next.log);
       }
@@ -188,13 +189,10 @@ export class EventRecorder {
     }
   }
 
-  /** Waits while {@link EventRecorderOptions.yieldTo} says that work waits, at most until `maxDelayMs` after `postedAt`. */
-  private async yieldWhileBusy(postedAt: number): Promise<void> {
+  /** True while {@link EventRecorderOptions.yieldTo} says that work waits, until `maxDelayMs` after `postedAt`, and not while flushing. */
+  private mustYield(postedAt: number): boolean {
     const yieldTo = this.options.yieldTo;
-    if (!yieldTo) return;
-    while (!this.flushing && yieldTo.busy() && performance.now() - postedAt < yieldTo.maxDelayMs) {
-      await new Promise((resolve) => setTimeout(resolve, yieldTo.pollMs ?? 25));
-    }
+    return yieldTo !== undefined && !this.flushing && yieldTo.busy() && performance.now() - postedAt < yieldTo.maxDelayMs;
   }
 
   /** client-go's EventSourceObjectSpamFilter: a token bucket per involved object. */

@@ -119,14 +119,15 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
       return apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0;
     },
   });
+  // Keys wait for a worker (a fan-out): Events wait, and a rollout's status goes to a second pass.
+  const keysWait = (): boolean => controller.queue.length > 0;
   const recorder = new EventRecorder({
     client,
     component: OPERATOR_NAME,
     instance: identity,
     logger: logger.child({ component: 'events' }),
     metrics: metrics.registry,
-    // Events wait while keys wait for a worker (a fan-out), up to 5 s: the Deployment writes go first.
-    yieldTo: { busy: (): boolean => controller.queue.length > 0, maxDelayMs: 5_000 },
+    yieldTo: { busy: keysWait, maxDelayMs: 5_000 },
   });
   const reconciler = new CustomAppReconciler({
     client,
@@ -136,7 +137,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     recorder,
     notOwnedRetryMs: options.notOwnedRetryMs,
     steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
-    busy: (): boolean => controller.queue.length > 0,
+    busy: keysWait,
   });
   const controller = new Controller({
     name: CONTROLLER_NAME,

@@ -106,7 +106,7 @@ export class CustomAppReconciler implements Reconciler {
       throw error;
     }
     await finalizer;
-    if (this.deferStatus(request.key, deployment, held)) {
+    if (this.deferStatus(request.key, deployment)) {
       request.log.debug('status deferred: other keys wait');
       return { requeueNow: true };
     }
@@ -154,10 +154,11 @@ export class CustomAppReconciler implements Reconciler {
    * written before any status, and its pods start rolling sooner. Only a plain rollout (not held, not waiting for the
    * governance) is deferred, and only once: the second pass writes the status even if keys still wait, so a steady
    * load cannot starve it. Nothing is lost: the second pass computes the status from the caches, as any reconcile does.
+   * A held rollout writes no Deployment, so `updated` alone leaves it out.
    */
-  private deferStatus(key: string, deployment: { readonly updated?: boolean; readonly waiting?: unknown }, held: boolean): boolean {
+  private deferStatus(key: string, deployment: { readonly updated?: boolean; readonly waiting?: unknown }): boolean {
     if (this.deferred.delete(key)) return false;
-    if (!deployment.updated || held || deployment.waiting || !this.world.busy?.()) return false;
+    if (!deployment.updated || deployment.waiting || !this.world.busy?.()) return false;
     this.deferred.add(key);
     return true;
   }

@@ -5,6 +5,7 @@ import type { RequestSample } from './options.js';
 import type { KubeObject } from './objects.js';
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
+import { connectionFromKubeConfig } from './connection.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 
 interface ConfigMap extends KubeObject {
@@ -74,6 +75,39 @@ for (const target of selectedTargets()) {
     }
     controller.abort();
     t.deepEqual(seen, ['ADDED watched', 'MODIFIED watched']);
+  });
+
+  test(`[${target}] a write still waiting for its credentials when the client is fenced is refused and never reaches the server`, async (t) => {
+    // An exec credential plugin or a token file read: the credentials come when the test says, after the fence.
+    const connection = await connectionFromKubeConfig(cluster.adminKubeConfig());
+    let asked!: () => void;
+    const askedForCredentials = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let hand!: () => void;
+    const credentialsReady = new Promise<void>((resolve) => {
+      hand = resolve;
+    });
+    const slow = new KubeClient({
+      ...connection,
+      authHeaders: async () => {
+        asked();
+        await credentialsReady;
+        return connection.authHeaders();
+      },
+    });
+    try {
+      const write = slow.create(CONFIGMAPS, 'default', configMap('fenced-in-auth', { a: '1' }));
+      await askedForCredentials;
+      slow.fence('leadership lost');
+      hand();
+      const refused = await t.throwsAsync(write);
+      t.regex(refused?.message ?? '', /fenced: leadership lost/);
+      const missing = await t.throwsAsync(client.get(CONFIGMAPS, 'default', 'fenced-in-auth'));
+      t.true(isNotFound(missing), 'the write never reached the server');
+    } finally {
+      slow.close();
+    }
   });
 
   test(`[${target}] every request is reported with its verb and resource`, async (t) => {

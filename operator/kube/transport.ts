@@ -27,8 +27,11 @@ export interface Call {
 export class Transport {
   private readonly agent: HttpAgent | HttpsAgent;
   private readonly secure: boolean;
-  /** The non-watch requests in flight, so that {@link Transport.fence} can abort them. */
-  private readonly inFlight = new Set<{ abort: () => void }>();
+  /**
+   * The non-watch requests in flight, from the moment {@link Transport.send} admits them (before it awaits the
+   * credentials), so that {@link Transport.fence} aborts them wherever they are.
+   */
+  private readonly inFlight = new Set<AbortController>();
   /** Why writes are refused, once fenced. */
   private fencedBecause: string | undefined;
 
@@ -83,16 +86,21 @@ export class Transport {
    * releases it (destroying the socket unless the answer was read whole).
    */
   async send(call: Call, timeoutMs: number): Promise<{ response: IncomingMessage; abort: () => void }> {
-    if (call.signal?.aborted)
-      throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
-    if (this.fencedBecause !== undefined && call.method !== 'GET')
-      throw new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
+    this.refuse(call);
+    // Registered before the first await: a fence that comes while the credentials are fetched (an exec plugin, a
+    // token file) aborts this request too, and nothing can interleave between the last check and the socket.
+    const fenceable = new AbortController();
+    if (call.verb !== 'watch') this.inFlight.add(fenceable);
+    let headers: OutgoingHttpHeaders;
+    try {
+      headers = { accept: 'application/json', 'user-agent': this.userAgent, ...(await this.connection.authHeaders()) };
+      if (fenceable.signal.aborted) throw this.fencedError(call);
+      this.refuse(call);
+    } catch (error) {
+      this.inFlight.delete(fenceable);
+      throw error;
+    }
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-    const headers: OutgoingHttpHeaders = {
-      accept: 'application/json',
-      'user-agent': this.userAgent,
-      ...(await this.connection.authHeaders()),
-    };
     if (payload) {
       headers['content-type'] = call.contentType ?? 'application/json';
       headers['content-length'] = payload.length;
@@ -106,13 +114,14 @@ export class Transport {
         request.destroy(new ApiError(`${call.method} ${call.path}: aborted`, 0));
       };
       call.signal?.addEventListener('abort', onAbort, { once: true });
-      const fenceable = { abort: () => request.destroy(new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0)) };
-      if (call.verb !== 'watch') {
-        this.inFlight.add(fenceable);
-        request.once('close', () => this.inFlight.delete(fenceable));
-      }
+      const onFence = (): void => {
+        request.destroy(this.fencedError(call));
+      };
+      fenceable.signal.addEventListener('abort', onFence, { once: true });
+      request.once('close', () => this.inFlight.delete(fenceable));
       const abort = (): void => {
         call.signal?.removeEventListener('abort', onAbort);
+        fenceable.signal.removeEventListener('abort', onFence);
         this.inFlight.delete(fenceable);
         if (!request.destroyed && !(answer?.complete ?? false)) request.destroy();
       };
@@ -135,5 +144,16 @@ export class Transport {
       });
       request.end(payload);
     });
+  }
+
+  /** Throws when `call` may not be sent: its own signal aborted, or a write while fenced. */
+  private refuse(call: Call): void {
+    if (call.signal?.aborted)
+      throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
+    if (this.fencedBecause !== undefined && call.method !== 'GET') throw this.fencedError(call);
+  }
+
+  private fencedError(call: Call): ApiError {
+    return new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
   }
 }

@@ -1,6 +1,7 @@
 // The leader elector in virtual time, on slow and lossy networks: no write of a process lands while another holds the Lease.
 import test from 'ava';
 import pino from 'pino';
+import type { SchedulerLike } from 'rxjs';
 import { VirtualClock } from '../../test/support/virtual-time.js';
 import { LeaderElector } from './leader-elector.js';
 import { checkElectorModel, MODEL_TIMINGS, runElectorScenario } from './testing/elector-model.js';
@@ -39,6 +40,7 @@ test('the renew deadline counts from when the last successful renewal was sent, 
     identity: 'p0',
     logger: pino({ level: 'silent' }),
     scheduler: clock,
+    monotonicNow: () => clock.now(),
     random: () => 0,
     ...MODEL_TIMINGS,
   });
@@ -59,6 +61,46 @@ test('the renew deadline counts from when the last successful renewal was sent, 
   t.true(lastRenewalSentAt > 1_000 && lastRenewalSentAt < 1_300, `last renewal sent at ${lastRenewalSentAt} ms`);
   const deadline = lastRenewalSentAt + MODEL_TIMINGS.renewDeadlineMs;
   t.true(lostAt !== undefined && lostAt <= deadline && lostAt >= deadline - 10, `lost at ${lostAt} ms, the deadline was ${deadline} ms`);
+  await elector.release();
+});
+
+test('a leader whose wall clock steps back an hour still gives up within the renew deadline of its last renewal', async (t) => {
+  const clock = new VirtualClock();
+  const server = new FakeLeaseServer(clock);
+  // From 1 s on, the leader's wall clock reads an hour earlier and nothing it sends gets through any more.
+  const STEP_AT_MS = 1_000;
+  const wall = (): number => clock.now() - (clock.now() >= STEP_AT_MS ? 3_600_000 : 0);
+  let lastRenewalSentAt = 0;
+  const network = (kind: RequestKind): Delivery => {
+    if (clock.now() >= STEP_AT_MS) return { transitMs: 'lost', answer: 'lost' };
+    if (kind === 'get') lastRenewalSentAt = clock.now();
+    return { transitMs: 0, answer: { delayMs: 0 } };
+  };
+  const elector = new LeaderElector({
+    client: server.connect('p0', network).client,
+    namespace: 'ns',
+    name: 'lease',
+    identity: 'p0',
+    logger: pino({ level: 'silent' }),
+    // As rxjs' asyncScheduler in production: timers on monotonic time, `now()` on the wall clock.
+    scheduler: { now: wall, schedule: clock.schedule.bind(clock) as SchedulerLike['schedule'] },
+    monotonicNow: () => clock.now(),
+    wallNow: wall,
+    random: () => 0,
+    ...MODEL_TIMINGS,
+  });
+  const acquired = elector.acquire(new AbortController().signal);
+  let lostAt: number | undefined;
+  void elector.lost.then(() => {
+    lostAt = clock.now();
+  });
+  for (let elapsed = 0; elapsed < 8_000; elapsed += 5) {
+    clock.advance(5);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.true(await acquired);
+  const deadline = lastRenewalSentAt + MODEL_TIMINGS.renewDeadlineMs;
+  t.true(lostAt !== undefined && lostAt <= deadline, `lost at ${lostAt} ms (true time), the deadline was ${deadline} ms`);
   await elector.release();
 });
 

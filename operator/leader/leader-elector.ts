@@ -33,8 +33,17 @@ export interface LeaderElectionOptions {
   /** The interval between attempts, to acquire or to renew. @default 2_000 */
   readonly retryPeriodMs?: number;
   readonly logger: Logger;
-  /** Timers (retries, deadlines) and the clock (renewTime, and when others' renewals were observed). @default asyncScheduler */
+  /** The timers (retries, deadlines); its `now()` is never read (asyncScheduler's is the wall clock). @default asyncScheduler */
   readonly scheduler?: SchedulerLike;
+  /**
+   * A monotonic clock in milliseconds: every deadline, and when others' renewals were observed. A wall clock here
+   * would let a step back keep a leader leading past its renew deadline, and a step forward let a standby take a
+   * live Lease over; client-go measures these on Go's monotonic clock for the same reason.
+   * @default performance.now
+   */
+  readonly monotonicNow?: () => number;
+  /** The wall clock in milliseconds, for the Lease's RFC 3339 `acquireTime` and `renewTime` only. @default Date.now */
+  readonly wallNow?: () => number;
   /** A number in [0, 1) for the retry jitter. @default Math.random */
   readonly random?: () => number;
   /** Called with true when this process starts leading, false when it stops. @default none */
@@ -60,9 +69,9 @@ function recordOf(lease: Lease): string {
  * exits, as controller-runtime does). `release` stops renewing and clears `holderIdentity`, so another candidate
  * takes over at once instead of after the lease duration.
  *
- * Expiry is judged on this process's clock from when it last saw the Lease record change (client-go's
+ * Expiry is judged on this process's monotonic clock from when it last saw the Lease record change (client-go's
  * `observedTime`), never by comparing the holder's `renewTime` with the local clock, so clock skew between
- * candidates does not matter.
+ * candidates does not matter, and neither does a step of the wall clock (which writes only `renewTime`).
  *
  * **The leader's deadline runs from when its last successful renewal was sent** (from the start of that attempt,
  * its GET, a little earlier still), not from when the answer came: the server applied the renewal after it was sent, so a standby cannot have seen it earlier, and cannot take over
@@ -81,6 +90,8 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly scheduler: SchedulerLike;
+  private readonly monotonicNow: () => number;
+  private readonly wallNow: () => number;
   private readonly random: () => number;
   private readonly log: Logger;
   private readonly stopping = new AbortController();
@@ -103,6 +114,8 @@ export class LeaderElector {
       );
     }
     this.scheduler = options.scheduler ?? asyncScheduler;
+    this.monotonicNow = options.monotonicNow ?? (() => performance.now());
+    this.wallNow = options.wallNow ?? Date.now;
     this.random = options.random ?? Math.random;
     this.log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: this.identity });
     this.lost = new Promise((resolve) => {
@@ -164,7 +177,7 @@ export class LeaderElector {
 
   /** Writes `lease` back with no holder and a one-second duration, so that a standby takes over at once. */
   private async clearHolder(lease: Lease, signal: AbortSignal): Promise<void> {
-    const at = microTime(this.now());
+    const at = microTime(this.wallNow());
     await this.options.client.replace<Lease>(
       LEASES,
       this.options.namespace,
@@ -215,7 +228,7 @@ export class LeaderElector {
   }
 
   private now(): number {
-    return this.scheduler.now();
+    return this.monotonicNow();
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
@@ -233,7 +246,7 @@ export class LeaderElector {
       }
     }
     const nowMs = this.now();
-    const at = microTime(nowMs);
+    const at = microTime(this.wallNow());
     try {
       if (!lease) {
         this.current = await client.create<Lease>(

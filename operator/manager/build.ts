@@ -97,6 +97,9 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
         client,
         ...leaderElection,
         scheduler,
+        // A scheduler given here is virtual time (tests), its own monotonic clock; by default the elector reads
+        // performance.now(), never asyncScheduler's wall-clock now().
+        monotonicNow: scheduler && (() => scheduler.now()),
         logger: logger.child({ component: 'leader-election' }),
         onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
       })

@@ -1,6 +1,7 @@
 // The leader elector's model-based check: candidates on slow, lossy networks in virtual time, and the one rule that matters.
 import fc from 'fast-check';
 import pino from 'pino';
+import type { SchedulerLike } from 'rxjs';
 import { VirtualClock } from '../../../test/support/virtual-time.js';
 import { LeaderElector } from '../leader-elector.js';
 import { type Connection, type Delivery, FakeLeaseServer } from './fake-lease-api.js';
@@ -24,11 +25,21 @@ export interface NetworkPhase {
   readonly mode: 'healthy' | 'slow' | 'lossy' | 'deaf' | 'partitioned';
 }
 
-/** One process: when it starts, its network over time, and whether it comes back (a new identity) after losing. */
+/** A step of one process's wall clock (an NTP correction, an operator's `date -s`): from `atMs` on, it reads `byMs` more. */
+export interface ClockStep {
+  readonly atMs: number;
+  readonly byMs: number;
+}
+
+/**
+ * One process: when it starts, its network over time, whether it comes back (a new identity) after losing, and the
+ * steps of its wall clock (none: it reads true time).
+ */
 export interface ProcessPlan {
   readonly startAtMs: number;
   readonly network: readonly NetworkPhase[];
   readonly restarts: boolean;
+  readonly clockSteps?: readonly ClockStep[];
 }
 
 /** A run: the processes and the seed of every per-request draw. */
@@ -48,6 +59,9 @@ export const scenarioArbitrary: fc.Arbitrary<ElectorScenario> = fc.record({
       startAtMs: fc.integer({ min: 0, max: 5_000 }),
       network: fc.array(phase, { minLength: 1, maxLength: 8 }),
       restarts: fc.boolean(),
+      clockSteps: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 30_000 }), byMs: fc.integer({ min: -60_000, max: 60_000 }) }), {
+        maxLength: 2,
+      }),
     }),
     { minLength: 2, maxLength: 3 },
   ),
@@ -87,6 +101,16 @@ function network(plan: ProcessPlan, clock: VirtualClock, random: () => number): 
   };
 }
 
+/** The wall clock of a process: true (virtual) time plus every step taken so far. */
+function wallClock(clock: VirtualClock, steps: readonly ClockStep[]): () => number {
+  return () => clock.now() + steps.filter((step) => step.atMs <= clock.now()).reduce((sum, step) => sum + step.byMs, 0);
+}
+
+/** A scheduler as rxjs' asyncScheduler is: its timers run on monotonic time (here virtual), its `now()` is the wall clock. */
+function timersWithWallNow(clock: VirtualClock, wall: () => number): SchedulerLike {
+  return { now: wall, schedule: clock.schedule.bind(clock) as SchedulerLike['schedule'] };
+}
+
 function sleep(clock: VirtualClock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.schedule(() => resolve(), ms));
 }
@@ -117,13 +141,16 @@ export async function runElectorScenario(scenario: ElectorScenario): Promise<Ele
     for (let incarnation = 0; !stop.signal.aborted; incarnation += 1) {
       const identity = `p${index}.${incarnation}`;
       const connection: Connection = server.connect(identity, network(plan, clock, random));
+      const wall = wallClock(clock, plan.clockSteps ?? []);
       const elector = new LeaderElector({
         client: connection.client,
         namespace: 'ns',
         name: 'lease',
         identity,
         logger: silent,
-        scheduler: clock,
+        scheduler: timersWithWallNow(clock, wall),
+        monotonicNow: () => clock.now(),
+        wallNow: wall,
         random,
         ...MODEL_TIMINGS,
       });

@@ -122,3 +122,34 @@ test('colours only when asked, and a destination passes a line that is not JSON 
   t.is(written[0], 'not json\n');
   t.regex(written[1]!, /INFO {2}started\n$/);
 });
+
+test('control characters from names, messages and values reach the terminal escaped, never raw; only its own colours do', (t) => {
+  // An Event message, an API error, a label or annotation value can carry anything; a Kubernetes name cannot, but a
+  // stream or key is shown as logged.
+  const entry = {
+    level: 50,
+    time: 0,
+    msg: 'event.recorded\x1b]0;title\x07',
+    object: 'default/app\x1b[2J',
+    traceId: '\x1b[31m0123456789',
+    message: 'rollout\x1b[2J\x1b[Hdone\r\nfake line\u009b2J\u0085',
+    label: 'a\x1b[31mred\x00',
+    bell: '\x07',
+    err: { message: 'GET /x: 500: \x1bc reset\u009d' },
+    nested: { note: 'csi\u009b31m' },
+    'key\x1b[1m': 1,
+  };
+  const controls = /[\x00-\x1f\x7f-\x9f]/;
+  const plain = new PrettyFormatter().format(entry);
+  t.true(plain.endsWith('\n'));
+  t.false(controls.test(plain.slice(0, -1)), JSON.stringify(plain));
+  t.true(plain.includes('default/app\\u001b[2J'), 'the escape is shown, visibly');
+  t.true(plain.includes('\\u009b2J'), 'a C1 control is shown, visibly');
+  const coloured = new PrettyFormatter({ colors: true }).format(entry);
+  const ownColours = /\x1b\[[0-9;]*m/g;
+  t.false(controls.test(coloured.slice(0, -1).replace(ownColours, '')), JSON.stringify(coloured));
+  t.is(coloured.replace(ownColours, ''), plain, 'the colours are the only difference');
+  const written: string[] = [];
+  prettyDestination({ write: (text: string) => written.push(text) }).write('not json \x1b[2J\n');
+  t.is(written[0], 'not json \\u001b[2J\n');
+});

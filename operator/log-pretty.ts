@@ -18,6 +18,18 @@ const LEVEL_COLORS: Readonly<Record<number, string>> = { 10: '90', 20: '90', 30:
 const MAX_STEP = 22;
 const MAX_SUBJECT = 40;
 
+/**
+ * Control characters (C0, DEL, C1): a terminal acts on them. ESC or the one-byte CSI (U+009B) starts a sequence that
+ * clears the screen, moves the cursor, sets the title or forges a line; and an Event message, an API error, a label
+ * or an annotation value can carry them.
+ */
+const CONTROL = /\p{Cc}/gu;
+
+/** `text` with every control character shown as its `\uXXXX` escape, so that it reaches the terminal as text. */
+function visible(text: string): string {
+  return text.replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function pad(text: string, width: number): string {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
@@ -33,9 +45,16 @@ function clock(time: unknown): string {
   return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, '0')}`;
 }
 
-/** A value as `key=value` shows it: bare when it cannot be misread, else JSON (quoted, escaped). */
+/**
+ * A value as `key=value` shows it: bare when it cannot be misread, else JSON (quoted, escaped); control characters
+ * escaped either way (JSON leaves DEL and C1 as they are).
+ */
 function shown(value: unknown): string {
-  if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  return visible(json(value));
+}
+
+function json(value: unknown): string {
+  if (typeof value === 'string') return /^[^\s"=\p{Cc}]+$/u.test(value) ? value : JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   if (value !== null && typeof value === 'object' && 'message' in value && typeof value.message === 'string') {
     return JSON.stringify(value.message);
@@ -69,15 +88,15 @@ export class PrettyFormatter {
   /** One entry (a parsed pino line) as one line of text, newline included. */
   format(entry: Readonly<Record<string, unknown>>): string {
     const level = typeof entry.level === 'number' ? entry.level : 30;
-    const step = typeof entry.msg === 'string' ? entry.msg : '';
+    const step = typeof entry.msg === 'string' ? visible(entry.msg) : '';
     const subjectField = SUBJECT_FIELDS.find((field) => entry[field] !== undefined);
-    const subject = subjectField ? String(entry[subjectField]) : '';
-    const trace = typeof entry.traceId === 'string' ? entry.traceId.slice(0, SHORT_TRACE) : '';
+    const subject = subjectField ? visible(String(entry[subjectField])) : '';
+    const trace = typeof entry.traceId === 'string' ? visible(entry.traceId.slice(0, SHORT_TRACE)) : '';
     this.stepWidth = Math.max(this.stepWidth, Math.min(step.length + 1, MAX_STEP));
     this.subjectWidth = Math.max(this.subjectWidth, Math.min(subject.length + 1, MAX_SUBJECT));
     const rest = Object.entries(entry)
       .filter(([name, value]) => !HIDDEN.has(name) && name !== subjectField && value !== undefined)
-      .map(([name, value]) => `${this.paint('2', `${name}=`)}${shown(value)}`)
+      .map(([name, value]) => `${this.paint('2', `${visible(name)}=`)}${shown(value)}`)
       .join(' ');
     const levelName = LEVELS[level] ?? String(level);
     const columns = [
@@ -98,7 +117,7 @@ export class PrettyFormatter {
 
 /**
  * A pino destination that writes each entry through a {@link PrettyFormatter} to `out`. A line that is not JSON
- * (nothing pino writes) goes out as it came.
+ * (nothing pino writes) goes out as it came, its control characters escaped but the newline that ends it.
  */
 export function prettyDestination(out: { write(text: string): unknown }, options: PrettyOptions = {}): { write(line: string): void } {
   const formatter = new PrettyFormatter(options);
@@ -108,7 +127,8 @@ export function prettyDestination(out: { write(text: string): unknown }, options
       try {
         entry = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        out.write(line);
+        const newline = line.endsWith('\n') ? '\n' : '';
+        out.write(`${visible(line.slice(0, line.length - newline.length))}${newline}`);
         return;
       }
       out.write(formatter.format(entry));

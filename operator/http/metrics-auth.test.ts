@@ -1,6 +1,7 @@
 // Tests of MetricsAuth over a scripted review API: 401, 403, 500 and 200, the cache's lifetimes, and one review in flight.
 import test from 'ava';
 import { pino } from 'pino';
+import { settle } from '../../test/support/virtual-time.js';
 import { type AccessVerdict, MetricsAuth, type ReviewApi, reviewApi, type TokenVerdict, type UserInfo } from './metrics-auth.js';
 
 const READER: UserInfo = {
@@ -18,10 +19,19 @@ class ScriptedReviews implements ReviewApi {
   readonly users = new Map<string, UserInfo>([['good', READER]]);
   readonly allowed = new Set<string>([READER.username]);
   gate: Promise<void> | undefined;
+  /** TokenReviews sent and not answered yet, and the most there were at once. */
+  open = 0;
+  peak = 0;
 
   async reviewToken(token: string): Promise<TokenVerdict> {
     this.tokenCalls += 1;
-    await this.gate;
+    this.open += 1;
+    this.peak = Math.max(this.peak, this.open);
+    try {
+      await this.gate;
+    } finally {
+      this.open -= 1;
+    }
     if (this.failing) throw new Error('POST tokenreviews: 403 forbidden');
     const user = this.users.get(token);
     return user ? { authenticated: true, user } : { authenticated: false };
@@ -143,6 +153,33 @@ test('a flood of distinct bad tokens stays within the cache bound', async (t) =>
   const auth = new MetricsAuth({ api: reviews, maxEntries: 16 });
   for (let index = 0; index < 200; index += 1) await auth.decide(`Bearer bad-${index}`, 'GET', '/metrics');
   t.is((auth as unknown as { tokens: { size: number } }).tokens.size, 16);
+});
+
+test('a flood of distinct bad tokens keeps at most N reviews in flight, the rest answered 429 at once; a good token passes after', async (t) => {
+  const reviews = new ScriptedReviews();
+  let open!: () => void;
+  reviews.gate = new Promise((resolve) => {
+    open = resolve;
+  });
+  const auth = new MetricsAuth({ api: reviews, maxReviewsInFlight: 4 });
+  const flood = Array.from({ length: 100 }, (_, index) => auth.decide(`Bearer bad-${index}`, 'GET', '/metrics'));
+  const answered = new Set<number>();
+  for (const [index, decision] of flood.entries()) void decision.then(() => answered.add(index));
+  await settle();
+  t.true(reviews.peak <= 4, `${reviews.peak} TokenReviews in flight at once`);
+  t.is(answered.size, 96, 'the excess is answered at once, while the reviews in flight still wait: nothing queues');
+  open();
+  const decisions = await Promise.all(flood);
+  t.is(reviews.tokenCalls, 4);
+  t.deepEqual(
+    decisions.slice(0, 4).map((decision) => decision.status),
+    [401, 401, 401, 401],
+  );
+  t.deepEqual(
+    [...new Set(decisions.slice(4).map((decision) => JSON.stringify(decision)))],
+    [JSON.stringify({ status: 429, message: 'Too many authentication reviews in flight', retryAfterSeconds: 1 })],
+  );
+  t.like(await auth.decide('Bearer good', 'GET', '/metrics'), { status: 200 });
 });
 
 test('reviewApi sends a TokenReview and a SubjectAccessReview with the user, groups, uid, extra and the non-resource attributes', async (t) => {

@@ -102,8 +102,17 @@ export function reviewApi(client: ReviewClient): ReviewApi {
   };
 }
 
-/** The answer to one request: 200 lets it through; the others carry the text to answer with. */
-export type AuthDecision = { readonly status: 200; readonly user: string } | { readonly status: 401 | 403 | 500; readonly message: string };
+/** The answer to one request: 200 lets it through; the others carry the text to answer with (and 429 when to retry). */
+export type AuthDecision =
+  | { readonly status: 200; readonly user: string }
+  | { readonly status: 401 | 403 | 500; readonly message: string }
+  | { readonly status: 429; readonly message: string; readonly retryAfterSeconds: number };
+
+/** What a request is told when the reviews in flight are at their bound, as kube-apiserver's max-in-flight filter tells it. */
+const TOO_MANY: AuthDecision = { status: 429, message: 'Too many authentication reviews in flight', retryAfterSeconds: 1 };
+
+/** Thrown by {@link MetricsAuth}'s cache when a new review would pass the bound: answered 429, not logged as a failure. */
+class TooManyReviews extends Error {}
 
 /** Options of {@link MetricsAuth}. */
 export interface MetricsAuthOptions {
@@ -120,6 +129,13 @@ export interface MetricsAuthOptions {
   readonly denyTtlMs?: number;
   /** The most answers each cache holds. @default 1024 */
   readonly maxEntries?: number;
+  /**
+   * The most reviews (TokenReviews and SubjectAccessReviews) in flight at once. Each distinct token costs a review
+   * under the operator's own identity, so a flood of made-up tokens could otherwise get the operator's requests
+   * throttled by the API server's priority and fairness; past the bound a request is answered 429 at once, never
+   * queued. A scraper's request with a cached or already-asked token or subject is not counted. @default 8
+   */
+  readonly maxReviewsInFlight?: number;
 }
 
 /**
@@ -138,6 +154,7 @@ export class MetricsAuth {
   private readonly tokenTtlMs: number;
   private readonly allowTtlMs: number;
   private readonly denyTtlMs: number;
+  private readonly maxReviewsInFlight: number;
 
   constructor(private readonly options: MetricsAuthOptions) {
     this.log = options.logger;
@@ -147,6 +164,7 @@ export class MetricsAuth {
     this.tokenTtlMs = options.tokenTtlMs ?? 60_000;
     this.allowTtlMs = options.allowTtlMs ?? 300_000;
     this.denyTtlMs = options.denyTtlMs ?? 30_000;
+    this.maxReviewsInFlight = options.maxReviewsInFlight ?? 8;
   }
 
   /** Authenticates the `Authorization` header, then authorizes `method` (as a lower-case verb) on `path`. */
@@ -163,6 +181,7 @@ export class MetricsAuth {
         () => this.tokenTtlMs,
       );
     } catch (error) {
+      if (error instanceof TooManyReviews) return TOO_MANY;
       this.log?.error({ err: { message: (error as Error).message } }, 'metrics.authentication.failed');
       return { status: 500, message: 'Authentication failed' };
     }
@@ -181,6 +200,7 @@ export class MetricsAuth {
         (answer) => (answer.allowed ? this.allowTtlMs : this.denyTtlMs),
       );
     } catch (error) {
+      if (error instanceof TooManyReviews) return TOO_MANY;
       this.log?.error({ user: user.username, err: { message: (error as Error).message } }, 'metrics.authorization.failed');
       return { status: 500, message: `Authorization for user ${user.username} failed` };
     }
@@ -191,7 +211,10 @@ export class MetricsAuth {
     return { status: 200, user: user.username };
   }
 
-  /** The cached answer of `key`, or the one in flight, or a new review whose answer is cached for `ttl(answer)`. */
+  /**
+   * The cached answer of `key`, or the one in flight, or a new review whose answer is cached for `ttl(answer)`;
+   * rejects with {@link TooManyReviews} when a new review would pass `maxReviewsInFlight`.
+   */
   private async cached<V extends TokenVerdict | AccessVerdict>(
     key: string,
     cache: TtlCache<string, V>,
@@ -202,6 +225,10 @@ export class MetricsAuth {
     if (hit) return hit;
     const pending = this.inFlight.get(key) as Promise<V> | undefined;
     if (pending !== undefined) return pending;
+    if (this.inFlight.size >= this.maxReviewsInFlight) {
+      this.log?.debug({ inFlight: this.inFlight.size }, 'metrics.review.throttled');
+      throw new TooManyReviews();
+    }
     const asked = review().then(
       (answer) => {
         this.inFlight.delete(key);

@@ -15,13 +15,14 @@ import { readCertificateDir, serveSecureMetrics, type MetricsAuthorizer } from '
 
 const LOOPBACK = { host: '127.0.0.1', port: 0 };
 
-/** Allows the token "reader", forbids "nobody", and 401s the rest; counts its calls. */
+/** Allows the token "reader", forbids "nobody", answers "busy" as reviews at their bound do, and 401s the rest; counts its calls. */
 class FakeAuth implements MetricsAuthorizer {
   calls = 0;
   async decide(authorization: string | undefined, method: string, path: string): Promise<AuthDecision> {
     this.calls += 1;
     if (authorization === 'Bearer reader' && method === 'GET' && path === '/metrics') return { status: 200, user: 'reader' };
     if (authorization === 'Bearer nobody') return { status: 403, message: 'Authorization denied for user nobody' };
+    if (authorization === 'Bearer busy') return { status: 429, message: 'Too many authentication reviews in flight', retryAfterSeconds: 1 };
     return { status: 401, message: 'Unauthorized' };
   }
 }
@@ -76,7 +77,7 @@ function certDir(t: { teardown(fn: () => void): void }): { dir: string; write(pa
   };
 }
 
-test('over HTTPS with a self-signed certificate: 401, 403, 200 with the metrics, as the authorizer decides', async (t) => {
+test('over HTTPS with a self-signed certificate: 401, 403, 429 with Retry-After, 200 with the metrics, as the authorizer decides', async (t) => {
   const auth = new FakeAuth();
   const server = await serveSecureMetrics({ address: LOOPBACK, registry: registry(), auth });
   t.teardown(() => server.close());
@@ -87,6 +88,7 @@ test('over HTTPS with a self-signed certificate: 401, 403, 200 with the metrics,
   t.is(anonymous.headers['www-authenticate'], 'Bearer');
   t.is((await get(`${server.url}/metrics`, { token: 'forged' })).status, 401);
   t.like(await get(`${server.url}/metrics`, { token: 'nobody' }), { status: 403, body: 'Authorization denied for user nobody\n' });
+  t.like(await get(`${server.url}/metrics`, { token: 'busy' }), { status: 429, headers: { 'retry-after': '1' } });
   const scraped = await get(`${server.url}/metrics?x=1`, { token: 'reader' });
   t.is(scraped.status, 200);
   t.regex(scraped.body, /^test_scrapes_total 3$/m);

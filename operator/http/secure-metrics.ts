@@ -120,7 +120,11 @@ async function answer(registry: Registry, auth: MetricsAuthorizer, request: Inco
   }
   const decision = await auth.decide(request.headers.authorization, request.method, path);
   if (decision.status !== 200) {
-    const headers = { 'content-type': 'text/plain; charset=utf-8', ...(decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {}) };
+    const headers = {
+      'content-type': 'text/plain; charset=utf-8',
+      ...(decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+      ...(decision.status === 429 ? { 'retry-after': String(decision.retryAfterSeconds) } : {}),
+    };
     response.writeHead(decision.status, headers).end(`${decision.message}\n`);
     return;
   }

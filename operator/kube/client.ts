@@ -47,7 +47,7 @@ export class KubeClient {
 
   constructor(
     private readonly connection: Connection,
-    options: KubeClientOptions = {},
+    private readonly options: KubeClientOptions = {},
   ) {
     this.userAgent = options.userAgent ?? 'customapp-operator';
     this.transport = new Transport(connection, this.userAgent);
@@ -254,6 +254,16 @@ export class KubeClient {
    */
   fence(reason: string): void {
     this.transport.fence(reason);
+  }
+
+  /**
+   * Another client to the same server with the same options and credentials, over its own transport: its own
+   * keep-alive sockets and its own fence, so that fencing either leaves the other writing. The Lease's client is one,
+   * so that a stopping operator fences its work and then still releases its Lease (client-go's leader election runs
+   * on its own client for the same reason).
+   */
+  withOwnFence(): KubeClient {
+    return new KubeClient(this.connection, this.options);
   }
 
   /** Why the client is fenced, or undefined while it is not. */

@@ -44,6 +44,8 @@ export interface OperatorParts {
     readonly services: FreshCache<Service>;
   };
   readonly elector?: LeaderElector;
+  /** The elector's own client (`client` with its own fence): fencing the work leaves the Lease's release possible. */
+  readonly leaseClient?: KubeClient;
   readonly identity: string;
   /** The rollout budget and flap breakers (memory rebuilt from the caches before the workers start). */
   readonly governance: RolloutGovernance;
@@ -92,18 +94,20 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
   const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
 
   const leaderElection = options.leaderElection;
-  const elector = leaderElection
-    ? new LeaderElector({
-        client,
-        ...leaderElection,
-        scheduler,
-        // A scheduler given here is virtual time (tests), its own monotonic clock; by default the elector reads
-        // performance.now(), never asyncScheduler's wall-clock now().
-        monotonicNow: scheduler && (() => scheduler.now()),
-        logger: logger.child({ component: 'leader-election' }),
-        onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
-      })
-    : undefined;
+  const leaseClient = leaderElection ? client.withOwnFence() : undefined;
+  const elector =
+    leaderElection && leaseClient
+      ? new LeaderElector({
+          client: leaseClient,
+          ...leaderElection,
+          scheduler,
+          // A scheduler given here is virtual time (tests), its own monotonic clock; by default the elector reads
+          // performance.now(), never asyncScheduler's wall-clock now().
+          monotonicNow: scheduler && (() => scheduler.now()),
+          logger: logger.child({ component: 'leader-election' }),
+          onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
+        })
+      : undefined;
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
   const caches = {
@@ -163,6 +167,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     access,
     caches,
     elector,
+    leaseClient,
     identity,
     governance,
     controller,
@@ -183,4 +188,5 @@ export function closeParts(parts: OperatorParts): void {
   parts.access.close();
   closeDependencies(parts);
   if (parts.ownsClient) parts.client.close();
+  parts.leaseClient?.close();
 }

@@ -19,7 +19,10 @@ export interface Lifecycle {
   readonly done: Promise<void>;
   /** True while the workers run. */
   readonly reconciling: () => boolean;
-  /** Stops intake, drains in-flight reconciles, unsubscribes every stream, releases the Lease, closes the servers. */
+  /**
+   * Stops intake, drains in-flight reconciles, writes the Events left (up to 5 s), unsubscribes every stream, fences
+   * the client (what is still in flight is aborted), releases the Lease, closes the servers.
+   */
   stop(): Promise<void>;
 }
 
@@ -102,9 +105,14 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       triggers.unsubscribe();
       parts.access.close();
       closeDependencies(parts);
+      // Once the Lease is released a standby leads at once: a write of this process still on its way (an Event the
+      // flush gave up on) must not land after that. Fencing aborts it and refuses any later one; the elector has its
+      // own client, so the release itself still goes.
+      client.fence('stopping: the Lease is being released');
       await elector?.release();
       await endpoints.close();
       client.close();
+      parts.leaseClient?.close();
       logger.info('stopped');
       markStopped();
     })();

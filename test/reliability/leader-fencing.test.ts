@@ -1,9 +1,10 @@
-// Two operators, one Lease: when the leader loses it mid-burst, none of its writes lands after the new leader's first write.
+// Two operators, one Lease: when the leader loses it mid-burst, or stops while an Event write is on its way, none of its
+// writes lands after it let the Lease go.
 import test from 'ava';
 import { OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { Deployment } from '../../operator/kube/objects.js';
+import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,
@@ -24,7 +25,11 @@ const TIMINGS = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs:
 const SLOW_WRITE_MS = 1_500;
 const APPS = 24;
 
-const isLease = (request: ProxiedRequest): boolean => request.path.startsWith('/apis/coordination.k8s.io/');
+const isLease = (request: Pick<ProxiedRequest, 'path'>): boolean => request.path.startsWith('/apis/coordination.k8s.io/');
+const isEventWrite = (exchange: Pick<Exchange, 'method' | 'path'>): boolean =>
+  exchange.method !== 'GET' && /\/events(\/|$)/.test(exchange.path);
+/** How long an Event write of the stopping operator travels to the server: longer than the stop's 5 s Event flush. */
+const EVENT_TRANSIT_MS = 7_000;
 const isWrite = (exchange: Pick<Exchange, 'method' | 'path'>): boolean =>
   exchange.method !== 'GET' && !exchange.path.startsWith('/apis/coordination.k8s.io/');
 
@@ -100,6 +105,70 @@ for (const target of selectedTargets()) {
       for (const running of operators) await running.operator.stop();
       admin.client?.close();
       for (const proxy of proxies) await proxy.close();
+      await cluster?.stop();
+    }
+  });
+
+  test(`[${target}] a stop whose Event flush times out aborts the Event write still on its way before it releases the Lease`, async (t) => {
+    let cluster: TestCluster | undefined;
+    let proxy: FaultProxy | undefined;
+    let running: TestOperator | undefined;
+    try {
+      cluster = await startCluster(target);
+      await installOperatorResources(cluster);
+      const client = await adminClient(cluster);
+      t.teardown(() => client.close());
+      proxy = await startFaultProxy(cluster.server);
+      const lease = 'stop-fence-leader';
+      running = await startTestOperator(
+        cluster,
+        { leaderElection: { namespace: OPERATOR_NAMESPACE, name: lease, ...TIMINGS } },
+        { server: proxy.url },
+      );
+      const ns = 'stop-fence';
+      await createNamespace(client, ns);
+      await createAll(
+        client,
+        objects.configMap(ns, 'config', { V: '1' }),
+        objects.customApp(ns, 'app', { image: 'example/app:1', configMapName: 'config' }),
+      );
+      await eventually(
+        'the Deployment exists',
+        async () => (await client.list<Deployment>(DEPLOYMENTS, { namespace: ns })).items.length === 1,
+      );
+      // From now on an Event write reaches the server only long after it was sent, unless its sender gives up first.
+      const slowEvents = proxy.add({ match: isEventWrite, answer: { kind: 'delayed-request', ms: EVENT_TRANSIT_MS } });
+      await client.patch(CONFIGMAPS, ns, 'config', 'merge', { data: { V: '2' } });
+      await eventually('an Event write is on its way', () => proxy!.hits(slowEvents) > 0);
+      const sentAt = performance.now();
+      await running.operator.stop();
+      t.is((await client.get<Lease>(LEASES, OPERATOR_NAMESPACE, lease)).spec?.holderIdentity, '', 'the Lease was released');
+      await new Promise((done) => setTimeout(done, Math.max(0, sentAt + EVENT_TRANSIT_MS + 500 - performance.now())));
+
+      const release = proxy.exchanges.filter((exchange) => exchange.method === 'PUT' && isLease(exchange)).at(-1);
+      t.truthy(release, 'the release went through the proxy');
+      const releasedAt = release?.sentAt ?? 0;
+      const late = proxy.exchanges.filter((exchange) => isEventWrite(exchange) && exchange.sentAt >= releasedAt);
+      t.deepEqual(
+        late.map((exchange) => `${exchange.method} ${exchange.path}`),
+        [],
+        'no Event write reached the server after the release',
+      );
+      // The abort and the release go on two connections, so the proxy may see them in either order within a moment;
+      // what matters is that the Event write was withdrawn before the server had applied (and answered) the release.
+      const answeredAt = release?.settledAt ?? 0;
+      const abandoned = proxy.abandoned.filter(isEventWrite);
+      t.true(abandoned.length > 0, 'the Event write was given up');
+      t.deepEqual(
+        abandoned
+          .filter((request) => request.at >= answeredAt)
+          .map((request) => `${request.method} ${request.path} +${Math.round(request.at - answeredAt)} ms after the release was answered`),
+        [],
+        'every Event write still on its way was aborted before the release took effect',
+      );
+    } finally {
+      await running?.operator.stop();
+      await proxy?.close();
       await cluster?.stop();
     }
   });

@@ -37,7 +37,12 @@ export type FaultAnswer =
    * The request reaches the server at once (a list is evaluated then), and its answer reaches the client `ms` later:
    * a slow answer, as from an overloaded API server or a long paginated list.
    */
-  | { readonly kind: 'delayed-answer'; readonly ms: number };
+  | { readonly kind: 'delayed-answer'; readonly ms: number }
+  /**
+   * The request reaches the server `ms` after the client sent it (a slow network on the way there), or never if the
+   * client gives up on it first: what a client aborts meanwhile has not been written.
+   */
+  | { readonly kind: 'delayed-request'; readonly ms: number };
 
 /** One rule: which requests, what answer, how many times. */
 export interface FaultRule {
@@ -68,6 +73,8 @@ export interface FaultProxy {
   readonly url: string;
   /** Every request sent on to the server, in order (watches included). */
   readonly exchanges: readonly Exchange[];
+  /** The `delayed-request` requests whose client gave up before they were sent on, with when (performance.now()). */
+  readonly abandoned: readonly { readonly method: string; readonly path: string; readonly at: number }[];
   /** Adds a rule; answers its id. */
   add(rule: FaultRule): number;
   /** How many requests a rule has answered. */
@@ -82,7 +89,10 @@ function statusBody(code: number, reason: string, message: string): string {
 }
 
 /** Answers a request without the server, except `lost-answer`, which `forward` handles. */
-function answerWith(answer: Exclude<FaultAnswer, { kind: 'lost-answer' | 'delayed-answer' }>, response: ServerResponse): void {
+function answerWith(
+  answer: Exclude<FaultAnswer, { kind: 'lost-answer' | 'delayed-answer' | 'delayed-request' }>,
+  response: ServerResponse,
+): void {
   switch (answer.kind) {
     case 'malformed-body':
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -121,6 +131,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const rules = new Map<number, FaultRule & { hits: number }>();
   const sockets = new Set<Socket>();
   const exchanges: Exchange[] = [];
+  const abandoned: { method: string; path: string; at: number }[] = [];
   let nextId = 1;
 
   /**
@@ -189,6 +200,20 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     for (const rule of rules.values()) {
       if ((rule.times !== undefined && rule.hits >= rule.times) || !rule.match(proxied)) continue;
       rule.hits += 1;
+      if (rule.answer.kind === 'delayed-request') {
+        // The body waits in the paused request; a client that gives up closes the response, and nothing is sent on.
+        request.pause();
+        let sent = false;
+        const timer = setTimeout(() => {
+          sent = true;
+          forward(request, response);
+        }, rule.answer.ms);
+        response.once('close', () => {
+          clearTimeout(timer);
+          if (!sent) abandoned.push({ method: proxied.method, path: proxied.path, at: performance.now() });
+        });
+        return;
+      }
       if (rule.answer.kind === 'lost-answer' || rule.answer.kind === 'delayed-answer') {
         forward(request, response, rule.answer.kind === 'lost-answer' ? { loseAnswer: true } : { delayMs: rule.answer.ms });
         return;
@@ -210,6 +235,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   return {
     url: `http://127.0.0.1:${address.port}`,
     exchanges,
+    abandoned,
     add: (rule) => {
       const id = nextId++;
       rules.set(id, { ...rule, hits: 0 });

@@ -1,4 +1,4 @@
-// Tests of MetricsAuth over a scripted review API: 401, 403, 500 and 200, the cache's lifetimes, and one review in flight.
+// Tests of MetricsAuth over a scripted review API: 401, 403, 429, 500 and 200, the cache's lifetimes, and the reviews in flight.
 import test from 'ava';
 import { pino } from 'pino';
 import { settle } from '../../test/support/virtual-time.js';

@@ -143,7 +143,8 @@ export interface MetricsAuthOptions {
  * API server does not allow `get` on the path is 403; a review the API server cannot answer (unreachable, or the
  * operator lacks the create grant on the review) is 500, and is not cached. Answers are cached in bounded caches
  * for a short while (tokens by an HMAC under a per-process random key, so no token is kept), and concurrent
- * requests with the same token or subject share one review in flight. Tokens never reach the logs.
+ * requests with the same token or subject share one review in flight. At most `maxReviewsInFlight` reviews are in
+ * flight at once: a request that needs another is 429 at once. Tokens never reach the logs.
  */
 export class MetricsAuth {
   private readonly log: Logger | undefined;

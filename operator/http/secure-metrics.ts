@@ -134,7 +134,7 @@ async function answer(registry: Registry, auth: MetricsAuthorizer, request: Inco
 
 /**
  * `/metrics` over HTTPS (TLS 1.2 or later, HTTP/1.1 only as controller-runtime's metrics server disables HTTP/2):
- * each GET is decided by `auth` (401, 403, 500 or the metrics), any other path is 404 without a review. The
+ * each GET is decided by `auth` (401, 403, 429, 500 or the metrics), any other path is 404 without a review. The
  * certificate comes from `certDir` (checked at start: a bad one fails the start, quoting the path) and is swapped in
  * place when the files change, or is self-signed at start. Resolves once listening; `close` stops the reload too.
  */

@@ -1,10 +1,9 @@
 // The leader elector in virtual time, on slow and lossy networks: no write of a process lands while another holds the Lease.
 import test from 'ava';
 import pino from 'pino';
-import type { SchedulerLike } from 'rxjs';
 import { VirtualClock } from '../../test/support/virtual-time.js';
 import { LeaderElector } from './leader-elector.js';
-import { checkElectorModel, MODEL_TIMINGS, runElectorScenario } from './testing/elector-model.js';
+import { checkElectorModel, MODEL_TIMINGS, runElectorScenario, timersWithWallNow } from './testing/elector-model.js';
 import { type Delivery, FakeLeaseServer, type RequestKind } from './testing/fake-lease-api.js';
 
 /** Runs in `npm test`; `npm run soak` runs many more (test/soak/main.ts). */
@@ -23,24 +22,26 @@ test('leaders that lose their Lease on slow, lossy or cut networks fence before 
 
 // The counterexamples the model found in earlier versions of the elector, kept as fixed cases.
 
-test('the renew deadline counts from when the last successful renewal was sent, not from when its answer came', async (t) => {
+/**
+ * One candidate alone on the fake Lease server for 8 s of virtual time, its network and wall clock as given (its wall
+ * clock true time by default): whether it acquired the Lease, and when (in true time) it lost it.
+ */
+async function aloneForEightSeconds(
+  network: (kind: RequestKind, now: number) => Delivery,
+  wall: (now: number) => number = (now) => now,
+): Promise<{ acquired: boolean; lostAt: number | undefined }> {
   const clock = new VirtualClock();
   const server = new FakeLeaseServer(clock);
-  // From 1 s on, Lease updates are answered 1.5 s late; from 1.3 s on, nothing gets through any more.
-  let lastRenewalSentAt = 0;
-  const network = (kind: RequestKind): Delivery => {
-    if (clock.now() >= 1_300) return { transitMs: 'lost', answer: 'lost' };
-    if (kind === 'replace') lastRenewalSentAt = clock.now();
-    return { transitMs: 0, answer: { delayMs: kind === 'replace' && clock.now() >= 1_000 ? 1_500 : 0 } };
-  };
+  const wallNow = (): number => wall(clock.now());
   const elector = new LeaderElector({
-    client: server.connect('p0', network).client,
+    client: server.connect('p0', (kind) => network(kind, clock.now())).client,
     namespace: 'ns',
     name: 'lease',
     identity: 'p0',
     logger: pino({ level: 'silent' }),
-    scheduler: clock,
+    scheduler: timersWithWallNow(clock, wallNow),
     monotonicNow: () => clock.now(),
+    wallNow,
     random: () => 0,
     ...MODEL_TIMINGS,
   });
@@ -49,11 +50,30 @@ test('the renew deadline counts from when the last successful renewal was sent, 
   void elector.lost.then(() => {
     lostAt = clock.now();
   });
-  for (let elapsed = 0; elapsed < 8_000; elapsed += 5) {
-    clock.advance(5);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  t.true(await acquired);
+  const runFor = async (ms: number): Promise<void> => {
+    for (let elapsed = 0; elapsed < ms; elapsed += 5) {
+      clock.advance(5);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  await runFor(8_000);
+  const result = { acquired: await acquired, lostAt };
+  // A release by a leader that still thinks it leads tries the cut network until its deadline: time goes on for it.
+  const released = elector.release();
+  await runFor(MODEL_TIMINGS.renewDeadlineMs + 5);
+  await released;
+  return result;
+}
+
+test('the renew deadline counts from when the last successful renewal was sent, not from when its answer came', async (t) => {
+  // From 1 s on, Lease updates are answered 1.5 s late; from 1.3 s on, nothing gets through any more.
+  let lastRenewalSentAt = 0;
+  const { acquired, lostAt } = await aloneForEightSeconds((kind, now) => {
+    if (now >= 1_300) return { transitMs: 'lost', answer: 'lost' };
+    if (kind === 'replace') lastRenewalSentAt = now;
+    return { transitMs: 0, answer: { delayMs: kind === 'replace' && now >= 1_000 ? 1_500 : 0 } };
+  });
+  t.true(acquired);
   // Renewals every 400 ms: the last one got through at about 1.2 s and was answered 1.5 s later. The Lease was last
   // renewed on the server then, so a standby may take over 3 s later: the leader must be gone 2 s after the send
   // (counted from the start of that attempt, its GET, a step of this test before), not 2 s after the answer, as
@@ -61,47 +81,23 @@ test('the renew deadline counts from when the last successful renewal was sent, 
   t.true(lastRenewalSentAt > 1_000 && lastRenewalSentAt < 1_300, `last renewal sent at ${lastRenewalSentAt} ms`);
   const deadline = lastRenewalSentAt + MODEL_TIMINGS.renewDeadlineMs;
   t.true(lostAt !== undefined && lostAt <= deadline && lostAt >= deadline - 10, `lost at ${lostAt} ms, the deadline was ${deadline} ms`);
-  await elector.release();
 });
 
 test('a leader whose wall clock steps back an hour still gives up within the renew deadline of its last renewal', async (t) => {
-  const clock = new VirtualClock();
-  const server = new FakeLeaseServer(clock);
   // From 1 s on, the leader's wall clock reads an hour earlier and nothing it sends gets through any more.
   const STEP_AT_MS = 1_000;
-  const wall = (): number => clock.now() - (clock.now() >= STEP_AT_MS ? 3_600_000 : 0);
   let lastRenewalSentAt = 0;
-  const network = (kind: RequestKind): Delivery => {
-    if (clock.now() >= STEP_AT_MS) return { transitMs: 'lost', answer: 'lost' };
-    if (kind === 'get') lastRenewalSentAt = clock.now();
-    return { transitMs: 0, answer: { delayMs: 0 } };
-  };
-  const elector = new LeaderElector({
-    client: server.connect('p0', network).client,
-    namespace: 'ns',
-    name: 'lease',
-    identity: 'p0',
-    logger: pino({ level: 'silent' }),
-    // As rxjs' asyncScheduler in production: timers on monotonic time, `now()` on the wall clock.
-    scheduler: { now: wall, schedule: clock.schedule.bind(clock) as SchedulerLike['schedule'] },
-    monotonicNow: () => clock.now(),
-    wallNow: wall,
-    random: () => 0,
-    ...MODEL_TIMINGS,
-  });
-  const acquired = elector.acquire(new AbortController().signal);
-  let lostAt: number | undefined;
-  void elector.lost.then(() => {
-    lostAt = clock.now();
-  });
-  for (let elapsed = 0; elapsed < 8_000; elapsed += 5) {
-    clock.advance(5);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  t.true(await acquired);
+  const { acquired, lostAt } = await aloneForEightSeconds(
+    (kind, now) => {
+      if (now >= STEP_AT_MS) return { transitMs: 'lost', answer: 'lost' };
+      if (kind === 'get') lastRenewalSentAt = now;
+      return { transitMs: 0, answer: { delayMs: 0 } };
+    },
+    (now) => now - (now >= STEP_AT_MS ? 3_600_000 : 0),
+  );
+  t.true(acquired);
   const deadline = lastRenewalSentAt + MODEL_TIMINGS.renewDeadlineMs;
   t.true(lostAt !== undefined && lostAt <= deadline, `lost at ${lostAt} ms (true time), the deadline was ${deadline} ms`);
-  await elector.release();
 });
 
 test('an acquisition whose answer comes after the renew deadline is not leadership', async (t) => {

@@ -107,7 +107,7 @@ function wallClock(clock: VirtualClock, steps: readonly ClockStep[]): () => numb
 }
 
 /** A scheduler as rxjs' asyncScheduler is: its timers run on monotonic time (here virtual), its `now()` is the wall clock. */
-function timersWithWallNow(clock: VirtualClock, wall: () => number): SchedulerLike {
+export function timersWithWallNow(clock: VirtualClock, wall: () => number): SchedulerLike {
   return { now: wall, schedule: clock.schedule.bind(clock) as SchedulerLike['schedule'] };
 }
 

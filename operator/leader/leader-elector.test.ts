@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { adminClient, installOperatorResources, withTimeout } from '../../test/support/operator-harness.js';
+import { grantOperatorLeases } from '../../test/reliability/support/cluster-role.js';
 import { KubeClient } from '../kube/client.js';
 import { LEASES } from '../kube/resources.js';
 import type { Lease } from '../kube/objects.js';
@@ -20,6 +21,8 @@ for (const target of selectedTargets()) {
     cluster = await startCluster(target);
     await installOperatorResources(cluster);
     admin = await adminClient(cluster);
+    // Each test elects on a Lease of its own, so that they run at once.
+    await grantOperatorLeases(admin, 'leader-election-tests', ['lease-handover', 'lease-expired', 'lease-stolen']);
     operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig);
   });
   test.after.always(async () => {

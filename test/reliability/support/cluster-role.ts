@@ -24,6 +24,13 @@ export const ROLES: Resource = {
   kind: 'Role',
   namespaced: true,
 };
+const ROLE_BINDINGS: Resource = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'rolebindings',
+  kind: 'RoleBinding',
+  namespaced: true,
+};
 const SUBJECT_ACCESS_REVIEWS: Resource = {
   group: 'authorization.k8s.io',
   version: 'v1',
@@ -163,4 +170,37 @@ export async function setOperatorRules(admin: KubeClient, rules: OperatorRules, 
     10_000,
     20,
   );
+}
+
+/**
+ * Lets the operator's ServiceAccount get and update the named Leases of its namespace too (a Role and a RoleBinding
+ * called `name`), for tests that elect on Leases of their own: dist/'s Role grants get and update on the operator's
+ * Lease alone (and create on any). Returns once the authorizer allows them.
+ */
+export async function grantOperatorLeases(admin: KubeClient, name: string, leases: readonly string[]): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io';
+  const metadata = { name, namespace: OPERATOR_NAMESPACE };
+  await admin.create<RbacRole>(ROLES, OPERATOR_NAMESPACE, {
+    apiVersion: `${rbac}/v1`,
+    kind: 'Role',
+    metadata,
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: leases }],
+  });
+  await admin.create(ROLE_BINDINGS, OPERATOR_NAMESPACE, {
+    apiVersion: `${rbac}/v1`,
+    kind: 'RoleBinding',
+    metadata,
+    roleRef: { apiGroup: rbac, kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
+  } as KubeObject);
+  for (const lease of leases) {
+    const grant = {
+      apiGroup: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'update',
+      resourceNames: [lease],
+      inOperatorNamespace: true,
+    };
+    await eventually(`the authorizer allows ${grantLabel(grant)}`, () => allowed(admin, grant), 10_000, 20);
+  }
 }

@@ -126,6 +126,7 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     scope: 'cluster',
     why: 'secure /metrics: whether that scraper may get /metrics (a SubjectAccessReview; cluster-scoped)',
   },
+  // The operator's own Lease, in its own namespace only: never a Lease of the control plane or a node heartbeat.
   {
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',
@@ -134,6 +135,8 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     resourceNames: [LEADER_ELECTION_LEASE],
     why: 'leader election reads and renews its own Lease, by name, and no other; no list or watch is needed',
   },
+  // Kubernetes RBAC cannot limit `create` by resourceNames: the authorizer decides from the URL, and a create's URL is
+  // the collection's (the name is only in the body). So create is a row of its own, unnamed, kept in the Role.
   {
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',

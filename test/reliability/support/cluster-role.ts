@@ -10,27 +10,17 @@ import { eventually } from '../../support/operator-harness.js';
 
 const DIST_OPERATOR = resolve(import.meta.dirname, '../../../dist/customapp-operator.k8s.yaml');
 
-export const CLUSTER_ROLES: Resource = {
+/** An rbac.authorization.k8s.io/v1 resource. */
+const rbacResource = (plural: string, kind: string, namespaced: boolean): Resource => ({
   group: 'rbac.authorization.k8s.io',
   version: 'v1',
-  plural: 'clusterroles',
-  kind: 'ClusterRole',
-  namespaced: false,
-};
-export const ROLES: Resource = {
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  plural: 'roles',
-  kind: 'Role',
-  namespaced: true,
-};
-const ROLE_BINDINGS: Resource = {
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  plural: 'rolebindings',
-  kind: 'RoleBinding',
-  namespaced: true,
-};
+  plural,
+  kind,
+  namespaced,
+});
+export const CLUSTER_ROLES = rbacResource('clusterroles', 'ClusterRole', false);
+const ROLES = rbacResource('roles', 'Role', true);
+const ROLE_BINDINGS = rbacResource('rolebindings', 'RoleBinding', true);
 const SUBJECT_ACCESS_REVIEWS: Resource = {
   group: 'authorization.k8s.io',
   version: 'v1',

@@ -107,9 +107,13 @@ test('the printer columns are Image, ConfigMap, Ready, Rollout, Waiting and Age'
   ]);
 });
 
-test('the ClusterRole grants exactly the permission table, with configmaps get, list and watch only', (t) => {
+/** `group|resource=verbs`, with `@names` when the rule is limited to some names. */
+const ruleLabel = (rule: Manifest): string =>
+  `${rule.apiGroups.join(',')}|${rule.resources.join(',')}=${rule.verbs.join(',')}${rule.resourceNames ? `@${rule.resourceNames.join(',')}` : ''}`;
+
+test('the ClusterRole grants exactly the cluster-wide rows of the permission table, and nothing on leases', (t) => {
   const role = one(operatorManifests(), 'ClusterRole', 'customapp-operator');
-  const granted = role.rules.map((rule: Manifest) => `${rule.apiGroups.join(',')}|${rule.resources.join(',')}=${rule.verbs.join(',')}`);
+  const granted = role.rules.map(ruleLabel);
   t.deepEqual(granted, [
     '|configmaps=get,list,watch',
     '|secrets=list,watch',
@@ -121,9 +125,8 @@ test('the ClusterRole grants exactly the permission table, with configmaps get, 
     '|events=create,patch',
     'authentication.k8s.io|tokenreviews=create',
     'authorization.k8s.io|subjectaccessreviews=create',
-    'coordination.k8s.io|leases=get,create,update',
   ]);
-  t.is(granted.length, OPERATOR_PERMISSIONS.length);
+  t.is(granted.length, OPERATOR_PERMISSIONS.filter((permission) => permission.scope === 'cluster').length);
   for (const rule of role.rules) {
     t.false(rule.verbs.includes('*'), 'no wildcard verbs');
     t.false(rule.resources.includes('*'), 'no wildcard resources');
@@ -131,18 +134,41 @@ test('the ClusterRole grants exactly the permission table, with configmaps get, 
   }
 });
 
-test('the ClusterRoleBinding binds the ClusterRole to the operator ServiceAccount in customapp-system', (t) => {
+test('the Role in customapp-system grants get and update on the operator Lease by name, and create (which resourceNames cannot limit)', (t) => {
+  const role = one(operatorManifests(), 'Role', 'customapp-operator');
+  t.is(role.metadata.namespace, 'customapp-system');
+  t.deepEqual(role.rules, [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['customapp-operator-leader'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+  ]);
+  t.is(role.rules.length, OPERATOR_PERMISSIONS.filter((permission) => permission.scope === 'operator-namespace').length);
+});
+
+test('the bindings give the operator ServiceAccount in customapp-system the ClusterRole everywhere and the Role in its namespace', (t) => {
   const manifests = operatorManifests();
   const account = one(manifests, 'ServiceAccount');
-  const binding = one(manifests, 'ClusterRoleBinding');
+  const subjects = [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'customapp-system' }];
   t.is(one(manifests, 'Namespace').metadata.name, 'customapp-system');
   t.is(account.metadata.namespace, 'customapp-system');
-  t.deepEqual(binding.roleRef, {
+  const clusterBinding = one(manifests, 'ClusterRoleBinding');
+  t.deepEqual(clusterBinding.roleRef, {
     apiGroup: 'rbac.authorization.k8s.io',
     kind: 'ClusterRole',
     name: one(manifests, 'ClusterRole', 'customapp-operator').metadata.name,
   });
-  t.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'customapp-system' }]);
+  t.deepEqual(clusterBinding.subjects, subjects);
+  const binding = one(manifests, 'RoleBinding');
+  t.is(binding.metadata.namespace, 'customapp-system');
+  t.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: one(manifests, 'Role').metadata.name });
+  t.deepEqual(binding.subjects, subjects);
+});
+
+test('installed into another namespace, the Role, its binding and the leader-election namespace all follow it', (t) => {
+  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { operatorNamespace: 'ops' }));
+  t.is(one(manifests, 'Role').metadata.namespace, 'ops');
+  t.is(one(manifests, 'RoleBinding').metadata.namespace, 'ops');
+  t.deepEqual(one(manifests, 'RoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'customapp-operator', namespace: 'ops' }]);
+  t.true(one(manifests, 'Deployment').spec.template.spec.containers[0].args.includes('--leader-election-namespace=ops'));
 });
 
 test('the operator Deployment runs leader-elected with HTTPS metrics on 8443, HTTP probes on 8081, and real resources', (t) => {
@@ -153,7 +179,12 @@ test('the operator Deployment runs leader-elected with HTTPS metrics on 8443, HT
   t.true(pod.automountServiceAccountToken);
   t.is(pod.containers.length, 1);
   const [container] = pod.containers;
-  t.deepEqual(container.args, ['--leader-elect', '--metrics-bind-address=:8443', '--health-probe-bind-address=:8081']);
+  t.deepEqual(container.args, [
+    '--leader-elect',
+    '--leader-election-namespace=customapp-system',
+    '--metrics-bind-address=:8443',
+    '--health-probe-bind-address=:8081',
+  ]);
   t.deepEqual(container.ports, [
     { containerPort: 8443, name: 'metrics' },
     { containerPort: 8081, name: 'health' },
@@ -190,6 +221,7 @@ test('the operator chart honours its props: image, replicas and permissions', (t
   t.is(deployment.spec.replicas, 2);
   t.is(deployment.spec.template.spec.containers[0].image, 'registry.local/op:v9.9.9');
   t.is(one(manifests, 'ClusterRole', 'customapp-operator').rules.length, 1);
+  t.deepEqual(one(manifests, 'Role', 'customapp-operator').rules, [], 'the one row given is cluster-wide');
 });
 
 test("the metrics Service serves https 8443 to the operator pods' metrics port", (t) => {

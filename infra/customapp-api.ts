@@ -34,7 +34,7 @@ export const FIELD_MANAGER = 'customapp-operator';
 
 /** Where the operator is installed. */
 export const OPERATOR_NAMESPACE = 'customapp-system';
-/** Name of the operator's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment. */
+/** Name of the operator's ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding and Deployment. */
 export const OPERATOR_NAME = 'customapp-operator';
 /** The ClusterRole that may read the operator's /metrics (bind it to the scraper, for example Prometheus). */
 export const METRICS_READER_ROLE = 'customapp-metrics-reader';

@@ -41,8 +41,9 @@ export interface OperatorChartProps extends ChartProps {
 }
 
 /**
- * The operator: Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, Deployment, the metrics Service (HTTPS
- * 8443), the `customapp-metrics-reader` ClusterRole for scrapers, and a NetworkPolicy.
+ * The operator: Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding, Role and RoleBinding in its namespace
+ * (its Lease), Deployment, the metrics Service (HTTPS 8443), the `customapp-metrics-reader` ClusterRole for scrapers,
+ * and a NetworkPolicy.
  */
 export class OperatorChart extends Chart {
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {

@@ -15,7 +15,7 @@ export const OPERATOR_UID = 65532;
 
 /** Properties of {@link OperatorDeployment}. */
 export interface OperatorDeploymentProps {
-  /** The namespace to run in. */
+  /** The namespace to run in, and where its leader-election Lease lives (the only namespace its Role lets it write one). */
   readonly namespace: string;
   /** The ServiceAccount to run as (its token is mounted: the operator talks to the API). */
   readonly serviceAccountName: string;
@@ -52,7 +52,7 @@ export const DEFAULT_OPERATOR_RESOURCES: kplus.ContainerResources = {
 };
 
 /**
- * The operator's Deployment. It runs with `--leader-elect`, serves /metrics over HTTPS on :8443 (a self-signed
+ * The operator's Deployment. It runs with `--leader-elect` on a Lease in its own namespace, serves /metrics over HTTPS on :8443 (a self-signed
  * certificate unless `extraArgs` passes `--metrics-cert-dir` with a mounted one) and the probes over HTTP on :8081,
  * requests 50m CPU / 128Mi (limits 500m / 512Mi), and satisfies the restricted Pod Security Standard.
  */
@@ -78,6 +78,7 @@ export class OperatorDeployment extends Construct {
           imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
           args: [
             '--leader-elect',
+            `--leader-election-namespace=${props.namespace}`,
             `--metrics-bind-address=:${METRICS_PORT}`,
             `--health-probe-bind-address=:${HEALTH_PORT}`,
             ...(props.extraArgs ?? []),

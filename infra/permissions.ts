@@ -1,10 +1,16 @@
 // The operator's permissions: one table, read by the RBAC construct and by the tests that prove it minimal.
-import { GROUP, PLURAL } from './customapp-api.js';
+import { GROUP, LEADER_ELECTION_LEASE, PLURAL } from './customapp-api.js';
 
 /** An RBAC verb the operator may be granted. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
-/** One rule of the operator's ClusterRole: verbs on one resource (or subresource) of one API group. */
+/**
+ * Where a permission is granted: `cluster` in the ClusterRole (every namespace, and cluster-scoped resources), or
+ * `operator-namespace` in the Role of the namespace the operator is installed in (and nowhere else).
+ */
+export type PermissionScope = 'cluster' | 'operator-namespace';
+
+/** One rule of the operator's ClusterRole or Role: verbs on one resource (or subresource) of one API group. */
 export interface Permission {
   /** The API group; '' is the core group. */
   readonly apiGroup: string;
@@ -12,6 +18,15 @@ export interface Permission {
   readonly resource: string;
   /** The verbs, in the order RBAC lists them. */
   readonly verbs: readonly Verb[];
+  /** Where it is granted, and so where it is not: each row says why it needs no less. */
+  readonly scope: PermissionScope;
+  /**
+   * The only object names the verbs apply to (RBAC's `resourceNames`). RBAC can limit by name only the verbs whose
+   * request names the object in its URL (get, update, patch, delete); a create names it in the body, which the
+   * authorizer does not read, and a list or watch names none: such verbs never go in a row with names.
+   * @default every name
+   */
+  readonly resourceNames?: readonly string[];
   /** What in the operator uses it. */
   readonly why: string;
   /**
@@ -23,76 +38,110 @@ export interface Permission {
 }
 
 /**
- * Every permission the operator needs, and nothing more. The ClusterRole in dist/ is generated from this table,
- * and the RBAC tests remove each verb in turn to show that something then fails (test/reliability/rbac-minimal.test.ts),
- * except the `contractOnly` verbs, which no code path uses.
+ * Every permission the operator needs, and nothing more. The ClusterRole and the Role in dist/ are generated from this
+ * table, and the RBAC tests remove each verb in turn to show that something then fails
+ * (test/reliability/rbac-minimal.test.ts), except the `contractOnly` verbs, which no code path uses.
+ *
+ * Why each row has the scope it has:
+ * - The CustomApps may live in any namespace (the operator watches all of them unless `--namespace` scopes it, and the
+ *   install in dist/ does not), and everything the operator reads or writes for a CustomApp lives in that CustomApp's
+ *   namespace: the ConfigMaps and Secrets it references, its Deployment and Service, the Events about it. Those rows are
+ *   cluster-wide because their objects are wherever the CustomApps are; a list or watch across all namespaces (the
+ *   CustomApp informer, the owned Deployments and Services) can only be granted cluster-wide. Under `--namespace`, the
+ *   same rows in a Role of each watched namespace would do.
+ * - TokenReviews and SubjectAccessReviews are cluster-scoped resources: only a ClusterRole can grant them.
+ * - The Lease is the operator's own, in its own namespace (the chart passes it as `--leader-election-namespace`): a
+ *   Role there. Cluster-wide, it would let the operator's identity rewrite any Lease, such as kube-controller-manager's
+ *   in kube-system or a node's heartbeat in kube-node-lease.
  */
 export const OPERATOR_PERMISSIONS: readonly Permission[] = [
   {
     apiGroup: '',
     resource: 'configmaps',
     verbs: ['get', 'list', 'watch'],
-    why: 'dynamic watches on referenced ConfigMaps (list+watch with a name or namespace scope); get: the mission statement mandates "get, list and watch on configmaps"',
+    scope: 'cluster',
+    why: 'dynamic watches on referenced ConfigMaps (list+watch with a name or namespace scope), in every CustomApp\'s namespace; get: the mission statement mandates "get, list and watch on configmaps"',
     contractOnly: ['get'],
   },
   {
     apiGroup: '',
     resource: 'secrets',
     verbs: ['list', 'watch'],
-    why: 'dynamic watches on referenced Secrets, hashed on arrival (never a GET)',
+    scope: 'cluster',
+    why: "dynamic watches on referenced Secrets, in every CustomApp's namespace, hashed on arrival (never a GET)",
   },
   {
     apiGroup: GROUP,
     resource: PLURAL,
     verbs: ['list', 'watch', 'patch'],
-    why: 'the CustomApp informer, and adding/removing the finalizer (merge patches guarded by resourceVersion)',
+    scope: 'cluster',
+    why: 'the CustomApp informer (one list and watch across all namespaces), and adding/removing the finalizer (merge patches guarded by resourceVersion)',
   },
   {
     apiGroup: GROUP,
     resource: `${PLURAL}/status`,
     verbs: ['patch'],
-    why: 'status conditions, hashes and observed references (a merge patch of the status)',
+    scope: 'cluster',
+    why: 'status conditions, hashes and observed references (a merge patch of the status), wherever the CustomApp is',
   },
   {
     apiGroup: GROUP,
     resource: `${PLURAL}/finalizers`,
     verbs: ['update'],
-    why: 'ownerReferences with blockOwnerDeletion on owned objects (OwnerReferencesPermissionEnforcement)',
+    scope: 'cluster',
+    why: 'ownerReferences with blockOwnerDeletion on owned objects (OwnerReferencesPermissionEnforcement), wherever the CustomApp is',
   },
   {
     apiGroup: 'apps',
     resource: 'deployments',
     verbs: ['get', 'list', 'watch', 'create', 'update'],
-    why: 'the owned Deployment: cache, create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference',
+    scope: 'cluster',
+    why: "the owned Deployment, in its CustomApp's namespace: cache (one list and watch across all namespaces by label), create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference",
   },
   {
     apiGroup: '',
     resource: 'services',
     verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-    why: 'the owned Service when spec.port is set; deleted when the port is removed; get: after an AlreadyExists, as for Deployments',
+    scope: 'cluster',
+    why: "the owned Service when spec.port is set, in its CustomApp's namespace; deleted when the port is removed; get: after an AlreadyExists, as for Deployments",
   },
   {
     apiGroup: '',
     resource: 'events',
     verbs: ['create', 'patch'],
-    why: 'core/v1 Events on CustomApps (created, updated, rollout triggered, rollout held); repeats patch the count',
+    scope: 'cluster',
+    why: "core/v1 Events on CustomApps (created, updated, rollout triggered, rollout held), which Kubernetes keeps in the involved object's namespace: any CustomApp's; repeats patch the count",
   },
   {
     apiGroup: 'authentication.k8s.io',
     resource: 'tokenreviews',
     verbs: ['create'],
-    why: "secure /metrics: who a scraper's bearer token is (a TokenReview, as controller-runtime's metrics filter)",
+    scope: 'cluster',
+    why: "secure /metrics: who a scraper's bearer token is (a TokenReview, as controller-runtime's metrics filter; cluster-scoped)",
   },
   {
     apiGroup: 'authorization.k8s.io',
     resource: 'subjectaccessreviews',
     verbs: ['create'],
-    why: 'secure /metrics: whether that scraper may get /metrics (a SubjectAccessReview)',
+    scope: 'cluster',
+    why: 'secure /metrics: whether that scraper may get /metrics (a SubjectAccessReview; cluster-scoped)',
   },
+  // The operator's own Lease, in its own namespace only: never a Lease of the control plane or a node heartbeat.
   {
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',
-    verbs: ['get', 'create', 'update'],
-    why: 'leader election (get, create, renew); no list or watch is needed',
+    verbs: ['get', 'update'],
+    scope: 'operator-namespace',
+    resourceNames: [LEADER_ELECTION_LEASE],
+    why: 'leader election reads and renews its own Lease, by name, and no other; no list or watch is needed',
+  },
+  // Kubernetes RBAC cannot limit `create` by resourceNames: the authorizer decides from the URL, and a create's URL is
+  // the collection's (the name is only in the body). So create is a row of its own, unnamed, kept in the Role.
+  {
+    apiGroup: 'coordination.k8s.io',
+    resource: 'leases',
+    verbs: ['create'],
+    scope: 'operator-namespace',
+    why: "leader election creates its Lease when there is none. RBAC cannot limit a create by resourceNames (the new object's name is in the request body, which the authorizer never sees), so this lets the operator create any Lease in its own namespace; the Role confines that to this one namespace",
   },
 ];

@@ -15,6 +15,11 @@ import type { Logger } from './log.js';
 /** Where dist/ is, relative to this file. */
 export const DIST_DIR = resolve(import.meta.dirname, '..', 'dist');
 
+/** An rbac.authorization.k8s.io/v1 resource. */
+function rbacResource(plural: string, kind: string, namespaced: boolean): Resource {
+  return { group: 'rbac.authorization.k8s.io', version: 'v1', plural, kind, namespaced };
+}
+
 /** The kinds dist/ and its samples hold, and where they go. */
 const RESOURCES: Readonly<Record<string, Resource>> = {
   'v1/Namespace': NAMESPACES,
@@ -30,20 +35,10 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
     namespaced: true,
   },
   'apps/v1/Deployment': DEPLOYMENTS,
-  'rbac.authorization.k8s.io/v1/ClusterRole': {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterroles',
-    kind: 'ClusterRole',
-    namespaced: false,
-  },
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterrolebindings',
-    kind: 'ClusterRoleBinding',
-    namespaced: false,
-  },
+  'rbac.authorization.k8s.io/v1/ClusterRole': rbacResource('clusterroles', 'ClusterRole', false),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': rbacResource('clusterrolebindings', 'ClusterRoleBinding', false),
+  'rbac.authorization.k8s.io/v1/Role': rbacResource('roles', 'Role', true),
+  'rbac.authorization.k8s.io/v1/RoleBinding': rbacResource('rolebindings', 'RoleBinding', true),
   'apiextensions.k8s.io/v1/CustomResourceDefinition': {
     group: 'apiextensions.k8s.io',
     version: 'v1',

@@ -3,7 +3,8 @@ import test from 'ava';
 import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
-import { adminClient, installOperatorResources, withTimeout } from '../../test/support/operator-harness.js';
+import { adminClient, eventually, installOperatorResources, LogLines, withTimeout } from '../../test/support/operator-harness.js';
+import { grantOperatorLeases } from '../../test/reliability/support/cluster-role.js';
 import { KubeClient } from '../kube/client.js';
 import { LEASES } from '../kube/resources.js';
 import type { Lease } from '../kube/objects.js';
@@ -20,6 +21,8 @@ for (const target of selectedTargets()) {
     cluster = await startCluster(target);
     await installOperatorResources(cluster);
     admin = await adminClient(cluster);
+    // Each test elects on a Lease of its own, so that they run at once.
+    await grantOperatorLeases(admin, 'leader-election-tests', ['lease-handover', 'lease-expired', 'lease-stolen']);
     operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig);
   });
   test.after.always(async () => {
@@ -106,5 +109,24 @@ for (const target of selectedTargets()) {
     t.false(leader.isLeader);
     await leader.release();
     t.is((await holder('lease-stolen'))?.holderIdentity, 'usurper', 'release does not touch a Lease held by another');
+  });
+
+  test(`[${target}] a Lease its identity may not read is reported once at error level with the API server's words, then retried quietly`, async (t) => {
+    const logs = new LogLines();
+    const denied = candidate('lease-not-granted', 'denied', { logger: pino({ level: 'debug' }, logs.destination) });
+    const stop = new AbortController();
+    t.teardown(() => stop.abort());
+    const acquiring = denied.acquire(stop.signal);
+    await eventually('the 403 is reported', () => logs.find('leader.forbidden').length > 0, 5_000);
+    await eventually('it kept trying', () => logs.find('leader.get-failed').length >= 4, 5_000);
+    stop.abort();
+    t.false(await acquiring);
+    const reported = logs.find('leader.forbidden');
+    t.is(reported.length, 1, 'once, not at every retry');
+    t.like(reported[0], { level: 50, verb: 'get', lease: `${OPERATOR_NAMESPACE}/lease-not-granted` });
+    t.regex(
+      String(reported[0]!.problem),
+      /leases\.coordination\.k8s\.io "lease-not-granted" is forbidden: User ".*customapp-operator" cannot get/,
+    );
   });
 }

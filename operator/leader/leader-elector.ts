@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { KubeClient } from '../kube/client.js';
-import { isConflict, isNotFound } from '../kube/errors.js';
+import { isConflict, isForbidden, isNotFound } from '../kube/errors.js';
 import { LEASES } from '../kube/resources.js';
 import { microTime } from '../kube/time.js';
 import { pause, withDeadline } from './timers.js';
@@ -102,6 +102,8 @@ export class LeaderElector {
   private renewing?: Promise<void>;
   /** Why the last attempt did not succeed, for the renewal's logs. */
   private lastFailure: string | undefined;
+  /** Whether a 403 on the Lease was logged (once: the retries that follow are logged at debug). */
+  private forbiddenReported = false;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
@@ -240,6 +242,7 @@ export class LeaderElector {
       lease = await client.get<Lease>(LEASES, namespace, name, { signal });
     } catch (error) {
       if (!isNotFound(error)) {
+        this.reportForbidden('get', error);
         logger.debug({ err: error }, 'leader.get-failed');
         this.lastFailure = `get: ${(error as Error).message}`;
         return false;
@@ -298,10 +301,23 @@ export class LeaderElector {
       this.observe(this.current, nowMs);
       return true;
     } catch (error) {
+      this.reportForbidden(lease ? 'update' : 'create', error);
       logger.debug({ err: error }, 'leader.write-failed');
       this.lastFailure = `write: ${(error as Error).message}`;
       return false;
     }
+  }
+
+  /**
+   * Logs a 403 on the Lease once, at error level, in the API server's words (they name the identity, the verb, the
+   * Lease and its namespace). Without that permission this process never leads, and its retries would otherwise
+   * wait at debug level: a Lease name or namespace that its RBAC does not cover (a Role limits get and update to
+   * one name in one namespace) must be seen.
+   */
+  private reportForbidden(verb: 'get' | 'create' | 'update', error: unknown): void {
+    if (!isForbidden(error) || this.forbiddenReported) return;
+    this.forbiddenReported = true;
+    this.log.error({ verb, problem: (error as Error).message }, 'leader.forbidden');
   }
 
   private observe(lease: Lease, at: number): void {

@@ -1,7 +1,7 @@
 // Two operators, one Lease: when the leader loses it mid-burst, or stops while an Event write is on its way, none of its
 // writes lands after it let the Lease go.
 import test from 'ava';
-import { OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
@@ -18,7 +18,6 @@ import {
 } from '../support/operator-harness.js';
 import { startFaultProxy, type Exchange, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
-const LEASE = 'fencing-test-leader';
 /** Short Lease timings: the successor may take over 1 s after the old leader must have given up. */
 const TIMINGS = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
 /** How late the old leader hears back from each of its writes (the server applies them at once). */
@@ -46,7 +45,7 @@ for (const target of selectedTargets()) {
       const client = admin.client;
       const [oldProxy, newProxy] = [await startFaultProxy(cluster.server), await startFaultProxy(cluster.server)];
       proxies.push(oldProxy, newProxy);
-      const leaderElection = { namespace: OPERATOR_NAMESPACE, name: LEASE, ...TIMINGS };
+      const leaderElection = { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, ...TIMINGS };
 
       const old = await startTestOperator(cluster, { leaderElection, maxConcurrentReconciles: 4 }, { server: oldProxy.url });
       operators.push(old);
@@ -119,7 +118,7 @@ for (const target of selectedTargets()) {
       const client = await adminClient(cluster);
       t.teardown(() => client.close());
       proxy = await startFaultProxy(cluster.server);
-      const lease = 'stop-fence-leader';
+      const lease = LEADER_ELECTION_LEASE;
       running = await startTestOperator(
         cluster,
         { leaderElection: { namespace: OPERATOR_NAMESPACE, name: lease, ...TIMINGS } },

@@ -1,16 +1,18 @@
-// RBAC proven sufficient and minimal: dist/'s ClusterRole denies nothing, and removing any one grant shows a denial.
+// RBAC proven sufficient and minimal: dist/'s ClusterRole and Role deny nothing, removing any one grant shows a denial,
+// and the operator's identity can write no Lease but its own.
 import test from 'ava';
 import {
   CONFIG_HASH_ANNOTATION,
   FINALIZER,
   LEADER_ELECTION_LEASE,
+  OPERATOR_NAME,
   OPERATOR_NAMESPACE,
   SECRET_HASH_ANNOTATION,
 } from '../../infra/customapp-api.js';
 import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
-import type { KubeClient } from '../../operator/kube/client.js';
-import { isNotFound } from '../../operator/kube/errors.js';
+import { KubeClient } from '../../operator/kube/client.js';
+import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
@@ -48,7 +50,15 @@ class ScenarioStopped extends Error {}
 /** The grants the product contract mandates although no code path uses them (marked in infra/permissions.ts). */
 const MANDATED = new Set(
   OPERATOR_PERMISSIONS.flatMap((permission) =>
-    (permission.contractOnly ?? []).map((verb) => grantLabel({ apiGroup: permission.apiGroup, resource: permission.resource, verb })),
+    (permission.contractOnly ?? []).map((verb) =>
+      grantLabel({
+        apiGroup: permission.apiGroup,
+        resource: permission.resource,
+        verb,
+        resourceNames: permission.resourceNames,
+        inOperatorNamespace: permission.scope === 'operator-namespace',
+      }),
+    ),
   ),
 );
 
@@ -129,6 +139,22 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   await until('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
 }
 
+/** The HTTP status of a request's answer: 2xx when it succeeded, the API error's code when it was refused. */
+async function statusOf(request: Promise<unknown>): Promise<number> {
+  try {
+    await request;
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiError) return error.statusCode;
+    throw error;
+  }
+}
+
+/** A Lease held by someone other than the operator (as kube-controller-manager and each kubelet hold theirs). */
+function foreignLease(name: string): Lease {
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'someone-else' } };
+}
+
 /** Runs the scenario with a fresh operator (and no Lease), stopping at the first 403. */
 async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: string, scraper: string): Promise<ScenarioOutcome> {
   await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
@@ -194,12 +220,55 @@ for (const target of selectedTargets()) {
     await cluster?.stop();
   });
 
-  test.serial(`[${target}] with exactly dist/'s ClusterRole the whole scenario passes and no request is denied`, async (t) => {
+  test.serial(`[${target}] with exactly dist/'s ClusterRole and Role the whole scenario passes and no request is denied`, async (t) => {
     const outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`, scraper);
     t.is(outcome.failure, undefined);
     t.deepEqual(outcome.denied, []);
     t.is(outcome.deniedMetric, 0, 'rest_client_requests_total has no 403');
   });
+
+  test.serial(
+    `[${target}] the operator's identity writes its own Lease and no other: 403 in kube-system, kube-node-lease and on other names`,
+    async (t) => {
+      const { kubeConfig } = await cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+      const operatorClient = await KubeClient.fromKubeConfig(kubeConfig);
+      t.teardown(() => operatorClient.close());
+      // The Leases an identity with leases cluster-wide could take over: a control-plane leader's and a node heartbeat.
+      const foreign: readonly [namespace: string, name: string][] = [
+        ['kube-system', 'kube-controller-manager'],
+        ['kube-node-lease', 'node-1'],
+        [OPERATOR_NAMESPACE, 'another-component'],
+      ];
+      for (const [namespace, name] of foreign) {
+        await admin.create(LEASES, namespace, foreignLease(name)).catch((error: unknown) => {
+          if (!isAlreadyExists(error)) throw error;
+        });
+      }
+      await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+
+      t.is(
+        await statusOf(operatorClient.create(LEASES, OPERATOR_NAMESPACE, foreignLease(LEADER_ELECTION_LEASE))),
+        200,
+        'create its own Lease',
+      );
+      const own = await operatorClient.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
+      const renewed = { ...own, spec: { ...own.spec, holderIdentity: 'operator' } };
+      t.is(await statusOf(operatorClient.replace(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE, renewed)), 200, 'update its own Lease');
+
+      for (const [namespace, name] of foreign) {
+        const lease = await admin.get<Lease>(LEASES, namespace, name);
+        const taken = { ...lease, spec: { ...lease.spec, holderIdentity: 'operator' } };
+        t.is(await statusOf(operatorClient.replace(LEASES, namespace, name, taken)), 403, `update ${namespace}/${name}`);
+        t.is(await statusOf(operatorClient.get(LEASES, namespace, name)), 403, `get ${namespace}/${name}`);
+        t.is((await admin.get<Lease>(LEASES, namespace, name)).spec?.holderIdentity, 'someone-else', `${namespace}/${name} unchanged`);
+      }
+      for (const namespace of ['kube-system', 'kube-node-lease']) {
+        t.is(await statusOf(operatorClient.create(LEASES, namespace, foreignLease('planted'))), 403, `create in ${namespace}`);
+      }
+    },
+  );
 
   test.serial(`[${target}] the mandated grants are exactly those infra/permissions.ts marks as required by the product contract`, (t) => {
     t.deepEqual([...MANDATED], ['get configmaps'], 'the mission statement mandates get, list and watch on configmaps');

@@ -12,6 +12,8 @@ const operator = dist('customapp-operator.k8s.yaml');
 const deployment = operator.find((o) => o.kind === 'Deployment');
 const clusterRole = operator.find((o) => o.kind === 'ClusterRole');
 const clusterRoleBinding = operator.find((o) => o.kind === 'ClusterRoleBinding');
+const role = operator.find((o) => o.kind === 'Role');
+const roleBinding = operator.find((o) => o.kind === 'RoleBinding');
 
 let pair: Pair;
 
@@ -377,8 +379,8 @@ test('lists: pagination with limit and continue, remainingItemCount, resourceVer
     return out;
   }));
 
-test('RBAC: what the operator ServiceAccount with the dist/ ClusterRole may and may not do', async (t) => {
-  const questions: [verb: string, group: string, resource: string, subresource?: string, namespace?: string][] = [
+test("RBAC: what the operator ServiceAccount with dist/'s ClusterRole and Role may and may not do", async (t) => {
+  const questions: [verb: string, group: string, resource: string, subresource?: string, namespace?: string, name?: string][] = [
     ['get', '', 'configmaps', '', 'default'],
     ['watch', '', 'configmaps'],
     ['list', '', 'secrets'],
@@ -393,30 +395,73 @@ test('RBAC: what the operator ServiceAccount with the dist/ ClusterRole may and 
     ['patch', 'events.k8s.io', 'events'],
     ['list', 'coordination.k8s.io', 'leases'],
     ['update', 'coordination.k8s.io', 'leases', '', 'x'],
+    // The Role: its own Lease by name, create (which no name can limit) in its namespace, and nothing elsewhere.
+    ['get', 'coordination.k8s.io', 'leases', '', 'customapp-system', 'customapp-operator-leader'],
+    ['update', 'coordination.k8s.io', 'leases', '', 'customapp-system', 'customapp-operator-leader'],
+    ['get', 'coordination.k8s.io', 'leases', '', 'customapp-system'],
+    ['update', 'coordination.k8s.io', 'leases', '', 'customapp-system', 'other'],
+    ['delete', 'coordination.k8s.io', 'leases', '', 'customapp-system', 'customapp-operator-leader'],
+    ['create', 'coordination.k8s.io', 'leases', '', 'customapp-system'],
+    ['list', 'coordination.k8s.io', 'leases', '', 'customapp-system'],
+    ['create', 'coordination.k8s.io', 'leases', '', 'kube-system'],
+    ['update', 'coordination.k8s.io', 'leases', '', 'kube-system', 'kube-controller-manager'],
+    ['update', 'coordination.k8s.io', 'leases', '', 'kube-node-lease', 'customapp-operator-leader'],
     ['get', '', 'namespaces'],
     ['create', '', 'services', '', 'x'],
   ];
+  const leases = (namespace: string) => `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  const lease = (name: string) => ({ metadata: { name }, spec: { holderIdentity: 'someone' } });
   const [emulator, envtest] = await onBoth(pair, async (target) => {
     await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', clusterRole);
     await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', clusterRoleBinding);
     await target.request('POST', '/api/v1/namespaces', { metadata: { name: 'customapp-system' } });
+    await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/customapp-system/roles', role);
+    await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/customapp-system/rolebindings', roleBinding);
     const token = await target.serviceAccountToken('customapp-system', 'customapp-operator');
     const answers: unknown[] = [];
-    for (const [verb, group, resource, subresource, namespace] of questions) {
+    for (const [verb, group, resource, subresource, namespace, name] of questions) {
       const review = await target.request(
         'POST',
         '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-        { spec: { resourceAttributes: { verb, group, resource, subresource, namespace } } },
+        { spec: { resourceAttributes: { verb, group, resource, subresource, namespace, name } } },
         { token },
       );
-      answers.push(`${verb} ${resource}/${subresource ?? ''}: ${review.body.status?.allowed}`);
+      answers.push(`${verb} ${resource}/${subresource ?? ''} ${namespace ?? ''}/${name ?? ''}: ${review.body.status?.allowed}`);
     }
     const denied = await target.request('GET', '/api/v1/namespaces/default/secrets?watch=0', undefined, { token });
     const forbidden = await target.request('DELETE', '/apis/app.example.com/v1/namespaces/default/customapps/x', undefined, { token });
     answers.push(denied.status, outcome(forbidden));
+    // Real requests on Leases: its own is created, read and renewed; any other is refused with the authorizer's text.
+    await target.request('POST', leases('kube-system'), lease('kube-controller-manager'));
+    await target.request('POST', leases('customapp-system'), lease('other'));
+    const own = await target.request('POST', leases('customapp-system'), lease('customapp-operator-leader'), { token });
+    answers.push(outcome(own));
+    const read = await target.request('GET', `${leases('customapp-system')}/customapp-operator-leader`, undefined, { token });
+    answers.push(outcome(read));
+    const renewed = { ...read.body, spec: { ...read.body.spec, holderIdentity: 'operator' } };
+    answers.push(outcome(await target.request('PUT', `${leases('customapp-system')}/customapp-operator-leader`, renewed, { token })));
+    for (const [namespace, name] of [
+      ['kube-system', 'kube-controller-manager'],
+      ['customapp-system', 'other'],
+    ]) {
+      const taken = (await target.request('GET', `${leases(namespace!)}/${name}`)).body;
+      const body = { ...taken, spec: { ...taken.spec, holderIdentity: 'operator' } };
+      answers.push(outcome(await target.request('PUT', `${leases(namespace!)}/${name}`, body, { token })));
+    }
+    answers.push(outcome(await target.request('POST', leases('kube-node-lease'), lease('node-1'), { token })));
+    answers.push(outcome(await target.request('GET', leases('customapp-system'), undefined, { token })));
     return answers;
   });
   t.deepEqual(normalize(emulator), normalize(envtest));
+  // The agreement is about the install as dist/ ships it: its own Lease by name, and no Lease of anyone else.
+  for (const answer of [
+    'get leases/ customapp-system/customapp-operator-leader: true',
+    'update leases/ customapp-system/customapp-operator-leader: true',
+    'update leases/ customapp-system/other: false',
+    'create leases/ kube-system/: false',
+    'update leases/ kube-system/kube-controller-manager: false',
+  ])
+    t.true(envtest.includes(answer), answer);
 });
 
 test('discovery documents of the served built-in resources match', async (t) => {

@@ -1,4 +1,4 @@
-// The operator's ClusterRole as dist/ ships it, split into single grants, and swapped live in a test cluster.
+// The operator's ClusterRole and Role as dist/ ships them, split into single grants, and swapped live in a test cluster.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -10,13 +10,17 @@ import { eventually } from '../../support/operator-harness.js';
 
 const DIST_OPERATOR = resolve(import.meta.dirname, '../../../dist/customapp-operator.k8s.yaml');
 
-export const CLUSTER_ROLES: Resource = {
+/** An rbac.authorization.k8s.io/v1 resource. */
+const rbacResource = (plural: string, kind: string, namespaced: boolean): Resource => ({
   group: 'rbac.authorization.k8s.io',
   version: 'v1',
-  plural: 'clusterroles',
-  kind: 'ClusterRole',
-  namespaced: false,
-};
+  plural,
+  kind,
+  namespaced,
+});
+export const CLUSTER_ROLES = rbacResource('clusterroles', 'ClusterRole', false);
+const ROLES = rbacResource('roles', 'Role', true);
+const ROLE_BINDINGS = rbacResource('rolebindings', 'RoleBinding', true);
 const SUBJECT_ACCESS_REVIEWS: Resource = {
   group: 'authorization.k8s.io',
   version: 'v1',
@@ -28,11 +32,18 @@ const SUBJECT_ACCESS_REVIEWS: Resource = {
 /** The user the operator's ServiceAccount token authenticates as. */
 export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
 
-/** One RBAC rule, as in a ClusterRole. */
+/** One RBAC rule, as in a ClusterRole or a Role. */
 export interface PolicyRule {
   readonly apiGroups: readonly string[];
   readonly resources: readonly string[];
   readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+}
+
+/** The rules of the operator's two roles: the ClusterRole, and the Role in its own namespace. */
+export interface OperatorRules {
+  readonly clusterRole: readonly PolicyRule[];
+  readonly role: readonly PolicyRule[];
 }
 
 /** One verb on one resource of one group: the unit the minimality test removes. */
@@ -41,42 +52,75 @@ export interface Grant {
   /** `resource` or `resource/subresource`. */
   readonly resource: string;
   readonly verb: string;
+  /** The names it is limited to. @default every name */
+  readonly resourceNames?: readonly string[];
+  /** Granted by the Role in the operator's namespace. @default false: by the ClusterRole */
+  readonly inOperatorNamespace?: boolean;
 }
 
-interface ClusterRole extends KubeObject {
+interface RbacRole extends KubeObject {
   rules?: PolicyRule[];
 }
 
-/** `verb resource.group` (e.g. `get configmaps`, `update customapps/finalizers.app.example.com`). */
+/**
+ * `verb resource.group` (e.g. `get configmaps`, `update customapps/finalizers.app.example.com`), then the names it is
+ * limited to and, for the Role's grants, the namespace (`get leases.coordination.k8s.io "x" in customapp-system`).
+ */
 export function grantLabel(grant: Grant): string {
-  return `${grant.verb} ${grant.resource}${grant.apiGroup ? `.${grant.apiGroup}` : ''}`;
+  const names = (grant.resourceNames ?? []).map((name) => ` "${name}"`).join('');
+  const where = grant.inOperatorNamespace ? ` in ${OPERATOR_NAMESPACE}` : '';
+  return `${grant.verb} ${grant.resource}${grant.apiGroup ? `.${grant.apiGroup}` : ''}${names}${where}`;
 }
 
-/** The rules of the operator's ClusterRole in dist/customapp-operator.k8s.yaml. */
-export function distOperatorRules(): PolicyRule[] {
-  const documents = parseAllDocuments(readFileSync(DIST_OPERATOR, 'utf8')).map((document) => document.toJS() as ClusterRole);
-  const role = documents.find((document) => document.kind === 'ClusterRole' && document.metadata.name === OPERATOR_NAME);
-  if (!role?.rules) throw new Error(`${DIST_OPERATOR}: no ClusterRole "${OPERATOR_NAME}" with rules`);
-  return role.rules;
+/** The rules of the operator's ClusterRole and Role in dist/customapp-operator.k8s.yaml. */
+export function distOperatorRules(): OperatorRules {
+  const documents = parseAllDocuments(readFileSync(DIST_OPERATOR, 'utf8')).map((document) => document.toJS() as RbacRole);
+  const rulesOf = (kind: string): PolicyRule[] => {
+    const role = documents.find((document) => document.kind === kind && document.metadata.name === OPERATOR_NAME);
+    if (!role?.rules) throw new Error(`${DIST_OPERATOR}: no ${kind} "${OPERATOR_NAME}" with rules`);
+    return role.rules;
+  };
+  return { clusterRole: rulesOf('ClusterRole'), role: rulesOf('Role') };
 }
 
-/** Every single grant of `rules`, in their order. */
-export function grantsOf(rules: readonly PolicyRule[]): Grant[] {
-  return rules.flatMap((rule) =>
-    rule.apiGroups.flatMap((apiGroup) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ apiGroup, resource, verb })))),
-  );
+/** Every single grant of `rules`, the ClusterRole's then the Role's, in their order. */
+export function grantsOf(rules: OperatorRules): Grant[] {
+  const split = (of: readonly PolicyRule[], inOperatorNamespace: boolean): Grant[] =>
+    of.flatMap((rule) =>
+      rule.apiGroups.flatMap((apiGroup) =>
+        rule.resources.flatMap((resource) =>
+          rule.verbs.map((verb) => ({
+            apiGroup,
+            resource,
+            verb,
+            ...(rule.resourceNames ? { resourceNames: rule.resourceNames } : {}),
+            ...(inOperatorNamespace ? { inOperatorNamespace } : {}),
+          })),
+        ),
+      ),
+    );
+  return [...split(rules.clusterRole, false), ...split(rules.role, true)];
 }
 
 /** `rules` with one grant taken out (a rule left with no verb is dropped). */
-export function rulesWithout(rules: readonly PolicyRule[], grant: Grant): PolicyRule[] {
-  return grantsOf(rules)
-    .filter((each) => grantLabel(each) !== grantLabel(grant))
-    .map((each) => ({ apiGroups: [each.apiGroup], resources: [each.resource], verbs: [each.verb] }));
+export function rulesWithout(rules: OperatorRules, grant: Grant): OperatorRules {
+  const kept = grantsOf(rules).filter((each) => grantLabel(each) !== grantLabel(grant));
+  const asRules = (inOperatorNamespace: boolean): PolicyRule[] =>
+    kept
+      .filter((each) => (each.inOperatorNamespace ?? false) === inOperatorNamespace)
+      .map((each) => ({
+        apiGroups: [each.apiGroup],
+        resources: [each.resource],
+        verbs: [each.verb],
+        ...(each.resourceNames ? { resourceNames: each.resourceNames } : {}),
+      }));
+  return { clusterRole: asRules(false), role: asRules(true) };
 }
 
 /** Whether the operator's ServiceAccount may do `grant` now, as the API server's authorizer answers. */
 async function allowed(admin: KubeClient, grant: Grant): Promise<boolean> {
   const [resource, subresource] = grant.resource.split('/');
+  const namespace = grant.inOperatorNamespace ? OPERATOR_NAMESPACE : 'default';
   const review = await admin.create<KubeObject & { status?: { allowed?: boolean } }>(SUBJECT_ACCESS_REVIEWS, undefined, {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',
@@ -84,19 +128,30 @@ async function allowed(admin: KubeClient, grant: Grant): Promise<boolean> {
     spec: {
       user: OPERATOR_USER,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NAMESPACE}`, 'system:authenticated'],
-      resourceAttributes: { group: grant.apiGroup, resource, subresource, verb: grant.verb, namespace: 'default' },
+      resourceAttributes: { group: grant.apiGroup, resource, subresource, verb: grant.verb, namespace, name: grant.resourceNames?.[0] },
     },
   } as KubeObject);
   return review.status?.allowed === true;
 }
 
+/** Replaces the rules of one of the operator's roles. */
+async function replaceRules(
+  admin: KubeClient,
+  resource: Resource,
+  namespace: string | undefined,
+  rules: readonly PolicyRule[],
+): Promise<void> {
+  const role = await admin.get<RbacRole>(resource, namespace, OPERATOR_NAME);
+  await admin.replace<RbacRole>(resource, namespace, OPERATOR_NAME, { ...role, rules: rules.map((rule) => ({ ...rule })) });
+}
+
 /**
- * Replaces the rules of the operator's ClusterRole, and waits until the authorizer answers accordingly for
+ * Replaces the rules of the operator's ClusterRole and Role, and waits until the authorizer answers accordingly for
  * `probe` (RBAC changes reach kube-apiserver's authorizer through an informer, a few milliseconds later).
  */
-export async function setOperatorRules(admin: KubeClient, rules: readonly PolicyRule[], probe?: Grant): Promise<void> {
-  const role = await admin.get<ClusterRole>(CLUSTER_ROLES, undefined, OPERATOR_NAME);
-  await admin.replace<ClusterRole>(CLUSTER_ROLES, undefined, OPERATOR_NAME, { ...role, rules: rules.map((rule) => ({ ...rule })) });
+export async function setOperatorRules(admin: KubeClient, rules: OperatorRules, probe?: Grant): Promise<void> {
+  await replaceRules(admin, CLUSTER_ROLES, undefined, rules.clusterRole);
+  await replaceRules(admin, ROLES, OPERATOR_NAMESPACE, rules.role);
   if (!probe) return;
   const expected = grantsOf(rules).some((grant) => grantLabel(grant) === grantLabel(probe));
   await eventually(
@@ -105,4 +160,37 @@ export async function setOperatorRules(admin: KubeClient, rules: readonly Policy
     10_000,
     20,
   );
+}
+
+/**
+ * Lets the operator's ServiceAccount get and update the named Leases of its namespace too (a Role and a RoleBinding
+ * called `name`), for tests that elect on Leases of their own: dist/'s Role grants get and update on the operator's
+ * Lease alone (and create on any). Returns once the authorizer allows them.
+ */
+export async function grantOperatorLeases(admin: KubeClient, name: string, leases: readonly string[]): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io';
+  const metadata = { name, namespace: OPERATOR_NAMESPACE };
+  await admin.create<RbacRole>(ROLES, OPERATOR_NAMESPACE, {
+    apiVersion: `${rbac}/v1`,
+    kind: 'Role',
+    metadata,
+    rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: leases }],
+  });
+  await admin.create(ROLE_BINDINGS, OPERATOR_NAMESPACE, {
+    apiVersion: `${rbac}/v1`,
+    kind: 'RoleBinding',
+    metadata,
+    roleRef: { apiGroup: rbac, kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
+  } as KubeObject);
+  for (const lease of leases) {
+    const grant = {
+      apiGroup: 'coordination.k8s.io',
+      resource: 'leases',
+      verb: 'update',
+      resourceNames: [lease],
+      inOperatorNamespace: true,
+    };
+    await eventually(`the authorizer allows ${grantLabel(grant)}`, () => allowed(admin, grant), 10_000, 20);
+  }
 }

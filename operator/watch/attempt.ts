@@ -1,7 +1,7 @@
 // One attempt of a watcher: list page by page, then watch and re-watch from the last resourceVersion until an error.
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { ApiError } from '../kube/errors.js';
-import type { KubeObject, RawWatchEvent } from '../kube/objects.js';
+import type { KubeObject, ObjectList, RawWatchEvent } from '../kube/objects.js';
 import { type Resource, resourceLabel } from '../kube/resources.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_PAGE_SIZE, type WatchClient, type WatcherConfig } from './config.js';
@@ -111,8 +111,16 @@ export async function watchedUntilClosed<T extends KubeObject>(
 }
 
 /**
- * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion. An
- * expired continue token restarts the list once without pagination.
+ * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion.
+ *
+ * An expired continue token (410: the list's snapshot was compacted away between pages) restarts the list from
+ * its first page, still `pageSize` at a time, after a fresh `init`. client-go's pager falls back to one
+ * unpaginated list instead; that request's answer is the whole collection at once (a namespace of large Secrets:
+ * gigabytes in one string), so it is never made here. A list whose token expires again in the same attempt
+ * fails with that 410, and the relist guard and the backoff above take it from there, so a collection that
+ * cannot be listed between two compactions is retried ever more slowly, never in a loop.
+ *
+ * Each page is let go before the next is asked for: at most one page's objects are held at once.
  */
 export async function listed<T extends KubeObject>(
   steps: WatchSteps,
@@ -120,15 +128,15 @@ export async function listed<T extends KubeObject>(
   emit: (event: WatcherEvent<T>) => void,
 ): Promise<string> {
   const { config } = steps;
-  let limit: number | undefined = config.pageSize ?? DEFAULT_PAGE_SIZE;
-  for (;;) {
+  const limit = config.pageSize ?? DEFAULT_PAGE_SIZE;
+  for (let restarts = 0; ; restarts += 1) {
     emit({ type: 'init' });
     let count = 0;
     let token: string | undefined;
     let resourceVersion: string | undefined;
     try {
       do {
-        const page = await steps.client.list<T>(
+        let page: ObjectList<T> | undefined = await steps.client.list<T>(
           steps.resource,
           {
             namespace: config.namespace,
@@ -141,16 +149,19 @@ export async function listed<T extends KubeObject>(
         );
         resourceVersion = page.metadata.resourceVersion;
         token = page.metadata.continue || undefined;
-        for (const object of page.items) {
+        let items: T[] | undefined = page.items;
+        page = undefined;
+        for (let index = 0; index < items.length; index += 1) {
           if (signal.aborted) return '';
-          emit({ type: 'initApply', object });
+          emit({ type: 'initApply', object: items[index]! });
         }
-        count += page.items.length;
+        count += items.length;
+        // A suspended async function keeps its locals: the page's objects must not wait here for the next page.
+        items = undefined;
       } while (token && !signal.aborted);
     } catch (error) {
-      if (!(token && isGone(error) && limit !== undefined)) throw error;
-      steps.log.info({ reason: 'continue token expired', count, paginated: false }, 'relist');
-      limit = undefined;
+      if (!(token && isGone(error) && restarts === 0)) throw error;
+      steps.log.info({ reason: 'continue token expired', count, pageSize: limit }, 'relist');
       continue;
     }
     if (!resourceVersion) throw new ApiError(`list ${resourceLabel(steps.resource)}: the answer has no resourceVersion`, 0);

@@ -13,6 +13,7 @@ import { createNamespaceOnce, settledOpenWatches, waitUntil } from '../watch/tes
 import { contentHash } from './content-hash.js';
 import { keyedContentHash } from './keyed-hash.js';
 import { DependencyRegistry } from './registry.js';
+import { MAX_OBJECT_BYTES, NAMESPACE_PAGE_BYTES, NAMESPACE_PAGE_SIZE } from './dependency-watch.js';
 import { RegistryDependencySource } from './registry-source.js';
 import { refKey, type DependencyRef, type DependencyState } from './source.js';
 
@@ -117,6 +118,41 @@ for (const target of selectedTargets()) {
           .map((line) => `${line.msg} ${line.phase}`),
         ['collapse started', 'collapse done', 'split started', 'split done'],
       );
+    },
+  );
+
+  test.serial(
+    `[${target}] a collapsed namespace lists its Secrets ${NAMESPACE_PAGE_SIZE} per page, so a page of large Secrets stays within its byte budget`,
+    async (t) => {
+      const namespace = 'deps-pages';
+      await createNamespaceOnce(client, namespace);
+      const names = Array.from({ length: 25 }, (_, index) => `helm-${index}`);
+      const secret = (name: string): Data => ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name },
+        type: 'Opaque',
+        data: { release: Buffer.from(name).toString('base64') },
+      });
+      await inParallel(names, 4, (name) => client.create(SECRETS, namespace, secret(name)));
+      const registry = new DependencyRegistry({ client });
+      t.teardown(() => registry.close());
+      const synced = new Set<string>();
+      const referenced = names.slice(0, 11);
+      const subscriptions: Subscription[] = [];
+      t.teardown(() => {
+        for (const subscription of subscriptions) subscription.unsubscribe();
+      });
+      const listsBefore = requests.length;
+      registry.batch(() => {
+        for (const name of referenced) {
+          subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
+        }
+      });
+      await waitUntil('every ref synced', () => synced.size === referenced.length);
+      const lists = requests.slice(listsBefore).filter((r) => r.verb === 'list' && r.resource === 'secrets' && r.namespace === namespace);
+      t.is(lists.length, Math.ceil(names.length / NAMESPACE_PAGE_SIZE), 'one namespace list, in pages of the namespace page size');
+      t.true(NAMESPACE_PAGE_SIZE * MAX_OBJECT_BYTES <= NAMESPACE_PAGE_BYTES, 'a page of objects of the largest size fits the budget');
     },
   );
 

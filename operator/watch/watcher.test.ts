@@ -194,6 +194,37 @@ test('a continue token that keeps expiring meets the relist guard and the backof
   subscription.unsubscribe();
 });
 
+test('a page answer over maxPageBytes is asked again at half the limit from the same continue token; one object is never refused', async (t) => {
+  const clock = new VirtualClock();
+  const tooLarge = (): ApiError => new ApiError('list: answer larger than 1000 bytes', 0, { kind: 'Status', reason: 'AnswerTooLarge' });
+  const client = new ScriptedClient([
+    page('10', [cm('a', '7')], 'next'),
+    tooLarge(),
+    tooLarge(),
+    page('10', [cm('b', '8')], 'last'),
+    page('10', [cm('c', '9')]),
+  ]);
+  const { logger, lines } = capturedLogger('info');
+  const { seen, subscription } = record(client, { pageSize: 4, maxPageBytes: 1000 }, clock, { logger });
+  await settle(80);
+  t.deepEqual(seen, ['init', 'initApply a@7', 'initApply b@8', 'initApply c@9', 'initDone 10'], 'no relist, no error');
+  t.deepEqual(
+    client.lists.map(({ limit, continue: token, maxBytes }) => [limit, token, maxBytes]),
+    [
+      [4, undefined, 1000],
+      [4, 'next', 1000],
+      [2, 'next', 1000],
+      [1, 'next', undefined],
+      [1, 'last', undefined],
+    ],
+  );
+  t.like(
+    lines().find((line) => line.msg === 'page too large'),
+    { maxPageBytes: 1000, pageSize: 2 },
+  );
+  subscription.unsubscribe();
+});
+
 test('a 410 ERROR event relists at once and watches from the new list', async (t) => {
   const clock = new VirtualClock();
   const client = new ScriptedClient(

@@ -7,6 +7,7 @@ import { watchObject } from '../watch/watch-object.js';
 import { watcher } from '../watch/watcher.js';
 import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
 import type { HashableContent } from './content-hash.js';
+import type { ListHealth } from './list-health.js';
 import type { DependencyKind } from './source.js';
 
 /**
@@ -57,10 +58,16 @@ export type DependencyWatchConfig = Omit<WatcherConfig, 'namespace' | 'fieldSele
  * The real streams: {@link watchObject} (`fieldSelector=metadata.name=<name>`, named `configmap ns/name` in logs)
  * for an object scope, and an unfiltered {@link watcher} of the namespace (named `configmap ns/*`) for a
  * namespace scope, listed {@link NAMESPACE_PAGE_SIZE} objects per page within {@link NAMESPACE_PAGE_BYTES} (`pageSize`
- * and `maxPageBytes` in `config` override both, for namespace lists only).
+ * and `maxPageBytes` in `config` override both, for namespace lists only). With `health`, every stream's list is
+ * followed, so that one that keeps failing is reported ({@link ListHealth}).
  */
-export function watchDependencies(client: WatchClient, config: DependencyWatchConfig = {}, deps: WatcherDeps = {}): DependencyEvents {
-  return ({ kind, namespace, name }) => {
+export function watchDependencies(
+  client: WatchClient,
+  config: DependencyWatchConfig = {},
+  deps: WatcherDeps = {},
+  health?: ListHealth,
+): DependencyEvents {
+  const open = ({ kind, namespace, name }: WatchScope, streamDeps: WatcherDeps): Observable<WatcherEvent<DependencyObject>> => {
     const resource = DEPENDENCY_RESOURCES[kind];
     return name === undefined
       ? watcher<DependencyObject>(
@@ -74,8 +81,9 @@ export function watchDependencies(client: WatchClient, config: DependencyWatchCo
             name: `${kind.toLowerCase()} ${namespace}/*`,
             eventLogLevel: 'debug',
           },
-          deps,
+          streamDeps,
         )
-      : watchObject<DependencyObject>(client, resource, namespace, name, config, deps);
+      : watchObject<DependencyObject>(client, resource, namespace, name, config, streamDeps);
   };
+  return (scope) => (health ? health.follow(scope, (onRetry) => open(scope, { ...deps, onRetry })) : open(scope, deps));
 }

@@ -7,6 +7,7 @@ import type { RequestSample } from '../kube/options.js';
 import { connectionFromKubeConfig } from '../kube/connection.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
+import { Registry } from 'prom-client';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import { createNamespaceOnce, settledOpenWatches, waitUntil } from '../watch/testing/cluster-helpers.js';
@@ -345,3 +346,58 @@ if (selectedTargets().includes('emulator')) {
     );
   });
 }
+
+test('[emulator faults] a namespace list that keeps failing backs off and is reported (log, metric, failingLists), then clears once it lists', async (t) => {
+  const cluster = await startCluster('emulator');
+  const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
+  t.teardown(async () => {
+    client.close();
+    await cluster.stop();
+  });
+  const faults = cluster.emulator!.faults;
+  const namespace = 'failing-list';
+  await createNamespaceOnce(client, namespace);
+  const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 500 });
+  const { logger, lines } = capturedLogger('info');
+  const metrics = new Registry();
+  const registry = new DependencyRegistry({
+    client,
+    logger,
+    metrics,
+    collapseThreshold: 1,
+    splitThreshold: 0,
+    watch: {
+      backoff: { initialDelayMs: 20, maxDelayMs: 80, factor: 2, jitter: 0, resetAfterMs: 5_000, maxRetries: Number.POSITIVE_INFINITY },
+    },
+  });
+  t.teardown(() => registry.close());
+  const synced = new Set<string>();
+  const names = ['release-1', 'release-2'];
+  const subscriptions: Subscription[] = [];
+  registry.batch(() => {
+    for (const name of names) subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
+  });
+  t.teardown(() => {
+    for (const subscription of subscriptions) subscription.unsubscribe();
+  });
+  const failing = (): Promise<string> => metrics.metrics();
+  await waitUntil('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
+  t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 1/);
+  t.like(registry.failingLists()[0], { kind: 'Secret', namespace, code: 500 });
+  t.true((registry.failingLists()[0]?.failures ?? 0) >= 3);
+  t.like(
+    lines().find((line) => line.msg === 'list.failing'),
+    { level: 50, kind: 'Secret', namespace, code: 500 },
+    'one error line when the list starts failing',
+  );
+  t.is(lines().filter((line) => line.msg === 'list.failing').length, 1, 'logged once, not per retry');
+  const delays = lines()
+    .filter((line) => line.msg === 'retry')
+    .map((line) => line.delayMs);
+  t.deepEqual(delays.slice(0, 3), [20, 40, 80], 'backs off');
+  faults.remove(fault);
+  await waitUntil('listed', () => synced.size === names.length, 5_000);
+  t.deepEqual(registry.failingLists(), []);
+  t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 0/);
+  t.truthy(lines().find((line) => line.msg === 'list.recovered'));
+});

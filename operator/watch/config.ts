@@ -2,7 +2,7 @@
 import type { SchedulerLike } from 'rxjs';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
-import type { BackoffPolicy } from './backoff.js';
+import type { BackoffPolicy, Retry } from './backoff.js';
 
 /** The two calls a watcher makes; a {@link KubeClient} has them, and tests pass a fake. */
 export type WatchClient = Pick<KubeClient, 'list' | 'watch'>;
@@ -54,6 +54,11 @@ export interface WatcherDeps {
   readonly logger?: Logger;
   /** A number in [0, 1) for jitter. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Told of each retry the backoff schedules, after its `retry` line: for a caller that reports the streams that
+   * keep failing (metrics, readiness). @default none
+   */
+  readonly onRetry?: (retry: Retry) => void;
 }
 
 /** The default objects per list page. */

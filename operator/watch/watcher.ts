@@ -80,7 +80,10 @@ export function watcher<T extends KubeObject>(
       backoff<WatcherEvent<T>>(config.backoff ?? DEFAULT_BACKOFF, {
         scheduler,
         random,
-        onRetry: ({ attempt, delayMs, error }) => log.warn({ ...loggableError(error), attempt, delayMs }, 'retry'),
+        onRetry: (retry) => {
+          log.warn({ ...loggableError(retry.error), attempt: retry.attempt, delayMs: retry.delayMs }, 'retry');
+          deps.onRetry?.(retry);
+        },
       }),
       finalize(() => log.info('unsubscribed')),
     );

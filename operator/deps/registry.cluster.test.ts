@@ -1,5 +1,5 @@
 // The dependency registry against real servers: creation and deletion, collapse and split, Secrets never logged, 1,000 refs.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
 import { KubeClient } from '../kube/client.js';
@@ -272,14 +272,20 @@ for (const target of selectedTargets()) {
   );
 }
 
+/** A fresh emulator (for its faults) and an admin client of it, both stopped at the test's end. */
+async function emulatorWithClient(t: ExecutionContext): Promise<{ cluster: TestCluster; client: KubeClient }> {
+  const cluster = await startCluster('emulator');
+  const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
+  t.teardown(async () => {
+    client.close();
+    await cluster.stop();
+  });
+  return { cluster, client };
+}
+
 if (selectedTargets().includes('emulator')) {
   test('[emulator faults] dependency watches survive dropped watches, a 410 and 500s: every later change still arrives, and no watch leaks', async (t) => {
-    const cluster = await startCluster('emulator');
-    const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
-    t.teardown(async () => {
-      client.close();
-      await cluster.stop();
-    });
+    const { cluster, client } = await emulatorWithClient(t);
     const faults = cluster.emulator!.faults;
     const refs: DependencyRef[] = [
       ...Array.from({ length: 12 }, (_, index): DependencyRef => ({ kind: 'ConfigMap', namespace: 'faults-wide', name: `cm-${index}` })),
@@ -345,59 +351,54 @@ if (selectedTargets().includes('emulator')) {
       'releasing everything closed every watch',
     );
   });
-}
 
-test('[emulator faults] a namespace list that keeps failing backs off and is reported (log, metric, failingLists), then clears once it lists', async (t) => {
-  const cluster = await startCluster('emulator');
-  const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
-  t.teardown(async () => {
-    client.close();
-    await cluster.stop();
+  test('[emulator faults] a namespace list that keeps failing backs off and is reported (log, metric, failingLists), then clears once it lists', async (t) => {
+    const { cluster, client } = await emulatorWithClient(t);
+    const faults = cluster.emulator!.faults;
+    const namespace = 'failing-list';
+    await createNamespaceOnce(client, namespace);
+    const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 500 });
+    const { logger, lines } = capturedLogger('info');
+    const metrics = new Registry();
+    const registry = new DependencyRegistry({
+      client,
+      logger,
+      metrics,
+      collapseThreshold: 1,
+      splitThreshold: 0,
+      watch: {
+        backoff: { initialDelayMs: 20, maxDelayMs: 80, factor: 2, jitter: 0, resetAfterMs: 5_000, maxRetries: Number.POSITIVE_INFINITY },
+      },
+    });
+    t.teardown(() => registry.close());
+    const synced = new Set<string>();
+    const names = ['release-1', 'release-2'];
+    const subscriptions: Subscription[] = [];
+    registry.batch(() => {
+      for (const name of names) subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
+    });
+    t.teardown(() => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    });
+    const failing = (): Promise<string> => metrics.metrics();
+    await waitUntil('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
+    t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 1/);
+    t.like(registry.failingLists()[0], { kind: 'Secret', namespace, code: 500 });
+    t.true((registry.failingLists()[0]?.failures ?? 0) >= 3);
+    t.like(
+      lines().find((line) => line.msg === 'list.failing'),
+      { level: 50, kind: 'Secret', namespace, code: 500 },
+      'one error line when the list starts failing',
+    );
+    t.is(lines().filter((line) => line.msg === 'list.failing').length, 1, 'logged once, not per retry');
+    const delays = lines()
+      .filter((line) => line.msg === 'retry')
+      .map((line) => line.delayMs);
+    t.deepEqual(delays.slice(0, 3), [20, 40, 80], 'backs off');
+    faults.remove(fault);
+    await waitUntil('listed', () => synced.size === names.length, 5_000);
+    t.deepEqual(registry.failingLists(), []);
+    t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 0/);
+    t.truthy(lines().find((line) => line.msg === 'list.recovered'));
   });
-  const faults = cluster.emulator!.faults;
-  const namespace = 'failing-list';
-  await createNamespaceOnce(client, namespace);
-  const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 500 });
-  const { logger, lines } = capturedLogger('info');
-  const metrics = new Registry();
-  const registry = new DependencyRegistry({
-    client,
-    logger,
-    metrics,
-    collapseThreshold: 1,
-    splitThreshold: 0,
-    watch: {
-      backoff: { initialDelayMs: 20, maxDelayMs: 80, factor: 2, jitter: 0, resetAfterMs: 5_000, maxRetries: Number.POSITIVE_INFINITY },
-    },
-  });
-  t.teardown(() => registry.close());
-  const synced = new Set<string>();
-  const names = ['release-1', 'release-2'];
-  const subscriptions: Subscription[] = [];
-  registry.batch(() => {
-    for (const name of names) subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
-  });
-  t.teardown(() => {
-    for (const subscription of subscriptions) subscription.unsubscribe();
-  });
-  const failing = (): Promise<string> => metrics.metrics();
-  await waitUntil('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
-  t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 1/);
-  t.like(registry.failingLists()[0], { kind: 'Secret', namespace, code: 500 });
-  t.true((registry.failingLists()[0]?.failures ?? 0) >= 3);
-  t.like(
-    lines().find((line) => line.msg === 'list.failing'),
-    { level: 50, kind: 'Secret', namespace, code: 500 },
-    'one error line when the list starts failing',
-  );
-  t.is(lines().filter((line) => line.msg === 'list.failing').length, 1, 'logged once, not per retry');
-  const delays = lines()
-    .filter((line) => line.msg === 'retry')
-    .map((line) => line.delayMs);
-  t.deepEqual(delays.slice(0, 3), [20, 40, 80], 'backs off');
-  faults.remove(fault);
-  await waitUntil('listed', () => synced.size === names.length, 5_000);
-  t.deepEqual(registry.failingLists(), []);
-  t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 0/);
-  t.truthy(lines().find((line) => line.msg === 'list.recovered'));
-});
+}

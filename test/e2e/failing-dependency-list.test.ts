@@ -9,8 +9,8 @@ import {
   eventually,
   installOperatorResources,
   objects,
+  readyz,
   startTestOperator,
-  type TestOperator,
 } from '../support/operator-harness.js';
 
 let cluster: TestCluster;
@@ -25,11 +25,6 @@ test.after.always(async () => {
   admin?.close();
   await cluster?.stop();
 });
-
-async function readyz(running: TestOperator): Promise<{ status: number; text: string }> {
-  const answer = await fetch(`${running.operator.healthUrl}/readyz`);
-  return { status: answer.status, text: await answer.text() };
-}
 
 test('[emulator faults] a Secret list that keeps failing fails /readyz naming the namespace and the error, until it lists', async (t) => {
   const namespace = 'tenant-broken';

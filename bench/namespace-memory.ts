@@ -1,5 +1,6 @@
 // The operator's peak memory with one namespace full of large Secrets (Helm release history) and more refs than the collapse threshold.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { isAlreadyExists } from '../operator/kube/errors.js';
@@ -25,16 +26,26 @@ const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
 const NAMESPACE = 'helm-history';
 /** Room in etcd for 2,000 Secrets of 1 MiB (its default quota is 2 GiB). */
 const ETCD_QUOTA_BYTES = 8 * 1024 ** 3;
+/**
+ * The API server's flags: no watch cache. With one, kube-apiserver holds the 2 GiB namespace itself, and serving the
+ * "before" operator's pages of 500 (about 700 MB each, again at every retry) took it past 14 GiB on the shared
+ * 24 GiB machine. Lists then come from etcd, page by page; what the operator receives is the same.
+ */
+const APISERVER_FLAGS = { 'watch-cache': 'false' };
+/** The Go runtimes of etcd and kube-apiserver collect sooner than this instead of growing (inherited from this process). */
+const GO_MEMORY_LIMIT = '2GiB';
 
 const USAGE = `npx tsx bench/namespace-memory.ts [--target envtest|emulator] [--secrets 2000] [--bytes 1048576] [--refs 12]
-    [--modes before,after] [--timeout-seconds 180]
+    [--modes before,after] [--timeout-seconds 180] [--min-available-gib 6]
 
 Creates --secrets Secrets of --bytes bytes of data each in one namespace (4 at a time, skipping those that exist;
 the loop stops at the count), and --refs CustomApps that each reference one of them (more than the collapse
 threshold, ${DEFAULT_COLLAPSE_THRESHOLD}: the namespace is listed whole). Then, for each mode, starts the operator in
 its own process (the bundle, the image's Node flags) and waits until every ref is synced or the timeout; prints
 the peak RSS (the kernel's VmHWM), the peak V8 heap and external memory (sampled every 10 ms) and the lists still
-failing. "before" runs the namespace lists as they were (500 per page, no byte budget); "after" with the defaults.`;
+failing. "before" runs the namespace lists as they were (500 per page, no byte budget); "after" with the defaults.
+An operator process is stopped early, and its row says so, when the machine's available memory falls below
+--min-available-gib (the API server serving the "before" pages is the risk to a shared machine).`;
 
 interface Options {
   readonly target: ApiTarget;
@@ -43,6 +54,7 @@ interface Options {
   readonly refs: number;
   readonly modes: readonly ChildInput['mode'][];
   readonly timeoutMs: number;
+  readonly minAvailableBytes: number;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -55,6 +67,7 @@ function parseOptions(argv: readonly string[]): Options {
       refs: { type: 'string', default: String(DEFAULT_COLLAPSE_THRESHOLD + 2) },
       modes: { type: 'string', default: 'before,after' },
       'timeout-seconds': { type: 'string', default: '180' },
+      'min-available-gib': { type: 'string', default: '6' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -80,6 +93,7 @@ function parseOptions(argv: readonly string[]): Options {
     refs: count('refs', values.refs),
     modes,
     timeoutMs: count('timeout-seconds', values['timeout-seconds']) * 1000,
+    minAvailableBytes: count('min-available-gib', values['min-available-gib']) * 1024 ** 3,
   };
 }
 
@@ -98,20 +112,80 @@ async function inParallel(count: number, width: number, work: (index: number) =>
   );
 }
 
-/** One operator process in `mode`, bundled as the operator image runs it. */
-async function runChild(input: ChildInput): Promise<ChildResult> {
-  const { stdout } = await execFileAsync(process.execPath, [...RUNTIME_FLAGS, CHILD_BUNDLE, JSON.stringify(input)], {
+/** The machine's available memory (MemAvailable of /proc/meminfo), in bytes. */
+function availableBytes(): number {
+  const line = readFileSync('/proc/meminfo', 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('MemAvailable:'));
+  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
+
+/** A row for an operator process that was stopped or failed before it reported. */
+function stoppedResult(input: ChildInput, startedAt: number, why: string): ChildResult {
+  return {
+    mode: input.mode,
+    synced: 0,
+    refs: input.refs.length,
+    durationMs: Math.round(performance.now() - startedAt),
+    peakRssMiB: Number.NaN,
+    peakHeapUsedMiB: Number.NaN,
+    peakExternalMiB: Number.NaN,
+    failingLists: [why],
+  };
+}
+
+/**
+ * One operator process in `mode`, bundled as the operator image runs it. Its RSS is sampled too, so that a process
+ * stopped for the machine's sake still shows how far it had grown.
+ */
+function runChild(input: ChildInput, minAvailableBytes: number): Promise<ChildResult> {
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, [...RUNTIME_FLAGS, CHILD_BUNDLE, JSON.stringify(input)], {
     env: { ...process.env, ...RUNTIME_ENV },
-    maxBuffer: 16 << 20,
-    timeout: input.timeoutMs + 60_000,
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as ChildResult;
+  let stdout = '';
+  let stopped: string | undefined;
+  let peakRssMiB = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  const guard = setInterval(() => {
+    try {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      peakRssMiB = Math.max(peakRssMiB, Math.round(rss));
+    } catch {
+      // The process has just exited.
+    }
+    const available = availableBytes();
+    if (available < minAvailableBytes && stopped === undefined) {
+      stopped = `stopped after ${Math.round((performance.now() - startedAt) / 1000)} s: the machine had ${(available / 1024 ** 3).toFixed(1)} GiB available; RSS seen up to ${peakRssMiB} MiB`;
+      child.kill('SIGKILL');
+    }
+  }, 250);
+  const timeout = setTimeout(() => child.kill('SIGKILL'), input.timeoutMs + 60_000);
+  return new Promise((done) => {
+    child.on('exit', (code) => {
+      clearInterval(guard);
+      clearTimeout(timeout);
+      const last = stdout.trim().split('\n').pop();
+      if (stopped !== undefined || code !== 0 || !last) {
+        done(stoppedResult(input, startedAt, stopped ?? `exited with ${code}; RSS seen up to ${peakRssMiB} MiB`));
+        return;
+      }
+      done(JSON.parse(last) as ChildResult);
+    });
+  });
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   await execFileAsync(ESBUILD, [CHILD, ...BUNDLE_FLAGS, `--outfile=${CHILD_BUNDLE}`, '--log-level=warning']);
-  const cluster = await startCluster(options.target, { envtest: { etcdArgs: [`--quota-backend-bytes=${ETCD_QUOTA_BYTES}`] } });
+  process.env.GOMEMLIMIT ??= GO_MEMORY_LIMIT;
+  const cluster = await startCluster(options.target, {
+    envtest: { etcdArgs: [`--quota-backend-bytes=${ETCD_QUOTA_BYTES}`], apiserverFlags: APISERVER_FLAGS },
+  });
   const admin = await adminClient(cluster);
   try {
     await installOperatorResources(cluster);
@@ -146,7 +220,9 @@ async function main(): Promise<void> {
     const results: ChildResult[] = [];
     for (const mode of options.modes) {
       process.stderr.write(`operator (${mode}): starting\n`);
-      results.push(await runChild({ kubeconfigPath: cluster.kubeconfigPath, refs, mode, timeoutMs: options.timeoutMs }));
+      results.push(
+        await runChild({ kubeconfigPath: cluster.kubeconfigPath, refs, mode, timeoutMs: options.timeoutMs }, options.minAvailableBytes),
+      );
     }
     process.stdout.write(
       `${options.secrets} Secrets of ${options.bytes} bytes in one namespace, ${options.refs} refs, ${options.target}\n` +

@@ -44,6 +44,11 @@ export interface EnvtestOptions {
    */
   readonly apiserverFlags?: Readonly<Record<string, string>>;
   /**
+   * Extra etcd flags, for example `--quota-backend-bytes=8589934592` for more than etcd's default 2 GiB of data.
+   * @default []
+   */
+  readonly etcdArgs?: readonly string[];
+  /**
    * The address kube-apiserver binds and advertises (the `kubernetes` Service's endpoint), and the server URL's host.
    * It must be an address of this machine; a node cannot use loopback.
    * @default '127.0.0.1'
@@ -342,6 +347,7 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
       `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
       '--unsafe-no-fsync=true',
       '--log-level=warn',
+      ...(options.etcdArgs ?? []),
     ]);
 
     const bindAddress = options.bindAddress ?? '127.0.0.1';

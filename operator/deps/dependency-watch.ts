@@ -7,7 +7,28 @@ import { watchObject } from '../watch/watch-object.js';
 import { watcher } from '../watch/watcher.js';
 import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
 import type { HashableContent } from './content-hash.js';
+import type { ListHealth } from './list-health.js';
 import type { DependencyKind } from './source.js';
+
+/**
+ * The largest ConfigMap or Secret an API server stores, as JSON: etcd refuses a request over 1.5 MiB (its default
+ * `--max-request-bytes`, which kube-apiserver's own limit follows), and validation caps a ConfigMap's or Secret's
+ * data at 1 MiB (about 1.4 MB once base64 and JSON encode it).
+ */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+/**
+ * The bytes one page of a namespace-wide ConfigMap or Secret list may take as it arrives. Kubernetes has no byte
+ * limit on a list page, only an item `limit`, so the item limit is chosen from this budget and the largest object:
+ * a page of objects of the largest size still fits, and the client refuses to read past it (`maxBytes`).
+ */
+export const NAMESPACE_PAGE_BYTES = 16 * 1024 * 1024;
+/**
+ * Items per page of a namespace-wide list: 10. A namespace of Helm release history (Secrets near 1 MiB each)
+ * then costs about 15 MiB per page in flight instead of about 700 MB at the watcher's default of 500, which would
+ * be more than the operator's memory limit and more than V8's largest string. Per-object lists need no such
+ * limit: their field selector answers at most one object.
+ */
+export const NAMESPACE_PAGE_SIZE = Math.floor(NAMESPACE_PAGE_BYTES / MAX_OBJECT_BYTES);
 
 /** A ConfigMap or a Secret as it arrives, before the registry hashes it and drops the payload. */
 export interface DependencyObject extends KubeObject, HashableContent {}
@@ -36,18 +57,33 @@ export type DependencyWatchConfig = Omit<WatcherConfig, 'namespace' | 'fieldSele
 /**
  * The real streams: {@link watchObject} (`fieldSelector=metadata.name=<name>`, named `configmap ns/name` in logs)
  * for an object scope, and an unfiltered {@link watcher} of the namespace (named `configmap ns/*`) for a
- * namespace scope.
+ * namespace scope, listed {@link NAMESPACE_PAGE_SIZE} objects per page within {@link NAMESPACE_PAGE_BYTES} (`pageSize`
+ * and `maxPageBytes` in `config` override both, for namespace lists only). With `health`, every stream's list is
+ * followed, so that one that keeps failing is reported ({@link ListHealth}).
  */
-export function watchDependencies(client: WatchClient, config: DependencyWatchConfig = {}, deps: WatcherDeps = {}): DependencyEvents {
-  return ({ kind, namespace, name }) => {
+export function watchDependencies(
+  client: WatchClient,
+  config: DependencyWatchConfig = {},
+  deps: WatcherDeps = {},
+  health?: ListHealth,
+): DependencyEvents {
+  const open = ({ kind, namespace, name }: WatchScope, streamDeps: WatcherDeps): Observable<WatcherEvent<DependencyObject>> => {
     const resource = DEPENDENCY_RESOURCES[kind];
     return name === undefined
       ? watcher<DependencyObject>(
           client,
           resource,
-          { ...config, namespace, name: `${kind.toLowerCase()} ${namespace}/*`, eventLogLevel: 'debug' },
-          deps,
+          {
+            ...config,
+            pageSize: config.pageSize ?? NAMESPACE_PAGE_SIZE,
+            maxPageBytes: config.maxPageBytes ?? NAMESPACE_PAGE_BYTES,
+            namespace,
+            name: `${kind.toLowerCase()} ${namespace}/*`,
+            eventLogLevel: 'debug',
+          },
+          streamDeps,
         )
-      : watchObject<DependencyObject>(client, resource, namespace, name, config, deps);
+      : watchObject<DependencyObject>(client, resource, namespace, name, config, streamDeps);
   };
+  return (scope) => (health ? health.follow(scope, (onRetry) => open(scope, { ...deps, onRetry })) : open(scope, deps));
 }

@@ -1,6 +1,7 @@
 // The dependency registry's Prometheus gauges, computed from its state at each scrape.
 import { Gauge, type Registry } from 'prom-client';
 import type { StreamInfo } from './dependency-group.js';
+import type { FailingList } from './list-health.js';
 import type { DependencyKind, DependencyRef } from './source.js';
 
 /** What the gauges read; a {@link DependencyRegistry} provides it. */
@@ -8,6 +9,7 @@ export interface RegistryView {
   watched(): DependencyRef[];
   subscribers(): Map<string, number>;
   streams(): StreamInfo[];
+  failingLists(): readonly FailingList[];
 }
 
 const KINDS: readonly DependencyKind[] = ['ConfigMap', 'Secret'];
@@ -16,7 +18,8 @@ const KINDS: readonly DependencyKind[] = ['ConfigMap', 'Secret'];
  * Registers into `registry` (never the global one):
  * - `customapp_dependency_watches_active{kind}`: distinct referenced objects being watched;
  * - `customapp_watch_streams_open{kind,scope}`: physical watch requests, `scope` `object` or `namespace`;
- * - `customapp_dependency_subscribers{kind}`: logical subscriptions over all referenced objects.
+ * - `customapp_dependency_subscribers{kind}`: logical subscriptions over all referenced objects;
+ * - `customapp_dependency_lists_failing{kind}`: streams whose list has failed and not completed since.
  *
  * Each gauge is computed when scraped, so it cannot drift from the registry. Every label combination is always
  * present (0 when idle), which keeps dashboards and `absent()` alerts simple.
@@ -58,6 +61,16 @@ export function registerRegistryMetrics(registry: Registry, view: RegistryView):
           { kind },
           counts.filter(([key]) => key.startsWith(`${kind}/`)).reduce((sum, [, count]) => sum + count, 0),
         );
+    },
+  });
+  new Gauge({
+    name: 'customapp_dependency_lists_failing',
+    help: 'Dependency streams whose list has failed and not completed since (their refs stay unknown meanwhile)',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const failing = view.failingLists();
+      for (const kind of KINDS) this.set({ kind }, failing.filter((list) => list.kind === kind).length);
     },
   });
 }

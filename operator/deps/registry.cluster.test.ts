@@ -1,5 +1,5 @@
 // The dependency registry against real servers: creation and deletion, collapse and split, Secrets never logged, 1,000 refs.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
 import { KubeClient } from '../kube/client.js';
@@ -7,12 +7,14 @@ import type { RequestSample } from '../kube/options.js';
 import { connectionFromKubeConfig } from '../kube/connection.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
+import { Registry } from 'prom-client';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import { createNamespaceOnce, settledOpenWatches, waitUntil } from '../watch/testing/cluster-helpers.js';
 import { contentHash } from './content-hash.js';
 import { keyedContentHash } from './keyed-hash.js';
 import { DependencyRegistry } from './registry.js';
+import { MAX_OBJECT_BYTES, NAMESPACE_PAGE_BYTES, NAMESPACE_PAGE_SIZE } from './dependency-watch.js';
 import { RegistryDependencySource } from './registry-source.js';
 import { refKey, type DependencyRef, type DependencyState } from './source.js';
 
@@ -117,6 +119,41 @@ for (const target of selectedTargets()) {
           .map((line) => `${line.msg} ${line.phase}`),
         ['collapse started', 'collapse done', 'split started', 'split done'],
       );
+    },
+  );
+
+  test.serial(
+    `[${target}] a collapsed namespace lists its Secrets ${NAMESPACE_PAGE_SIZE} per page, so a page of large Secrets stays within its byte budget`,
+    async (t) => {
+      const namespace = 'deps-pages';
+      await createNamespaceOnce(client, namespace);
+      const names = Array.from({ length: 25 }, (_, index) => `helm-${index}`);
+      const secret = (name: string): Data => ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name },
+        type: 'Opaque',
+        data: { release: Buffer.from(name).toString('base64') },
+      });
+      await inParallel(names, 4, (name) => client.create(SECRETS, namespace, secret(name)));
+      const registry = new DependencyRegistry({ client });
+      t.teardown(() => registry.close());
+      const synced = new Set<string>();
+      const referenced = names.slice(0, 11);
+      const subscriptions: Subscription[] = [];
+      t.teardown(() => {
+        for (const subscription of subscriptions) subscription.unsubscribe();
+      });
+      const listsBefore = requests.length;
+      registry.batch(() => {
+        for (const name of referenced) {
+          subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
+        }
+      });
+      await waitUntil('every ref synced', () => synced.size === referenced.length);
+      const lists = requests.slice(listsBefore).filter((r) => r.verb === 'list' && r.resource === 'secrets' && r.namespace === namespace);
+      t.is(lists.length, Math.ceil(names.length / NAMESPACE_PAGE_SIZE), 'one namespace list, in pages of the namespace page size');
+      t.true(NAMESPACE_PAGE_SIZE * MAX_OBJECT_BYTES <= NAMESPACE_PAGE_BYTES, 'a page of objects of the largest size fits the budget');
     },
   );
 
@@ -235,14 +272,20 @@ for (const target of selectedTargets()) {
   );
 }
 
+/** A fresh emulator (for its faults) and an admin client of it, both stopped at the test's end. */
+async function emulatorWithClient(t: ExecutionContext): Promise<{ cluster: TestCluster; client: KubeClient }> {
+  const cluster = await startCluster('emulator');
+  const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
+  t.teardown(async () => {
+    client.close();
+    await cluster.stop();
+  });
+  return { cluster, client };
+}
+
 if (selectedTargets().includes('emulator')) {
   test('[emulator faults] dependency watches survive dropped watches, a 410 and 500s: every later change still arrives, and no watch leaks', async (t) => {
-    const cluster = await startCluster('emulator');
-    const client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig());
-    t.teardown(async () => {
-      client.close();
-      await cluster.stop();
-    });
+    const { cluster, client } = await emulatorWithClient(t);
     const faults = cluster.emulator!.faults;
     const refs: DependencyRef[] = [
       ...Array.from({ length: 12 }, (_, index): DependencyRef => ({ kind: 'ConfigMap', namespace: 'faults-wide', name: `cm-${index}` })),
@@ -307,5 +350,55 @@ if (selectedTargets().includes('emulator')) {
       0,
       'releasing everything closed every watch',
     );
+  });
+
+  test('[emulator faults] a namespace list that keeps failing backs off and is reported (log, metric, failingLists), then clears once it lists', async (t) => {
+    const { cluster, client } = await emulatorWithClient(t);
+    const faults = cluster.emulator!.faults;
+    const namespace = 'failing-list';
+    await createNamespaceOnce(client, namespace);
+    const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 500 });
+    const { logger, lines } = capturedLogger('info');
+    const metrics = new Registry();
+    const registry = new DependencyRegistry({
+      client,
+      logger,
+      metrics,
+      collapseThreshold: 1,
+      splitThreshold: 0,
+      watch: {
+        backoff: { initialDelayMs: 20, maxDelayMs: 80, factor: 2, jitter: 0, resetAfterMs: 5_000, maxRetries: Number.POSITIVE_INFINITY },
+      },
+    });
+    t.teardown(() => registry.close());
+    const synced = new Set<string>();
+    const names = ['release-1', 'release-2'];
+    const subscriptions: Subscription[] = [];
+    registry.batch(() => {
+      for (const name of names) subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
+    });
+    t.teardown(() => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    });
+    const failing = (): Promise<string> => metrics.metrics();
+    await waitUntil('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
+    t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 1/);
+    t.like(registry.failingLists()[0], { kind: 'Secret', namespace, code: 500 });
+    t.true((registry.failingLists()[0]?.failures ?? 0) >= 3);
+    t.like(
+      lines().find((line) => line.msg === 'list.failing'),
+      { level: 50, kind: 'Secret', namespace, code: 500 },
+      'one error line when the list starts failing',
+    );
+    t.is(lines().filter((line) => line.msg === 'list.failing').length, 1, 'logged once, not per retry');
+    const delays = lines()
+      .filter((line) => line.msg === 'retry')
+      .map((line) => line.delayMs);
+    t.deepEqual(delays.slice(0, 3), [20, 40, 80], 'backs off');
+    faults.remove(fault);
+    await waitUntil('listed', () => synced.size === names.length, 5_000);
+    t.deepEqual(registry.failingLists(), []);
+    t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 0/);
+    t.truthy(lines().find((line) => line.msg === 'list.recovered'));
   });
 }

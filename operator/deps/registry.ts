@@ -7,6 +7,7 @@ import type { WatchClient } from '../watch/config.js';
 import { DependencyGroup, type StreamInfo } from './dependency-group.js';
 import { DependencySlot } from './dependency-slot.js';
 import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
+import { type FailingList, ListHealth } from './list-health.js';
 import { registerRegistryMetrics } from './registry-metrics.js';
 import { refKey, type DependencyRef, type DependencyState } from './source.js';
 
@@ -71,6 +72,8 @@ export class DependencyRegistry {
   private readonly splitThreshold: number;
   private readonly now: () => number;
   private closed = false;
+  /** Follows the lists of the default streams (streams given as `events` are their maker's to report). */
+  private readonly health: ListHealth;
   /** The groups that got slots during {@link batch}, covered when it ends. */
   private batching: Set<DependencyGroup> | undefined;
 
@@ -79,8 +82,9 @@ export class DependencyRegistry {
     const scheduler = options.scheduler ?? asyncScheduler;
     this.now = () => scheduler.now();
     const deps: WatcherDeps = { scheduler, logger: options.logger, random: options.random };
+    this.health = new ListHealth(this.log, this.now);
     if (options.events) this.events = options.events;
-    else if (options.client) this.events = watchDependencies(options.client, options.watch, deps);
+    else if (options.client) this.events = watchDependencies(options.client, options.watch, deps, this.health);
     else throw new Error('DependencyRegistry needs a client or an events factory');
     this.collapseThreshold = options.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD;
     this.splitThreshold = options.splitThreshold ?? DEFAULT_SPLIT_THRESHOLD;
@@ -146,6 +150,11 @@ export class DependencyRegistry {
   /** The physical watch streams open now, for invariants and metrics. */
   streams(): StreamInfo[] {
     return [...this.groups.values()].flatMap((group) => group.streams());
+  }
+
+  /** The streams whose list has failed and not completed since (only the default streams, made from `client`). */
+  failingLists(): FailingList[] {
+    return this.health.failing();
   }
 
   /** Stops every watch and completes every acquired Observable; later acquires complete at once. */

@@ -3,7 +3,7 @@ import test from 'ava';
 import { KubeClient } from './client.js';
 import type { RequestSample } from './options.js';
 import type { KubeObject } from './objects.js';
-import { ApiError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { ApiError, isAlreadyExists, isAnswerTooLarge, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { connectionFromKubeConfig } from './connection.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
@@ -108,6 +108,21 @@ for (const target of selectedTargets()) {
     } finally {
       slow.close();
     }
+  });
+
+  test(`[${target}] a list answer larger than maxBytes is refused as AnswerTooLarge once that many bytes are read`, async (t) => {
+    const namespace = 'default';
+    const large = 'x'.repeat(40_000);
+    for (const name of ['cap-a', 'cap-b', 'cap-c']) {
+      await client.create(CONFIGMAPS, namespace, { ...configMap(name, { large }), metadata: { name, labels: { cap: 'yes' } } });
+    }
+    const options = { namespace, labelSelector: 'cap=yes', maxBytes: 100_000 };
+    const refused = await t.throwsAsync(client.list<ConfigMap>(CONFIGMAPS, { ...options, limit: 3 }));
+    t.true(isAnswerTooLarge(refused), String(refused));
+    t.regex(String(refused), /larger than 100000 bytes/);
+    t.notRegex(String(refused), /xxxx/, 'no payload quoted');
+    const pages = await client.list<ConfigMap>(CONFIGMAPS, { ...options, limit: 2 });
+    t.is(pages.items.length, 2, 'two objects fit in the budget');
   });
 
   test(`[${target}] every request is reported with its verb and resource`, async (t) => {

@@ -94,7 +94,10 @@ export class KubeClient {
         resourceVersion: options.resourceVersion,
         resourceVersionMatch: options.resourceVersionMatch,
       });
-    return this.json<ObjectList<T>>({ method: 'GET', verb: 'list', resource, namespace: options.namespace, path, signal });
+    return this.json<ObjectList<T>>(
+      { method: 'GET', verb: 'list', resource, namespace: options.namespace, path, signal },
+      options.maxBytes,
+    );
   }
 
   async create<T extends KubeObject>(resource: Resource, namespace: string | undefined, body: T, options: WriteOptions = {}): Promise<T> {
@@ -276,7 +279,8 @@ export class KubeClient {
     this.transport.close();
   }
 
-  private async json<T>(call: Call): Promise<T> {
+  /** Sends `call` and parses its answer; an answer longer than `maxBytes` is refused ({@link readAll}). */
+  private async json<T>(call: Call, maxBytes?: number): Promise<T> {
     const started = this.now();
     let code = 0;
     try {
@@ -284,7 +288,7 @@ export class KubeClient {
       try {
         code = response.statusCode ?? 0;
         if (code < 200 || code >= 300) throw await this.transport.failure(call, response);
-        const text = await readAll(response);
+        const text = await readAll(response, maxBytes, `${call.method} ${call.path}`);
         try {
           return JSON.parse(text) as T;
         } catch {

@@ -51,6 +51,10 @@ export const isAlreadyExists = (error: unknown): boolean =>
 /** True for 410 Gone / reason Expired: the requested resourceVersion is too old; relist. */
 export const isGone = (error: unknown): boolean =>
   error instanceof ApiError && (error.statusCode === 410 || error.reason === 'Expired' || error.reason === 'Gone');
+/** The reason of an answer the client stopped reading at its byte limit (`ListOptions.maxBytes`); no server sends it. */
+export const ANSWER_TOO_LARGE = 'AnswerTooLarge';
+/** True for an answer refused for its size: ask again for less (a smaller `limit`). */
+export const isAnswerTooLarge = (error: unknown): boolean => error instanceof ApiError && error.reason === ANSWER_TOO_LARGE;
 /** True for 403 Forbidden (RBAC denied the request). */
 export const isForbidden = (error: unknown): boolean => error instanceof ApiError && error.statusCode === 403;
 

@@ -25,6 +25,12 @@ export interface ListOptions {
   readonly continue?: string;
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+  /**
+   * A list answer longer than this many bytes is not read further: the request is aborted and rejected with
+   * reason `AnswerTooLarge` (`isAnswerTooLarge`), so no more than this is ever held. Kubernetes has no byte limit
+   * on a page; ask again with a smaller `limit`. @default no limit
+   */
+  readonly maxBytes?: number;
 }
 
 export interface WatchOptions {

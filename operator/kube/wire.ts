@@ -1,6 +1,6 @@
 // The API's wire format: query strings, error answers, watch lines and answer bodies, read without quoting payloads.
 import type { IncomingMessage } from 'node:http';
-import { ApiError, type Status } from './errors.js';
+import { ANSWER_TOO_LARGE, ApiError, type Status } from './errors.js';
 import type { RawWatchEvent } from './objects.js';
 
 /** A query string of the given parameters, leaving out undefined and empty ones. */
@@ -43,9 +43,20 @@ export function parseWatchLine<T>(line: string, path: string): RawWatchEvent<T> 
   return event;
 }
 
-/** A whole answer body as text. */
-export async function readAll(response: IncomingMessage): Promise<string> {
+/**
+ * A whole answer body as text. Past `maxBytes` it stops reading, destroys the answer and rejects with an
+ * {@link ApiError} of reason `AnswerTooLarge` naming `what`: the bytes already read are let go.
+ */
+export async function readAll(response: IncomingMessage, maxBytes = Number.POSITIVE_INFINITY, what = 'answer'): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  let length = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > maxBytes) {
+      response.destroy();
+      throw new ApiError(`${what}: answer larger than ${maxBytes} bytes`, 0, { kind: 'Status', reason: ANSWER_TOO_LARGE });
+    }
+    chunks.push(chunk);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,5 +1,6 @@
 // Serves an operator's endpoints: /healthz and /readyz on the probe address (plain HTTP), /metrics on the metrics
 // address (HTTPS with authentication and authorization unless `metricsSecure` is false).
+import { describeFailingLists } from '../deps/list-health.js';
 import { listenOn } from '../http/listen.js';
 import type { BindAddress } from '../http/bind-address.js';
 import type { EndpointServer } from '../http/servers.js';
@@ -28,7 +29,8 @@ export function unsyncedCaches(parts: OperatorParts): string[] {
 /**
  * Listens on the addresses the options give (none by default); an address with `orFreePort` takes a free port when
  * its own is busy. /readyz is ready once the three caches hold their first list, leader or not, and fails with the
- * reason while the API cannot serve the informers (a missing CRD, a 403). /metrics asks the API server (with the
+ * reason while the API cannot serve the informers (a missing CRD, a 403), or while a ConfigMap or Secret list keeps
+ * failing (its refs stay unknown, so their apps wait). /metrics asks the API server (with the
  * operator's client, so counted in its metrics) who each scraper is and whether it may `get` /metrics, as
  * controller-runtime's secure metrics do. A failure to listen closes what did listen
  * and throws, naming the cause (an `AddressInUseError` for a busy port).
@@ -50,6 +52,7 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
             const unsynced = unsyncedCaches(parts);
             return unsynced.length === 0 ? undefined : `not synced: ${unsynced.join(', ')}`;
           },
+          dependencies: () => describeFailingLists(parts.registry?.failingLists() ?? []),
         },
       };
       probes = await listenOn('probes', options.healthProbeBindAddress, (address) => serveProbes(address, checks), parts.logger);

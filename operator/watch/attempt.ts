@@ -1,12 +1,13 @@
 // One attempt of a watcher: list page by page, then watch and re-watch from the last resourceVersion until an error.
 import type { SchedulerLike, Subscription } from 'rxjs';
 import { ApiError } from '../kube/errors.js';
-import type { KubeObject, RawWatchEvent } from '../kube/objects.js';
+import type { KubeObject, ObjectList, RawWatchEvent } from '../kube/objects.js';
 import { type Resource, resourceLabel } from '../kube/resources.js';
+import type { ListOptions } from '../kube/options.js';
 import type { Logger } from '../log.js';
-import { DEFAULT_PAGE_SIZE, type WatchClient, type WatcherConfig } from './config.js';
+import { DEFAULT_MAX_PAGE_BYTES, DEFAULT_PAGE_SIZE, type WatchClient, type WatcherConfig } from './config.js';
 import type { WatcherEvent } from './events.js';
-import { isGone } from '../kube/errors.js';
+import { isAnswerTooLarge, isGone } from '../kube/errors.js';
 
 /** `namespace/name`, for logs. */
 function keyOf(object: KubeObject): string {
@@ -111,8 +112,19 @@ export async function watchedUntilClosed<T extends KubeObject>(
 }
 
 /**
- * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion. An
- * expired continue token restarts the list once without pagination.
+ * Lists every page, emitting `init`, `initApply`… and `initDone`, and answers the list's resourceVersion.
+ *
+ * An expired continue token (410: the list's snapshot was compacted away between pages) restarts the list from
+ * its first page, still `pageSize` at a time, after a fresh `init`. client-go's pager falls back to one
+ * unpaginated list instead; that request's answer is the whole collection at once (a namespace of large Secrets:
+ * gigabytes in one string), so it is never made here. A list whose token expires again in the same attempt
+ * fails with that 410, and the relist guard and the backoff above take it from there, so a collection that
+ * cannot be listed between two compactions is retried ever more slowly, never in a loop.
+ *
+ * Each page is let go before the next is asked for: at most one page's objects are held at once. An answer longer
+ * than `maxPageBytes` is cut off by the client and asked again from the same continue token at half the page
+ * size, down to one object, which is read whatever its size (the API server bounds it); the smaller size holds
+ * for the rest of the attempt.
  */
 export async function listed<T extends KubeObject>(
   steps: WatchSteps,
@@ -120,43 +132,64 @@ export async function listed<T extends KubeObject>(
   emit: (event: WatcherEvent<T>) => void,
 ): Promise<string> {
   const { config } = steps;
-  let limit: number | undefined = config.pageSize ?? DEFAULT_PAGE_SIZE;
-  for (;;) {
+  const maxPageBytes = config.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+  let limit = config.pageSize ?? DEFAULT_PAGE_SIZE;
+  let maxBytes = limit > 1 ? maxPageBytes : undefined;
+  for (let restarts = 0; ; restarts += 1) {
     emit({ type: 'init' });
     let count = 0;
     let token: string | undefined;
     let resourceVersion: string | undefined;
     try {
-      do {
-        const page = await steps.client.list<T>(
-          steps.resource,
-          {
-            namespace: config.namespace,
-            labelSelector: config.labelSelector,
-            fieldSelector: config.fieldSelector,
-            limit,
-            continue: token,
-          },
-          signal,
-        );
+      for (;;) {
+        let page: ObjectList<T> | undefined = await pageOrNone<T>(steps, signal, { limit, continue: token, maxBytes });
+        if (page === undefined) {
+          limit = Math.ceil(limit / 2);
+          maxBytes = limit > 1 ? maxBytes : undefined;
+          steps.log.warn({ maxPageBytes, pageSize: limit, count }, 'page too large');
+          continue;
+        }
         resourceVersion = page.metadata.resourceVersion;
         token = page.metadata.continue || undefined;
-        for (const object of page.items) {
+        let items: T[] | undefined = page.items;
+        page = undefined;
+        for (let index = 0; index < items.length; index += 1) {
           if (signal.aborted) return '';
-          emit({ type: 'initApply', object });
+          emit({ type: 'initApply', object: items[index]! });
         }
-        count += page.items.length;
-      } while (token && !signal.aborted);
+        count += items.length;
+        // A suspended async function keeps its locals: the page's objects must not wait here for the next page.
+        items = undefined;
+        if (!token || signal.aborted) break;
+      }
     } catch (error) {
-      if (!(token && isGone(error) && limit !== undefined)) throw error;
-      steps.log.info({ reason: 'continue token expired', count, paginated: false }, 'relist');
-      limit = undefined;
+      if (!(token && isGone(error) && restarts === 0)) throw error;
+      steps.log.info({ reason: 'continue token expired', count, pageSize: limit }, 'relist');
       continue;
     }
     if (!resourceVersion) throw new ApiError(`list ${resourceLabel(steps.resource)}: the answer has no resourceVersion`, 0);
     steps.log.info({ count, resourceVersion }, 'listed');
     emit({ type: 'initDone', resourceVersion });
     return resourceVersion;
+  }
+}
+
+/** One page of the list, or undefined when its answer was longer than `maxBytes` (ask again for fewer objects). */
+async function pageOrNone<T extends KubeObject>(
+  steps: WatchSteps,
+  signal: AbortSignal,
+  page: Pick<ListOptions, 'limit' | 'continue' | 'maxBytes'>,
+): Promise<ObjectList<T> | undefined> {
+  const { config } = steps;
+  try {
+    return await steps.client.list<T>(
+      steps.resource,
+      { namespace: config.namespace, labelSelector: config.labelSelector, fieldSelector: config.fieldSelector, ...page },
+      signal,
+    );
+  } catch (error) {
+    if (page.maxBytes !== undefined && isAnswerTooLarge(error)) return undefined;
+    throw error;
   }
 }
 

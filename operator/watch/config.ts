@@ -2,7 +2,7 @@
 import type { SchedulerLike } from 'rxjs';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../log.js';
-import type { BackoffPolicy } from './backoff.js';
+import type { BackoffPolicy, Retry } from './backoff.js';
 
 /** The two calls a watcher makes; a {@link KubeClient} has them, and tests pass a fake. */
 export type WatchClient = Pick<KubeClient, 'list' | 'watch'>;
@@ -17,6 +17,12 @@ export interface WatcherConfig {
   readonly fieldSelector?: string;
   /** Objects per list page (`limit`; the rest follows through `continue`). @default 500 */
   readonly pageSize?: number;
+  /**
+   * The bytes one list page may take as it arrives. A longer answer is cut off and asked again, from the same
+   * continue token, at half the page size (one object at a time at worst, which nothing refuses: the API server
+   * bounds one object). @default {@link DEFAULT_MAX_PAGE_BYTES}
+   */
+  readonly maxPageBytes?: number;
   /**
    * The server ends each watch request after this many seconds, and the watcher resumes at once from the last
    * resourceVersion. @default a random whole number in [300, 600), as client-go's reflector picks it (its
@@ -48,10 +54,20 @@ export interface WatcherDeps {
   readonly logger?: Logger;
   /** A number in [0, 1) for jitter. @default Math.random */
   readonly random?: () => number;
+  /**
+   * Told of each retry the backoff schedules, after its `retry` line: for a caller that reports the streams that
+   * keep failing (metrics, readiness). @default none
+   */
+  readonly onRetry?: (retry: Retry) => void;
 }
 
 /** The default objects per list page. */
 export const DEFAULT_PAGE_SIZE = 500;
+/**
+ * The default byte budget of one list page: far above a page of 500 typical objects, far below a page of 500 of the
+ * largest (about 700 MB, beyond V8's longest string), so that only unusual collections page down.
+ */
+export const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
 /** The lower bound of the default server watch timeout (client-go's `minWatchTimeout`); the upper bound is twice it. */
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 /** How much longer than the server timeout a silent watch may stay open before it is presumed dead. */

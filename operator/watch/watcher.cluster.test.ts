@@ -242,16 +242,25 @@ if (selectedTargets().includes('emulator')) {
     },
   );
 
-  test.serial('[emulator faults] an expired continue token restarts the list in one page', async (t) => {
+  test.serial('[emulator faults] an expired continue token restarts the list page by page, never in one request', async (t) => {
     const { admin } = clients;
     await createNamespaceOnce(admin, 'fault-continue');
     for (const name of ['c1', 'c2', 'c3', 'c4', 'c5']) await admin.create(CONFIGMAPS, 'fault-continue', configMap(name, '1'));
     faults().expireNextContinue({ resource: 'configmaps', namespace: 'fault-continue' });
-    const { seen, lines } = await listedWatch(t, admin, 'fault-continue', { pageSize: 2 });
+    const limits: (number | undefined)[] = [];
+    const counting: WatchClient = {
+      list: (resource, options, signal) => {
+        limits.push(options?.limit);
+        return admin.list(resource, options, signal);
+      },
+      watch: (resource, options, signal) => admin.watch(resource, options, signal),
+    };
+    const { seen, lines } = await listedWatch(t, counting, 'fault-continue', { pageSize: 2 });
     t.deepEqual(seen, ['init', 'list c1', 'list c2', 'init', 'list c1', 'list c2', 'list c3', 'list c4', 'list c5', 'initDone']);
+    t.deepEqual(limits, [2, 2, 2, 2, 2], 'the first page, the expired continuation, then the three pages of the relist');
     t.like(
       lines().find((line) => line.msg === 'relist'),
-      { reason: 'continue token expired', paginated: false },
+      { reason: 'continue token expired', count: 2, pageSize: 2 },
     );
   });
 }

@@ -138,11 +138,17 @@ test('a watch the server closes at once without an event counts as an error and 
   subscription.unsubscribe();
 });
 
-test('an expired continue token lists again in one page, after a fresh init', async (t) => {
+test('an expired continue token restarts the list page by page, after a fresh init: never one unpaginated list', async (t) => {
   const clock = new VirtualClock();
   const expired = new ApiError('continue expired', 410, { reason: 'Expired', code: 410 });
-  const client = new ScriptedClient([page('10', [cm('a', '7')], 'next'), expired, page('20', [cm('a', '7'), cm('b', '18')])]);
-  const { seen, subscription } = record(client, { pageSize: 1 }, clock);
+  const client = new ScriptedClient([
+    page('10', [cm('a', '7')], 'next'),
+    expired,
+    page('20', [cm('a', '7')], 'again'),
+    page('20', [cm('b', '18')]),
+  ]);
+  const { logger, lines } = capturedLogger('info');
+  const { seen, subscription } = record(client, { pageSize: 1 }, clock, { logger });
   await settle(50);
   t.deepEqual(seen, ['init', 'initApply a@7', 'init', 'initApply a@7', 'initApply b@18', 'initDone 20']);
   t.deepEqual(
@@ -150,10 +156,72 @@ test('an expired continue token lists again in one page, after a fresh init', as
     [
       [1, undefined],
       [1, 'next'],
-      [undefined, undefined],
+      [1, undefined],
+      [1, 'again'],
     ],
   );
+  t.like(
+    lines().find((line) => line.msg === 'relist'),
+    { reason: 'continue token expired', count: 1, pageSize: 1 },
+  );
   t.is(client.watches[0]?.resourceVersion, '20');
+  subscription.unsubscribe();
+});
+
+test('a continue token that keeps expiring meets the relist guard and the backoff, not a loop of lists', async (t) => {
+  const clock = new VirtualClock();
+  const expired = (): ApiError => new ApiError('continue expired', 410, { reason: 'Expired', code: 410 });
+  const first = page('10', [cm('a', '7')], 'next');
+  // Every list gets its first page, and every continuation expires; then a whole list succeeds.
+  const client = new ScriptedClient([...Array.from({ length: 4 }, () => [first, expired()]).flat(), first, page('10', [cm('b', '8')])]);
+  const { logger, lines } = capturedLogger('info');
+  const { seen, subscription } = record(client, { pageSize: 1 }, clock, { logger });
+  await settle(80);
+  t.is(client.lists.length, 8, 'two restarts in each of two attempts, then the error goes to the backoff');
+  t.is(clock.now(), 0);
+  t.like(
+    lines().find((line) => line.msg === 'retry'),
+    { code: 410, attempt: 1 },
+  );
+  clock.advance(800);
+  await settle(80);
+  t.is(client.lists.length, 10);
+  t.is(seen.at(-1), 'initDone 10');
+  t.true(
+    client.lists.every(({ limit }) => limit === 1),
+    'every request paginated',
+  );
+  subscription.unsubscribe();
+});
+
+test('a page answer over maxPageBytes is asked again at half the limit from the same continue token; one object is never refused', async (t) => {
+  const clock = new VirtualClock();
+  const tooLarge = (): ApiError => new ApiError('list: answer larger than 1000 bytes', 0, { kind: 'Status', reason: 'AnswerTooLarge' });
+  const client = new ScriptedClient([
+    page('10', [cm('a', '7')], 'next'),
+    tooLarge(),
+    tooLarge(),
+    page('10', [cm('b', '8')], 'last'),
+    page('10', [cm('c', '9')]),
+  ]);
+  const { logger, lines } = capturedLogger('info');
+  const { seen, subscription } = record(client, { pageSize: 4, maxPageBytes: 1000 }, clock, { logger });
+  await settle(80);
+  t.deepEqual(seen, ['init', 'initApply a@7', 'initApply b@8', 'initApply c@9', 'initDone 10'], 'no relist, no error');
+  t.deepEqual(
+    client.lists.map(({ limit, continue: token, maxBytes }) => [limit, token, maxBytes]),
+    [
+      [4, undefined, 1000],
+      [4, 'next', 1000],
+      [2, 'next', 1000],
+      [1, 'next', undefined],
+      [1, 'last', undefined],
+    ],
+  );
+  t.like(
+    lines().find((line) => line.msg === 'page too large'),
+    { maxPageBytes: 1000, pageSize: 2 },
+  );
   subscription.unsubscribe();
 });
 

@@ -16,8 +16,9 @@ import { relistOnGone } from './relist.js';
  *
  * The state machine of one subscription:
  * 1. **List** page by page (`limit` = `pageSize`, then `continue`), emitting `init`, one `initApply` per object,
- *    and `initDone` with the list's resourceVersion. An expired continue token (410) restarts the list in one
- *    unpaginated request (client-go's pager does the same), after a fresh `init`.
+ *    and `initDone` with the list's resourceVersion. An expired continue token (410) restarts the list from its
+ *    first page, still paginated, after a fresh `init` (never one unpaginated request, as client-go's pager makes:
+ *    see {@link listed}); a second expiry in the same attempt is a 410 like any other (step 4).
  * 2. **Watch** from that resourceVersion with `allowWatchBookmarks=true` and `timeoutSeconds`. ADDED/MODIFIED
  *    emit `apply`, DELETED emits `delete`, and every event, bookmarks included, advances the resourceVersion
  *    (bookmarks emit nothing; they are logged at debug).
@@ -79,7 +80,10 @@ export function watcher<T extends KubeObject>(
       backoff<WatcherEvent<T>>(config.backoff ?? DEFAULT_BACKOFF, {
         scheduler,
         random,
-        onRetry: ({ attempt, delayMs, error }) => log.warn({ ...loggableError(error), attempt, delayMs }, 'retry'),
+        onRetry: (retry) => {
+          log.warn({ ...loggableError(retry.error), attempt: retry.attempt, delayMs: retry.delayMs }, 'retry');
+          deps.onRetry?.(retry);
+        },
       }),
       finalize(() => log.info('unsubscribed')),
     );

@@ -16,8 +16,8 @@ import {
   eventually,
   getIfExists,
   objects,
+  readyz,
   startTestOperator,
-  type TestOperator,
   withTimeout,
 } from '../support/operator-harness.js';
 
@@ -34,11 +34,6 @@ const CRDS: Resource = {
 const PERIODS = 2 * 2_000 + 500;
 const CRD_PROBLEM = `${CRD_NAME} is not served: the API server has no API group app.example.com`;
 const CRD_FIX = `install the CRD ${CRD_NAME}: kubectl apply -f dist/`;
-
-async function readyz(running: TestOperator): Promise<{ status: number; text: string }> {
-  const answer = await fetch(`${running.operator.healthUrl}/readyz`);
-  return { status: answer.status, text: await answer.text() };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 

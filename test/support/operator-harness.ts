@@ -259,3 +259,9 @@ export function operatorScenario(
   });
   return scenario;
 }
+
+/** The operator's /readyz answer (started with a `healthProbeBindAddress`). */
+export async function readyz(running: TestOperator): Promise<{ status: number; text: string }> {
+  const answer = await fetch(`${running.operator.healthUrl}/readyz`);
+  return { status: answer.status, text: await answer.text() };
+}

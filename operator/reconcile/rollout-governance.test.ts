@@ -8,7 +8,8 @@ import { contentHash } from '../deps/content-hash.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import { rolloutCause } from '../governance/rollout-cause.js';
 import type { CoreEvent, Deployment } from '../kube/objects.js';
-import { DEPLOYMENTS, EVENTS } from '../kube/resources.js';
+import { DEPLOYMENTS, EVENTS, SERVICES } from '../kube/resources.js';
+import { ApiError } from '../kube/errors.js';
 import { FakeWorld } from './testing/fake-world.js';
 
 const hash = (value: string): string => FakeWorld.hash({ V: value });
@@ -45,10 +46,10 @@ const advance = (world: FakeWorld, ms: number): void => {
 };
 
 /** Apps sharing ConfigMap `shared` (V=1), created, their first rollout done and recorded: every app Ready. */
-async function settled(names: readonly string[], rollouts: RolloutSettings): Promise<FakeWorld> {
+async function settled(names: readonly string[], rollouts: RolloutSettings, spec: Partial<CustomApp['spec']> = {}): Promise<FakeWorld> {
   const world = new FakeWorld(rollouts);
   world.configMap('shared', { V: '1' });
-  for (const name of names) world.app(name, { image: 'example/app:1', configMapName: 'shared' });
+  for (const name of names) world.app(name, { image: 'example/app:1', configMapName: 'shared', ...spec });
   for (const name of names) await world.reconcile(name);
   world.sync();
   for (const name of names) {
@@ -386,4 +387,139 @@ test('the upgrade from unkeyed Secret hashes is no content change (nothing queue
   t.is(appOf(world, 'app').status?.lastRollout?.fromHash, undefined, 'the plain hash the pods ran with is not written');
   const everything = JSON.stringify([appOf(world, 'app'), deploymentOf(world, 'app').metadata, world.client.all(EVENTS)]);
   t.false(everything.includes(plain.slice(0, 12)), 'no plain digits in the status, the cause annotation or an Event');
+});
+
+test("a Service step that keeps failing does not keep the slot: the budget settles from the Deployment's rollout alone", async (t) => {
+  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 }, { port: 8080 });
+  const eligible: string[] = [];
+  world.governance.eligible.subscribe((key) => eligible.push(key));
+  // The Service is deleted and its re-creation refused, as a quota of 0 Services would.
+  await world.client.delete(SERVICES, 'ns', 'a');
+  world.sync();
+  world.client.failEvery(
+    (call) => call.verb === 'create' && call.resource === 'services' && call.key === 'ns/a',
+    new ApiError(
+      'services "a" is forbidden: exceeded quota: no-services, requested: services=1, used: services=1, limited: services=1',
+      403,
+    ),
+  );
+  world.configMap('shared', { V: '2' });
+  await t.throwsAsync(world.reconcile('a'), { message: /exceeded quota/ });
+  world.sync();
+  t.is(running(world, 'a'), hash('2'), 'a took the one slot and rolled');
+  await reconcileAll(world, ['b']);
+  t.is(ready(world, 'b'), 'False RolloutQueued');
+
+  world.settleDeployment('a', 'Succeeded');
+  await t.throwsAsync(world.reconcile('a'), { message: /exceeded quota/ });
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], "a's rollout is done: its slot is free although its Service is not");
+  t.deepEqual(eligible, ['ns/b'], 'and goes to the next in the queue');
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'));
+});
+
+test('a paused Deployment (kubectl rollout pause) holds no slot: Ready says DeploymentPaused, and a resume counts it again', async (t) => {
+  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
+  const eligible: string[] = [];
+  world.governance.eligible.subscribe((key) => eligible.push(key));
+  world.configMap('shared', { V: '2' });
+  await reconcileAll(world, ['a', 'b']);
+  t.is(running(world, 'a'), hash('2'));
+  t.is(ready(world, 'b'), 'False RolloutQueued');
+
+  world.pauseDeployment('a', true);
+  const calls = world.client.calls.length;
+  await reconcileAll(world, ['a']);
+  t.deepEqual(
+    world.writes(calls).filter((line) => line.includes('deployments')),
+    [],
+    "the pause is the user's: the operator leaves spec.paused alone",
+  );
+  t.true(deploymentOf(world, 'a').spec.paused);
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.deepEqual(eligible, ['ns/b']);
+  t.is(ready(world, 'a'), 'False DeploymentPaused');
+  t.regex(
+    readyMessage(world, 'a'),
+    /the rollout of ConfigMap "shared" \w+→\w+ is paused on the Deployment: 0 of 1 new replicas have been updated; `kubectl rollout resume deployment\/a` resumes it/,
+  );
+  t.like(appOf(world, 'a').status?.lastRollout, { trigger: 'ConfigMap', toHash: hash('2'), result: 'InProgress' });
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'), 'b rolls meanwhile');
+
+  world.pauseDeployment('a', false);
+  await reconcileAll(world, ['a']);
+  t.is(ready(world, 'a'), 'False RolloutInProgress');
+  t.deepEqual([...world.governance.budget.snapshot().inProgress].sort(), ['ns/a', 'ns/b'], 'resumed, it rolls again and is counted');
+  const restarted = world.restart();
+  t.deepEqual([...restarted.budget.snapshot().inProgress].sort(), ['ns/a', 'ns/b'], 'a restart counts the same');
+  world.pauseDeployment('a', true);
+  const rebuilt = world.restart();
+  t.deepEqual(rebuilt.budget.snapshot().inProgress, ['ns/b'], 'and a restart does not count a paused one');
+});
+
+test('a forged rollout annotation on the Deployment is ignored: status.lastRollout keeps what fits the schema, and the app reconciles on', async (t) => {
+  const world = await settled(['a'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
+  const recorded = appOf(world, 'a').status?.lastRollout;
+  const real = deploymentOf(world, 'a').metadata.annotations![ROLLOUT_ANNOTATION]!;
+  const forgeries: Record<string, unknown> = {
+    'a start that is no date-time': {
+      trigger: 'ConfigMap',
+      start: 'yesterday',
+      changes: [{ kind: 'ConfigMap', name: 'shared', to: 'ab' }],
+    },
+    'a fractional generation': { trigger: 'Spec', start: '2026-11-30T12:00:00Z', generation: 1.5 },
+    'a huge generation': { trigger: 'Spec', start: '2026-11-30T12:00:00Z', generation: 1e300 },
+    'a name of 100,000 characters': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'ConfigMap', name: 'x'.repeat(100_000), to: 'ab' }],
+    },
+    'a hash of 1,000 characters': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'ConfigMap', name: 'shared', from: 'f'.repeat(1_000), to: 'ab' }],
+    },
+    'a thousand changes': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: Array.from({ length: 1_000 }, (_, index) => ({ kind: 'ConfigMap', name: `c${index}`, to: 'ab' })),
+    },
+    'a name with a newline': {
+      trigger: 'Secret',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'Secret', name: 'creds\n\u001b[31mred', to: 'ab' }],
+    },
+  };
+  for (const [what, forged] of Object.entries(forgeries)) {
+    const live = deploymentOf(world, 'a');
+    world.client.seed(DEPLOYMENTS, {
+      ...live,
+      metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, [ROLLOUT_ANNOTATION]: JSON.stringify(forged) } },
+    });
+    world.sync();
+    await t.notThrowsAsync(world.reconcile('a'), what);
+    world.sync();
+    t.deepEqual(appOf(world, 'a').status?.lastRollout, recorded, `${what}: lastRollout keeps the recorded rollout`);
+    t.is(ready(world, 'a'), 'True Ready', what);
+  }
+  // Unknown fields beside a cause that fits are ignored, and the cause is kept.
+  const live = deploymentOf(world, 'a');
+  world.client.seed(DEPLOYMENTS, {
+    ...live,
+    metadata: {
+      ...live.metadata,
+      annotations: { ...live.metadata.annotations, [ROLLOUT_ANNOTATION]: JSON.stringify({ ...JSON.parse(real), extra: { x: 1 } }) },
+    },
+  });
+  world.sync();
+  await world.reconcile('a');
+  world.sync();
+  t.deepEqual(appOf(world, 'a').status?.lastRollout, recorded, 'an unknown field changes nothing');
+  // The next content change rolls as usual and writes a true cause over the forged one.
+  world.configMap('shared', { V: '2' });
+  await reconcileAll(world, ['a']);
+  t.is(running(world, 'a'), hash('2'));
+  t.like(appOf(world, 'a').status?.lastRollout, { trigger: 'ConfigMap', toHash: hash('2'), result: 'InProgress' });
 });

@@ -61,6 +61,19 @@ async function settled(names: readonly string[], rollouts: RolloutSettings, spec
   return world;
 }
 
+/**
+ * Apps a and b on a budget of 1 (`settled`), then ConfigMap `shared` edited to V=2 and both reconciled: a rolls, b
+ * waits in the queue. `eligible` records what the budget lets go from then on.
+ */
+async function contended(): Promise<{ world: FakeWorld; eligible: string[] }> {
+  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
+  const eligible: string[] = [];
+  world.governance.eligible.subscribe((key) => eligible.push(key));
+  world.configMap('shared', { V: '2' });
+  await reconcileAll(world, ['a', 'b']);
+  return { world, eligible };
+}
+
 /** Reconciles each name once, syncing after each (as the informers would), and answers the results. */
 async function reconcileAll(world: FakeWorld, names: readonly string[]): Promise<unknown[]> {
   const results: unknown[] = [];
@@ -294,11 +307,7 @@ test('debounce: the rollout waits until the content has not changed for debounce
 });
 
 test('a failed rollout: Ready=False RolloutFailed naming the change, one Event, lastRollout Failed, and its slot is free', async (t) => {
-  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
-  const eligible: string[] = [];
-  world.governance.eligible.subscribe((key) => eligible.push(key));
-  world.configMap('shared', { V: '2' });
-  await reconcileAll(world, ['a', 'b']);
+  const { world, eligible } = await contended();
   world.settleDeployment('a', 'Failed');
   await reconcileAll(world, ['a']);
   const change = `ConfigMap "shared" ${hash('1').slice(0, 12)}→${hash('2').slice(0, 12)}`;
@@ -420,11 +429,7 @@ test("a Service step that keeps failing does not keep the slot: the budget settl
 });
 
 test('a paused Deployment (kubectl rollout pause) holds no slot: Ready says DeploymentPaused, and a resume counts it again', async (t) => {
-  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
-  const eligible: string[] = [];
-  world.governance.eligible.subscribe((key) => eligible.push(key));
-  world.configMap('shared', { V: '2' });
-  await reconcileAll(world, ['a', 'b']);
+  const { world, eligible } = await contended();
   t.is(running(world, 'a'), hash('2'));
   t.is(ready(world, 'b'), 'False RolloutQueued');
 

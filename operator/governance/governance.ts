@@ -187,6 +187,11 @@ export class RolloutGovernance {
     this.budget.settle(key, standing);
   }
 
+  /** What the app's Deployment alone says when its reconcile failed before {@link settle} (see {@link RolloutBudget.settleSlot}). */
+  settleSlot(key: string, rolling: boolean): void {
+    this.budget.settleSlot(key, rolling);
+  }
+
   /** The app is gone: its slot and its place free. */
   forget(key: string): void {
     this.budget.forget(key);

@@ -124,6 +124,17 @@ export class RolloutBudget {
     this.announce();
   }
 
+  /**
+   * Records what `key`'s Deployment alone says when its reconcile failed before it could {@link settle}: a slot held
+   * for a rollout that is over frees (and the keys that can go are emitted); a grant not yet written stays for the
+   * retry, and a place in the queue is kept.
+   */
+  settleSlot(key: string, rolling: boolean): void {
+    if (rolling) this.slots.set(key, 'rolling');
+    else if (this.slots.get(key) === 'rolling') this.slots.delete(key);
+    this.announce();
+  }
+
   /** Forgets `key` (deleted, or gone from the cache): its slot and its place free. */
   forget(key: string): void {
     this.settle(key, { rolling: false, waiting: false });

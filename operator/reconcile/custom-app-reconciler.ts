@@ -3,7 +3,8 @@ import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { findCondition } from './conditions.js';
 import { completeHandoff, dependencyViews, heldRefs } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
-import { currentRollout } from '../governance/rollout-progress.js';
+import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
+import { isControlledBy } from '../customapp/labels.js';
 import { rolloutCauseProblem } from '../governance/rollout-cause.js';
 import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import { countRolloutOutcome, rolloutEvents, settleRollout } from './rollout-step.js';
@@ -98,7 +99,7 @@ export class CustomAppReconciler implements Reconciler {
     const { configMap, secret } = dependencies;
     const held = configMap.phase === 'missing' || secret.phase === 'missing';
 
-    let deployment: Awaited<ReturnType<typeof reconcileDeployment>>;
+    let deployment: Awaited<ReturnType<typeof reconcileDeployment>> | undefined;
     let rollout: ReturnType<typeof currentRollout>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
@@ -113,6 +114,13 @@ export class CustomAppReconciler implements Reconciler {
       if (ignored) request.log.warn({ annotation: ROLLOUT_ANNOTATION, problem: ignored }, 'rollout.cause.ignored');
       service = await scope.step('service', () => reconcileService(scope));
     } catch (error) {
+      // A Deployment step that failed (an update refused) still tells the budget what the cached Deployment says: the
+      // slot of a rollout that is over frees; a grant not yet written stays for the retry.
+      if (!deployment) {
+        const live = this.world.deployments.get(request.key);
+        if (live && isControlledBy(live, scope.app))
+          this.world.governance.settleSlot(request.key, rollingForContent(currentRollout(live, scope.app.status?.lastRollout)));
+      }
       await finalizer.catch(() => undefined);
       await reportFailure(scope, error);
       throw error;

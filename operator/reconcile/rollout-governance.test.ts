@@ -528,3 +528,32 @@ test('a forged rollout annotation on the Deployment is ignored: status.lastRollo
   t.is(running(world, 'a'), hash('2'));
   t.like(appOf(world, 'a').status?.lastRollout, { trigger: 'ConfigMap', toHash: hash('2'), result: 'InProgress' });
 });
+
+test('a Deployment update that keeps failing after the rollout ended does not keep the slot; a grant not yet written is kept', async (t) => {
+  const { world, eligible } = await contended();
+  t.is(running(world, 'a'), hash('2'));
+  world.settleDeployment('a', 'Succeeded');
+  // A change of replicas whose update is refused (an admission policy, say): the reconcile fails at the Deployment.
+  const app = appOf(world, 'a');
+  world.client.seed(CUSTOM_APPS, { ...app, spec: { ...app.spec, replicas: 3 }, metadata: { ...app.metadata, generation: 2 } });
+  world.sync();
+  const lift = world.client.failEvery(
+    (call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === 'ns/a',
+    new ApiError('deployments.apps "a" is forbidden: ValidatingAdmissionPolicy denied request', 403),
+  );
+  await t.throwsAsync(world.reconcile('a'), { message: /forbidden/ });
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], "a's rollout is over: its slot is free although its update fails");
+  t.deepEqual(eligible, ['ns/b']);
+
+  // b is granted, and its update refused too: the grant stays with b for the retry, and its place is not lost.
+  const liftB = world.client.failEvery(
+    (call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === 'ns/b',
+    new ApiError('deployments.apps "b" is forbidden: ValidatingAdmissionPolicy denied request', 403),
+  );
+  await t.throwsAsync(world.reconcile('b'), { message: /forbidden/ });
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['ns/b'], 'the grant not yet written is kept');
+  lift();
+  liftB();
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'));
+});

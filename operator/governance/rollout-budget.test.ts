@@ -156,7 +156,11 @@ test('settleSlot (a reconcile that failed early): a rollout over frees its slot,
   b.admit('b', 2);
   b.admit('c', 3);
   b.settleSlot('b', false);
-  t.deepEqual(b.snapshot().queue.map((entry) => entry.key), ['b', 'c'], 'b keeps its place');
+  t.deepEqual(
+    b.snapshot().queue.map((entry) => entry.key),
+    ['b', 'c'],
+    'b keeps its place',
+  );
   b.settleSlot('a', false);
   t.deepEqual(b.snapshot().inProgress, []);
   t.deepEqual(eligible, ['b']);

@@ -450,12 +450,11 @@ for (const target of selectedTargets()) {
         });
         t.teardown(() => cluster.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'gov-no-services']));
         const probe = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe' }, spec: { ports: [{ port: 80 }] } };
-        await eventually('the policy is in force', () =>
-          admin.create(SERVICES, ns, probe).then(
-            async () => (await admin.delete(SERVICES, ns, 'probe'), false),
-            () => true,
-          ),
-        );
+        await eventually('the policy is in force', async () => {
+          const created = await admin.create(SERVICES, ns, probe).catch(() => undefined);
+          if (created) await admin.delete(SERVICES, ns, 'probe');
+          return created === undefined;
+        });
       } else {
         const fault = cluster.emulator!.faults.failRequests({
           match: { verb: 'create', resource: 'services', namespace: ns },

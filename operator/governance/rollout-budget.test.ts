@@ -171,3 +171,17 @@ test('settleSlot (a reconcile that failed early): a rollout over frees its slot,
   b.settle('b', { rolling: false, waiting: false });
   t.deepEqual(eligible, ['b', 'c']);
 });
+
+test('a key let go but refused again (a resumed rollout took the slot first) is let go again when a slot frees', (t) => {
+  const { budget: b, eligible } = budget(1);
+  b.admit('a', 1);
+  b.settle('a', { rolling: true, waiting: false });
+  b.admit('b', 2);
+  b.settle('a', { rolling: false, waiting: false });
+  t.deepEqual(eligible, ['b']);
+  // Before b asks again, a user resumes c's paused rollout: it holds the slot.
+  b.settle('c', { rolling: true, waiting: false });
+  t.like(b.admit('b', 3), { granted: false, position: 1 });
+  b.settle('c', { rolling: false, waiting: false });
+  t.deepEqual(eligible, ['b', 'b'], 'b is told again: nobody else would reconcile it');
+});

@@ -96,6 +96,8 @@ export class RolloutBudget {
    */
   wait(key: string, now: number): Admission & { granted: false } {
     if (!this.queue.has(key)) this.enqueue(key, now);
+    // Told a slot was free and refused now (a resumed rollout took it first): its next turn is told again.
+    this.notified.delete(key);
     return {
       granted: false,
       position: this.ahead(key) + 1,

@@ -165,8 +165,9 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   /** Apps resumed and not reconciled since: the budget cannot know yet. */
   const unseen = new Set<App>();
   /**
-   * Apps whose reconciles failed (the refused Service) since their status last said where they stand: a place in the
-   * queue they took then is not in status, so the model cannot judge their order (a restart would queue them anew).
+   * Apps whose reconciles failed (the refused Service) since their status last said where they stand: their status
+   * keeps the `pendingRollout` of before (a place taken or left since is not in it), so the model cannot judge their
+   * order, ahead of others or behind them, until a reconcile of theirs writes the status again.
    */
   const unrecorded = new Set<App>();
   const pauseDeployment = (app: App, paused: boolean): void => {
@@ -190,7 +191,9 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     // Before the reconcile: the slots others hold, and the queued apps ahead of this one that could take a slot.
     const rollingBefore = contentRolling().filter((other) => other !== app && !unseen.has(other));
     const at = modelQueue.indexOf(app);
-    const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter((other) => other !== app && !rollingBefore.includes(other));
+    const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter(
+      (other) => other !== app && !rollingBefore.includes(other) && !unrecorded.has(other),
+    );
     let result: Awaited<ReturnType<FakeWorld['reconcile']>> | undefined;
     try {
       result = await world.reconcile(app);
@@ -198,7 +201,6 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       // The controller retries a failed reconcile (rate-limited); only the refused Service may fail one here.
       if (error !== refusal) throw error;
       queued.add(app);
-      unrecorded.add(app);
     }
     world.sync();
     unseen.delete(app);
@@ -229,7 +231,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         throw new Error(`${app} was granted a slot ahead of ${JSON.stringify(ahead)}, queued before it, with ${free} free (${describe()})`);
       }
     }
-    if (result !== undefined) unrecorded.delete(app);
+    // A failed reconcile leaves the status as it was (but Ready): it says nothing of the queue.
+    if (result === undefined) {
+      unrecorded.add(app);
+      return;
+    }
+    if (unrecorded.delete(app)) modelQueue.splice(modelQueue.indexOf(app) >>> 0, modelQueue.includes(app) ? 1 : 0);
     const reason = pending(app);
     if (reason === 'Queued' && !modelQueue.includes(app)) {
       const since = sinceOf(app);

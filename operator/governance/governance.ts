@@ -10,8 +10,8 @@ import type { Logger } from '../log.js';
 import { FlapBreaker } from './flap-breaker.js';
 import { registerGovernanceMetrics, type RolloutOutcome } from './governance-metrics.js';
 import { RolloutBudget, type Standing } from './rollout-budget.js';
-import { type ContentChange, isGoverned } from './rollout-cause.js';
-import { currentRollout } from './rollout-progress.js';
+import type { ContentChange } from './rollout-cause.js';
+import { currentRollout, rollingForContent } from './rollout-progress.js';
 
 /** The governance's settings: the command line's `--max-concurrent-rollouts`, `--flap-threshold`, `--flap-window`. */
 export interface RolloutSettings {
@@ -187,6 +187,11 @@ export class RolloutGovernance {
     this.budget.settle(key, standing);
   }
 
+  /** What the app's Deployment alone says when its reconcile failed before {@link settle} (see {@link RolloutBudget.settleSlot}). */
+  settleSlot(key: string, rolling: boolean): void {
+    this.budget.settleSlot(key, rolling);
+  }
+
   /** The app is gone: its slot and its place free. */
   forget(key: string): void {
     this.budget.forget(key);
@@ -213,8 +218,7 @@ export class RolloutGovernance {
       const key = `${app.metadata.namespace}/${app.metadata.name}`;
       const deployment = deploymentOf(key);
       if (deployment && isControlledBy(deployment, app)) {
-        const current = currentRollout(deployment, app.status?.lastRollout);
-        if (current && isGoverned(current.cause) && current.phase === 'InProgress') rolling.push(key);
+        if (rollingForContent(currentRollout(deployment, app.status?.lastRollout))) rolling.push(key);
       }
       const pending = app.status?.pendingRollout;
       if (!pending) continue;

@@ -148,3 +148,40 @@ test('keys that join in the same millisecond keep their arrival order, which is 
   rebuilt.close();
   b.close();
 });
+
+test('settleSlot (a reconcile that failed early): a rollout over frees its slot, a grant not yet written and a place are kept', (t) => {
+  const { budget: b, eligible } = budget(1);
+  b.admit('a', 1);
+  b.settle('a', { rolling: true, waiting: false });
+  b.admit('b', 2);
+  b.admit('c', 3);
+  b.settleSlot('b', false);
+  t.deepEqual(
+    b.snapshot().queue.map((entry) => entry.key),
+    ['b', 'c'],
+    'b keeps its place',
+  );
+  b.settleSlot('a', false);
+  t.deepEqual(b.snapshot().inProgress, []);
+  t.deepEqual(eligible, ['b']);
+  t.like(b.admit('b', 4), { granted: true });
+  b.settleSlot('b', false);
+  t.deepEqual(b.snapshot().inProgress, ['b'], 'the grant is kept for the retry');
+  b.settleSlot('b', true);
+  b.settle('b', { rolling: false, waiting: false });
+  t.deepEqual(eligible, ['b', 'c']);
+});
+
+test('a key let go but refused again (a resumed rollout took the slot first) is let go again when a slot frees', (t) => {
+  const { budget: b, eligible } = budget(1);
+  b.admit('a', 1);
+  b.settle('a', { rolling: true, waiting: false });
+  b.admit('b', 2);
+  b.settle('a', { rolling: false, waiting: false });
+  t.deepEqual(eligible, ['b']);
+  // Before b asks again, a user resumes c's paused rollout: it holds the slot.
+  b.settle('c', { rolling: true, waiting: false });
+  t.like(b.admit('b', 3), { granted: false, position: 1 });
+  b.settle('c', { rolling: false, waiting: false });
+  t.deepEqual(eligible, ['b', 'b'], 'b is told again: nobody else would reconcile it');
+});

@@ -96,6 +96,8 @@ export class RolloutBudget {
    */
   wait(key: string, now: number): Admission & { granted: false } {
     if (!this.queue.has(key)) this.enqueue(key, now);
+    // Told a slot was free and refused now (a resumed rollout took it first): its next turn is told again.
+    this.notified.delete(key);
     return {
       granted: false,
       position: this.ahead(key) + 1,
@@ -121,6 +123,17 @@ export class RolloutBudget {
       this.queue.delete(key);
       this.notified.delete(key);
     }
+    this.announce();
+  }
+
+  /**
+   * Records what `key`'s Deployment alone says when its reconcile failed before it could {@link settle}: a slot held
+   * for a rollout that is over frees (and the keys that can go are emitted); a grant not yet written stays for the
+   * retry, and a place in the queue is kept.
+   */
+  settleSlot(key: string, rolling: boolean): void {
+    if (rolling) this.slots.set(key, 'rolling');
+    else if (this.slots.get(key) === 'rolling') this.slots.delete(key);
     this.announce();
   }
 

@@ -1,5 +1,11 @@
 // Why a Deployment's pod template last changed, kept in the Deployment's `app.example.com/rollout` annotation.
-import { ROLLOUT_ANNOTATION, type RolloutTrigger } from '../../infra/customapp-api.js';
+import {
+  DNS1123_SUBDOMAIN,
+  DNS1123_SUBDOMAIN_MAX,
+  ROLLOUT_ANNOTATION,
+  ROLLOUT_TRIGGERS,
+  type RolloutTrigger,
+} from '../../infra/customapp-api.js';
 import type { DependencyKind } from '../deps/source.js';
 import type { Deployment } from '../kube/objects.js';
 
@@ -40,40 +46,100 @@ export function encodeRolloutCause(cause: RolloutCause): string {
   });
 }
 
-const TRIGGERS: readonly string[] = ['ConfigMap', 'Secret', 'Spec'];
+/** RFC 3339, as the status schema's `format: date-time` takes it (`status.lastRollout.startTime`). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** A content hash as the operator writes them (hex), within the status schema's 256 characters. */
+const HASH = /^[0-9a-f]{1,256}$/;
+const NAME = new RegExp(DNS1123_SUBDOMAIN);
+/** How much of a refused value a problem quotes: a forged annotation can be as long as the API server allows. */
+const QUOTED = 64;
 
-function isChange(value: unknown): value is ContentChange {
-  const change = value as Partial<ContentChange> | null;
-  return (
-    typeof change === 'object' &&
-    change !== null &&
-    (change.kind === 'ConfigMap' || change.kind === 'Secret') &&
-    typeof change.name === 'string' &&
-    typeof change.to === 'string' &&
-    (change.from === undefined || typeof change.from === 'string')
-  );
+function quote(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text;
+}
+
+/** What is wrong with one content change (undefined when it fits the status schema). */
+function changeProblem(value: unknown, at: number): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `changes[${at}] is not an object`;
+  const change = value as Record<string, unknown>;
+  if (change.kind !== 'ConfigMap' && change.kind !== 'Secret')
+    return `changes[${at}].kind ${quote(change.kind)} is not ConfigMap or Secret`;
+  if (typeof change.name !== 'string' || change.name.length > DNS1123_SUBDOMAIN_MAX || !NAME.test(change.name))
+    return `changes[${at}].name ${quote(change.name)} is not a DNS-1123 subdomain`;
+  for (const field of ['from', 'to'] as const) {
+    const hash = change[field];
+    if (hash === undefined && field === 'from') continue;
+    if (typeof hash !== 'string' || !HASH.test(hash)) return `changes[${at}].${field} ${quote(hash)} is not a content hash`;
+  }
+  return undefined;
+}
+
+/** The annotation's value parsed, or what in it does not fit `status.lastRollout`'s schema. */
+export type ParsedRolloutCause = { readonly cause: RolloutCause } | { readonly problem: string };
+
+/**
+ * Parses the `app.example.com/rollout` annotation. Anyone who may edit the Deployment can write it, and its fields go
+ * into `status.lastRollout`, so each is checked against what the status schema accepts (the API server refuses the
+ * whole status patch otherwise, at every reconcile): the trigger one of its enum; `start` an RFC 3339 time; the
+ * generation a non-negative integer; at most one change per kind, naming a DNS-1123 subdomain with hex hashes (no
+ * control character reaches a message or a log); a ConfigMap or Secret trigger with its change. Unknown fields are
+ * left out. Anything else answers the problem, quoting at most 64 characters of the value.
+ */
+export function parseRolloutCause(raw: string): ParsedRolloutCause {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return { problem: `not JSON: ${quote(raw)}` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { problem: `not a JSON object: ${quote(parsed)}` };
+  const value = parsed as Record<string, unknown>;
+  const trigger = value.trigger;
+  if (typeof trigger !== 'string' || !(ROLLOUT_TRIGGERS as readonly string[]).includes(trigger))
+    return { problem: `trigger ${quote(trigger)} is not one of ${ROLLOUT_TRIGGERS.join(', ')}` };
+  if (typeof value.start !== 'string' || !RFC3339.test(value.start) || Number.isNaN(Date.parse(value.start)))
+    return { problem: `start ${quote(value.start)} is not an RFC 3339 time` };
+  const generation = value.generation;
+  if (generation !== undefined && !(Number.isSafeInteger(generation) && (generation as number) >= 0))
+    return { problem: `generation ${quote(generation)} is not an integer ≥ 0` };
+  const changes = value.changes ?? [];
+  if (!Array.isArray(changes)) return { problem: `changes ${quote(changes)} is not an array` };
+  if (changes.length > 2) return { problem: `changes has ${changes.length} entries, more than one per kind` };
+  for (const [at, change] of changes.entries()) {
+    const problem = changeProblem(change, at);
+    if (problem) return { problem };
+  }
+  const kinds = changes.map((change: ContentChange) => change.kind);
+  if (new Set(kinds).size < kinds.length) return { problem: 'changes names one kind twice' };
+  if (trigger !== 'Spec' && !kinds.includes(trigger as DependencyKind)) return { problem: `trigger ${trigger} has no ${trigger} change` };
+  return {
+    cause: {
+      trigger: trigger as RolloutTrigger,
+      changes: changes.map(({ kind, name, from, to }: ContentChange) => ({ kind, name, ...(from !== undefined ? { from } : {}), to })),
+      generation: generation as number | undefined,
+      start: value.start,
+    },
+  };
 }
 
 /**
- * The cause recorded on `deployment`, or undefined when there is none or it does not parse (a Deployment made by an
+ * The cause recorded on `deployment`, or undefined when there is none or it does not fit (a Deployment made by an
  * earlier version, or an annotation someone edited): such a rollout is simply not known to be governed.
  */
 export function rolloutCause(deployment: Deployment | undefined): RolloutCause | undefined {
   const raw = deployment?.metadata.annotations?.[ROLLOUT_ANNOTATION];
   if (!raw) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const value = parsed as { trigger?: unknown; changes?: unknown; generation?: unknown; start?: unknown } | null;
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (typeof value.trigger !== 'string' || !TRIGGERS.includes(value.trigger) || typeof value.start !== 'string') return undefined;
-  const changes = value.changes ?? [];
-  if (!Array.isArray(changes) || !changes.every(isChange)) return undefined;
-  if (value.generation !== undefined && typeof value.generation !== 'number') return undefined;
-  return { trigger: value.trigger as RolloutTrigger, changes, generation: value.generation, start: value.start };
+  const parsed = parseRolloutCause(raw);
+  return 'cause' in parsed ? parsed.cause : undefined;
+}
+
+/** Why the cause annotation on `deployment` is ignored, when it is there and does not fit (see {@link parseRolloutCause}). */
+export function rolloutCauseProblem(deployment: Deployment | undefined): string | undefined {
+  const raw = deployment?.metadata.annotations?.[ROLLOUT_ANNOTATION];
+  if (!raw) return undefined;
+  const parsed = parseRolloutCause(raw);
+  return 'problem' in parsed ? parsed.problem : undefined;
 }
 
 /** `ConfigMap "app-config" 3f2a9c0d1e2b→e4e8a1b2c3d4`, each change, joined with `, `. */

@@ -3,8 +3,8 @@ import test from 'ava';
 import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import type { LastRollout } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
-import { describeCause, encodeRolloutCause, isGoverned, type RolloutCause, rolloutCause } from './rollout-cause.js';
-import { currentRollout, rolloutProgress } from './rollout-progress.js';
+import { describeCause, encodeRolloutCause, isGoverned, parseRolloutCause, type RolloutCause, rolloutCause } from './rollout-cause.js';
+import { currentRollout, rollingForContent, rolloutProgress } from './rollout-progress.js';
 
 const CAUSE: RolloutCause = {
   trigger: 'ConfigMap',
@@ -40,6 +40,23 @@ test("kubectl's order: an unobserved generation, then the deadline, then updated
     phase: 'Succeeded',
   });
   t.deepEqual(rolloutProgress(deployment({ observedGeneration: 5 }, 0)), { phase: 'Succeeded' }, 'zero replicas complete at once');
+});
+
+test('a rollout not done on a paused Deployment is Paused, not rolling: no deadline will end it; a done one stays Succeeded', (t) => {
+  const paused = (status: Deployment['status']): Deployment => {
+    const live = deployment(status);
+    return { ...live, spec: { ...live.spec, paused: true } };
+  };
+  t.deepEqual(rolloutProgress(paused({ observedGeneration: 5, updatedReplicas: 0, replicas: 2, availableReplicas: 2 })), {
+    phase: 'Paused',
+    message: '0 of 2 new replicas have been updated; `kubectl rollout resume deployment/app` resumes it',
+  });
+  t.like(rolloutProgress(paused({ observedGeneration: 4 })), { phase: 'Paused' }, 'paused before the controller saw the template');
+  t.deepEqual(rolloutProgress(paused({ observedGeneration: 5, updatedReplicas: 2, replicas: 2, availableReplicas: 2 })), {
+    phase: 'Succeeded',
+  });
+  t.false(rollingForContent(currentRollout(paused({ observedGeneration: 5, updatedReplicas: 0, replicas: 2 }), undefined)));
+  t.true(rollingForContent(currentRollout(deployment({ observedGeneration: 5, updatedReplicas: 0, replicas: 2 }), undefined)));
 });
 
 test('Progressing=False with ProgressDeadlineExceeded is a failure, with the controller message', (t) => {
@@ -85,4 +102,40 @@ test('the cause annotation round-trips, and a malformed one is no cause', (t) =>
   }
   t.is(describeCause(CAUSE), 'ConfigMap "shared" aaaaaaaaaaaa→bbbbbbbbbbbb');
   t.is(describeCause({ ...spec, changes: CAUSE.changes }), 'spec generation 3 (with ConfigMap "shared" aaaaaaaaaaaa→bbbbbbbbbbbb)');
+});
+
+test('a cause annotation that does not fit status.lastRollout says what, quoting at most 64 characters; unknown fields are left out', (t) => {
+  const start = '2026-11-30T12:00:00Z';
+  const problem = (value: unknown): string | undefined => {
+    const parsed = parseRolloutCause(typeof value === 'string' ? value : JSON.stringify(value));
+    return 'problem' in parsed ? parsed.problem : undefined;
+  };
+  const change = { kind: 'ConfigMap', name: 'shared', to: 'ab' };
+  t.is(problem('{'), 'not JSON: "{"');
+  t.is(problem([1]), 'not a JSON object: [1]');
+  t.is(problem({ trigger: 'Image', start }), 'trigger "Image" is not one of ConfigMap, Secret, Spec');
+  t.is(problem({ trigger: 'Spec', start: 'yesterday' }), 'start "yesterday" is not an RFC 3339 time');
+  t.is(problem({ trigger: 'Spec', start, generation: 1.5 }), 'generation 1.5 is not an integer ≥ 0');
+  t.is(problem({ trigger: 'Spec', start, generation: 1e300 }), 'generation 1e+300 is not an integer ≥ 0');
+  t.is(
+    problem({ trigger: 'ConfigMap', start, changes: [{ ...change, name: 'x'.repeat(300) }] }),
+    `changes[0].name "${'x'.repeat(63)}… is not a DNS-1123 subdomain`,
+  );
+  t.is(
+    problem({ trigger: 'ConfigMap', start, changes: [{ ...change, name: 'a\u001b[31m' }] }),
+    'changes[0].name "a\\u001b[31m" is not a DNS-1123 subdomain',
+  );
+  t.is(
+    problem({ trigger: 'ConfigMap', start, changes: [{ ...change, from: 'f'.repeat(257) }] }),
+    `changes[0].from "${'f'.repeat(63)}… is not a content hash`,
+  );
+  t.is(problem({ trigger: 'ConfigMap', start, changes: [change, change] }), 'changes names one kind twice');
+  t.is(problem({ trigger: 'ConfigMap', start, changes: [change, change, change] }), 'changes has 3 entries, more than one per kind');
+  t.is(problem({ trigger: 'Secret', start, changes: [change] }), 'trigger Secret has no Secret change');
+  t.deepEqual(
+    parseRolloutCause(JSON.stringify({ trigger: 'ConfigMap', start, changes: [{ ...change, extra: 1 }], extra: { deep: 'x' } })),
+    {
+      cause: { trigger: 'ConfigMap', start, changes: [change], generation: undefined },
+    },
+  );
 });

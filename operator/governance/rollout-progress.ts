@@ -1,7 +1,7 @@
 // A Deployment's rollout as `kubectl rollout status` judges it from the Deployment's own status: in progress, done, or failed.
 import type { LastRollout } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
-import { type RolloutCause, rolloutCause } from './rollout-cause.js';
+import { isGoverned, type RolloutCause, rolloutCause } from './rollout-cause.js';
 
 /** The Deployment controller's reason on `Progressing=False` once `progressDeadlineSeconds` passed without progress. */
 export const PROGRESS_DEADLINE_EXCEEDED = 'ProgressDeadlineExceeded';
@@ -13,19 +13,26 @@ export type RolloutProgress =
   /** Every replica updated and available, and no old one left. */
   | { readonly phase: 'Succeeded' }
   /** `Progressing` is False with reason ProgressDeadlineExceeded, with the controller's message. */
-  | { readonly phase: 'Failed'; readonly message: string };
+  | { readonly phase: 'Failed'; readonly message: string }
+  /**
+   * Not done, and `spec.paused` (`kubectl rollout pause`): the Deployment controller makes no progress on it and
+   * applies no progress deadline, so it may never end; it is not rolling until resumed.
+   */
+  | { readonly phase: 'Paused'; readonly message: string };
 
 /**
  * The rollout state of `deployment`, in kubectl's order (`rollout status`, DeploymentStatusViewer): a status that has
  * not observed the latest generation is in progress; then a `Progressing` condition with reason
  * ProgressDeadlineExceeded is a failure; then fewer updated replicas than wanted, old replicas still counted, or
- * updated replicas not all available are in progress; otherwise the rollout succeeded.
+ * updated replicas not all available are in progress; otherwise the rollout succeeded. A rollout in progress on a
+ * paused Deployment (`spec.paused`) is Paused: the controller will not move it, and no deadline will fail it.
  */
 export function rolloutProgress(deployment: Deployment): RolloutProgress {
   const status = deployment.status ?? {};
   const generation = deployment.metadata.generation ?? 0;
   if ((status.observedGeneration ?? 0) < generation) {
-    return { phase: 'InProgress', message: 'waiting for the Deployment controller to observe the new generation' };
+    const waiting = 'waiting for the Deployment controller to observe the new generation';
+    return paused(deployment, waiting) ?? { phase: 'InProgress', message: waiting };
   }
   const progressing = status.conditions?.find((condition) => condition.type === 'Progressing');
   if (progressing?.reason === PROGRESS_DEADLINE_EXCEEDED) {
@@ -35,10 +42,25 @@ export function rolloutProgress(deployment: Deployment): RolloutProgress {
   const updated = status.updatedReplicas ?? 0;
   const total = status.replicas ?? 0;
   const available = status.availableReplicas ?? 0;
-  if (updated < wanted) return { phase: 'InProgress', message: `${updated} of ${wanted} new replicas have been updated` };
-  if (total > updated) return { phase: 'InProgress', message: `${total - updated} old replicas are pending termination` };
-  if (available < updated) return { phase: 'InProgress', message: `${available} of ${updated} updated replicas are available` };
-  return { phase: 'Succeeded' };
+  const waiting =
+    updated < wanted
+      ? `${updated} of ${wanted} new replicas have been updated`
+      : total > updated
+        ? `${total - updated} old replicas are pending termination`
+        : available < updated
+          ? `${available} of ${updated} updated replicas are available`
+          : undefined;
+  if (waiting === undefined) return { phase: 'Succeeded' };
+  return paused(deployment, waiting) ?? { phase: 'InProgress', message: waiting };
+}
+
+/** A rollout not done whose Deployment is paused: Paused, saying how to resume it. */
+function paused(deployment: Deployment, waiting: string): RolloutProgress | undefined {
+  if (!deployment.spec.paused) return undefined;
+  return {
+    phase: 'Paused',
+    message: `${waiting}; \`kubectl rollout resume deployment/${deployment.metadata.name}\` resumes it`,
+  };
 }
 
 /** The Deployment's latest rollout: its recorded cause and where it stands. */
@@ -57,6 +79,15 @@ export function currentRollout(deployment: Deployment | undefined, recorded: Las
   if (progress.phase !== 'Succeeded' && recorded?.result === 'Succeeded' && sameRollout(recorded, cause))
     return { phase: 'Succeeded', cause };
   return { ...progress, cause };
+}
+
+/**
+ * True while the latest rollout is one caused by ConfigMap or Secret content, in progress: it holds a slot of the
+ * budget. A paused one does not: Kubernetes applies no progress deadline to a paused Deployment, so it could hold a
+ * cluster-wide slot for ever; a resume makes it count again.
+ */
+export function rollingForContent(current: CurrentRollout | undefined): boolean {
+  return current !== undefined && isGoverned(current.cause) && current.phase === 'InProgress';
 }
 
 /** True when `recorded` describes the rollout `cause` started (same start time, trigger and generation). */

@@ -3,7 +3,10 @@ import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { findCondition } from './conditions.js';
 import { completeHandoff, dependencyViews, heldRefs } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
-import { currentRollout } from '../governance/rollout-progress.js';
+import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
+import { isControlledBy } from '../customapp/labels.js';
+import { rolloutCauseProblem } from '../governance/rollout-cause.js';
+import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import { countRolloutOutcome, rolloutEvents, settleRollout } from './rollout-step.js';
 import { ensureFinalizer, finalize } from './finalizer-step.js';
 import { REASONS } from './reasons.js';
@@ -42,7 +45,8 @@ export type { WritableCache } from './scope.js';
  *    creation queues the key again.
  * 5. **Deployment** (`deployment-step.ts`), then **Service** (`service-step.ts`). A rollout caused by ConfigMap or
  *    Secret content alone asks the governance first (`rollout-step.ts`: pause, flap breaker, debounce, budget); a
- *    spec change rolls at once. The budget then learns whether the Deployment still rolls (its slot frees when not).
+ *    spec change rolls at once. The budget learns whether the Deployment still rolls (its slot frees when not) right
+ *    after the Deployment step, so that a failing Service step cannot keep a slot.
  * 6. **Status** (`status-step.ts`), only when it changed, with `lastRollout` and `pendingRollout` and an Event when a
  *    rollout is queued, held, paused or failed; then `use` the spec's references alone, which releases the
  *    old ones of a handoff only after the new ones were rolled out and recorded in `status.observed*`.
@@ -95,12 +99,28 @@ export class CustomAppReconciler implements Reconciler {
     const { configMap, secret } = dependencies;
     const held = configMap.phase === 'missing' || secret.phase === 'missing';
 
-    let deployment: Awaited<ReturnType<typeof reconcileDeployment>>;
+    let deployment: Awaited<ReturnType<typeof reconcileDeployment>> | undefined;
+    let rollout: ReturnType<typeof currentRollout>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
       deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret));
+      // The budget learns where the app stands from its Deployment's rollout alone, before the Service step: a Service
+      // that cannot be written (a quota, an admission webhook) must not keep a slot after the rollout is over.
+      const live = deployment.view.phase === 'owned' ? deployment.view.deployment : undefined;
+      rollout = currentRollout(live, scope.app.status?.lastRollout);
+      settleRollout(scope, rollout, deployment.waiting);
+      // Anyone who may edit the Deployment may edit its cause annotation: what does not fit the status is left out.
+      const ignored = rolloutCauseProblem(live);
+      if (ignored) request.log.warn({ annotation: ROLLOUT_ANNOTATION, problem: ignored }, 'rollout.cause.ignored');
       service = await scope.step('service', () => reconcileService(scope));
     } catch (error) {
+      // A Deployment step that failed (an update refused) still tells the budget what the cached Deployment says: the
+      // slot of a rollout that is over frees; a grant not yet written stays for the retry.
+      if (!deployment) {
+        const live = this.world.deployments.get(request.key);
+        if (live && isControlledBy(live, scope.app))
+          this.world.governance.settleSlot(request.key, rollingForContent(currentRollout(live, scope.app.status?.lastRollout)));
+      }
       await finalizer.catch(() => undefined);
       await reportFailure(scope, error);
       throw error;
@@ -112,12 +132,6 @@ export class CustomAppReconciler implements Reconciler {
     }
 
     const computeStarted = performance.now();
-    const rollout = currentRollout(
-      deployment.view.phase === 'owned' ? deployment.view.deployment : undefined,
-      scope.app.status?.lastRollout,
-    );
-    settleRollout(scope, rollout, deployment.waiting);
-
     const previous = scope.app.status ?? {};
     const next = desiredStatus({
       app: scope.app,

@@ -28,6 +28,8 @@ export const REASONS = {
   rolloutDebouncing: 'RolloutDebouncing',
   rolloutInProgress: 'RolloutInProgress',
   rolloutFailed: 'RolloutFailed',
+  /** The Deployment itself is paused (`kubectl rollout pause`), not the CustomApp (`spec.rollout.paused` is RolloutPaused). */
+  deploymentPaused: 'DeploymentPaused',
   reconcileError: 'ReconcileError',
   ready: 'Ready',
   // Events only

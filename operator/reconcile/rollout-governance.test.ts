@@ -8,7 +8,8 @@ import { contentHash } from '../deps/content-hash.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import { rolloutCause } from '../governance/rollout-cause.js';
 import type { CoreEvent, Deployment } from '../kube/objects.js';
-import { DEPLOYMENTS, EVENTS } from '../kube/resources.js';
+import { DEPLOYMENTS, EVENTS, SERVICES } from '../kube/resources.js';
+import { ApiError } from '../kube/errors.js';
 import { FakeWorld } from './testing/fake-world.js';
 
 const hash = (value: string): string => FakeWorld.hash({ V: value });
@@ -45,10 +46,10 @@ const advance = (world: FakeWorld, ms: number): void => {
 };
 
 /** Apps sharing ConfigMap `shared` (V=1), created, their first rollout done and recorded: every app Ready. */
-async function settled(names: readonly string[], rollouts: RolloutSettings): Promise<FakeWorld> {
+async function settled(names: readonly string[], rollouts: RolloutSettings, spec: Partial<CustomApp['spec']> = {}): Promise<FakeWorld> {
   const world = new FakeWorld(rollouts);
   world.configMap('shared', { V: '1' });
-  for (const name of names) world.app(name, { image: 'example/app:1', configMapName: 'shared' });
+  for (const name of names) world.app(name, { image: 'example/app:1', configMapName: 'shared', ...spec });
   for (const name of names) await world.reconcile(name);
   world.sync();
   for (const name of names) {
@@ -58,6 +59,19 @@ async function settled(names: readonly string[], rollouts: RolloutSettings): Pro
     world.sync();
   }
   return world;
+}
+
+/**
+ * Apps a and b on a budget of 1 (`settled`), then ConfigMap `shared` edited to V=2 and both reconciled: a rolls, b
+ * waits in the queue. `eligible` records what the budget lets go from then on.
+ */
+async function contended(): Promise<{ world: FakeWorld; eligible: string[] }> {
+  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
+  const eligible: string[] = [];
+  world.governance.eligible.subscribe((key) => eligible.push(key));
+  world.configMap('shared', { V: '2' });
+  await reconcileAll(world, ['a', 'b']);
+  return { world, eligible };
 }
 
 /** Reconciles each name once, syncing after each (as the informers would), and answers the results. */
@@ -293,11 +307,7 @@ test('debounce: the rollout waits until the content has not changed for debounce
 });
 
 test('a failed rollout: Ready=False RolloutFailed naming the change, one Event, lastRollout Failed, and its slot is free', async (t) => {
-  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
-  const eligible: string[] = [];
-  world.governance.eligible.subscribe((key) => eligible.push(key));
-  world.configMap('shared', { V: '2' });
-  await reconcileAll(world, ['a', 'b']);
+  const { world, eligible } = await contended();
   world.settleDeployment('a', 'Failed');
   await reconcileAll(world, ['a']);
   const change = `ConfigMap "shared" ${hash('1').slice(0, 12)}→${hash('2').slice(0, 12)}`;
@@ -386,4 +396,164 @@ test('the upgrade from unkeyed Secret hashes is no content change (nothing queue
   t.is(appOf(world, 'app').status?.lastRollout?.fromHash, undefined, 'the plain hash the pods ran with is not written');
   const everything = JSON.stringify([appOf(world, 'app'), deploymentOf(world, 'app').metadata, world.client.all(EVENTS)]);
   t.false(everything.includes(plain.slice(0, 12)), 'no plain digits in the status, the cause annotation or an Event');
+});
+
+test("a Service step that keeps failing does not keep the slot: the budget settles from the Deployment's rollout alone", async (t) => {
+  const world = await settled(['a', 'b'], { maxConcurrentRollouts: 1, flapThreshold: 0 }, { port: 8080 });
+  const eligible: string[] = [];
+  world.governance.eligible.subscribe((key) => eligible.push(key));
+  // The Service is deleted and its re-creation refused, as a quota of 0 Services would.
+  await world.client.delete(SERVICES, 'ns', 'a');
+  world.sync();
+  world.client.failEvery(
+    (call) => call.verb === 'create' && call.resource === 'services' && call.key === 'ns/a',
+    new ApiError(
+      'services "a" is forbidden: exceeded quota: no-services, requested: services=1, used: services=1, limited: services=1',
+      403,
+    ),
+  );
+  world.configMap('shared', { V: '2' });
+  await t.throwsAsync(world.reconcile('a'), { message: /exceeded quota/ });
+  world.sync();
+  t.is(running(world, 'a'), hash('2'), 'a took the one slot and rolled');
+  await reconcileAll(world, ['b']);
+  t.is(ready(world, 'b'), 'False RolloutQueued');
+
+  world.settleDeployment('a', 'Succeeded');
+  await t.throwsAsync(world.reconcile('a'), { message: /exceeded quota/ });
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], "a's rollout is done: its slot is free although its Service is not");
+  t.deepEqual(eligible, ['ns/b'], 'and goes to the next in the queue');
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'));
+});
+
+test('a paused Deployment (kubectl rollout pause) holds no slot: Ready says DeploymentPaused, and a resume counts it again', async (t) => {
+  const { world, eligible } = await contended();
+  t.is(running(world, 'a'), hash('2'));
+  t.is(ready(world, 'b'), 'False RolloutQueued');
+
+  world.pauseDeployment('a', true);
+  const calls = world.client.calls.length;
+  await reconcileAll(world, ['a']);
+  t.deepEqual(
+    world.writes(calls).filter((line) => line.includes('deployments')),
+    [],
+    "the pause is the user's: the operator leaves spec.paused alone",
+  );
+  t.true(deploymentOf(world, 'a').spec.paused);
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.deepEqual(eligible, ['ns/b']);
+  t.is(ready(world, 'a'), 'False DeploymentPaused');
+  t.regex(
+    readyMessage(world, 'a'),
+    /the rollout of ConfigMap "shared" \w+→\w+ is paused on the Deployment: 0 of 1 new replicas have been updated; `kubectl rollout resume deployment\/a` resumes it/,
+  );
+  t.like(appOf(world, 'a').status?.lastRollout, { trigger: 'ConfigMap', toHash: hash('2'), result: 'InProgress' });
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'), 'b rolls meanwhile');
+
+  world.pauseDeployment('a', false);
+  await reconcileAll(world, ['a']);
+  t.is(ready(world, 'a'), 'False RolloutInProgress');
+  t.deepEqual([...world.governance.budget.snapshot().inProgress].sort(), ['ns/a', 'ns/b'], 'resumed, it rolls again and is counted');
+  const restarted = world.restart();
+  t.deepEqual([...restarted.budget.snapshot().inProgress].sort(), ['ns/a', 'ns/b'], 'a restart counts the same');
+  world.pauseDeployment('a', true);
+  const rebuilt = world.restart();
+  t.deepEqual(rebuilt.budget.snapshot().inProgress, ['ns/b'], 'and a restart does not count a paused one');
+});
+
+test('a forged rollout annotation on the Deployment is ignored: status.lastRollout keeps what fits the schema, and the app reconciles on', async (t) => {
+  const world = await settled(['a'], { maxConcurrentRollouts: 1, flapThreshold: 0 });
+  const recorded = appOf(world, 'a').status?.lastRollout;
+  const real = deploymentOf(world, 'a').metadata.annotations![ROLLOUT_ANNOTATION]!;
+  const forgeries: Record<string, unknown> = {
+    'a start that is no date-time': {
+      trigger: 'ConfigMap',
+      start: 'yesterday',
+      changes: [{ kind: 'ConfigMap', name: 'shared', to: 'ab' }],
+    },
+    'a fractional generation': { trigger: 'Spec', start: '2026-11-30T12:00:00Z', generation: 1.5 },
+    'a huge generation': { trigger: 'Spec', start: '2026-11-30T12:00:00Z', generation: 1e300 },
+    'a name of 100,000 characters': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'ConfigMap', name: 'x'.repeat(100_000), to: 'ab' }],
+    },
+    'a hash of 1,000 characters': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'ConfigMap', name: 'shared', from: 'f'.repeat(1_000), to: 'ab' }],
+    },
+    'a thousand changes': {
+      trigger: 'ConfigMap',
+      start: '2026-11-30T12:00:00Z',
+      changes: Array.from({ length: 1_000 }, (_, index) => ({ kind: 'ConfigMap', name: `c${index}`, to: 'ab' })),
+    },
+    'a name with a newline': {
+      trigger: 'Secret',
+      start: '2026-11-30T12:00:00Z',
+      changes: [{ kind: 'Secret', name: 'creds\n\u001b[31mred', to: 'ab' }],
+    },
+  };
+  for (const [what, forged] of Object.entries(forgeries)) {
+    const live = deploymentOf(world, 'a');
+    world.client.seed(DEPLOYMENTS, {
+      ...live,
+      metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, [ROLLOUT_ANNOTATION]: JSON.stringify(forged) } },
+    });
+    world.sync();
+    await t.notThrowsAsync(world.reconcile('a'), what);
+    world.sync();
+    t.deepEqual(appOf(world, 'a').status?.lastRollout, recorded, `${what}: lastRollout keeps the recorded rollout`);
+    t.is(ready(world, 'a'), 'True Ready', what);
+  }
+  // Unknown fields beside a cause that fits are ignored, and the cause is kept.
+  const live = deploymentOf(world, 'a');
+  world.client.seed(DEPLOYMENTS, {
+    ...live,
+    metadata: {
+      ...live.metadata,
+      annotations: { ...live.metadata.annotations, [ROLLOUT_ANNOTATION]: JSON.stringify({ ...JSON.parse(real), extra: { x: 1 } }) },
+    },
+  });
+  world.sync();
+  await world.reconcile('a');
+  world.sync();
+  t.deepEqual(appOf(world, 'a').status?.lastRollout, recorded, 'an unknown field changes nothing');
+  // The next content change rolls as usual and writes a true cause over the forged one.
+  world.configMap('shared', { V: '2' });
+  await reconcileAll(world, ['a']);
+  t.is(running(world, 'a'), hash('2'));
+  t.like(appOf(world, 'a').status?.lastRollout, { trigger: 'ConfigMap', toHash: hash('2'), result: 'InProgress' });
+});
+
+test('a Deployment update that keeps failing after the rollout ended does not keep the slot; a grant not yet written is kept', async (t) => {
+  const { world, eligible } = await contended();
+  t.is(running(world, 'a'), hash('2'));
+  world.settleDeployment('a', 'Succeeded');
+  // A change of replicas whose update is refused (an admission policy, say): the reconcile fails at the Deployment.
+  const app = appOf(world, 'a');
+  world.client.seed(CUSTOM_APPS, { ...app, spec: { ...app.spec, replicas: 3 }, metadata: { ...app.metadata, generation: 2 } });
+  world.sync();
+  const lift = world.client.failEvery(
+    (call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === 'ns/a',
+    new ApiError('deployments.apps "a" is forbidden: ValidatingAdmissionPolicy denied request', 403),
+  );
+  await t.throwsAsync(world.reconcile('a'), { message: /forbidden/ });
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], "a's rollout is over: its slot is free although its update fails");
+  t.deepEqual(eligible, ['ns/b']);
+
+  // b is granted, and its update refused too: the grant stays with b for the retry, and its place is not lost.
+  const liftB = world.client.failEvery(
+    (call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === 'ns/b',
+    new ApiError('deployments.apps "b" is forbidden: ValidatingAdmissionPolicy denied request', 403),
+  );
+  await t.throwsAsync(world.reconcile('b'), { message: /forbidden/ });
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['ns/b'], 'the grant not yet written is kept');
+  lift();
+  liftB();
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'));
 });

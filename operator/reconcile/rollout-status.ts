@@ -30,12 +30,10 @@ export function lastRolloutStatus(
   if (!current) return previous;
   const { cause } = current;
   const same = previous !== undefined && sameRollout(previous, cause);
+  // A paused rollout has not ended: it goes on when the Deployment is resumed.
+  const result = current.phase === 'Paused' ? 'InProgress' : current.phase;
   const completionTime =
-    current.phase === 'InProgress'
-      ? undefined
-      : same && previous.result === current.phase && previous.completionTime
-        ? previous.completionTime
-        : now;
+    result === 'InProgress' ? undefined : same && previous.result === result && previous.completionTime ? previous.completionTime : now;
   const first = cause.trigger === 'Spec' ? undefined : cause.changes.find((change) => change.kind === cause.trigger);
   return withoutUndefined({
     trigger: cause.trigger,
@@ -45,7 +43,7 @@ export function lastRolloutStatus(
     generation: cause.generation,
     startTime: cause.start,
     completionTime,
-    result: current.phase,
+    result,
     message: current.phase === 'Failed' ? `${describeCause(cause)}: ${current.message}` : describeCause(cause),
   });
 }
@@ -122,12 +120,20 @@ export function waitingCondition(waiting: WaitingRollout): ConditionDecision {
   }
 }
 
-/** What Ready says of the Deployment's latest rollout: failed or in progress (undefined once it succeeded). */
+/** What Ready says of the Deployment's latest rollout: failed, paused or in progress (undefined once it succeeded). */
 export function progressCondition(current: CurrentRollout | undefined): ConditionDecision | undefined {
   if (!current || current.phase === 'Succeeded') return undefined;
   const what = describeCause(current.cause);
   if (current.phase === 'Failed') {
     return { type: 'Ready', status: 'False', reason: REASONS.rolloutFailed, message: `the rollout of ${what} failed: ${current.message}` };
+  }
+  if (current.phase === 'Paused') {
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: REASONS.deploymentPaused,
+      message: `the rollout of ${what} is paused on the Deployment: ${current.message} (while paused it holds no slot of the rollout budget)`,
+    };
   }
   return {
     type: 'Ready',

@@ -1,17 +1,12 @@
 // The rollout step: asks the governance whether new ConfigMap or Secret content may roll now, and reports the rollouts in status terms (Events, metrics).
 import type { CustomAppStatus } from '../customapp/custom-app.js';
 import type { Gate } from '../governance/governance.js';
-import { type ContentChange, describeChanges, isGoverned } from '../governance/rollout-cause.js';
-import { type CurrentRollout, currentRollout } from '../governance/rollout-progress.js';
+import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
+import { type CurrentRollout, currentRollout, rollingForContent } from '../governance/rollout-progress.js';
 import type { Deployment } from '../kube/objects.js';
 import { REASONS } from './reasons.js';
 import type { ReconcileScope } from './scope.js';
 import { progressCondition, type WaitingRollout } from './rollout-status.js';
-
-/** True while the latest rollout is one caused by ConfigMap or Secret content, in progress: it holds a slot of the budget. */
-export function rollingForContent(current: CurrentRollout | undefined): boolean {
-  return current !== undefined && isGoverned(current.cause) && current.phase === 'InProgress';
-}
 
 /**
  * Asks the governance about `changes` (new content, with the spec unchanged) and logs the answer with the trace id:

@@ -3,15 +3,15 @@
 // No Deployment controller runs on the API targets: a rollout completes (or fails) when the test writes the
 // Deployment's status as the admin, as kube-controller-manager would.
 import test, { type ExecutionContext } from 'ava';
-import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
-import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
+import { endedRolloutStatus, pausedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { CONFIGMAPS, DEPLOYMENTS, EVENTS } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,
@@ -63,10 +63,11 @@ for (const target of selectedTargets()) {
   const edit = (ns: string, configMap: string, value: string): Promise<unknown> =>
     admin.patch(CONFIGMAPS, ns, configMap, 'merge', { data: { V: value } });
 
+  /** Now as metav1.Time, for the conditions of a Deployment status the test writes. */
+  const stamp = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   /** Plays the Deployment controller: the latest rollout of `name` succeeds, or fails its progress deadline. */
   const settle = async (ns: string, name: string, outcome: 'Succeeded' | 'Failed' = 'Succeeded'): Promise<void> => {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status = endedRolloutStatus(await deploymentOf(ns, name), outcome, now);
+    const status = endedRolloutStatus(await deploymentOf(ns, name), outcome, stamp());
     await admin.patch(DEPLOYMENTS, ns, name, 'merge', { status }, { subresource: 'status' });
   };
 
@@ -400,6 +401,156 @@ for (const target of selectedTargets()) {
         await eventually(`${name} Ready`, async () => (await ready(ns, name)) === 'True Ready');
         t.is((await deploymentOf(ns, name)).metadata.generation! - generations[name]!, 1, `${name} rolled once`);
       }
+    },
+  );
+
+  test.serial(
+    `[${target}] a Service whose re-creation is refused keeps no slot: once the rollout is done, the next app in the queue rolls`,
+    async (t) => {
+      const ns = 'gov-service';
+      const { operator } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
+      await readyApps(ns, ['later'], { port: 8080 });
+      await createAll(
+        admin,
+        objects.configMap(ns, 'own', { V: '1' }),
+        objects.customApp(ns, 'refused', { image: 'example/app:1', configMapName: 'own', port: 8080 }),
+      );
+      await eventually("refused's Deployment", () => getIfExists(admin, DEPLOYMENTS, ns, 'refused'));
+      await settle(ns, 'refused');
+      await eventually('refused Ready', async () => (await ready(ns, 'refused')) === 'True Ready', 30_000);
+
+      // No new Service in the namespace, as an admission that refuses it (a quota, a policy) would: a
+      // ValidatingAdmissionPolicy on a real API server; the emulator runs no admission policies, so its fault injector
+      // refuses the creations instead.
+      if (target === 'envtest') {
+        const policy = {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'gov-no-services' },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: {
+              resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['services'] }],
+            },
+            validations: [{ expression: 'false', message: 'no new Service in this namespace', reason: 'Forbidden' }],
+          },
+        };
+        const binding = {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name: 'gov-no-services' },
+          spec: {
+            policyName: 'gov-no-services',
+            validationActions: ['Deny'],
+            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+          },
+        };
+        await cluster.kubectl(['apply', '-f', '-'], {
+          input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }),
+        });
+        t.teardown(() => cluster.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'gov-no-services']));
+        const probe = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe' }, spec: { ports: [{ port: 80 }] } };
+        await eventually('the policy is in force', async () => {
+          const created = await admin.create(SERVICES, ns, probe).catch(() => undefined);
+          if (created) await admin.delete(SERVICES, ns, 'probe');
+          return created === undefined;
+        });
+      } else {
+        const fault = cluster.emulator!.faults.failRequests({
+          match: { verb: 'create', resource: 'services', namespace: ns },
+          rate: 1,
+          code: 500,
+        });
+        t.teardown(() => cluster.emulator!.faults.remove(fault));
+      }
+      await admin.delete(SERVICES, ns, 'refused');
+      await edit(ns, 'own', '2');
+      await eventually('refused rolls V=2 and says its Service failed', async () => {
+        const condition = (await appOf(ns, 'refused')).status?.conditions?.find((each) => each.type === 'Ready');
+        return (await runs(ns, 'refused')) === hash('2') && condition?.reason === 'ReconcileError';
+      });
+      await edit(ns, 'shared', '2');
+      await eventually('later waits for the one slot', async () => (await ready(ns, 'later')) === 'False RolloutQueued');
+
+      await settle(ns, 'refused');
+      await eventually('later gets the slot of the finished rollout', async () => (await runs(ns, 'later')) === hash('2'));
+      t.is(await operator.metrics.total('customapp_rollouts_in_progress'), 1, "later's rollout only");
+      t.is(await getIfExists(admin, SERVICES, ns, 'refused'), undefined, 'the Service is still refused');
+    },
+  );
+
+  test.serial(
+    `[${target}] kubectl rollout pause on a rolling Deployment frees its slot and Ready says DeploymentPaused; a resume counts it again`,
+    async (t) => {
+      const ns = 'gov-paused';
+      const names = ['p1', 'p2'];
+      const { operator } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
+      await readyApps(ns, names);
+      await edit(ns, 'shared', '2');
+      const [first] = await eventually('one app rolls, the other waits', async () => {
+        const rolling = await runningValue(ns, names, '2');
+        return rolling.length === 1 && (await queueOrder(ns, names)).length === 1 ? rolling : undefined;
+      });
+      const [next] = await queueOrder(ns, names);
+
+      /** `kubectl rollout pause|resume`, then the status the Deployment controller writes for it. */
+      const rollout = async (verb: 'pause' | 'resume'): Promise<void> => {
+        const before = await deploymentOf(ns, first!);
+        await cluster.kubectl(['-n', ns, 'rollout', verb, `deployment/${first}`]);
+        const status = pausedRolloutStatus(await deploymentOf(ns, first!), before, stamp());
+        await admin.patch(DEPLOYMENTS, ns, first!, 'merge', { status }, { subresource: 'status' });
+      };
+      await rollout('pause');
+      await eventually(`${next} gets the slot of the paused rollout`, async () => (await runs(ns, next!)) === hash('2'));
+      await eventually(`${first} says DeploymentPaused`, async () => (await ready(ns, first!)) === 'False DeploymentPaused');
+      t.regex(
+        (await appOf(ns, first!)).status!.conditions!.find((each) => each.type === 'Ready')!.message,
+        new RegExp(`is paused on the Deployment: .*\`kubectl rollout resume deployment/${first}\` resumes it`),
+      );
+      t.true((await deploymentOf(ns, first!)).spec.paused, "the pause is the user's: the operator leaves it");
+
+      await rollout('resume');
+      await eventually(`${first} rolls again`, async () => (await ready(ns, first!)) === 'False RolloutInProgress');
+      await eventually('both count', async () => (await operator.metrics.total('customapp_rollouts_in_progress')) === 2);
+      for (const name of names) await settle(ns, name);
+      for (const name of names) await eventually(`${name} Ready`, async () => (await ready(ns, name)) === 'True Ready');
+    },
+  );
+
+  test.serial(
+    `[${target}] a forged rollout annotation (wrong types, huge strings, unknown fields) is ignored: the app reconciles on, no status patch is refused`,
+    async (t) => {
+      const ns = 'gov-forged';
+      const { logs, requests } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
+      await readyApps(ns, ['forged']);
+      const recorded = (await appOf(ns, 'forged')).status?.lastRollout;
+      const forged = {
+        trigger: 'ConfigMap',
+        start: 'yesterday',
+        generation: 1.5,
+        changes: [{ kind: 'ConfigMap', name: 'x'.repeat(100_000), to: 'z'.repeat(5_000), extra: [1, 2] }],
+        unknown: { deep: true },
+      };
+      await admin.patch(DEPLOYMENTS, ns, 'forged', 'merge', {
+        metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify(forged) } },
+      });
+      // A change that writes the status and rolls nothing: the replicas.
+      await admin.patch(CUSTOM_APPS, ns, 'forged', 'merge', { spec: { replicas: 2 } });
+      await eventually('the status observes the new generation', async () => {
+        const app = await appOf(ns, 'forged');
+        return app.status?.observedGeneration === app.metadata.generation;
+      });
+      t.deepEqual((await appOf(ns, 'forged')).status?.lastRollout, recorded, 'lastRollout keeps the recorded rollout');
+      t.true(logs.find('rollout.cause.ignored').length > 0, 'the operator says it ignores the annotation');
+      t.like(logs.find('rollout.cause.ignored')[0], { problem: 'start "yesterday" is not an RFC 3339 time' });
+      t.deepEqual(
+        requests.filter((request) => request.code === 422),
+        [],
+        'no write refused',
+      );
+      await edit(ns, 'shared', '2');
+      await eventually('a content change rolls as usual', async () => (await runs(ns, 'forged')) === hash('2'));
+      await eventually('and records a true cause', async () => (await appOf(ns, 'forged')).status?.lastRollout?.toHash === hash('2'));
     },
   );
 

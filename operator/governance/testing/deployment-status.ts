@@ -47,3 +47,34 @@ export function endedRolloutStatus(
         ],
       };
 }
+
+/**
+ * The status kube-controller-manager writes once `kubectl rollout pause` or `resume` set `deployment.spec.paused`,
+ * `before` being the Deployment before that edit: its generation observed; the replica counts `before` had when its
+ * status had observed its template (a rollout that had ended, or failed), else those of a rollout whose new pods have
+ * not started (none updated); and `Progressing` Unknown DeploymentPaused (a paused Deployment has no progress deadline)
+ * or True DeploymentResumed. `now` stamps the conditions' times, as in {@link endedRolloutStatus}.
+ */
+export function pausedRolloutStatus(deployment: Deployment, before: Deployment, now?: string): NonNullable<Deployment['status']> {
+  const replicas = deployment.spec.replicas ?? 1;
+  const stamp = now ? { lastUpdateTime: now, lastTransitionTime: now } : {};
+  const progressing = deployment.spec.paused
+    ? { type: 'Progressing', status: 'Unknown', reason: 'DeploymentPaused', message: 'Deployment is paused', ...stamp }
+    : { type: 'Progressing', status: 'True', reason: 'DeploymentResumed', message: 'Deployment is resumed', ...stamp };
+  const observed = (before.status?.observedGeneration ?? 0) >= (before.metadata.generation ?? 0);
+  const counts = observed
+    ? {
+        replicas: before.status?.replicas,
+        updatedReplicas: before.status?.updatedReplicas,
+        readyReplicas: before.status?.readyReplicas,
+        availableReplicas: before.status?.availableReplicas,
+      }
+    : { replicas, updatedReplicas: 0, readyReplicas: replicas, availableReplicas: replicas };
+  const others = (before.status?.conditions ?? []).filter((condition) => condition.type !== 'Progressing');
+  return {
+    ...before.status,
+    observedGeneration: deployment.metadata.generation,
+    ...counts,
+    conditions: [...others, progressing],
+  };
+}

@@ -35,13 +35,18 @@ function mergePatch(target: unknown, patch: unknown): unknown {
  * A fake API server with the semantics a reconcile relies on: uids and resourceVersions assigned on write,
  * optimistic concurrency (a stale `metadata.resourceVersion` in an update or merge patch is a 409), AlreadyExists,
  * NotFound, delete preconditions, and the status subresource (a status patch changes only `status`). Every call
- * is recorded in `calls`; `failNext` makes the next matching call fail. Objects are stored as JSON copies.
+ * is recorded in `calls`; `failNext` makes the next matching call fail, `failEvery` each one until lifted. Objects are stored as JSON copies.
  */
 export class RecordingClient implements WriteClient {
   readonly calls: RecordedCall[] = [];
   private readonly objects = new Map<string, KubeObject>();
   private revision = 100;
-  private readonly failures: { readonly match: (call: RecordedCall) => boolean; readonly error: ApiError }[] = [];
+  private readonly failures: {
+    readonly match: (call: RecordedCall) => boolean;
+    readonly error: ApiError;
+    /** Fails every matching call until removed, not only the next. */
+    readonly lasting?: boolean;
+  }[] = [];
 
   /** Puts an object in place without recording a call (what the cluster held before the test). */
   seed<T extends KubeObject>(resource: Resource, object: T): T {
@@ -65,6 +70,16 @@ export class RecordingClient implements WriteClient {
   /** Makes the next call that `match`es fail with `error`. */
   failNext(match: (call: RecordedCall) => boolean, error: ApiError): void {
     this.failures.push({ match, error });
+  }
+
+  /** Makes every call that `match`es fail with `error` (an admission refusal, a quota) until the answered function is called. */
+  failEvery(match: (call: RecordedCall) => boolean, error: ApiError): () => void {
+    const failure = { match, error, lasting: true };
+    this.failures.push(failure);
+    return () => {
+      const at = this.failures.indexOf(failure);
+      if (at >= 0) this.failures.splice(at, 1);
+    };
   }
 
   /** The calls so far as `verb resource key` lines, for exact assertions on order. */
@@ -142,7 +157,10 @@ export class RecordingClient implements WriteClient {
   private record(call: RecordedCall): void {
     this.calls.push(call);
     const at = this.failures.findIndex((failure) => failure.match(call));
-    if (at >= 0) throw this.failures.splice(at, 1)[0]!.error;
+    if (at < 0) return;
+    const failure = this.failures[at]!;
+    if (!failure.lasting) this.failures.splice(at, 1);
+    throw failure.error;
   }
 
   private current(resource: Resource, namespace: string | undefined, name: string): KubeObject {

@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import type { Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
-import { endedRolloutStatus } from '../../governance/testing/deployment-status.js';
+import { endedRolloutStatus, pausedRolloutStatus } from '../../governance/testing/deployment-status.js';
 
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {
@@ -181,6 +181,18 @@ export class FakeWorld {
     if (!stored) throw new Error(`fake world: no Deployment ${namespace}/${name}`);
     const status = endedRolloutStatus(stored, outcome);
     this.client.seed(DEPLOYMENTS, { ...stored, status });
+    this.sync();
+  }
+
+  /**
+   * Plays `kubectl rollout pause` (or `resume`, with `paused` false) on `name`'s Deployment, then the status the
+   * Deployment controller writes for it (`pausedRolloutStatus`). Syncs.
+   */
+  pauseDeployment(name: string, paused: boolean, namespace = 'ns'): void {
+    const stored = this.client.stored<Deployment>(DEPLOYMENTS, namespace, name);
+    if (!stored) throw new Error(`fake world: no Deployment ${namespace}/${name}`);
+    const edited = this.client.seed<Deployment>(DEPLOYMENTS, { ...stored, spec: { ...stored.spec, paused } });
+    this.client.seed(DEPLOYMENTS, { ...edited, status: pausedRolloutStatus(edited, stored) });
     this.sync();
   }
 

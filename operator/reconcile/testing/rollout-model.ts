@@ -6,7 +6,8 @@ import type { RolloutSettings } from '../../governance/governance.js';
 import { isGoverned, rolloutCause } from '../../governance/rollout-cause.js';
 import { rolloutProgress } from '../../governance/rollout-progress.js';
 import type { Deployment } from '../../kube/objects.js';
-import { DEPLOYMENTS } from '../../kube/resources.js';
+import { ApiError } from '../../kube/errors.js';
+import { DEPLOYMENTS, SERVICES } from '../../kube/resources.js';
 import { FakeWorld } from './fake-world.js';
 
 const APPS = ['a', 'b', 'c', 'd', 'e'] as const;
@@ -27,7 +28,11 @@ export type Step =
   | { readonly type: 'pause'; readonly app: number; readonly paused: boolean }
   | { readonly type: 'advance'; readonly ms: number }
   /** The operator restarts: its memory and its work queue are gone; the caches relist and every app is queued. */
-  | { readonly type: 'restart' };
+  | { readonly type: 'restart' }
+  /** One app's Service is deleted and its re-creation refused (a quota), or the refusal lifted: its reconciles fail at the Service. */
+  | { readonly type: 'refuseService'; readonly app: number; readonly refused: boolean }
+  /** `kubectl rollout pause` or `resume` on one app's Deployment: a paused Deployment makes no progress and has no deadline. */
+  | { readonly type: 'pauseDeployment'; readonly app: number; readonly paused: boolean };
 
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
@@ -38,6 +43,8 @@ const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('pause' as const), app: fc.nat({ max: APPS.length - 1 }), paused: fc.boolean() }),
   fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 3_000, 20_000) }),
   fc.record({ type: fc.constant('restart' as const) }),
+  fc.record({ type: fc.constant('refuseService' as const), app: fc.nat({ max: APPS.length - 1 }), refused: fc.boolean() }),
+  fc.record({ type: fc.constant('pauseDeployment' as const), app: fc.nat({ max: APPS.length - 1 }), paused: fc.boolean() }),
 ];
 
 /** Steps drawn as swarm testing does: a weight from 0 to 4 per kind (edit and reconcile at least 1), then the steps. */
@@ -81,8 +88,11 @@ export interface RunStats {
  * - **never over the limit**: after every step, at most `limit` Deployments are in a rollout caused by content (by
  *   their own status and cause annotation), restarts included;
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the
- *   trivial model: a list of the apps whose status says Queued, in the order they first said so; not counting those
- *   still rolling) than there were free slots;
+ *   trivial model: a list of the apps whose status says Queued, in the order of the time it gives, `since`, then name,
+ *   as a restart rebuilds it: a reconcile that queued an app and then failed at the Service writes that status later;
+ *   not counting those still rolling) than there were free slots;
+ * - **a slot only while rolling**: after its reconcile, whatever step failed, an app holds a slot of the budget only
+ *   while its Deployment is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline);
  * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app rolls
  *   twice to the same content (each edit is a new value);
  * - **nothing starved**: once settled, every app runs its ConfigMap's latest content (unpaused), nothing is queued or
@@ -103,6 +113,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     world.app(app, {
       image: 'example/app:1',
       configMapName: configMapOf(app),
+      port: 8080,
       ...(app === 'a' ? { rollout: { debounceSeconds: settings.debounceSeconds } } : {}),
     });
   }
@@ -135,17 +146,40 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
   };
   const deployment = (app: App): Deployment | undefined => world.client.stored<Deployment>(DEPLOYMENTS, 'ns', app);
+  // A paused Deployment makes no progress and has no deadline: it is not rolling, whatever its replicas say.
+  const rollingNow = (live: Deployment | undefined): live is Deployment =>
+    live !== undefined && !live.spec.paused && rolloutProgress(live).phase === 'InProgress';
   const contentRolling = (): App[] =>
     APPS.filter((app) => {
       const live = deployment(app);
-      return live !== undefined && isGoverned(rolloutCause(live)) && rolloutProgress(live).phase === 'InProgress';
+      return rollingNow(live) && isGoverned(rolloutCause(live));
     });
-  const inProgress = (): App[] =>
-    APPS.filter((app) => {
-      const live = deployment(app);
-      return live !== undefined && rolloutProgress(live).phase === 'InProgress';
-    });
+  const inProgress = (): App[] => APPS.filter((app) => rollingNow(deployment(app)));
+  /** Lifts the refusal of each app's Service (a quota raised, say). */
+  const refusals = new Map<App, () => void>();
+  const refusal = new ApiError('services is forbidden: exceeded quota: no-services', 403);
+  // A user's resume restarts a rollout the operator had let go of its slot: it may go over the limit, and the budget
+  // counts it only from the app's next reconcile (which the Deployment's change queues).
+  /** Apps whose rollout in progress a user resumed (not one the operator started since). */
+  const resumed = new Set<App>();
+  /** Apps resumed and not reconciled since: the budget cannot know yet. */
+  const unseen = new Set<App>();
+  /**
+   * Apps whose reconciles failed (the refused Service) since their status last said where they stand: their status
+   * keeps the `pendingRollout` of before (a place taken or left since is not in it), so the model cannot judge their
+   * order, ahead of others or behind them, until a reconcile of theirs writes the status again.
+   */
+  const unrecorded = new Set<App>();
+  const pauseDeployment = (app: App, paused: boolean): void => {
+    world.pauseDeployment(app, paused);
+    if (!paused) {
+      resumed.add(app);
+      unseen.add(app);
+    }
+    queued.add(app);
+  };
   const pending = (app: App): string | undefined => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)?.status?.pendingRollout?.reason;
+  const sinceOf = (app: App): string => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)?.status?.pendingRollout?.since ?? '';
   const describe = (): string =>
     `limit ${settings.limit}; content rolling ${JSON.stringify(contentRolling())}; model queue ${JSON.stringify(modelQueue)}; budget ${JSON.stringify(world.governance.budget.snapshot())}`;
 
@@ -155,12 +189,27 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     advance(1);
     const from = world.client.calls.length;
     // Before the reconcile: the slots others hold, and the queued apps ahead of this one that could take a slot.
-    const rollingBefore = contentRolling().filter((other) => other !== app);
+    const rollingBefore = contentRolling().filter((other) => other !== app && !unseen.has(other));
     const at = modelQueue.indexOf(app);
-    const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter((other) => other !== app && !rollingBefore.includes(other));
-    const result = await world.reconcile(app);
+    const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter(
+      (other) => other !== app && !rollingBefore.includes(other) && !unrecorded.has(other),
+    );
+    let result: Awaited<ReturnType<FakeWorld['reconcile']>> | undefined;
+    try {
+      result = await world.reconcile(app);
+    } catch (error) {
+      // The controller retries a failed reconcile (rate-limited); only the refused Service may fail one here.
+      if (error !== refusal) throw error;
+      queued.add(app);
+    }
     world.sync();
+    unseen.delete(app);
     if (result?.requeueAfterMs) timers.set(app, now() + result.requeueAfterMs);
+    // The budget settles from the Deployment's rollout alone: after its reconcile, whatever else failed, an app holds a
+    // slot only while its Deployment is in a content rollout.
+    if (world.governance.budget.snapshot().inProgress.includes(`ns/${app}`) && !contentRolling().includes(app)) {
+      throw new Error(`${app} holds a slot after its reconcile, but its Deployment is in no content rollout (${describe()})`);
+    }
     // Did this reconcile start a content rollout?
     const update = world.client.calls
       .slice(from)
@@ -169,6 +218,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     const started = cause !== undefined && isGoverned(cause) && (update!.body as Deployment).metadata.annotations !== undefined;
     if (started && cause!.start === new Date(now()).toISOString()) {
       contentRollouts += 1;
+      resumed.delete(app);
       const to = cause!.changes.find((change) => change.kind === 'ConfigMap')?.to;
       const latest = FakeWorld.hash({ V: String(values.get(configMapOf(app))) });
       if (to !== latest)
@@ -177,20 +227,29 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       rolledTo.get(app)!.add(to);
       // First in, first out: the queued apps ahead of it, each owed a slot, must have left it one.
       const free = settings.limit - rollingBefore.length;
-      if (ahead.length >= free) {
+      if (ahead.length >= free && !unrecorded.has(app)) {
         throw new Error(`${app} was granted a slot ahead of ${JSON.stringify(ahead)}, queued before it, with ${free} free (${describe()})`);
       }
     }
+    // A failed reconcile leaves the status as it was (but Ready): it says nothing of the queue.
+    if (result === undefined) {
+      unrecorded.add(app);
+      return;
+    }
+    if (unrecorded.delete(app)) modelQueue.splice(modelQueue.indexOf(app) >>> 0, modelQueue.includes(app) ? 1 : 0);
     const reason = pending(app);
     if (reason === 'Queued' && !modelQueue.includes(app)) {
-      modelQueue.push(app);
+      const since = sinceOf(app);
+      const after = modelQueue.findIndex((other) => sinceOf(other) > since || (sinceOf(other) === since && other > app));
+      modelQueue.splice(after < 0 ? modelQueue.length : after, 0, app);
       queuedSeen += 1;
     }
     if (reason !== 'Queued') modelQueue.splice(modelQueue.indexOf(app) >>> 0, modelQueue.includes(app) ? 1 : 0);
   };
 
+  /** Never over the limit, leaving out the rollouts the users resumed (the operator started each of them within it). */
   const check = (what: string): void => {
-    const rolling = contentRolling();
+    const rolling = contentRolling().filter((app) => !resumed.has(app));
     if (rolling.length > settings.limit) {
       throw new Error(
         `after ${what}: ${rolling.length} content rollouts in progress ${JSON.stringify(rolling)}, over the limit (${describe()})`,
@@ -217,6 +276,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         const rolling = inProgress();
         if (rolling.length === 0) break;
         const app = rolling[step.index % rolling.length]!;
+        // inProgress() leaves paused Deployments out: the controller does not progress them.
         world.settleDeployment(app, step.type === 'complete' ? 'Succeeded' : 'Failed');
         queued.add(app);
         break;
@@ -244,15 +304,45 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'restart':
         restarts += 1;
         world.restart();
+        unseen.clear();
         subscribe();
         timers.clear();
         for (const app of APPS) queued.add(app);
         break;
+      case 'refuseService': {
+        const app = APPS[step.app]!;
+        refusals.get(app)?.();
+        refusals.delete(app);
+        if (step.refused) {
+          if (world.client.stored(SERVICES, 'ns', app)) await world.client.delete(SERVICES, 'ns', app);
+          refusals.set(
+            app,
+            world.client.failEvery((call) => call.resource === 'services' && call.key === `ns/${app}` && call.verb !== 'delete', refusal),
+          );
+          world.sync();
+        }
+        queued.add(app);
+        break;
+      }
+      case 'pauseDeployment': {
+        const app = APPS[step.app]!;
+        if (deployment(app) === undefined || Boolean(deployment(app)!.spec.paused) === step.paused) break;
+        pauseDeployment(app, step.paused);
+        break;
+      }
     }
     check(step.type);
   }
 
-  // Settle: unpause everything, then let rollouts end, time pass and every queued key run, until nothing moves.
+  // Settle: lift the refusals, resume the paused Deployments and unpause everything, then let rollouts end, time pass
+  // and every queued key run, until nothing moves.
+  for (const [app, lift] of refusals) {
+    lift();
+    queued.add(app);
+  }
+  for (const app of APPS) {
+    if (deployment(app)?.spec.paused) pauseDeployment(app, false);
+  }
   for (const app of APPS) {
     const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)!;
     if (current.spec.rollout?.paused) {
@@ -319,7 +409,7 @@ export async function checkRolloutModel(options: RolloutModelOptions): Promise<{
       totals.queuedSeen += stats.queuedSeen;
       totals.restarts += stats.restarts;
     }),
-    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false },
+    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false, includeErrorInReport: true },
   );
   return { seed, ...totals };
 }

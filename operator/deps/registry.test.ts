@@ -271,6 +271,50 @@ test('a ref added while a namespace snapshot is in flight is not served that old
   t.deepEqual(openedStreams, ['a', '*', 'c', '*', 'n'], 'n gets a list of its own, made after its creation was dropped');
 });
 
+test('a ref added after the namespace watch relisted is not served the namespace snapshot that list outdates', (t) => {
+  let openedStreams: string[] = [];
+  scheduler(t).run(({ cold, expectObservable }) => {
+    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+    // Collapsed from frame 1. n changes (22) and m is deleted (21), and the watch loses both events to a 410: its
+    // relist at frame 7 reports n's new content as a listed object and m's deletion as an absence, not as events.
+    const namespace = cold<Event>('iabd 2ms (iabND)', {
+      i: init,
+      a: listed(object('a', '1', 'a')),
+      b: listed(object('b', '2', 'b')),
+      d: done('15'),
+      N: listed(object('n', '22', 'new')),
+      D: done('23'),
+    });
+    // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
+    const snapshotC = cold<Event>('------(id)', { i: init, d: done('18') });
+    const namespaceSnapshot = cold<Event>('i-------(nmD)', {
+      i: init,
+      n: listed(object('n', '12', 'old')),
+      m: listed(object('m', '11', 'm')),
+      D: done('20'),
+    });
+    // n and m, referenced at frame 9, after the relist and before the older namespace list answers.
+    const snapshotN = cold<Event>('-(iad)', { i: init, a: listed(object('n', '22', 'new')), d: done('24') });
+    const snapshotM = cold<Event>('-(id)', { i: init, d: done('24') });
+    const { events, opened } = fakeEvents({
+      a: [objectA],
+      '*': [namespace, namespaceSnapshot],
+      c: [snapshotC],
+      n: [snapshotN],
+      m: [snapshotM],
+    });
+    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
+    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
+    expectObservable(registry.acquire(ref('c')), '-----^').toBe('-------c', { c: absent('c') });
+    expectObservable(registry.acquire(ref('d')), '-----^').toBe('-------d', { d: absent('d') });
+    expectObservable(registry.acquire(ref('n')), '---------^').toBe('----------n', { n: present('n', '22', 'new') });
+    expectObservable(registry.acquire(ref('m')), '---------^').toBe('----------m', { m: absent('m') });
+    openedStreams = opened;
+  });
+  t.deepEqual(openedStreams, ['a', '*', 'c', '*', 'n', 'm'], 'n and m get lists of their own, made after the relist');
+});
+
 test('close completes every acquired Observable and stops every watch; later acquires complete at once', (t) => {
   const testScheduler = scheduler(t);
   testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {

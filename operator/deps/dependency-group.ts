@@ -64,7 +64,9 @@ export interface GroupContext {
  *   namespace watch runs gets its first state from a one-shot list of its name (a snapshot: one request, no
  *   socket), while the namespace watch already routes its later events to it. In a burst of new refs (as at a
  *   cold start), once `collapseThreshold` such snapshots are in flight, the next ref starts one one-shot list
- *   of the namespace instead, which covers every ref added until it completes.
+ *   of the namespace instead, which covers every ref added until it completes, except one the namespace watch
+ *   already knows newer than that list: a name it delivered an event for since, or any name once it has listed
+ *   again since (a relist after a 410, a new namespace watch after a split); such a ref gets a list of its own.
  * - **Switching** (collapse past `collapseThreshold`, split below `splitThreshold`) starts the new sources first
  *   and retires the old ones only when the new ones are synced. Both feed the slots meanwhile, and each slot
  *   keeps the newest observation, so a switch loses no event and replays none. Subscribers stay on their
@@ -96,6 +98,13 @@ export class DependencyGroup {
    * (a slot released and added back meanwhile is new, too).
    */
   private readonly seenSinceSnapshot = new Set<string>();
+  /**
+   * True once the namespace watch has listed since the namespace snapshot in flight was started (a relist after a
+   * 410, or the first list of a namespace watch started again after a split). A list reports a change as an object's
+   * new state and a deletion as its absence, never as events, and only to the slots that exist when it ends: after
+   * it, any name may have moved past that snapshot unseen, so the snapshot gives no new slot its first state.
+   */
+  private listedSinceSnapshot = false;
   private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
   private readonly log: Logger;
 
@@ -184,7 +193,7 @@ export class DependencyGroup {
     const namespaceWatch = this.coverNamespace();
     if (!namespaceWatch.synced || namespaceWatch.listing !== undefined || this.snapshots.has(name) || this.objectWatches.has(name)) return;
     const snapshot = this.namespaceSnapshot;
-    if (snapshot && !this.seenSinceSnapshot.has(name)) {
+    if (snapshot && !this.listedSinceSnapshot && !this.seenSinceSnapshot.has(name)) {
       snapshot.covers!.add(name);
       return;
     }
@@ -227,7 +236,7 @@ export class DependencyGroup {
     if (spec.scope === 'namespace' && spec.purpose === 'watch') this.namespaceWatch = source;
     else if (spec.scope === 'namespace') {
       this.namespaceSnapshot = source;
-      this.seenSinceSnapshot.clear();
+      this.forgetSeen();
     } else (spec.purpose === 'watch' ? this.objectWatches : this.snapshots).set(spec.name!, source);
     let events = this.context.events({ kind: this.kind, namespace: this.namespace, name: spec.name });
     if (spec.purpose === 'snapshot') events = events.pipe(takeWhile((event) => event.type !== 'initDone', true));
@@ -258,12 +267,18 @@ export class DependencyGroup {
       if (this.namespaceWatch === source) this.namespaceWatch = undefined;
       if (this.namespaceSnapshot === source) {
         this.namespaceSnapshot = undefined;
-        this.seenSinceSnapshot.clear();
+        this.forgetSeen();
       }
     } else {
       const map = source.purpose === 'watch' ? this.objectWatches : this.snapshots;
       if (map.get(source.name!) === source) map.delete(source.name!);
     }
+  }
+
+  /** Resets what the namespace watch saw since a namespace snapshot started (one starts, or the one in flight ends). */
+  private forgetSeen(): void {
+    this.seenSinceSnapshot.clear();
+    this.listedSinceSnapshot = false;
   }
 
   /** Hashes an object on arrival (a Secret's keyed with its uid); the payload goes no further. */
@@ -282,6 +297,7 @@ export class DependencyGroup {
     if (source.stopped) return;
     switch (event.type) {
       case 'init':
+        if (source === this.namespaceWatch && this.namespaceSnapshot) this.listedSinceSnapshot = true;
         source.listing = new Map();
         return;
       case 'initApply': {

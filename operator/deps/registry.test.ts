@@ -32,6 +32,9 @@ const done = (resourceVersion: string): Event => ({ type: 'initDone', resourceVe
 const applied = (o: DependencyObject): Event => ({ type: 'apply', object: o });
 const deleted = (o: DependencyObject): Event => ({ type: 'delete', object: o });
 
+/** The values of a namespace watch's first list, `iabd` in its marbles: a (1) and b (2), as of 15. */
+const LISTED_AB = { i: init, a: listed(object('a', '1', 'a')), b: listed(object('b', '2', 'b')), d: done('15') } as const;
+
 function scheduler(t: { deepEqual: (a: unknown, b: unknown) => void }): TestScheduler {
   return new TestScheduler((actual, expected) => t.deepEqual(actual, expected));
 }
@@ -191,10 +194,7 @@ test('a ref acquired once the namespace watch runs gets its first state from a o
     const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
     // The namespace watch sees d created (22) before d's own list (as of 20, d absent) answers.
     const namespace = cold<Event>('iabd--D', {
-      i: init,
-      a: listed(object('a', '1', 'a')),
-      b: listed(object('b', '2', 'b')),
-      d: done('15'),
+      ...LISTED_AB,
       D: applied(object('d', '22', 'd')),
     });
     const snapshotD = cold<Event>('-id-u', { i: init, d: done('20'), u: applied(object('d', '30', 'never read')) });
@@ -213,7 +213,7 @@ test('a burst of new refs once the namespace watch runs is covered by one list o
   let openedStreams: string[] = [];
   scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
     const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
-    const namespace = cold<Event>('iabd', { i: init, a: listed(object('a', '1', 'a')), b: listed(object('b', '2', 'b')), d: done('15') });
+    const namespace = cold<Event>('iabd', LISTED_AB);
     const c = object('c', '18', 'c');
     const snapshotC = cold<Event>('--(icd)', { i: init, c: listed(c), d: done('18') });
     const namespaceSnapshot = cold<Event>('iabcdeD', {
@@ -246,10 +246,7 @@ test('a ref added while a namespace snapshot is in flight is not served that old
     const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
     // Collapsed from frame 1; at frame 9 the namespace watch delivers n created (22), which nobody references yet.
     const namespace = cold<Event>('iabd 4ms N', {
-      i: init,
-      a: listed(object('a', '1', 'a')),
-      b: listed(object('b', '2', 'b')),
-      d: done('15'),
+      ...LISTED_AB,
       N: applied(object('n', '22', 'n')),
     });
     // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
@@ -269,6 +266,47 @@ test('a ref added while a namespace snapshot is in flight is not served that old
     openedStreams = opened;
   });
   t.deepEqual(openedStreams, ['a', '*', 'c', '*', 'n'], 'n gets a list of its own, made after its creation was dropped');
+});
+
+test('a ref added after the namespace watch relisted is not served the namespace snapshot that list outdates', (t) => {
+  let openedStreams: string[] = [];
+  scheduler(t).run(({ cold, expectObservable }) => {
+    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+    // Collapsed from frame 1. n changes (22) and m is deleted (21), and the watch loses both events to a 410: its
+    // relist at frame 7 reports n's new content as a listed object and m's deletion as an absence, not as events.
+    const namespace = cold<Event>('iabd 2ms (iabND)', {
+      ...LISTED_AB,
+      N: listed(object('n', '22', 'new')),
+      D: done('23'),
+    });
+    // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
+    const snapshotC = cold<Event>('------(id)', { i: init, d: done('18') });
+    const namespaceSnapshot = cold<Event>('i-------(nmD)', {
+      i: init,
+      n: listed(object('n', '12', 'old')),
+      m: listed(object('m', '11', 'm')),
+      D: done('20'),
+    });
+    // n and m, referenced at frame 9, after the relist and before the older namespace list answers.
+    const snapshotN = cold<Event>('-(iad)', { i: init, a: listed(object('n', '22', 'new')), d: done('24') });
+    const snapshotM = cold<Event>('-(id)', { i: init, d: done('24') });
+    const { events, opened } = fakeEvents({
+      a: [objectA],
+      '*': [namespace, namespaceSnapshot],
+      c: [snapshotC],
+      n: [snapshotN],
+      m: [snapshotM],
+    });
+    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
+    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
+    expectObservable(registry.acquire(ref('c')), '-----^').toBe('-------c', { c: absent('c') });
+    expectObservable(registry.acquire(ref('d')), '-----^').toBe('-------d', { d: absent('d') });
+    expectObservable(registry.acquire(ref('n')), '---------^').toBe('----------n', { n: present('n', '22', 'new') });
+    expectObservable(registry.acquire(ref('m')), '---------^').toBe('----------m', { m: absent('m') });
+    openedStreams = opened;
+  });
+  t.deepEqual(openedStreams, ['a', '*', 'c', '*', 'n', 'm'], 'n and m get lists of their own, made after the relist');
 });
 
 test('close completes every acquired Observable and stops every watch; later acquires complete at once', (t) => {

@@ -1,11 +1,12 @@
-// A slow namespace LIST in a collapsed namespace: a ConfigMap created, and one changed, inside its window still reach their Deployments.
-import test from 'ava';
+// A slow namespace LIST in a collapsed namespace: a ConfigMap created, or changed, inside its window (seen as an event or by a relist) still reaches its Deployment.
+import test, { type ExecutionContext } from 'ava';
 import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
+import type { DependencyWatchConfig } from '../../operator/deps/dependency-watch.js';
 import { CONFIGMAPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   adminClient,
@@ -22,58 +23,101 @@ import {
 /** How long the proxy holds every answer to a ConfigMap LIST in the namespace: the window. */
 const SLOW_LIST_MS = 3_000;
 
+/** The window of the relist test: long enough for the namespace watch to break, miss a change and relist. */
+const RELIST_WINDOW_MS = 8_000;
+
+/** What each test gets: a namespace collapsed into one synced watch, behind a fault proxy. */
+interface CollapsedNamespace {
+  readonly ns: string;
+  readonly proxy: FaultProxy;
+  readonly running: TestOperator;
+  readonly client: Awaited<ReturnType<typeof adminClient>>;
+  /** The config hash on the pod template of the Deployment of CustomApp `name`. */
+  readonly hashOf: (name: string) => Promise<string | undefined>;
+  /** True for a ConfigMap LIST in the namespace; with `wholeNamespace`, only one of them all (no name selector). */
+  readonly configMapList: (request: ProxiedRequest, wholeNamespace?: boolean) => boolean;
+}
+
+/**
+ * Runs `body` against an operator (collapse past 2 refs, split below 1, the given watch settings) whose namespace
+ * `ns` holds the CustomApps one, two and three, rolled out, and `late-config`, which nobody references yet (the
+ * namespace watch drops its changes); then checks the invariants and stops everything.
+ */
+async function withCollapsedNamespace(
+  t: ExecutionContext,
+  target: ApiTarget,
+  ns: string,
+  watch: DependencyWatchConfig,
+  body: (context: CollapsedNamespace) => Promise<void>,
+): Promise<void> {
+  let cluster: TestCluster | undefined;
+  let proxy: FaultProxy | undefined;
+  let running: TestOperator | undefined;
+  let client: Awaited<ReturnType<typeof adminClient>> | undefined;
+  try {
+    cluster = await startCluster(target, { envtest: { controllerManager: true } });
+    await installOperatorResources(cluster);
+    client = await adminClient(cluster);
+    const admin = client;
+    proxy = await startFaultProxy(cluster.server);
+    // Past 2 refs the namespace collapses into one watch; 2 one-name lists in flight make the next new ref list
+    // the whole namespace instead.
+    running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1, watch } }, { server: proxy.url });
+    const operator = running.operator;
+    const hashOf = async (name: string): Promise<string | undefined> =>
+      (await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name))?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+
+    await createNamespace(admin, ns);
+    const settled = ['one', 'two', 'three'];
+    await createAll(admin, ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })));
+    await createAll(
+      admin,
+      ...settled.map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
+    );
+    await createAll(admin, objects.configMap(ns, 'late-config', { V: 'before' }));
+    await eventually('the namespace collapsed into one synced watch', () =>
+      operator.registry!.streams().some((stream) => stream.namespace === ns && stream.scope === 'namespace' && stream.synced),
+    );
+    for (const name of settled)
+      await eventually(`${name} rolled out`, async () => (await hashOf(name)) === contentHash({ data: { V: name } }));
+    const configMapList = (request: ProxiedRequest, wholeNamespace = false): boolean =>
+      request.method === 'GET' &&
+      !request.watch &&
+      request.path === `/api/v1/namespaces/${ns}/configmaps` &&
+      !(wholeNamespace && request.query.has('fieldSelector'));
+    await body({ ns, proxy, running, client: admin, hashOf, configMapList });
+    await assertInvariants(t, cluster, operator, admin);
+  } finally {
+    await running?.operator.stop();
+    client?.close();
+    await proxy?.close();
+    await cluster?.stop();
+  }
+}
+
+/** Two new refs take the two one-name list slots, the third lists the whole namespace: answers when all went out. */
+async function startNamespaceSnapshot(
+  { ns, client, proxy }: CollapsedNamespace,
+  lists: { readonly namespace: number; readonly names: number },
+): Promise<void> {
+  await createAll(
+    client,
+    ...['four', 'five', 'six'].map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
+  );
+  await eventually('the namespace LIST went out', () => proxy.hits(lists.namespace) === 1 && proxy.hits(lists.names) === 2, 10_000);
+}
+
 for (const target of selectedTargets()) {
   test(`[${target}] a ConfigMap created and one modified while a namespace LIST is slow reach their Deployments, with no stale hash`, async (t) => {
-    const ns = 'snapshot-window';
-    let cluster: TestCluster | undefined;
-    let proxy: FaultProxy | undefined;
-    let running: TestOperator | undefined;
-    const admin = { client: undefined as Awaited<ReturnType<typeof adminClient>> | undefined };
-    try {
-      cluster = await startCluster(target, { envtest: { controllerManager: true } });
-      await installOperatorResources(cluster);
-      admin.client = await adminClient(cluster);
-      const client = admin.client;
-      proxy = await startFaultProxy(cluster.server);
-      // Past 2 refs the namespace collapses into one watch; 2 one-name lists in flight make the next new ref list
-      // the whole namespace instead.
-      running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1 } }, { server: proxy.url });
-      const hashOf = async (name: string): Promise<string | undefined> =>
-        (await getIfExists<Deployment>(client, DEPLOYMENTS, ns, name))?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
-
-      await createNamespace(client, ns);
-      const settled = ['one', 'two', 'three'];
-      await createAll(client, ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })));
-      await createAll(
-        client,
-        ...settled.map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
-      );
-      // `late-config` exists before the window and nobody references it yet: the namespace watch drops its changes.
-      await createAll(client, objects.configMap(ns, 'late-config', { V: 'before' }));
-      await eventually('the namespace collapsed into one synced watch', () =>
-        running!.operator.registry!.streams().some((stream) => stream.namespace === ns && stream.scope === 'namespace' && stream.synced),
-      );
-      for (const name of settled)
-        await eventually(`${name} rolled out`, async () => (await hashOf(name)) === contentHash({ data: { V: name } }));
-
+    await withCollapsedNamespace(t, target, 'snapshot-window', {}, async (context) => {
+      const { ns, client, proxy, running, hashOf, configMapList } = context;
       // The window: every ConfigMap LIST in the namespace is evaluated at once and answered SLOW_LIST_MS later.
-      const configMapList = (request: ProxiedRequest): boolean =>
-        request.method === 'GET' && !request.watch && request.path === `/api/v1/namespaces/${ns}/configmaps`;
       const slowNamespaceLists = proxy.add({
-        match: (request) => configMapList(request) && !request.query.has('fieldSelector'),
+        match: (request) => configMapList(request, true),
         answer: { kind: 'delayed-answer', ms: SLOW_LIST_MS },
       });
       const slowNameLists = proxy.add({ match: configMapList, answer: { kind: 'delayed-answer', ms: SLOW_LIST_MS } });
-      // Two new refs take the two one-name list slots; the third lists the whole namespace (slow).
-      await createAll(
-        client,
-        ...['four', 'five', 'six'].map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
-      );
-      await eventually(
-        'the namespace LIST went out',
-        () => proxy!.hits(slowNamespaceLists) === 1 && proxy!.hits(slowNameLists) === 2,
-        10_000,
-      );
+      await startNamespaceSnapshot(context, { namespace: slowNamespaceLists, names: slowNameLists });
       const opened = Date.now();
       // Inside the window: a ConfigMap is created and another changes; the namespace watch sees both while no
       // CustomApp references them yet, and then CustomApps that do are created.
@@ -106,12 +150,62 @@ for (const target of selectedTargets()) {
         'the revert reached its Deployment',
         async () => (await hashOf('changed')) === contentHash({ data: { V: 'before' } }),
       );
-      await assertInvariants(t, cluster, running.operator, client);
-    } finally {
-      await running?.operator.stop();
-      admin.client?.close();
-      await proxy?.close();
-      await cluster?.stop();
-    }
+    });
+  });
+
+  test(`[${target}] a ConfigMap referenced after the namespace watch relisted during a slow namespace LIST gets the content that relist saw`, async (t) => {
+    // Watches the server ends every 2 s, so that the namespace watch comes back (and meets the faults) within the window.
+    await withCollapsedNamespace(t, target, 'snapshot-relist', { timeoutSeconds: 2 }, async (context) => {
+      const { ns, client, proxy, running, hashOf, configMapList } = context;
+      const slowNamespaceList = proxy.add({
+        match: (request) => configMapList(request, true),
+        answer: { kind: 'delayed-answer', ms: RELIST_WINDOW_MS },
+        times: 1,
+      });
+      const slowNameLists = proxy.add({ match: configMapList, answer: { kind: 'delayed-answer', ms: RELIST_WINDOW_MS }, times: 2 });
+      await startNamespaceSnapshot(context, { namespace: slowNamespaceList, names: slowNameLists });
+      const opened = Date.now();
+      const namespaceWatch = (request: ProxiedRequest): boolean =>
+        request.watch && request.path === `/api/v1/namespaces/${ns}/configmaps` && !request.query.has('fieldSelector');
+
+      // The namespace watch breaks (500s, so it backs off and would resume where it was); late-config changes
+      // meanwhile; then its resume meets a 410, so the change reaches it only through a relist, never as an event.
+      const down = proxy.add({ match: namespaceWatch, answer: { kind: 'status', code: 500, reason: 'InternalError', message: 'down' } });
+      await eventually('the namespace watch is down', () => proxy.hits(down) > 0, 5_000);
+      await client.patch(CONFIGMAPS, ns, 'late-config', 'merge', { data: { V: 'changed while the watch was down' } });
+      proxy.remove(down);
+      const sentBefore = proxy.exchanges.length;
+      const gone = proxy.add({
+        match: namespaceWatch,
+        answer: { kind: 'watch-error', code: 410, reason: 'Expired', message: 'too old resource version' },
+        times: 1,
+      });
+      await eventually('the namespace watch met the 410', () => proxy.hits(gone) === 1, 5_000);
+      await eventually('its relist was answered', () =>
+        proxy.exchanges
+          .slice(sentBefore)
+          .some(
+            (exchange) => exchange.method === 'GET' && exchange.path === `/api/v1/namespaces/${ns}/configmaps` && exchange.code === 200,
+          ),
+      );
+
+      await createAll(client, objects.customApp(ns, 'changed', { image: 'example/app:1', configMapName: 'late-config' }));
+      await eventually('the new CustomApp holds its ref', () =>
+        running.operator.dependencies.watched().some((watched) => watched.kind === 'ConfigMap' && watched.name === 'late-config'),
+      );
+      t.true(Date.now() - opened < RELIST_WINDOW_MS, 'the ref was taken while the namespace LIST was still unanswered');
+
+      const changed = contentHash({ data: { V: 'changed while the watch was down' } });
+      await eventually('the change the relist saw reached the Deployment', async () => (await hashOf('changed')) === changed);
+      // Past the window the older namespace LIST has answered; the Deployment still has the newer content, and a
+      // revert to the content before the window is a change, and rolls.
+      await new Promise((resolve) => setTimeout(resolve, opened + RELIST_WINDOW_MS + 500 - Date.now()));
+      t.is(await hashOf('changed'), changed);
+      await client.patch(CONFIGMAPS, ns, 'late-config', 'merge', { data: { V: 'before' } });
+      await eventually(
+        'the revert reached its Deployment',
+        async () => (await hashOf('changed')) === contentHash({ data: { V: 'before' } }),
+      );
+    });
   });
 }

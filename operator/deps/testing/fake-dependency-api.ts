@@ -104,6 +104,11 @@ export class FakeDependencyApi implements WatchClient {
     list?.resolve(list.answer);
   }
 
+  /** Answers the list that arrived last: lists started before it stay slow. */
+  answerNewest(): void {
+    this.answerList(this.lists.length - 1);
+  }
+
   /** Fails the `index`-th pending list with a 500. */
   failList(index: number): void {
     const [list] = this.lists.splice(index % Math.max(1, this.lists.length), 1);
@@ -146,14 +151,21 @@ export class FakeDependencyApi implements WatchClient {
   endWatch(index: number, how: 'closed' | 'reset' | 'gone'): void {
     const watch = this.watches[index % Math.max(1, this.watches.length)];
     if (!watch) return;
-    if (how === 'gone') {
-      watch.queue.splice(0, watch.queue.length, {
-        type: 'ERROR',
-        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' },
-      });
-      watch.credits = 1;
-    } else watch.end = how === 'closed' ? 'closed' : new ApiError('fake API: connection reset', 0);
-    watch.wake?.();
+    if (how === 'gone') this.expireWatch(watch);
+    else {
+      watch.end = how === 'closed' ? 'closed' : new ApiError('fake API: connection reset', 0);
+      watch.wake?.();
+    }
+  }
+
+  /**
+   * The server's window moves past every open watch at once, as after a compaction its watch cache had not caught
+   * up with, or an API server restart: history is compacted, and each watch ends with an in-stream 410 that loses
+   * the events it was owed. Every watcher relists, the namespace watch included, whatever else is in flight.
+   */
+  expire(): void {
+    this.compact();
+    for (const watch of this.watches) this.expireWatch(watch);
   }
 
   list<T>(_resource: Resource, options: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList<T>> {
@@ -205,6 +217,16 @@ export class FakeDependencyApi implements WatchClient {
       signal?.removeEventListener('abort', onAbort);
       this.watches.splice(this.watches.indexOf(watch), 1);
     }
+  }
+
+  /** Replaces what `watch` is owed with an in-stream 410 ERROR event, delivered at once. */
+  private expireWatch(watch: OpenWatch): void {
+    watch.queue.splice(0, watch.queue.length, {
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' },
+    });
+    watch.credits = 1;
+    watch.wake?.();
   }
 
   private selects(name: string | undefined, event: RawWatchEvent<DependencyObject>): boolean {

@@ -8,57 +8,86 @@ import type { DependencyState } from '../source.js';
 import { FakeDependencyApi } from './fake-dependency-api.js';
 
 const NAMESPACE = 'ns';
-const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] as const;
+const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p'] as const;
 type Name = (typeof NAMES)[number];
 
 /** One step of a run: what a user, the API server or time does next. */
 export type Step =
-  | { readonly type: 'acquire' | 'release' | 'delete'; readonly name: Name }
+  | { readonly type: 'acquire' | 'delete'; readonly name: Name }
+  /** One holder of `name` lets go, or with `every` all of them at once (the slot goes; a later acquire makes a new one). */
+  | { readonly type: 'release'; readonly name: Name; readonly every?: boolean }
   | { readonly type: 'write'; readonly name: Name; readonly value: string }
+  /** What a Helm upgrade does: write every object of the namespace, referenced or not; the watches see it later. */
+  | { readonly type: 'rewrite'; readonly value: string }
   /** What a GitOps apply does: write these ConfigMaps, let the watches see it, then reference them all. */
   | { readonly type: 'apply'; readonly names: readonly Name[]; readonly value: string }
+  /** Holders that arrive together (a cold start, a sync of CustomApps): reference these names, one after another. */
+  | { readonly type: 'reference'; readonly names: readonly Name[] }
+  /** A new holder of the object written or deleted last that nobody holds (a CustomApp for a ConfigMap just made). */
+  | { readonly type: 'acquireChanged' }
   | { readonly type: 'deliver'; readonly index: number; readonly count: number }
   | { readonly type: 'answerList' | 'failList' | 'bookmark'; readonly index: number }
+  /** Answers the list that arrived last: the lists sent before it stay slow. */
+  | { readonly type: 'answerNewest' }
   | { readonly type: 'endWatch'; readonly index: number; readonly how: 'closed' | 'reset' | 'gone' }
   | { readonly type: 'compact' | 'deliverAll' }
+  /**
+   * Every open watch's window passes at once (`FakeDependencyApi.expire`): each relists, losing the events it was
+   * owed, and the relists are answered at once while the lists sent before them (snapshots) stay slow.
+   */
+  | { readonly type: 'expire' }
+  /** The system comes to rest (every answer and event released) and every held ref must say its object's state. */
+  | { readonly type: 'settle' }
   | { readonly type: 'advance'; readonly ms: number };
 
-const name = fc.constantFrom(...NAMES);
 const index = fc.nat({ max: 15 });
+const value = fc.constantFrom('1', '2', '3');
 
-/** Every kind of step, with the arbitrary of its arguments. */
-const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
-  fc.record({ type: fc.constant('acquire' as const), name }),
-  fc.record({ type: fc.constant('release' as const), name }),
-  fc.record({ type: fc.constant('write' as const), name, value: fc.constantFrom('1', '2', '3') }),
-  fc.record({ type: fc.constant('delete' as const), name }),
-  fc.record({
-    type: fc.constant('apply' as const),
-    names: fc.subarray([...NAMES], { minLength: 1 }),
-    value: fc.constantFrom('1', '2', '3'),
-  }),
-  fc.record({ type: fc.constant('deliver' as const), index, count: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ type: fc.constant('deliverAll' as const) }),
-  fc.record({ type: fc.constant('answerList' as const), index }),
-  fc.record({ type: fc.constant('failList' as const), index }),
-  fc.record({ type: fc.constant('bookmark' as const), index }),
-  fc.record({ type: fc.constant('endWatch' as const), index, how: fc.constantFrom('closed', 'reset', 'gone') }),
-  fc.record({ type: fc.constant('compact' as const) }),
-  fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2_000, 40_000) }),
-];
+/** Every kind of step, with the arbitrary of its arguments, over the names a run plays with. */
+function stepKinds(names: readonly Name[]): readonly fc.Arbitrary<Step>[] {
+  const name = fc.constantFrom(...names);
+  // Bursts of at most 3: enough to cross a low threshold in one step, few enough to leave names nobody holds.
+  const burst = fc.subarray([...names], { minLength: 1, maxLength: 3 });
+  return [
+    fc.record({ type: fc.constant('acquire' as const), name }),
+    fc.record({ type: fc.constant('release' as const), name, every: fc.boolean() }),
+    fc.record({ type: fc.constant('write' as const), name, value }),
+    fc.record({ type: fc.constant('delete' as const), name }),
+    fc.record({ type: fc.constant('rewrite' as const), value }),
+    fc.record({ type: fc.constant('apply' as const), names: burst, value }),
+    fc.record({ type: fc.constant('reference' as const), names: burst }),
+    fc.record({ type: fc.constant('acquireChanged' as const) }),
+    fc.record({ type: fc.constant('deliver' as const), index, count: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({ type: fc.constant('deliverAll' as const) }),
+    fc.record({ type: fc.constant('answerList' as const), index }),
+    fc.record({ type: fc.constant('answerNewest' as const) }),
+    fc.record({ type: fc.constant('failList' as const), index }),
+    fc.record({ type: fc.constant('bookmark' as const), index }),
+    fc.record({ type: fc.constant('endWatch' as const), index, how: fc.constantFrom('closed', 'reset', 'gone') }),
+    fc.record({ type: fc.constant('compact' as const) }),
+    fc.record({ type: fc.constant('expire' as const) }),
+    fc.record({ type: fc.constant('settle' as const) }),
+    fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2_000, 40_000) }),
+  ];
+}
 
 /**
- * Step sequences drawn as swarm testing does: each run first draws a weight from 0 to 4 for every kind of step
- * (acquire at least 1), then its steps with those weights. Runs that leave some kinds out, or favour a few, reach
- * deep interleavings (a slow list, then a burst of refs and writes) far more often than one fixed mix does.
+ * Step sequences drawn as swarm testing does: each run first draws how many names it plays with (8 to 16) and a
+ * weight from 0 to 4 for every kind of step (acquire at least 1), then its steps with those weights. Runs that leave
+ * some kinds out, or favour a few, reach deep interleavings (a slow list, then a burst of refs and writes) far more
+ * often than one fixed mix does. Names beyond a run's own stay unreferenced objects of the namespace, which only
+ * `rewrite` writes and only `acquireChanged` references.
  */
 export function stepsArbitrary(maxSteps: number): fc.Arbitrary<Step[]> {
-  return fc.tuple(...STEP_KINDS.map((_, at) => fc.integer({ min: at === 0 ? 1 : 0, max: 4 }))).chain((weights) =>
-    fc.array(fc.oneof(...STEP_KINDS.flatMap((arbitrary, at) => (weights[at]! > 0 ? [{ weight: weights[at]!, arbitrary }] : []))), {
-      maxLength: maxSteps,
-      size: 'max',
-    }),
-  );
+  return fc.integer({ min: 8, max: NAMES.length }).chain((count) => {
+    const kinds = stepKinds(NAMES.slice(0, count));
+    return fc.tuple(...kinds.map((_, at) => fc.integer({ min: at === 0 ? 1 : 0, max: 4 }))).chain((weights) =>
+      fc.array(fc.oneof(...kinds.flatMap((arbitrary, at) => (weights[at]! > 0 ? [{ weight: weights[at]!, arbitrary }] : []))), {
+        maxLength: maxSteps,
+        size: 'max',
+      }),
+    );
+  });
 }
 
 /** The registry's switch points: collapse past `collapse` refs, split below `split`. */
@@ -67,9 +96,12 @@ export interface Thresholds {
   readonly split: number;
 }
 
-/** Low thresholds, so that a handful of names crosses them back and forth. */
+/**
+ * Low thresholds, so that a handful of names crosses them back and forth; a collapse threshold of 1 twice as often
+ * as 2 or 3, since it takes the fewest refs to reach a namespace snapshot in flight.
+ */
 export const thresholdsArbitrary: fc.Arbitrary<Thresholds> = fc
-  .integer({ min: 1, max: 3 })
+  .constantFrom(1, 1, 2, 3)
   .chain((collapse) => fc.record({ collapse: fc.constant(collapse), split: fc.integer({ min: 0, max: collapse }) }));
 
 /** What a state says, as the model compares it. */
@@ -153,67 +185,38 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     // as long as the watch that follows that list delivers everything after it (the final check says it did).
     if (!held.some((entry) => entry.name === each)) progress.delete(each);
   };
+  /** The names written or deleted, the latest last, each once. */
+  const changed: Name[] = [];
   const written = (each: Name): void => {
+    if (changed.includes(each)) changed.splice(changed.indexOf(each), 1);
+    changed.push(each);
     const history = histories.get(each)!;
     if (history.at(-1) !== truth(each)) history.push(truth(each));
   };
 
-  try {
-    for (const step of steps) {
-      switch (step.type) {
-        case 'acquire':
-          hold(step.name);
-          break;
-        case 'release':
-          release(step.name);
-          break;
-        case 'write':
-          api.write(step.name, { key: step.value });
-          written(step.name);
-          break;
-        case 'delete':
-          api.remove(step.name);
-          written(step.name);
-          break;
-        case 'apply':
-          for (const each of step.names) {
-            api.write(each, { key: step.value });
-            written(each);
-          }
-          api.deliverAll();
-          await drained();
-          for (const each of step.names) hold(each);
-          break;
-        case 'deliver':
-          api.deliver(step.index, step.count);
-          break;
-        case 'deliverAll':
-          api.deliverAll();
-          break;
-        case 'answerList':
-          api.answerList(step.index);
-          break;
-        case 'failList':
-          api.failList(step.index);
-          break;
-        case 'bookmark':
-          api.bookmark(step.index);
-          break;
-        case 'endWatch':
-          api.endWatch(step.index, step.how);
-          break;
-        case 'compact':
-          api.compact();
-          break;
-        case 'advance':
-          clock.advance(step.ms);
-          break;
-      }
-      await drained();
-    }
+  /** How the watches open at the server differ from the streams the registry counts, or undefined when they match. */
+  const watchesMismatch = (): string | undefined => {
+    const open = JSON.stringify(api.openWatches().sort());
+    const served = JSON.stringify(
+      registry
+        .streams()
+        .map((stream) => stream.name ?? '*')
+        .sort(),
+    );
+    return open === served ? undefined : `the server has the watches ${open} open, the registry ${served}`;
+  };
 
-    // Quiescence: no more faults; answer, deliver and let the backoff timers run until nothing moves.
-    for (let round = 0; round < 50 && (api.pendingLists > 0 || api.undelivered > 0 || round < 3); round += 1) {
+  /**
+   * Quiescence: no more faults; answers, delivers and lets the backoff timers run until nothing moves. Then every
+   * held ref must say its object's state, and no ref may have gone back in its history. A run checks this at its
+   * end and at each `settle` step: a stale state must not survive a moment of rest, even if a later write happens
+   * to bring the object back to it.
+   */
+  const settled = async (): Promise<void> => {
+    // A watcher between two attempts (backing off after a second 410 without progress) has no watch open at the
+    // server: rest also waits for every stream the registry counts to be open again.
+    const busy = (): boolean => api.pendingLists > 0 || api.undelivered > 0 || watchesMismatch() !== undefined;
+    for (let round = 0; round < 50 && (busy() || round < 3); round += 1) {
       api.answerAll();
       api.deliverAll();
       await drained();
@@ -233,6 +236,91 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       }
     }
     if (regressions.length > 0) throw new Error(regressions[0]);
+  };
+
+  try {
+    for (const step of steps) {
+      switch (step.type) {
+        case 'acquire':
+          hold(step.name);
+          break;
+        case 'release':
+          do release(step.name);
+          while (step.every && held.some((entry) => entry.name === step.name));
+          break;
+        case 'write':
+          api.write(step.name, { key: step.value });
+          written(step.name);
+          break;
+        case 'rewrite':
+          for (const each of NAMES) {
+            api.write(each, { key: step.value });
+            written(each);
+          }
+          break;
+        case 'delete':
+          api.remove(step.name);
+          written(step.name);
+          break;
+        case 'apply':
+          for (const each of step.names) {
+            api.write(each, { key: step.value });
+            written(each);
+          }
+          api.deliverAll();
+          await drained();
+          for (const each of step.names) hold(each);
+          break;
+        case 'reference':
+          for (const each of step.names) hold(each);
+          break;
+        case 'deliver':
+          api.deliver(step.index, step.count);
+          break;
+        case 'deliverAll':
+          api.deliverAll();
+          break;
+        case 'answerList':
+          api.answerList(step.index);
+          break;
+        case 'acquireChanged': {
+          const unheld = changed.findLast((each) => !held.some((entry) => entry.name === each));
+          if (unheld) hold(unheld);
+          break;
+        }
+        case 'answerNewest':
+          api.answerNewest();
+          break;
+        case 'failList':
+          api.failList(step.index);
+          break;
+        case 'bookmark':
+          api.bookmark(step.index);
+          break;
+        case 'endWatch':
+          api.endWatch(step.index, step.how);
+          break;
+        case 'compact':
+          api.compact();
+          break;
+        case 'advance':
+          clock.advance(step.ms);
+          break;
+        case 'expire': {
+          const older = api.pendingLists;
+          api.expire();
+          await drained();
+          while (api.pendingLists > older) api.answerList(older);
+          break;
+        }
+        case 'settle':
+          await settled();
+          break;
+      }
+      await drained();
+    }
+
+    await settled();
 
     const heldNames = JSON.stringify([...new Set(held.map((entry) => entry.name))].sort());
     const streams = registry.streams();
@@ -242,11 +330,8 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       held.length === 0 ? streams.length === 0 : perNamespace === 0 ? perObject === heldNames : perNamespace === 1 && perObject === '[]';
     if (!matches) throw new Error(`streams: ${perNamespace} per namespace and ${perObject} per object for the held refs ${heldNames}`);
     if (streams.some((stream) => !stream.synced)) throw new Error(`a stream is not synced after quiescence: ${JSON.stringify(streams)}`);
-    const open = api.openWatches().sort();
-    const served = streams.map((stream) => stream.name ?? '*').sort();
-    if (JSON.stringify(open) !== JSON.stringify(served)) {
-      throw new Error(`the server has the watches ${JSON.stringify(open)} open, the registry ${JSON.stringify(served)}`);
-    }
+    const mismatch = watchesMismatch();
+    if (mismatch) throw new Error(mismatch);
 
     for (const entry of [...held]) release(entry.name);
     await drained();

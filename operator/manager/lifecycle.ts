@@ -5,6 +5,7 @@ import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
 import type { DependencyRef } from '../deps/source.js';
 import { heldRefs } from '../reconcile/dependencies-step.js';
+import { customAppStandings } from '../reconcile/rollout-standings.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import type { Endpoints } from './endpoints.js';
@@ -75,7 +76,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
-    governance.rebuild(cachedApps, (key) => caches.deployments.get(key));
+    governance.rebuild(customAppStandings(cachedApps, (key) => caches.deployments.get(key)));
     holdCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
     controller.start();
     reconciling = true;

@@ -15,6 +15,7 @@ import { RecordingClient } from '../../kube/testing/recording-client.js';
 import type { Logger } from '../../log.js';
 import type { Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
+import { customAppStandings } from '../rollout-standings.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
 import { endedRolloutStatus } from '../../governance/testing/deployment-status.js';
 
@@ -97,7 +98,7 @@ export class FakeWorld {
   restart(): RolloutGovernance {
     this.governance.close();
     this.governance = this.newGovernance();
-    this.governance.rebuild(this.apps.objects.values(), (key) => this.deployments.get(key));
+    this.governance.rebuild(customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key)));
     this.reconciler = this.newReconciler();
     return this.governance;
   }

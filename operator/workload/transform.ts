@@ -1,15 +1,16 @@
 // What the workload caches keep of a Deployment, StatefulSet or DaemonSet: only the fields the workload reconcile reads.
-import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { LAST_ROLLOUT_ANNOTATION, RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { Container, PodTemplate } from '../kube/objects.js';
 import { lastWorkloadRollout } from './last-rollout.js';
-import { READ_ANNOTATIONS } from './reload-annotations.js';
+import { hasOptIn, READ_ANNOTATIONS } from './reload-annotations.js';
 import type { Workload } from './workload.js';
 
 const KEPT_ANNOTATIONS = new Set([...READ_ANNOTATIONS, RUNNING_HASHES_ANNOTATION, LAST_ROLLOUT_ANNOTATION]);
 
 function keptAnnotations(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
   if (!annotations) return undefined;
-  const kept = Object.entries(annotations).filter(([key]) => KEPT_ANNOTATIONS.has(key));
+  // Unknown `app.example.com/reload-…` keys too: the reconcile reports them (a kind misspelled or not served).
+  const kept = Object.entries(annotations).filter(([key]) => KEPT_ANNOTATIONS.has(key) || key.startsWith(RELOAD_ANNOTATION));
   return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
@@ -41,7 +42,8 @@ function trimTemplate(template: PodTemplate): PodTemplate {
 /**
  * Keeps of a workload what the reconcile reads: its identity and resourceVersion (the guard of its writes), its
  * generation, the annotations of ours and Reloader's, the pod template's ConfigMap and Secret references, the replicas
- * and update strategy, and the status only while a rollout of ours is in progress (to see it end). Everything else
+ * and update strategy, and the status only while a rollout of ours is in progress (to see it end); of a workload that
+ * did not opt in, no references at all. Everything else
  * (images, probes, resources, labels, managedFields) is dropped: the operator watches every workload of the kinds
  * `--workloads` names, opted in or not, and writes them with a merge patch, never from a cached copy.
  */
@@ -50,6 +52,8 @@ export function trimWorkload<T extends Workload>(workload: T): T {
   const kept = keptAnnotations(annotations);
   const spec = workload.spec as Workload['spec'] & { replicas?: number; updateStrategy?: unknown };
   const rolling = lastWorkloadRollout(workload)?.result === 'InProgress';
+  // A workload that did not opt in needs no references: annotating it is an update, which brings them.
+  const optedIn = hasOptIn(annotations) || hasOptIn(spec.template.metadata?.annotations);
   return {
     ...(workload.apiVersion ? { apiVersion: workload.apiVersion } : {}),
     ...(workload.kind ? { kind: workload.kind } : {}),
@@ -65,7 +69,7 @@ export function trimWorkload<T extends Workload>(workload: T): T {
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
       ...(spec.updateStrategy !== undefined ? { updateStrategy: spec.updateStrategy } : {}),
-      template: trimTemplate(spec.template),
+      template: optedIn ? trimTemplate(spec.template) : { spec: { containers: [] } },
     },
     ...(rolling && workload.status ? { status: workload.status } : {}),
   } as unknown as T;

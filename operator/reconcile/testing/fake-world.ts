@@ -22,12 +22,16 @@ import type { PodTemplate } from '../../kube/objects.js';
 import { trimWorkload } from '../../workload/transform.js';
 import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, workloadKey } from '../../workload/workload.js';
 import { WorkloadReconciler } from '../../workload/workload-reconciler.js';
+import { workloadStandings } from '../../workload/standings.js';
 
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {
   readonly objects = new Map<string, T>();
   get(key: string): T | undefined {
     return this.objects.get(key);
+  }
+  list(): T[] {
+    return [...this.objects.values()];
   }
   wrote(object: T): void {
     this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, object);
@@ -110,7 +114,10 @@ export class FakeWorld {
   restart(): RolloutGovernance {
     this.governance.close();
     this.governance = this.newGovernance();
-    this.governance.rebuild(customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key)));
+    this.governance.rebuild([
+      ...customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key)),
+      ...workloadStandings(this.workloads),
+    ]);
     this.reconciler = this.newReconciler();
     return this.governance;
   }

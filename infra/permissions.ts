@@ -1,5 +1,6 @@
 // The operator's permissions: one table, read by the RBAC construct and by the tests that prove it minimal.
 import { GROUP, PLURAL } from './customapp-api.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from './workload-api.js';
 
 /** An RBAC verb the operator may be granted. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -96,3 +97,18 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     why: 'leader election (get, create, renew); no list or watch is needed',
   },
 ];
+
+/**
+ * The grants `--workloads` needs on each kind it names (the operator chart's `workloads` prop adds them, and only
+ * them): list and watch for the workload informer (its cache is trimmed, so no GET), patch for the one write of a
+ * rollout or a record (a merge patch guarded by the resourceVersion: an update would need the whole object, which the
+ * trimmed cache does not keep).
+ */
+export function workloadPermissions(resources: readonly WorkloadResource[] = []): Permission[] {
+  return [...new Set(resources)].map((resource) => ({
+    apiGroup: WORKLOAD_KINDS[resource].group,
+    resource,
+    verbs: ['list', 'watch', 'patch'],
+    why: `--workloads=${resource}: the ${WORKLOAD_KINDS[resource].kind}s that opt in by annotation (informer; the rollout and its record, one merge patch)`,
+  }));
+}

@@ -41,14 +41,15 @@ function trimTemplate(template: PodTemplate): PodTemplate {
 
 /**
  * Keeps of a workload what the reconcile reads: its identity and resourceVersion (the guard of its writes), its
- * generation, the annotations of ours and Reloader's, the pod template's ConfigMap and Secret references, the replicas
+ * generation, its controller ownerReference (a CustomApp's Deployment is the CustomApp's), the annotations of ours and Reloader's, the pod template's ConfigMap and Secret references, the replicas
  * and update strategy, and the status only while a rollout of ours is in progress (to see it end); of a workload that
  * did not opt in, no references at all. Everything else
  * (images, probes, resources, labels, managedFields) is dropped: the operator watches every workload of the kinds
  * `--workloads` names, opted in or not, and writes them with a merge patch, never from a cached copy.
  */
 export function trimWorkload<T extends Workload>(workload: T): T {
-  const { name, namespace, uid, resourceVersion, generation, annotations, deletionTimestamp } = workload.metadata;
+  const { name, namespace, uid, resourceVersion, generation, annotations, deletionTimestamp, ownerReferences } = workload.metadata;
+  const controller = ownerReferences?.filter((reference) => reference.controller === true);
   const kept = keptAnnotations(annotations);
   const spec = workload.spec as Workload['spec'] & { replicas?: number; updateStrategy?: unknown };
   const rolling = lastWorkloadRollout(workload)?.result === 'InProgress';
@@ -65,6 +66,7 @@ export function trimWorkload<T extends Workload>(workload: T): T {
       ...(generation !== undefined ? { generation } : {}),
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
       ...(kept ? { annotations: kept } : {}),
+      ...(controller?.length ? { ownerReferences: controller } : {}),
     },
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),

@@ -324,3 +324,26 @@ test('the budget is shared with CustomApps: one slot, held by a CustomApp, queue
     'a restart finds the slot in the workload’s status and record',
   );
 });
+
+test("a Deployment a CustomApp controls is the CustomApp's: reload annotations on it are ignored, with one Warning", async (t) => {
+  const world = new FakeWorld();
+  world.configMap('app-config', { V: '1' });
+  world.app('app', { image: 'example/app:1', configMapName: 'app-config' });
+  await world.reconcile('app');
+  const owned = world.client.stored<Workload>(WORKLOAD_RESOURCES.Deployment, 'ns', 'app')!;
+  world.client.seed(WORKLOAD_RESOURCES.Deployment, {
+    ...owned,
+    metadata: { ...owned.metadata, annotations: { ...owned.metadata.annotations, ...AUTO } },
+  });
+  world.sync();
+  const from = world.client.calls.length;
+  t.deepEqual(await world.reconcileWorkload('Deployment', 'app'), {});
+  t.deepEqual(writes(world, from), [], 'no baseline, no rollout: its CustomApp rolls it');
+  t.false(world.dependencies.held.has('Deployment/ns/app'));
+  t.deepEqual(
+    eventsOf(world, 'app').filter((event) => event.startsWith('Deployment ')),
+    [
+      'Deployment ReloadAnnotationInvalid: controlled by CustomApp "app", which rolls it on its own ConfigMap and Secret: the reload annotations are ignored',
+    ],
+  );
+});

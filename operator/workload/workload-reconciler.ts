@@ -1,5 +1,5 @@
 // The workload reconcile: a Deployment, StatefulSet or DaemonSet that opted in rolls, once, on new content of what it uses.
-import { FIELD_MANAGER } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER, GROUP, KIND } from '../../infra/customapp-api.js';
 import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { CacheReader } from '../cache/fresh-cache.js';
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
@@ -78,7 +78,11 @@ export class WorkloadReconciler implements Reconciler {
       request.log.debug('not in cache: released');
       return {};
     }
-    const spec = reloadSpec(workload.metadata.annotations, workload.spec.template);
+    const owner = controllingCustomApp(workload);
+    const annotated = reloadSpec(workload.metadata.annotations, workload.spec.template);
+    // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice.
+    const spec =
+      owner && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ownedProblem(owner)] } : annotated;
     const writes: Writes = { annotations: {}, events: [] };
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
@@ -266,6 +270,16 @@ export class WorkloadReconciler implements Reconciler {
     };
     for (const [type, reason, message] of writes.events) this.world.recorder.post(involved, type, reason, message, request.log);
   }
+}
+
+/** The name of the CustomApp that controls `workload`, if one does. */
+function controllingCustomApp(workload: Workload): string | undefined {
+  const reference = workload.metadata.ownerReferences?.find((ref) => ref.controller === true);
+  return reference?.kind === KIND && reference.apiVersion.split('/')[0] === GROUP ? reference.name : undefined;
+}
+
+function ownedProblem(owner: string): string {
+  return `controlled by ${KIND} "${owner}", which rolls it on its own ConfigMap and Secret: the reload annotations are ignored`;
 }
 
 /** Each referenced object's hash now, or null while it does not exist. */

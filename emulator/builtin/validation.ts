@@ -188,27 +188,21 @@ function templateWorkloadErrors(
   return errors;
 }
 
-/** A StatefulSet: the checks of every workload template, and an update strategy of RollingUpdate or OnDelete. */
-export function validateStatefulSet(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
-  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
-  const errors = templateWorkloadErrors('statefulset', obj, old, (labels) => labels);
-  const strategy: Obj = isObject(spec.updateStrategy) ? spec.updateStrategy : {};
-  if (!['OnDelete', 'RollingUpdate'].includes(strategy.type)) {
-    errors.push(notSupported('spec.updateStrategy.type', strategy.type, ['OnDelete', 'RollingUpdate']));
-  }
-  return errors;
+/** A StatefulSet's or DaemonSet's spec: the checks of every workload template, and an update strategy of RollingUpdate or OnDelete. */
+function updateStrategyWorkload(kind: 'statefulset' | 'daemonset'): (obj: KubeObject, old: KubeObject | undefined) => FieldError[] {
+  return (obj, old) => {
+    const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+    const errors = templateWorkloadErrors(kind, obj, old, (labels) => labels);
+    const strategy: Obj = isObject(spec.updateStrategy) ? spec.updateStrategy : {};
+    if (!['OnDelete', 'RollingUpdate'].includes(strategy.type)) {
+      errors.push(notSupported('spec.updateStrategy.type', strategy.type, ['OnDelete', 'RollingUpdate']));
+    }
+    return errors;
+  };
 }
 
-/** A DaemonSet: the checks of every workload template, and an update strategy of RollingUpdate or OnDelete. */
-export function validateDaemonSet(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
-  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
-  const errors = templateWorkloadErrors('daemonset', obj, old, (labels) => labels);
-  const strategy: Obj = isObject(spec.updateStrategy) ? spec.updateStrategy : {};
-  if (!['OnDelete', 'RollingUpdate'].includes(strategy.type)) {
-    errors.push(notSupported('spec.updateStrategy.type', strategy.type, ['OnDelete', 'RollingUpdate']));
-  }
-  return errors;
-}
+export const validateStatefulSet = updateStrategyWorkload('statefulset');
+export const validateDaemonSet = updateStrategyWorkload('daemonset');
 
 export function validateDeployment(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
   const spec: Obj = isObject(obj.spec) ? obj.spec : {};

@@ -29,6 +29,13 @@ const eventsOf = (world: FakeWorld, name: string): string[] =>
     .all<CoreEvent>(EVENTS)
     .filter((event) => event.involvedObject.name === name)
     .map((event) => `${event.involvedObject.kind} ${event.reason}: ${event.message}`);
+/** Sets `annotations` over the stored workload's, as `kubectl annotate` would, reconciles it and syncs the caches. */
+async function annotate(world: FakeWorld, kind: WorkloadKind, name: string, annotations: Record<string, string>): Promise<void> {
+  world.workload(kind, name, { ...stored(world, kind, name).metadata.annotations, ...annotations }, USES);
+  await world.reconcileWorkload(kind, name);
+  world.sync();
+}
+
 /** The calls from `from` on, other than Events. */
 const writes = (world: FakeWorld, from: number): string[] => world.writes(from).filter((line) => !line.startsWith('event'));
 
@@ -130,14 +137,7 @@ test('a metadata-only change of a ConfigMap (same hash) rolls nothing', async (t
 
 test('opting out releases the refs and removes the record; opting in again later rolls nothing', async (t) => {
   const world = await optedIn('DaemonSet');
-  world.workload(
-    'DaemonSet',
-    'web',
-    { ...stored(world, 'DaemonSet', 'web').metadata.annotations, 'reloader.stakater.com/auto': 'false' },
-    USES,
-  );
-  await world.reconcileWorkload('DaemonSet', 'web');
-  world.sync();
+  await annotate(world, 'DaemonSet', 'web', { 'reloader.stakater.com/auto': 'false' });
   t.deepEqual(world.dependencies.watched(), [], 'released');
   t.is(record(world, 'DaemonSet', 'web'), undefined, 'the record is gone');
 
@@ -257,14 +257,7 @@ test('paused by annotation: no roll and one RolloutPaused Event; unpaused, the l
       `Deployment RolloutPaused: Rollout of ConfigMap "app-config" ${FakeWorld.hash({ V: '1' }).slice(0, 12)}→${FakeWorld.hash({ V: '2' }).slice(0, 12)} paused by app.example.com/rollout-paused`,
     ],
   );
-  world.workload(
-    'Deployment',
-    'web',
-    { ...stored(world, 'Deployment', 'web').metadata.annotations, 'app.example.com/rollout-paused': 'false' },
-    USES,
-  );
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await annotate(world, 'Deployment', 'web', { 'app.example.com/rollout-paused': 'false' });
   t.is(decodeHashes(templateHashes(world, 'Deployment', 'web'))!.get('ConfigMap/app-config'), FakeWorld.hash({ V: '3' }));
 });
 

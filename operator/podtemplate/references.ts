@@ -30,7 +30,7 @@ const itemKeys = (items: Items): readonly string[] | undefined => (items && item
 /** Every use in the template's init containers, containers and volumes, in document order. */
 function uses(template: PodTemplate): Use[] {
   const found: Use[] = [];
-  const spec = template.spec;
+  const spec = template.spec ?? { containers: [] };
   for (const container of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
     for (const { configMapRef: configMap, secretRef: secret } of container.envFrom ?? []) {
       if (configMap) found.push({ kind: 'ConfigMap', name: configMap.name, optional: configMap.optional });

@@ -88,3 +88,11 @@ test('bytes per cached workload: a Helm-made Deployment, trimmed', (t) => {
   t.log(`opted in: ${size(full)} → ${size(trimWorkload(full))} bytes; not opted in: ${size(plain)} → ${size(trimWorkload(plain))} bytes`);
   t.true(size(trimWorkload(full)) < size(full) / 3);
 });
+
+test('a workload without a spec or a pod template (never from a real API server, but never a crash of the watch)', (t) => {
+  const bare = { metadata: { name: 'x', namespace: 'ns', annotations: { 'reloader.stakater.com/auto': 'true' } } } as unknown as Deployment;
+  const trimmed = trimWorkload(bare);
+  t.deepEqual(reloadSpec(trimmed.metadata.annotations, trimmed.spec.template).refs, []);
+  const noTemplateSpec = { ...bare, spec: { template: {} } } as unknown as Deployment;
+  t.deepEqual(reloadSpec(noTemplateSpec.metadata.annotations, trimWorkload(noTemplateSpec).spec.template).refs, []);
+});

@@ -26,7 +26,7 @@ function references(container: Container): Container {
 
 /** The template's references (`podtemplate/references.ts` reads them) and its opt-in annotations. */
 function trimTemplate(template: PodTemplate): PodTemplate {
-  const spec = template.spec;
+  const spec = template.spec ?? { containers: [] };
   const volumes = spec.volumes?.filter((volume) => volume.configMap || volume.secret || volume.projected);
   const annotations = keptAnnotations(template.metadata?.annotations);
   return {
@@ -51,10 +51,12 @@ export function trimWorkload<T extends Workload>(workload: T): T {
   const { name, namespace, uid, resourceVersion, generation, annotations, deletionTimestamp, ownerReferences } = workload.metadata;
   const controller = ownerReferences?.filter((reference) => reference.controller === true);
   const kept = keptAnnotations(annotations);
-  const spec = workload.spec as Workload['spec'] & { replicas?: number; updateStrategy?: unknown };
+  // The API server never serves a workload without them; a transform that threw would end the informer's stream.
+  const spec = (workload.spec ?? {}) as Partial<Workload['spec']> & { replicas?: number; updateStrategy?: unknown };
+  const template: PodTemplate = spec.template ?? { spec: { containers: [] } };
   const rolling = lastWorkloadRollout(workload)?.result === 'InProgress';
   // A workload that did not opt in needs no references: annotating it is an update, which brings them.
-  const optedIn = hasOptIn(annotations) || hasOptIn(spec.template.metadata?.annotations);
+  const optedIn = hasOptIn(annotations) || hasOptIn(template.metadata?.annotations);
   return {
     ...(workload.apiVersion ? { apiVersion: workload.apiVersion } : {}),
     ...(workload.kind ? { kind: workload.kind } : {}),
@@ -71,7 +73,7 @@ export function trimWorkload<T extends Workload>(workload: T): T {
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
       ...(spec.updateStrategy !== undefined ? { updateStrategy: spec.updateStrategy } : {}),
-      template: optedIn ? trimTemplate(spec.template) : { spec: { containers: [] } },
+      template: optedIn ? trimTemplate(template) : { spec: { containers: [] } },
     },
     ...(rolling && workload.status ? { status: workload.status } : {}),
   } as unknown as T;

@@ -71,7 +71,8 @@ export class OperatorChart extends Chart {
         },
       },
     });
-    const permissions = [...(props.permissions ?? OPERATOR_PERMISSIONS), ...workloadPermissions(props.workloads)];
+    const base = props.permissions ?? OPERATOR_PERMISSIONS;
+    const permissions = [...base, ...workloadPermissions(props.workloads, base)];
     const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
     new OperatorDeployment(this, 'Deployment', {
       namespace,

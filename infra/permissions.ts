@@ -99,16 +99,25 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
 ];
 
 /**
- * The grants `--workloads` needs on each kind it names (the operator chart's `workloads` prop adds them, and only
- * them): list and watch for the workload informer (its cache is trimmed, so no GET), patch for the one write of a
- * rollout or a record (a merge patch guarded by the resourceVersion: an update would need the whole object, which the
- * trimmed cache does not keep).
+ * The grants `--workloads` needs on each kind it names, less those `granted` already has (the operator chart's
+ * `workloads` prop adds them, and only them: on deployments, the table's rule already lists and watches): list and
+ * watch for the workload informer (its cache is trimmed, so no GET), patch for the one write of a rollout or a record
+ * (a merge patch guarded by the resourceVersion: an update would need the whole object, which the trimmed cache does
+ * not keep).
  */
-export function workloadPermissions(resources: readonly WorkloadResource[] = []): Permission[] {
-  return [...new Set(resources)].map((resource) => ({
-    apiGroup: WORKLOAD_KINDS[resource].group,
-    resource,
-    verbs: ['list', 'watch', 'patch'],
-    why: `--workloads=${resource}: the ${WORKLOAD_KINDS[resource].kind}s that opt in by annotation (informer; the rollout and its record, one merge patch)`,
-  }));
+export function workloadPermissions(resources: readonly WorkloadResource[] = [], granted: readonly Permission[] = []): Permission[] {
+  return [...new Set(resources)].flatMap((resource) => {
+    const { group } = WORKLOAD_KINDS[resource];
+    const has = new Set(granted.filter((p) => p.apiGroup === group && p.resource === resource).flatMap((p) => p.verbs));
+    const verbs = (['list', 'watch', 'patch'] as const).filter((verb) => !has.has(verb));
+    if (verbs.length === 0) return [];
+    return [
+      {
+        apiGroup: group,
+        resource,
+        verbs,
+        why: `--workloads=${resource}: the ${WORKLOAD_KINDS[resource].kind}s that opt in by annotation (informer; the rollout and its record, one merge patch)`,
+      },
+    ];
+  });
 }

@@ -29,3 +29,10 @@ test('workloads: one rule per kind named, list, watch and patch, and the same ki
   ]);
   t.true(args.includes('--workloads=statefulsets,daemonsets'));
 });
+
+test('workloads: deployments add only patch, since the table already lists and watches them for CustomApps', (t) => {
+  const without = synth({}).rules;
+  const { rules, args } = synth({ workloads: ['deployments'] });
+  t.deepEqual(rules.slice(without.length), [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] }]);
+  t.true(args.includes('--workloads=deployments'));
+});

@@ -15,7 +15,7 @@ import { createOperator, type Operator, type OperatorOptions } from '../../opera
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
 import { policyRules } from '../../infra/operator-rbac.js';
-import { workloadPermissions } from '../../infra/permissions.js';
+import { type Permission, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
@@ -134,13 +134,20 @@ const CLUSTER_ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'clusterrole
 
 /**
  * Grants the operator's ServiceAccount what the operator chart's `workloads` prop adds for `resources` (the same rules,
- * `workloadPermissions`), as a ClusterRole of its own and its binding: what applying a chart with that prop grants.
+ * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding: what applying
+ * a chart with that prop grants. A second call replaces the rules.
  */
-export async function grantWorkloadPermissions(admin: KubeClient, resources: readonly WorkloadResource[]): Promise<void> {
+export async function grantWorkloadPermissions(
+  admin: KubeClient,
+  resources: readonly WorkloadResource[],
+  permissions: readonly Permission[] = workloadPermissions(resources),
+): Promise<void> {
   const name = `${OPERATOR_NAME}-workloads`;
   const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
+  const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
+  if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
   for (const [resource, object] of [
-    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(workloadPermissions(resources)) }],
+    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions) }],
     [
       CLUSTER_ROLE_BINDINGS,
       {

@@ -177,20 +177,31 @@ for (const target of selectedTargets()) {
     );
   }
 
-  test.serial(`[${target}] an un-annotated workload is untouched and unwatched`, async (t) => {
-    const ns = 'wl-plain';
-    await createNamespace(scenario.admin, ns);
-    await withContent(ns, 'plain');
-    await create('Deployment', workload('Deployment', ns, 'plain', {}));
-    const before = (await stored('Deployment', ns, 'plain')).metadata.resourceVersion;
-    await edit(CONFIGMAPS, ns, 'plain-config', { GREETING: 'changed' });
-    // An annotated neighbour, created after, is served: once it is, the operator has seen both.
-    await withContent(ns, 'marker');
-    await create('Deployment', workload('Deployment', ns, 'marker', AUTO));
-    await eventually('the neighbour is served', () => recorded('Deployment', ns, 'marker'));
-    t.is((await stored('Deployment', ns, 'plain')).metadata.resourceVersion, before, 'never written');
-    t.deepEqual(watchedIn(ns), [`ConfigMap/${ns}/marker-config`, `Secret/${ns}/marker-secret`]);
-  });
+  test.serial(
+    `[${target}] an un-annotated workload is untouched and unwatched; annotated afterwards, the next edit rolls it`,
+    async (t) => {
+      const ns = 'wl-plain';
+      await createNamespace(scenario.admin, ns);
+      await withContent(ns, 'plain');
+      await create('Deployment', workload('Deployment', ns, 'plain', {}));
+      const before = (await stored('Deployment', ns, 'plain')).metadata.resourceVersion;
+      await edit(CONFIGMAPS, ns, 'plain-config', { GREETING: 'changed' });
+      // An annotated neighbour, created after, is served: once it is, the operator has seen both.
+      await withContent(ns, 'marker');
+      await create('Deployment', workload('Deployment', ns, 'marker', AUTO));
+      await eventually('the neighbour is served', () => recorded('Deployment', ns, 'marker'));
+      t.is((await stored('Deployment', ns, 'plain')).metadata.resourceVersion, before, 'never written');
+      t.deepEqual(watchedIn(ns), [`ConfigMap/${ns}/marker-config`, `Secret/${ns}/marker-secret`]);
+
+      // Annotated afterwards (`kubectl annotate`): the content then is its baseline, and the next edit rolls it.
+      await annotate('Deployment', ns, 'plain', AUTO);
+      const baseline = await eventually('the baseline is recorded', () => recorded('Deployment', ns, 'plain'));
+      t.is(baseline.get('ConfigMap/plain-config'), contentHash({ data: { GREETING: 'changed' } }));
+      t.is(await templateHashes('Deployment', ns, 'plain'), undefined, 'annotating rolled nothing');
+      await edit(CONFIGMAPS, ns, 'plain-config', { GREETING: 'next' });
+      await rolledTo('Deployment', ns, 'plain', 'ConfigMap/plain-config', contentHash({ data: { GREETING: 'next' } }));
+    },
+  );
 
   test.serial(`[${target}] opting out releases the watches: the streams go back to their baseline`, async (t) => {
     const ns = 'wl-optout';

@@ -340,3 +340,23 @@ test("a Deployment a CustomApp controls is the CustomApp's: reload annotations o
     ],
   );
 });
+
+test('a rollout that fails its progress deadline: last-rollout Failed with the reason, one Warning, its slot free', async (t) => {
+  const world = await optedIn('Deployment');
+  world.configMap('app-config', { V: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  world.settleDeployment('web', 'Failed');
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  const last = lastWorkloadRollout(stored(world, 'Deployment', 'web'));
+  t.like(last, { result: 'Failed', completionTime: world.now.toISOString() });
+  t.truthy(last?.message);
+  t.deepEqual(
+    eventsOf(world, 'web').filter((event) => event.includes('RolloutFailed')),
+    [
+      `Deployment RolloutFailed: Rollout of ConfigMap "app-config" ${FakeWorld.hash({ V: '1' }).slice(0, 12)}→${FakeWorld.hash({ V: '2' }).slice(0, 12)} failed: ${last?.message}`,
+    ],
+  );
+  t.deepEqual(world.governance.budget.snapshot().inProgress, []);
+});

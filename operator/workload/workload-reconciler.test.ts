@@ -2,7 +2,7 @@
 // bad input, and the budget shared with CustomApps.
 import test from 'ava';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
-import type { ApiError } from '../kube/errors.js';
+import { ApiError } from '../kube/errors.js';
 import type { CoreEvent, PodTemplate } from '../kube/objects.js';
 import { EVENTS } from '../kube/resources.js';
 import { decodeHashes } from '../podtemplate/hash-annotation.js';
@@ -359,4 +359,21 @@ test('a rollout that fails its progress deadline: last-rollout Failed with the r
     ],
   );
   t.deepEqual(world.governance.budget.snapshot().inProgress, []);
+});
+
+test('a write refused with a 409 posts and remembers nothing: the retry reports the bad annotation', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('app-config', { V: '1' });
+  world.secret('db', { P: '1' });
+  world.workload('Deployment', 'web', { ...AUTO, 'app.example.com/rollout-paused': 'maybe' }, USES);
+  world.client.failNext(
+    (call) => call.verb === 'patch' && call.resource === 'deployments.apps',
+    new ApiError('conflict', 409, { kind: 'Status', status: 'Failure', code: 409, reason: 'Conflict', message: 'conflict' }),
+  );
+  await t.throwsAsync(world.reconcileWorkload('Deployment', 'web'));
+  t.deepEqual(eventsOf(world, 'web'), [], 'nothing posted for a write that failed');
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(eventsOf(world, 'web'), [
+    'Deployment ReloadAnnotationInvalid: annotation app.example.com/rollout-paused: "maybe" is not "true" or "false"',
+  ]);
 });

@@ -35,6 +35,8 @@ interface Writes {
   template?: string;
   /** Events to post once the write succeeded. */
   readonly events: [EventType, string, string][];
+  /** What to remember once the write succeeded (what was reported, an outcome counted): a 409 forgets it all. */
+  readonly after: (() => void)[];
 }
 
 /**
@@ -83,7 +85,7 @@ export class WorkloadReconciler implements Reconciler {
     // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice.
     const spec =
       owner && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ownedProblem(owner)] } : annotated;
-    const writes: Writes = { annotations: {}, events: [] };
+    const writes: Writes = { annotations: {}, events: [], after: [] };
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
     const progress = workloadProgress(kind, workload);
@@ -91,7 +93,8 @@ export class WorkloadReconciler implements Reconciler {
     if (last?.result === 'InProgress' && progress.phase !== 'InProgress') this.ended(writes, kind, name, last, progress);
 
     if (!spec.optedIn || spec.refs.length === 0 || workload.metadata.deletionTimestamp) {
-      this.forget(request.key, false);
+      this.world.dependencies.release(request.key);
+      this.waiting.delete(request.key);
       this.warn(request.key, writes, spec.problems, []);
       if (workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION] !== undefined) writes.annotations[RUNNING_HASHES_ANNOTATION] = null;
       await this.write(request, kind, workload, writes);
@@ -168,12 +171,12 @@ export class WorkloadReconciler implements Reconciler {
     return result;
   }
 
-  /** Releases what the key holds; `all` also forgets its reports (the workload is gone). */
-  private forget(key: string, all = true): void {
+  /** The workload is gone: releases what its key holds, its place in the budget, and what was reported of it. */
+  private forget(key: string): void {
     this.world.dependencies.release(key);
     this.world.governance.forget(key);
     this.waiting.delete(key);
-    if (all) this.reported.delete(key);
+    this.reported.delete(key);
   }
 
   /** Records the end of the rollout `last`: the annotation's result, an Event, the outcome metric. */
@@ -198,14 +201,14 @@ export class WorkloadReconciler implements Reconciler {
         ? ['Warning', WORKLOAD_REASONS.rolloutFailed, `Rollout of ${change} failed: ${progress.message ?? 'no progress'}`]
         : ['Normal', WORKLOAD_REASONS.rolloutSucceeded, `Rolled out ${kind} "${name}": ${change}`],
     );
-    this.world.governance.ended(last.trigger, result);
+    writes.after.push(() => this.world.governance.ended(last.trigger, result));
   }
 
   /** One Warning per problem set when it begins (bad annotations, missing objects); nothing while it stays the same. */
   private warn(key: string, writes: Writes, problems: readonly string[], missing: readonly string[]): void {
     const signature = JSON.stringify([problems, missing]);
     if (this.reported.get(key) === signature) return;
-    this.reported.set(key, signature);
+    writes.after.push(() => this.reported.set(key, signature));
     if (problems.length > 0) writes.events.push(['Warning', WORKLOAD_REASONS.annotationInvalid, problems.join('; ')]);
     if (missing.length > 0) writes.events.push(['Warning', WORKLOAD_REASONS.referenceMissing, missing.join('; ')]);
   }
@@ -213,7 +216,7 @@ export class WorkloadReconciler implements Reconciler {
   /** An Event when a wait begins (or its reason changes): queued, held by a flapping object, paused. */
   private waitEvent(key: string, writes: Writes, gate: Exclude<Gate, { verdict: 'roll' }>, change: string): void {
     if (this.waiting.get(key) === gate.reason) return;
-    this.waiting.set(key, gate.reason);
+    writes.after.push(() => this.waiting.set(key, gate.reason));
     if (gate.reason === 'Queued') {
       writes.events.push([
         'Normal',
@@ -231,7 +234,11 @@ export class WorkloadReconciler implements Reconciler {
     }
   }
 
-  /** The one write (a merge patch guarded by resourceVersion), then its Events; nothing when nothing differs. */
+  /**
+   * The one write (a merge patch guarded by resourceVersion), then its Events and what it lets the reconciler remember;
+   * no request when nothing differs. A failed write (a 409 on a stale cache) posts and remembers nothing: the retry
+   * computes it all again.
+   */
   private async write(request: Request, kind: WorkloadKind, workload: Workload, writes: Writes): Promise<void> {
     const { metadata } = workload;
     const resource = WORKLOAD_RESOURCES[kind];
@@ -269,6 +276,7 @@ export class WorkloadReconciler implements Reconciler {
       resourceVersion: metadata.resourceVersion,
     };
     for (const [type, reason, message] of writes.events) this.world.recorder.post(involved, type, reason, message, request.log);
+    for (const remember of writes.after) remember();
   }
 }
 

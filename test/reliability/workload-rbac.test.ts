@@ -6,16 +6,14 @@ import { RUNNING_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { workloadPermissions } from '../../infra/permissions.js';
 import type { StatefulSet } from '../../operator/kube/objects.js';
 import { STATEFULSETS } from '../../operator/kube/resources.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
-import type { KubeClient } from '../../operator/kube/client.js';
+import { selectedTargets } from '../support/cluster.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   eventually,
   getIfExists,
   grantWorkloadPermissions,
-  installOperatorResources,
   objects,
   startTestOperator,
 } from '../support/operator-harness.js';
@@ -25,31 +23,21 @@ const [GRANT] = workloadPermissions(['statefulsets']);
 const CASES = [GRANT!.verbs, ...GRANT!.verbs.map((verb) => GRANT!.verbs.filter((kept) => kept !== verb))];
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
+  const scenario = clusterScenario(test, target);
 
   for (const [index, verbs] of CASES.entries()) {
     const removed = GRANT!.verbs.filter((verb) => !verbs.includes(verb));
     const title =
       removed.length === 0 ? 'the prop’s grants: an annotated StatefulSet is served, nothing is denied' : `without ${removed[0]}: denied`;
     test.serial(`[${target}] --workloads=statefulsets, ${title}`, async (t) => {
-      await grantWorkloadPermissions(admin, ['statefulsets'], [{ ...GRANT!, verbs }]);
+      await grantWorkloadPermissions(scenario.admin, ['statefulsets'], [{ ...GRANT!, verbs }]);
       const ns = `wl-rbac-${index}`;
-      await createNamespace(admin, ns);
-      await createAll(admin, objects.configMap(ns, 'web-config', { A: '1' }));
-      const running = await startTestOperator(cluster, { workloads: ['statefulsets'] }, { waitForStart: false });
+      await createNamespace(scenario.admin, ns);
+      await createAll(scenario.admin, objects.configMap(ns, 'web-config', { A: '1' }));
+      const running = await startTestOperator(scenario.cluster, { workloads: ['statefulsets'] }, { waitForStart: false });
       try {
         const labels = { app: 'web' };
-        await admin.create<StatefulSet>(STATEFULSETS, ns, {
+        await scenario.admin.create<StatefulSet>(STATEFULSETS, ns, {
           apiVersion: 'apps/v1',
           kind: 'StatefulSet',
           metadata: { name: 'web', namespace: ns, annotations: { 'reloader.stakater.com/auto': 'true' } },
@@ -66,7 +54,7 @@ for (const target of selectedTargets()) {
           running.requests.filter((sample) => sample.code === 403).map((sample) => `${sample.verb} ${sample.resource}`);
         const outcome = await eventually('served, or denied', async () => {
           if (denied().length > 0) return { denied: [...new Set(denied())] };
-          const served = (await getIfExists<StatefulSet>(admin, STATEFULSETS, ns, 'web'))?.metadata.annotations?.[
+          const served = (await getIfExists<StatefulSet>(scenario.admin, STATEFULSETS, ns, 'web'))?.metadata.annotations?.[
             RUNNING_HASHES_ANNOTATION
           ];
           return served ? { denied: [] as string[] } : undefined;

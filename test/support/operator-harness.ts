@@ -273,6 +273,30 @@ export async function getIfExists<T extends KubeObject>(
   }
 }
 
+/** What a scenario file that starts its own operators shares: the cluster with dist/ applied, and an admin client. */
+export interface ClusterScenario {
+  cluster: TestCluster;
+  admin: KubeClient;
+}
+
+/**
+ * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/ and make an admin client;
+ * and stop them afterwards. The returned object is filled in by the `before` hook.
+ */
+export function clusterScenario(test: TestFn, target: Target, options?: ClusterOptions): ClusterScenario {
+  const scenario = {} as ClusterScenario;
+  test.before(async () => {
+    scenario.cluster = await startCluster(target, options);
+    await installOperatorResources(scenario.cluster);
+    scenario.admin = await adminClient(scenario.cluster);
+  });
+  test.after.always(async () => {
+    scenario.admin?.close();
+    await scenario.cluster?.stop();
+  });
+  return scenario;
+}
+
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
 export interface OperatorScenario {
   cluster: TestCluster;

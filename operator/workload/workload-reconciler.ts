@@ -208,6 +208,11 @@ export class WorkloadReconciler implements Reconciler {
   private warn(key: string, writes: Writes, problems: readonly string[], missing: readonly string[]): void {
     const signature = JSON.stringify([problems, missing]);
     if (this.reported.get(key) === signature) return;
+    // Nothing to report of most workloads (not opted in): they take no entry.
+    if (problems.length === 0 && missing.length === 0) {
+      writes.after.push(() => this.reported.delete(key));
+      return;
+    }
     writes.after.push(() => this.reported.set(key, signature));
     if (problems.length > 0) writes.events.push(['Warning', WORKLOAD_REASONS.annotationInvalid, problems.join('; ')]);
     if (missing.length > 0) writes.events.push(['Warning', WORKLOAD_REASONS.referenceMissing, missing.join('; ')]);

@@ -22,7 +22,9 @@ export function unsyncedCaches(parts: OperatorParts): string[] {
     ...(parts.apps.store.synced ? [] : ['customapps']),
     ...(parts.deployments.store.synced ? [] : ['deployments']),
     ...(parts.services.store.synced ? [] : ['services']),
-    ...Object.entries(parts.workloads?.informers ?? {}).flatMap(([kind, { store }]) => (store.synced ? [] : [`${kind.toLowerCase()}s (workloads)`])),
+    ...Object.entries(parts.workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
+      store.synced ? [] : [`${kind.toLowerCase()}s (workloads)`],
+    ),
   ];
 }
 

@@ -8,7 +8,8 @@ import { MetricsService } from './metrics-service.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
-import type { Permission } from './permissions.js';
+import { OPERATOR_PERMISSIONS, type Permission, workloadPermissions } from './permissions.js';
+import type { WorkloadResource } from './workload-api.js';
 
 /** Properties of {@link OperatorChart}. */
 export interface OperatorChartProps extends ChartProps {
@@ -38,6 +39,12 @@ export interface OperatorChartProps extends ChartProps {
    * @default {} (the policy with its defaults: egress open)
    */
   readonly networkPolicy?: Omit<OperatorNetworkPolicyProps, 'namespace' | 'podLabels'> | false;
+  /**
+   * Existing workload kinds that roll, by annotation, on the ConfigMaps and Secrets they use (the operator's
+   * `--workloads`); each adds list, watch and patch on its kind to the ClusterRole, and nothing else.
+   * @default none (a CustomApp-only install)
+   */
+  readonly workloads?: readonly WorkloadResource[];
 }
 
 /**
@@ -65,13 +72,16 @@ export class OperatorChart extends Chart {
         },
       },
     });
-    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions: props.permissions, labels });
+    const base = props.permissions ?? OPERATOR_PERMISSIONS;
+    const permissions = [...base, ...workloadPermissions(props.workloads, base)];
+    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
     new OperatorDeployment(this, 'Deployment', {
       namespace,
       serviceAccountName: rbac.serviceAccountName,
       image: props.image,
       replicas: props.replicas,
       labels,
+      ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
     new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });

@@ -1,5 +1,6 @@
 // The operator's permissions: one table, read by the RBAC construct and by the tests that prove it minimal.
 import { GROUP, LEADER_ELECTION_LEASE, PLURAL } from './customapp-api.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from './workload-api.js';
 
 /** An RBAC verb the operator may be granted. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -145,3 +146,28 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     why: "leader election creates its Lease when there is none. RBAC cannot limit a create by resourceNames (the new object's name is in the request body, which the authorizer never sees), so this lets the operator create any Lease in its own namespace; the Role confines that to this one namespace",
   },
 ];
+
+/**
+ * The grants `--workloads` needs on each kind it names, less those `granted` already has (the operator chart's
+ * `workloads` prop adds them, and only them: on deployments, the table's rule already lists and watches): list and
+ * watch for the workload informer (its cache is trimmed, so no GET), patch for the one write of a rollout or a record
+ * (a merge patch guarded by the resourceVersion: an update would need the whole object, which the trimmed cache does
+ * not keep).
+ */
+export function workloadPermissions(resources: readonly WorkloadResource[] = [], granted: readonly Permission[] = []): Permission[] {
+  return [...new Set(resources)].flatMap((resource) => {
+    const { group } = WORKLOAD_KINDS[resource];
+    const has = new Set(granted.filter((p) => p.apiGroup === group && p.resource === resource).flatMap((p) => p.verbs));
+    const verbs = (['list', 'watch', 'patch'] as const).filter((verb) => !has.has(verb));
+    if (verbs.length === 0) return [];
+    return [
+      {
+        apiGroup: group,
+        resource,
+        verbs,
+        scope: 'cluster',
+        why: `--workloads=${resource}: the ${WORKLOAD_KINDS[resource].kind}s that opt in by annotation (informer; the rollout and its record, one merge patch)`,
+      },
+    ];
+  });
+}

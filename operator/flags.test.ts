@@ -143,3 +143,15 @@ test('--help lists every flag', (t) => {
     t.true(text.includes(flag), flag);
   }
 });
+
+test('--workloads: none by default; a comma-separated list of kinds; an unknown or repeated kind fails, quoted', (t) => {
+  t.deepEqual(parseFlags([]).workloads, []);
+  t.deepEqual(parseFlags(['--workloads=deployments,statefulsets,daemonsets']).workloads, ['deployments', 'statefulsets', 'daemonsets']);
+  t.deepEqual(parseFlags(['--workloads', 'daemonsets']).workloads, ['daemonsets']);
+  t.throws(() => parseFlags(['--workloads=deployments,jobs']), {
+    message: '--workloads: "jobs" is not one of deployments, statefulsets, daemonsets (a comma-separated list)',
+  });
+  t.throws(() => parseFlags(['--workloads=deployments,deployments']), {
+    message: '--workloads: "deployments,deployments" names a kind twice',
+  });
+});

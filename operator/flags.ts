@@ -1,6 +1,7 @@
 // The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
 import { parseArgs } from 'node:util';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from '../infra/workload-api.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
 
@@ -42,6 +43,11 @@ export interface Flags {
   readonly flapThreshold: number;
   /** `--flap-window`: the flap breaker's window, and how long a flapping object must stay unchanged. @default 60 s */
   readonly flapWindowMs: number;
+  /**
+   * `--workloads`: the workload kinds served by annotation (`deployments,statefulsets,daemonsets`). @default none: a
+   * CustomApp-only operator watches nothing more, and needs no more permissions
+   */
+  readonly workloads: readonly WorkloadResource[];
   /** `--help`. */
   readonly help: boolean;
   /** The names of the flags given on the command line (without `--`), to tell a chosen value from a default. */
@@ -145,6 +151,12 @@ const SPECS: readonly FlagSpec[] = [
     placeholder: 'duration',
     help: 'the flap breaker window; a held object rolls once it has not changed for this long (default 60s)',
   },
+  {
+    name: 'workloads',
+    kind: 'string',
+    placeholder: 'kinds',
+    help: `existing workloads that roll, by annotation, on the ConfigMaps and Secrets they use: a comma-separated list of ${Object.keys(WORKLOAD_KINDS).join(', ')} (default none)`,
+  },
   { name: 'help', kind: 'boolean', help: 'print this help and exit' },
 ];
 
@@ -172,6 +184,19 @@ function duration(flag: string, value: string): number {
   const ms = Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'];
   if (ms <= 0) throw new Error(`--${flag}: "${value}" must be longer than 0`);
   return ms;
+}
+
+/** `deployments,statefulsets` → the kinds; an unknown or repeated name fails, quoted. */
+function parseWorkloads(value: string | undefined): WorkloadResource[] {
+  if (value === undefined || value === '') return [];
+  const names = value.split(',').map((name) => name.trim());
+  for (const name of names) {
+    if (!(name in WORKLOAD_KINDS)) {
+      throw new Error(`--workloads: "${name}" is not one of ${Object.keys(WORKLOAD_KINDS).join(', ')} (a comma-separated list)`);
+    }
+  }
+  if (new Set(names).size !== names.length) throw new Error(`--workloads: "${value}" names a kind twice`);
+  return names as WorkloadResource[];
 }
 
 function closest(name: string): string | undefined {
@@ -236,6 +261,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       `leader election needs lease duration > renew deadline > retry period, got ${leaseDurationMs} ms, ${renewDeadlineMs} ms, ${retryPeriodMs} ms`,
     );
   }
+  const workloads = parseWorkloads(text('workloads'));
   const metricsSecure = values.get('metrics-secure') !== false;
   const metricsCertDir = text('metrics-cert-dir');
   if (metricsCertDir !== undefined && !metricsSecure) {
@@ -260,6 +286,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     maxConcurrentRollouts,
     flapThreshold,
     flapWindowMs,
+    workloads,
     help: values.get('help') === true,
     explicit: new Set(values.keys()),
   };

@@ -53,6 +53,7 @@ async function main(argv: readonly string[]): Promise<number> {
         flapThreshold: flags.flapThreshold,
         flapWindowMs: flags.flapWindowMs,
       },
+      workloads: flags.workloads,
       metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,

@@ -31,7 +31,7 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     },
     'started',
   );
-  const { client, metrics, dependencies, registry, controller, apps, deployments, services, identity } = parts;
+  const { client, metrics, dependencies, registry, controller, apps, deployments, services, identity, workloads } = parts;
   return {
     client,
     metrics,
@@ -41,6 +41,7 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
     apps,
     deployments,
     services,
+    workloads,
     identity,
     metricsUrl: endpoints.metrics?.url,
     healthUrl: endpoints.probes?.url,

@@ -137,6 +137,38 @@ export function deploymentDefaults(deployment: KubeObject): void {
   podSpecDefaults(obj(template, 'spec'));
 }
 
+/** apps/v1 SetDefaults_StatefulSet: OrderedReady, RollingUpdate with partition 0, PVC retention Retain, 1 replica, 10 revisions. */
+export function statefulSetDefaults(statefulSet: KubeObject): void {
+  const spec = obj(statefulSet as Obj, 'spec');
+  setDefault(spec, 'podManagementPolicy', 'OrderedReady');
+  const strategy = obj(spec, 'updateStrategy');
+  if (!strategy.type) {
+    strategy.type = 'RollingUpdate';
+    obj(strategy, 'rollingUpdate');
+  }
+  if (strategy.type === 'RollingUpdate' && strategy.rollingUpdate !== undefined) setDefault(obj(strategy, 'rollingUpdate'), 'partition', 0);
+  const retention = obj(spec, 'persistentVolumeClaimRetentionPolicy');
+  setDefault(retention, 'whenDeleted', 'Retain');
+  setDefault(retention, 'whenScaled', 'Retain');
+  setDefault(spec, 'replicas', 1);
+  setDefault(spec, 'revisionHistoryLimit', 10);
+  podSpecDefaults(obj(obj(spec, 'template'), 'spec'));
+}
+
+/** apps/v1 SetDefaults_DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, 10 revisions. */
+export function daemonSetDefaults(daemonSet: KubeObject): void {
+  const spec = obj(daemonSet as Obj, 'spec');
+  const strategy = obj(spec, 'updateStrategy');
+  setDefault(strategy, 'type', 'RollingUpdate');
+  if (strategy.type === 'RollingUpdate') {
+    const rolling = obj(strategy, 'rollingUpdate');
+    setDefault(rolling, 'maxUnavailable', 1);
+    setDefault(rolling, 'maxSurge', 0);
+  }
+  setDefault(spec, 'revisionHistoryLimit', 10);
+  podSpecDefaults(obj(obj(spec, 'template'), 'spec'));
+}
+
 export function serviceDefaults(service: KubeObject): void {
   const spec = obj(service as Obj, 'spec');
   setDefault(spec, 'type', 'ClusterIP');

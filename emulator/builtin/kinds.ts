@@ -16,6 +16,9 @@ import * as validation from './validation.js';
 
 type Obj = Record<string, any>;
 
+/** The annotation in which apps/v1 shows a DaemonSet's internal template generation. */
+const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
 const allVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 interface BuiltinSpec {
@@ -156,6 +159,21 @@ function keep(obj: KubeObject, old: KubeObject, field: string): void {
   else obj[field] = old[field];
 }
 
+/** An apps/v1 workload other than the Deployment: status subresource, generation on spec changes. */
+const appsWorkload = (kind: 'StatefulSet' | 'DaemonSet', rest: Partial<BuiltinSpec>): BuiltinSpec => ({
+  group: 'apps',
+  version: 'v1',
+  resource: `${kind.toLowerCase()}s`,
+  kind,
+  namespaced: true,
+  openapiName: `io.k8s.api.apps.v1.${kind}`,
+  categories: ['all'],
+  statusPolicy: 'subresource',
+  generation: 'spec',
+  prepareForStatusUpdate: (obj, old) => keep(obj, old, 'spec'),
+  ...rest,
+});
+
 const core = (resource: string, kind: string, rest: Partial<BuiltinSpec> = {}): BuiltinSpec => ({
   group: '',
   version: 'v1',
@@ -289,6 +307,38 @@ export function builtinResources(): ResourceType[] {
       },
       validate: validation.validateDeployment,
     }),
+    builtin(
+      appsWorkload('StatefulSet', {
+        shortNames: ['sts'],
+        subresources: ['scale', 'status'],
+        applyDefaults: defaults.statefulSetDefaults,
+        prepareForCreate: (obj) => {
+          (obj as Obj).status = { replicas: 0, availableReplicas: 0 };
+        },
+        validate: validation.validateStatefulSet,
+      }),
+    ),
+    builtin(
+      appsWorkload('DaemonSet', {
+        shortNames: ['ds'],
+        subresources: ['status'],
+        // apps/v1 shows the internal spec.templateGeneration as an annotation: 1 at creation (owned by its writer), +1
+        // per template change.
+        applyDefaults: (obj) => {
+          defaults.daemonSetDefaults(obj);
+          (obj.metadata.annotations ??= {})[DAEMONSET_TEMPLATE_GENERATION] ??= '1';
+        },
+        prepareForCreate: (obj) => {
+          (obj as Obj).status = { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 };
+        },
+        prepareForUpdate: (obj, old) => {
+          const previous = Number(old.metadata.annotations?.[DAEMONSET_TEMPLATE_GENERATION] ?? '1');
+          const changed = JSON.stringify((obj.spec as Obj)?.template) !== JSON.stringify((old.spec as Obj)?.template);
+          (obj.metadata.annotations ??= {})[DAEMONSET_TEMPLATE_GENERATION] = String(changed ? previous + 1 : previous);
+        },
+        validate: validation.validateDaemonSet,
+      }),
+    ),
     builtin({
       group: 'events.k8s.io',
       version: 'v1',

@@ -145,7 +145,18 @@ function containerErrors(field: string, containers: unknown, required: boolean):
   return errors;
 }
 
-export function validateDeployment(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+/**
+ * What the apiserver checks alike in a Deployment, StatefulSet and DaemonSet spec: replicas ≥ 0, a selector that is
+ * required, not empty (`empty selector is invalid for <kind>`), immutable and matching the template's labels (shown
+ * as a Go map for a Deployment, as JSON for the others: the apiserver's texts differ), the containers and init
+ * containers, and restartPolicy Always.
+ */
+function templateWorkloadErrors(
+  kind: string,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  renderLabels: (labels: Record<string, string>) => unknown,
+): FieldError[] {
   const spec: Obj = isObject(obj.spec) ? obj.spec : {};
   const errors: FieldError[] = [];
   if (typeof spec.replicas === 'number' && spec.replicas < 0) {
@@ -160,9 +171,11 @@ export function validateDeployment(obj: KubeObject, old: KubeObject | undefined)
     errors.push(requiredValue('spec.selector'));
   } else {
     const selector = labelSelectorFromObject(spec.selector);
-    if (selector.length === 0) errors.push(invalidValue('spec.selector', spec.selector, 'empty selector is invalid for deployment'));
+    if (selector.length === 0) errors.push(invalidValue('spec.selector', spec.selector, `empty selector is invalid for ${kind}`));
     else if (!labelsMatch(selector, templateLabels)) {
-      errors.push(invalidValue('spec.template.metadata.labels', goMap(templateLabels), '`selector` does not match template `labels`'));
+      errors.push(
+        invalidValue('spec.template.metadata.labels', renderLabels(templateLabels), '`selector` does not match template `labels`'),
+      );
     }
     if (old !== undefined && isObject(old.spec) && !deepEqual(old.spec.selector, spec.selector)) {
       errors.push(invalidValue('spec.selector', spec.selector, 'field is immutable'));
@@ -172,6 +185,28 @@ export function validateDeployment(obj: KubeObject, old: KubeObject | undefined)
   errors.push(...containerErrors('spec.template.spec.containers', podSpec.containers, true));
   errors.push(...containerErrors('spec.template.spec.initContainers', podSpec.initContainers, false));
   if (podSpec.restartPolicy !== 'Always') errors.push(notSupported('spec.template.spec.restartPolicy', podSpec.restartPolicy, ['Always']));
+  return errors;
+}
+
+/** A StatefulSet's or DaemonSet's spec: the checks of every workload template, and an update strategy of RollingUpdate or OnDelete. */
+function updateStrategyWorkload(kind: 'statefulset' | 'daemonset'): (obj: KubeObject, old: KubeObject | undefined) => FieldError[] {
+  return (obj, old) => {
+    const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+    const errors = templateWorkloadErrors(kind, obj, old, (labels) => labels);
+    const strategy: Obj = isObject(spec.updateStrategy) ? spec.updateStrategy : {};
+    if (!['OnDelete', 'RollingUpdate'].includes(strategy.type)) {
+      errors.push(notSupported('spec.updateStrategy.type', strategy.type, ['OnDelete', 'RollingUpdate']));
+    }
+    return errors;
+  };
+}
+
+export const validateStatefulSet = updateStrategyWorkload('statefulset');
+export const validateDaemonSet = updateStrategyWorkload('daemonset');
+
+export function validateDeployment(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
+  const spec: Obj = isObject(obj.spec) ? obj.spec : {};
+  const errors = templateWorkloadErrors('deployment', obj, old, goMap);
   const strategy: Obj = isObject(spec.strategy) ? spec.strategy : {};
   if (!['Recreate', 'RollingUpdate'].includes(strategy.type))
     errors.push(notSupported('spec.strategy.type', strategy.type, ['Recreate', 'RollingUpdate']));

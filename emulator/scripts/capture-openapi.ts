@@ -33,6 +33,8 @@ const rootSchemas = [
   'io.k8s.api.core.v1.ServiceAccount',
   'io.k8s.api.events.v1.Event',
   'io.k8s.api.apps.v1.Deployment',
+  'io.k8s.api.apps.v1.StatefulSet',
+  'io.k8s.api.apps.v1.DaemonSet',
   'io.k8s.api.rbac.v1.Role',
   'io.k8s.api.rbac.v1.ClusterRole',
   'io.k8s.api.rbac.v1.RoleBinding',

@@ -22,6 +22,8 @@ export interface ControllerOptions {
   readonly scheduler?: SchedulerLike;
   /** @default client-go's default controller rate limiter */
   readonly rateLimiter?: RateLimiter;
+  /** The namespace and name of a key, for the Request. @default `splitKey` (`namespace/name`) */
+  readonly splitKey?: (key: string) => { namespace: string; name: string };
 }
 
 /** A trigger's description, logged with the enqueue it causes. */
@@ -94,7 +96,7 @@ export class Controller {
       log.info({ reason, retries: this.queue.retries(item.key) }, 'reconcile.start');
       let result: ReconcileResult;
       try {
-        const { namespace, name: objectName } = splitKey(item.key);
+        const { namespace, name: objectName } = (this.options.splitKey ?? splitKey)(item.key);
         const outcome: Result =
           (await this.options.reconciler.reconcile({ key: item.key, namespace, name: objectName, reason, traceId: item.traceId, log })) ??
           {};

@@ -1,17 +1,13 @@
 // Rollout governance: the budget, the flap breakers and the per-app settings decide when a dependency-triggered rollout may start.
 import type { Registry } from 'prom-client';
 import type { Observable } from 'rxjs';
-import type { RolloutTrigger } from '../../infra/customapp-api.js';
-import type { CustomApp } from '../customapp/custom-app.js';
-import { isControlledBy } from '../customapp/labels.js';
+import type { PendingReason, RolloutTrigger } from '../../infra/customapp-api.js';
 import { type DependencyKind, type DependencyState, refKey } from '../deps/source.js';
-import type { Deployment } from '../kube/objects.js';
 import type { Logger } from '../log.js';
 import { FlapBreaker } from './flap-breaker.js';
 import { registerGovernanceMetrics, type RolloutOutcome } from './governance-metrics.js';
 import { RolloutBudget, type Standing } from './rollout-budget.js';
 import type { ContentChange } from './rollout-cause.js';
-import { currentRollout, rollingForContent } from './rollout-progress.js';
 
 /** The governance's settings: the command line's `--max-concurrent-rollouts`, `--flap-threshold`, `--flap-window`. */
 export interface RolloutSettings {
@@ -53,6 +49,26 @@ export interface GateRequest {
   readonly debounceMs: number;
   /** Its Deployment is still in a dependency-triggered rollout (by its status). */
   readonly rolling: boolean;
+}
+
+/**
+ * Where one governed key (a CustomApp, a workload) stands in the cluster, as its domain reads it from the caches for
+ * {@link RolloutGovernance.rebuild}: whether its pods are in a dependency-triggered rollout, and what it recorded of a
+ * rollout that waits (a CustomApp's `status.pendingRollout`).
+ */
+export interface RolloutStanding {
+  readonly key: string;
+  readonly namespace: string;
+  /** Its workload is in a rollout caused by ConfigMap or Secret content, in progress: it holds a slot. */
+  readonly rolling: boolean;
+  /** The rollout it recorded as waiting, if any. */
+  readonly pending?: {
+    readonly reason: PendingReason;
+    readonly trigger: DependencyKind;
+    readonly name: string;
+    /** RFC 3339: when it began to wait. */
+    readonly since: string;
+  };
 }
 
 /** The answer: roll now, or wait, and why. */
@@ -203,26 +219,20 @@ export class RolloutGovernance {
   }
 
   /**
-   * Rebuilds the memory from the caches after a restart or a failover, before any reconcile: the slots held by the
-   * CustomApps whose own Deployment is in a dependency-triggered rollout; the queue from `status.pendingRollout`
-   * (Queued) in the order of its `since`; the breakers and debounces it recorded (Flapping, Debouncing), started again
-   * for a full window at now.
+   * Rebuilds the memory from the caches after a restart or a failover, before any reconcile, from where each governed
+   * key stands (each domain reads its own objects): the slots held by the keys in a dependency-triggered rollout; the
+   * queue from the pending rollouts recorded as Queued, in the order of their `since`; the breakers and debounces they
+   * recorded (Flapping, Debouncing), started again for a full window at now.
    */
-  rebuild(apps: Iterable<CustomApp>, deploymentOf: (key: string) => Deployment | undefined): void {
+  rebuild(standings: Iterable<RolloutStanding>): void {
     const now = this.options.now();
     const rolling: string[] = [];
     const queued: { key: string; since: number }[] = [];
     const reopened = new Set<string>();
-    for (const app of apps) {
-      if (app.metadata.deletionTimestamp) continue;
-      const key = `${app.metadata.namespace}/${app.metadata.name}`;
-      const deployment = deploymentOf(key);
-      if (deployment && isControlledBy(deployment, app)) {
-        if (rollingForContent(currentRollout(deployment, app.status?.lastRollout))) rolling.push(key);
-      }
-      const pending = app.status?.pendingRollout;
+    for (const { key, namespace, rolling: inProgress, pending } of standings) {
+      if (inProgress) rolling.push(key);
       if (!pending) continue;
-      const ref = refKey({ kind: pending.trigger, namespace: app.metadata.namespace!, name: pending.name });
+      const ref = refKey({ kind: pending.trigger, namespace, name: pending.name });
       if (pending.reason === 'Queued') {
         const since = Date.parse(pending.since);
         queued.push({ key, since: Number.isNaN(since) ? now : since });

@@ -1,7 +1,19 @@
 // A Deployment's rollout as `kubectl rollout status` judges it from the Deployment's own status: in progress, done, or failed.
-import type { LastRollout } from '../customapp/custom-app.js';
+import type { RolloutResult, RolloutTrigger } from '../../infra/customapp-api.js';
 import type { Deployment } from '../kube/objects.js';
 import { isGoverned, type RolloutCause, rolloutCause } from './rollout-cause.js';
+
+/**
+ * What the operator recorded of a rollout once it saw it (a CustomApp's `status.lastRollout`, a workload's
+ * `app.example.com/last-rollout` annotation): enough to tell that very rollout again, and how it went.
+ */
+export interface RecordedRollout {
+  readonly trigger: RolloutTrigger;
+  readonly generation?: number;
+  /** RFC 3339: when the operator changed the pod template. */
+  readonly startTime: string;
+  readonly result: RolloutResult;
+}
 
 /** The Deployment controller's reason on `Progressing=False` once `progressDeadlineSeconds` passed without progress. */
 export const PROGRESS_DEADLINE_EXCEEDED = 'ProgressDeadlineExceeded';
@@ -72,7 +84,7 @@ export type CurrentRollout = RolloutProgress & { readonly cause: RolloutCause };
  * stays succeeded: a pod that later turns un-Ready, or a scale, is not a rollout (Ready says ReplicasNotReady then),
  * and holds no slot of the budget.
  */
-export function currentRollout(deployment: Deployment | undefined, recorded: LastRollout | undefined): CurrentRollout | undefined {
+export function currentRollout(deployment: Deployment | undefined, recorded: RecordedRollout | undefined): CurrentRollout | undefined {
   const cause = rolloutCause(deployment);
   if (!deployment || !cause) return undefined;
   const progress = rolloutProgress(deployment);
@@ -91,6 +103,6 @@ export function rollingForContent(current: CurrentRollout | undefined): boolean 
 }
 
 /** True when `recorded` describes the rollout `cause` started (same start time, trigger and generation). */
-export function sameRollout(recorded: LastRollout, cause: RolloutCause): boolean {
+export function sameRollout(recorded: RecordedRollout, cause: RolloutCause): boolean {
   return recorded.startTime === cause.start && recorded.trigger === cause.trigger && recorded.generation === cause.generation;
 }

@@ -2,6 +2,8 @@
 import type {
   CoreV1Event,
   V1Container,
+  V1DaemonSet,
+  V1DaemonSetSpec,
   V1Deployment,
   V1DeploymentCondition,
   V1DeploymentSpec,
@@ -13,6 +15,8 @@ import type {
   V1PodTemplateSpec,
   V1Service,
   V1ServiceSpec,
+  V1StatefulSet,
+  V1StatefulSetSpec,
 } from '@kubernetes/client-node';
 import type { Status } from './errors.js';
 
@@ -60,6 +64,10 @@ export type PodTemplate = Wire<V1PodTemplateSpec> & { readonly spec: Wire<V1PodS
 /** apps/v1 Deployment (its spec and template spec are never absent on the objects we read or write). */
 export type Deployment = Model<V1Deployment> & { readonly spec: Wire<V1DeploymentSpec> & { readonly template: PodTemplate } };
 export type DeploymentCondition = Wire<V1DeploymentCondition>;
+/** apps/v1 StatefulSet. */
+export type StatefulSet = Model<V1StatefulSet> & { readonly spec: Wire<V1StatefulSetSpec> & { readonly template: PodTemplate } };
+/** apps/v1 DaemonSet. */
+export type DaemonSet = Model<V1DaemonSet> & { readonly spec: Wire<V1DaemonSetSpec> & { readonly template: PodTemplate } };
 export type Container = Wire<V1Container>;
 export type EnvFromSource = Wire<V1EnvFromSource>;
 /** core/v1 Service. */

@@ -17,6 +17,8 @@ export const SERVICES: Resource = { group: '', version: 'v1', plural: 'services'
 export const EVENTS: Resource = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true };
 export const NAMESPACES: Resource = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
 export const DEPLOYMENTS: Resource = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
+export const STATEFULSETS: Resource = { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true };
+export const DAEMONSETS: Resource = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true };
 export const LEASES: Resource = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true };
 
 /** The resource's name in RBAC terms and metrics labels: `configmaps`, `deployments.apps`. */

@@ -21,6 +21,8 @@ import { type Logger, newTraceId } from '../log.js';
 import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
 import { type ApiAccess, apiAccess } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
+import { buildWorkloads, type WorkloadParts } from './workloads.js';
+import { BY_REFERENCE } from '../workload/triggers.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -52,6 +54,8 @@ export interface OperatorParts {
   readonly controller: Controller;
   /** The Events of the reconciles, written asynchronously; drained when the operator stops. */
   readonly recorder: EventRecorder;
+  /** The workload domain, when `options.workloads` names kinds. */
+  readonly workloads?: WorkloadParts;
 }
 
 /** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
@@ -123,11 +127,12 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     metrics: metrics.registry,
     referenced: (ref) => {
       const [kind, ...object] = ref.split('/');
-      return apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0;
+      if (apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0) return true;
+      return Object.values(workloads?.informers ?? {}).some(({ store }) => store.byIndex(BY_REFERENCE, ref).length > 0);
     },
   });
   // Keys wait for a worker (a fan-out): Events wait, and a rollout's status goes to a second pass.
-  const keysWait = (): boolean => controller.queue.length > 0;
+  const keysWait = (): boolean => controller.queue.length > 0 || (workloads?.controller.queue.length ?? 0) > 0;
   const recorder = new EventRecorder({
     client,
     component: OPERATOR_NAME,
@@ -154,6 +159,18 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     concurrency: options.maxConcurrentReconciles ?? 4,
     scheduler,
   });
+  const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
+    client,
+    gateClient: client,
+    namespace,
+    logger,
+    scheduler,
+    metrics,
+    dependencies,
+    governance,
+    recorder,
+    concurrency: options.maxConcurrentReconciles ?? 4,
+  });
   return {
     logger,
     metrics,
@@ -172,6 +189,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     governance,
     controller,
     recorder,
+    workloads,
   };
 }
 
@@ -186,6 +204,7 @@ export function closeDependencies(parts: OperatorParts): void {
 /** Closes what building opened, when the operator never started: the above, and the client if it was built here. */
 export function closeParts(parts: OperatorParts): void {
   parts.access.close();
+  for (const gate of parts.workloads?.gates ?? []) gate.close();
   closeDependencies(parts);
   if (parts.ownsClient) parts.client.close();
   parts.leaseClient?.close();

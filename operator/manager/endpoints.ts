@@ -23,6 +23,9 @@ export function unsyncedCaches(parts: OperatorParts): string[] {
     ...(parts.apps.store.synced ? [] : ['customapps']),
     ...(parts.deployments.store.synced ? [] : ['deployments']),
     ...(parts.services.store.synced ? [] : ['services']),
+    ...Object.entries(parts.workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
+      store.synced ? [] : [`${kind.toLowerCase()}s (workloads)`],
+    ),
   ];
 }
 
@@ -47,7 +50,10 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
       const checks = {
         healthz: { ping: () => undefined },
         readyz: {
-          api: () => parts.access.reason(),
+          api: () => {
+            const reasons = [parts.access.reason(), ...(parts.workloads?.gates ?? []).map((gate) => gate.reason)].filter(Boolean);
+            return reasons.length === 0 ? undefined : reasons.join('; ');
+          },
           caches: () => {
             const unsynced = unsyncedCaches(parts);
             return unsynced.length === 0 ? undefined : `not synced: ${unsynced.join(', ')}`;

@@ -5,6 +5,10 @@ import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
 import type { DependencyRef } from '../deps/source.js';
 import { heldRefs } from '../reconcile/dependencies-step.js';
+import { customAppStandings } from '../reconcile/rollout-standings.js';
+import { workloadStandings } from '../workload/standings.js';
+import { subscribeWorkloadTriggers } from '../workload/triggers.js';
+import { parseWorkloadKey } from '../workload/workload.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import type { Endpoints } from './endpoints.js';
@@ -38,12 +42,20 @@ export interface Lifecycle {
 export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
   const { logger, apps, deployments, services, caches, controller, elector, client, governance } = parts;
 
+  const { workloads } = parts;
   parts.access.start();
+  for (const gate of workloads?.gates ?? []) gate.start();
   const triggers = new Subscription();
   // The flap breakers count content changes before any reconcile can read them (both run on the same emission).
   triggers.add(parts.dependencies.changes.subscribe((state) => governance.observe(state)));
-  // A free slot of the rollout budget queues the CustomApps it lets go: the budget's own trigger, no polling.
-  triggers.add(governance.eligible.subscribe((key) => controller.enqueue(key, { source: 'rollout-budget', reason: 'slot free' })));
+  // A free slot of the rollout budget queues the CustomApps and workloads it lets go: the budget's own trigger, no polling.
+  triggers.add(
+    governance.eligible.subscribe((key) => {
+      const slotFree = { source: 'rollout-budget', reason: 'slot free' };
+      if (workloads && parseWorkloadKey(key)) workloads.controller.enqueue(key, slotFree);
+      else controller.enqueue(key, slotFree);
+    }),
+  );
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
@@ -54,6 +66,16 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       logger.child({ component: 'triggers' }),
     ),
   );
+  if (workloads) {
+    triggers.add(
+      subscribeWorkloadTriggers(
+        workloads.informers,
+        parts.dependencies,
+        (key, trigger) => workloads.controller.enqueue(key, trigger),
+        logger.child({ component: 'triggers' }),
+      ),
+    );
+  }
 
   // The moment leadership is lost, nothing this process started as leader may still be written.
   const fenced = (elector?.lost ?? new Promise<never>(() => undefined)).then(() => {
@@ -70,7 +92,10 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   });
 
   const run = async (): Promise<void> => {
-    const synced$ = merge(apps.synced$, deployments.synced$, services.synced$).pipe(filter(() => unsyncedCaches(parts).length === 0));
+    const workloadsSynced = Object.values(workloads?.informers ?? {}).map((informer) => informer.synced$);
+    const synced$ = merge(apps.synced$, deployments.synced$, services.synced$, ...workloadsSynced).pipe(
+      filter(() => unsyncedCaches(parts).length === 0),
+    );
     const allSynced = firstValueFrom(synced$, { defaultValue: false });
     if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
     logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
@@ -78,9 +103,11 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
-    governance.rebuild(cachedApps, (key) => caches.deployments.get(key));
+    const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
+    governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
     holdCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
     controller.start();
+    workloads?.controller.start();
     reconciling = true;
     markStarted();
     if (elector && (await Promise.race([fenced.then(() => true), aborted]))) {
@@ -98,12 +125,13 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     stopped ??= (async () => {
       logger.info('stopping');
       stopping.abort();
-      await controller.stop();
+      await Promise.all([controller.stop(), workloads?.controller.stop()]);
       reconciling = false;
       // The Events of the last reconciles, while this process may still write (it holds the Lease, if any).
       await parts.recorder.flush(5_000);
       triggers.unsubscribe();
       parts.access.close();
+      for (const gate of workloads?.gates ?? []) gate.close();
       closeDependencies(parts);
       // Once the Lease is released a standby leads at once: a write of this process still on its way (an Event the
       // flush gave up on) must not land after that. Fencing aborts it and refuses any later one; the elector has its

@@ -14,6 +14,8 @@ import type { Deployment, Service } from '../kube/objects.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import type { LeaderElectionOptions } from '../leader/leader-elector.js';
 import type { Logger } from '../log.js';
+import type { WorkloadResource } from '../workload/workload.js';
+import type { WorkloadParts } from './workloads.js';
 
 /** The controller's name in metrics and logs. */
 export const CONTROLLER_NAME = 'customapp';
@@ -76,6 +78,11 @@ export interface OperatorOptions {
    * @default on: 10 rollouts at once, breakers past 5 changes in 60 s (`DEFAULT_ROLLOUT_SETTINGS`)
    */
   readonly rollouts?: RolloutSettings;
+  /**
+   * The workload kinds served by annotation (`--workloads`): existing Deployments, StatefulSets and DaemonSets that opt
+   * in roll on new content of the ConfigMaps and Secrets they use. @default none (nothing more is watched)
+   */
+  readonly workloads?: readonly WorkloadResource[];
 }
 
 /** A running operator. */
@@ -89,6 +96,8 @@ export interface Operator {
   readonly apps: Informer<CustomApp>;
   readonly deployments: Informer<Deployment>;
   readonly services: Informer<Service>;
+  /** The workload domain (its informers and controller), when `workloads` names kinds. */
+  readonly workloads?: WorkloadParts;
   /** This process's identity (the Lease holder name when it leads). */
   readonly identity: string;
   /** `https://host:port` of /metrics (`http://` with `metricsSecure: false`), when served. */

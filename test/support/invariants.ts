@@ -8,11 +8,25 @@ import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Operator } from '../../operator/operator.js';
 import type { TestCluster } from './cluster.js';
 import { eventually } from './operator-harness.js';
+import { reloadSpec } from '../../operator/workload/reload-annotations.js';
+import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from '../../operator/workload/workload.js';
 
-/** The refs the CustomApps in the cluster reference (spec only: after convergence no handoff is pending), with their holders. */
-async function referencedRefs(admin: KubeClient): Promise<Map<string, Set<string>>> {
+/**
+ * The refs the CustomApps in the cluster reference (spec only: after convergence no handoff is pending), and those
+ * the workloads of the kinds the operator serves select by annotation, with their holders.
+ */
+async function referencedRefs(admin: KubeClient, operator: Operator): Promise<Map<string, Set<string>>> {
   const apps = await admin.list<CustomApp>(CUSTOM_APPS);
   const refs = new Map<string, Set<string>>();
+  for (const kind of Object.keys(operator.workloads?.informers ?? {}) as WorkloadKind[]) {
+    for (const workload of (await admin.list<Workload>(WORKLOAD_RESOURCES[kind])).items) {
+      const { namespace, name } = workload.metadata;
+      for (const ref of reloadSpec(workload.metadata.annotations, workload.spec.template).refs) {
+        const key = refKey({ kind: ref.kind, namespace: namespace!, name: ref.name });
+        refs.set(key, (refs.get(key) ?? new Set()).add(workloadKey(kind, namespace!, name!)));
+      }
+    }
+  }
   for (const app of apps.items) {
     if (app.metadata.deletionTimestamp) continue;
     const { namespace, name } = app.metadata;
@@ -36,8 +50,8 @@ function describeSets(a: Iterable<string>, b: Iterable<string>): string {
 /**
  * Checks, waiting up to `timeoutMs` for convergence:
  * - no CustomApp is stuck with a deletionTimestamp (its finalizer ran);
- * - the dependency source watches exactly the refs that CustomApps reference, and each ref is held by exactly the
- *   CustomApps that reference it;
+ * - the dependency source watches exactly the refs that CustomApps reference (and the served workloads select), and
+ *   each ref is held by exactly the CustomApps (and workloads) that reference it;
  * - with the default registry: every watched ref is served by a physical stream (per object, or its namespace's),
  *   no stream serves nothing, and, on the emulator, the server's open ConfigMap and Secret watches of the
  *   operator's ServiceAccount equal the registry's streams.
@@ -64,7 +78,7 @@ export async function assertInvariants(
   const mismatch = await eventually(
     'watches equal references',
     async () => {
-      const wanted = await referencedRefs(admin);
+      const wanted = await referencedRefs(admin, operator);
       const watched = new Set(operator.dependencies.watched().map(refKey));
       const holders = operator.dependencies.holders();
       const sameRefs = watched.size === wanted.size && [...wanted.keys()].every((key) => watched.has(key));
@@ -78,7 +92,7 @@ export async function assertInvariants(
     },
     timeoutMs,
   ).catch(async () => {
-    const wanted = await referencedRefs(admin);
+    const wanted = await referencedRefs(admin, operator);
     return `watched vs referenced: ${describeSets(operator.dependencies.watched().map(refKey), wanted.keys())}`;
   });
   t.is(mismatch, '', 'the active watches are exactly the referenced objects, held by exactly their CustomApps');

@@ -14,6 +14,9 @@ import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
+import { policyRules } from '../../infra/operator-rbac.js';
+import { type Permission, workloadPermissions } from '../../infra/permissions.js';
+import type { WorkloadResource } from '../../infra/workload-api.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 
@@ -118,6 +121,48 @@ export async function startTestOperator(
   metricsHolder.onRequest = operator.metrics.onRequest;
   if (connection.waitForStart ?? true) await withTimeout(operator.started, 30_000, 'the operator did not start reconciling');
   return { operator, logs, requests };
+}
+
+const CLUSTER_ROLES: Resource = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'clusterroles',
+  kind: 'ClusterRole',
+  namespaced: false,
+};
+const CLUSTER_ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'clusterrolebindings', kind: 'ClusterRoleBinding' };
+
+/**
+ * Grants the operator's ServiceAccount what the operator chart's `workloads` prop adds for `resources` (the same rules,
+ * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding: what applying
+ * a chart with that prop grants. A second call replaces the rules.
+ */
+export async function grantWorkloadPermissions(
+  admin: KubeClient,
+  resources: readonly WorkloadResource[],
+  permissions: readonly Permission[] = workloadPermissions(resources),
+): Promise<void> {
+  const name = `${OPERATOR_NAME}-workloads`;
+  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
+  const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
+  if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
+  for (const [resource, object] of [
+    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, 'cluster') }],
+    [
+      CLUSTER_ROLE_BINDINGS,
+      {
+        ...rbac,
+        kind: 'ClusterRoleBinding',
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
+      },
+    ],
+  ] as const) {
+    await admin.create(resource, undefined, object as unknown as KubeObject).catch((error: unknown) => {
+      if (!isAlreadyExists(error)) throw error;
+    });
+  }
 }
 
 /** Resolves `promise`, or rejects after `ms` with `what`. */
@@ -228,6 +273,30 @@ export async function getIfExists<T extends KubeObject>(
   }
 }
 
+/** What a scenario file that starts its own operators shares: the cluster with dist/ applied, and an admin client. */
+export interface ClusterScenario {
+  cluster: TestCluster;
+  admin: KubeClient;
+}
+
+/**
+ * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/ and make an admin client;
+ * and stop them afterwards. The returned object is filled in by the `before` hook.
+ */
+export function clusterScenario(test: TestFn, target: Target, options?: ClusterOptions): ClusterScenario {
+  const scenario = {} as ClusterScenario;
+  test.before(async () => {
+    scenario.cluster = await startCluster(target, options);
+    await installOperatorResources(scenario.cluster);
+    scenario.admin = await adminClient(scenario.cluster);
+  });
+  test.after.always(async () => {
+    scenario.admin?.close();
+    await scenario.cluster?.stop();
+  });
+  return scenario;
+}
+
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
 export interface OperatorScenario {
   cluster: TestCluster;
@@ -237,20 +306,23 @@ export interface OperatorScenario {
 
 /**
  * Registers `before` and `after.always` hooks that start a cluster of `target` (with garbage collection on
- * envtest), apply dist/, make an admin client and start the operator; and stop all of it afterwards. The returned
+ * envtest), apply dist/, make an admin client and start the operator with `operatorOptions` (granting what its
+ * `workloads` need, as the chart's prop would); and stop all of it afterwards. The returned
  * object is filled in by the `before` hook.
  */
 export function operatorScenario(
   test: TestFn,
   target: Target,
   options: ClusterOptions = { envtest: { controllerManager: true } },
+  operatorOptions: Partial<OperatorOptions> = {},
 ): OperatorScenario {
   const scenario = {} as OperatorScenario;
   test.before(async () => {
     scenario.cluster = await startCluster(target, options);
     await installOperatorResources(scenario.cluster);
     scenario.admin = await adminClient(scenario.cluster);
-    scenario.running = await startTestOperator(scenario.cluster);
+    if (operatorOptions.workloads?.length) await grantWorkloadPermissions(scenario.admin, operatorOptions.workloads);
+    scenario.running = await startTestOperator(scenario.cluster, operatorOptions);
   });
   test.after.always(async () => {
     await scenario.running?.operator.stop();

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
 import { parseAllDocuments } from 'yaml';
-import { normalize, onBoth, outcome, type Pair, startPair, type Target } from './support.js';
+import { normalize, onBoth, outcome, type Pair, sameOnBoth, startPair, type Target } from './support.js';
 
 const dist = (file: string) =>
   parseAllDocuments(readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8')).map((d) => d.toJSON());
@@ -35,16 +35,8 @@ test.after.always(async () => {
 });
 
 /** Runs the sequence on both servers in a fresh namespace and compares the normalised results step by step. */
-async function same(t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
-    await target.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
-    return sequence(target, ns);
-  });
-  const a = normalize(emulator) as unknown[];
-  const b = normalize(envtest) as unknown[];
-  t.is(a.length, b.length);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) t.deepEqual(a[i], b[i], `step ${i}`);
-}
+const same = (t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> =>
+  sameOnBoth(t, pair, ns, sequence);
 
 const customApps = (ns: string) => `/apis/app.example.com/v1/namespaces/${ns}/customapps`;
 

@@ -1,7 +1,7 @@
 // Differential: NetworkPolicies (defaults, generation, validation, tables, discovery) and the review APIs the operator's
 // secure metrics use (TokenReview, SubjectAccessReview on a non-resource URL), emulator vs envtest.
 import test, { type ExecutionContext } from 'ava';
-import { normalize, onBoth, outcome, type Pair, startPair, type Target } from './support.js';
+import { normalize, onBoth, outcome, type Pair, sameOnBoth, startPair, type Target } from './support.js';
 
 let pair: Pair;
 
@@ -14,16 +14,8 @@ test.after.always(async () => {
 });
 
 /** Runs the sequence on both servers in a fresh namespace and compares the normalised results step by step. */
-async function same(t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
-    await target.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
-    return sequence(target, ns);
-  });
-  const a = normalize(emulator) as unknown[];
-  const b = normalize(envtest) as unknown[];
-  t.is(a.length, b.length);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) t.deepEqual(a[i], b[i], `step ${i}`);
-}
+const same = (t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> =>
+  sameOnBoth(t, pair, ns, sequence);
 
 const policies = (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
 

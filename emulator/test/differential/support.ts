@@ -1,6 +1,7 @@
 // Differential testing: the same request sequence against the emulator and envtest (the real kube-apiserver),
 // answers normalised (uids, resourceVersions, timestamps, allocated IPs) so they can be compared for equality.
 import { request as httpsRequest } from 'node:https';
+import type { ExecutionContext } from 'ava';
 import { type Envtest, startEnvtest } from '../../../envtest/harness.js';
 import { type Emulator, startEmulator } from '../../index.js';
 
@@ -166,6 +167,26 @@ export async function startPair(): Promise<Pair> {
 /** Runs the same sequence against both servers (concurrently) and returns [emulator, envtest] results. */
 export async function onBoth<T>(pair: Pair, sequence: (target: Target) => Promise<T>): Promise<[T, T]> {
   return Promise.all([sequence(pair.emulator), sequence(pair.envtest)]);
+}
+
+/**
+ * Runs `sequence` on both servers in a fresh namespace `ns` and compares the normalised results step by step (one
+ * assertion per step, so that a failure names the step).
+ */
+export async function sameOnBoth(
+  t: ExecutionContext,
+  pair: Pair,
+  ns: string,
+  sequence: (target: Target, ns: string) => Promise<unknown[]>,
+): Promise<void> {
+  const [emulator, envtest] = await onBoth(pair, async (target) => {
+    await target.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    return sequence(target, ns);
+  });
+  const a = normalize(emulator) as unknown[];
+  const b = normalize(envtest) as unknown[];
+  t.is(a.length, b.length);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) t.deepEqual(a[i], b[i], `step ${i}`);
 }
 
 const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

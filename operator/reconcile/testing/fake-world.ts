@@ -15,14 +15,23 @@ import { RecordingClient } from '../../kube/testing/recording-client.js';
 import type { Logger } from '../../log.js';
 import type { Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
+import { customAppStandings } from '../rollout-standings.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
 import { endedRolloutStatus, pausedRolloutStatus } from '../../governance/testing/deployment-status.js';
+import type { PodTemplate } from '../../kube/objects.js';
+import { trimWorkload } from '../../workload/transform.js';
+import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, workloadKey } from '../../workload/workload.js';
+import { WorkloadReconciler } from '../../workload/workload-reconciler.js';
+import { workloadStandings } from '../../workload/standings.js';
 
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {
   readonly objects = new Map<string, T>();
   get(key: string): T | undefined {
     return this.objects.get(key);
+  }
+  list(): T[] {
+    return [...this.objects.values()];
   }
   wrote(object: T): void {
     this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, object);
@@ -77,6 +86,14 @@ export class FakeWorld {
   readonly services = new MapCache<Service>();
   readonly dependencies = new FakeDependencies();
   reconciler: CustomAppReconciler;
+  /** The workload caches (trimmed as the operator's informers trim them), filled by {@link FakeWorld.sync}. */
+  readonly workloads: Record<WorkloadKind, MapCache<Workload>> = {
+    Deployment: new MapCache<Workload>(),
+    StatefulSet: new MapCache<Workload>(),
+    DaemonSet: new MapCache<Workload>(),
+  };
+  /** The workload reconciler, over the same client, dependencies, recorder and governance as the CustomApps'. */
+  workloadReconciler!: WorkloadReconciler;
   /** The rollout governance: off unless the test asks for settings (a fake world runs no Deployment controller). */
   governance: RolloutGovernance;
   now = new Date('2026-11-30T12:00:00Z');
@@ -97,7 +114,10 @@ export class FakeWorld {
   restart(): RolloutGovernance {
     this.governance.close();
     this.governance = this.newGovernance();
-    this.governance.rebuild(this.apps.objects.values(), (key) => this.deployments.get(key));
+    this.governance.rebuild([
+      ...customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key)),
+      ...workloadStandings(this.workloads),
+    ]);
     this.reconciler = this.newReconciler();
     return this.governance;
   }
@@ -107,6 +127,19 @@ export class FakeWorld {
   }
 
   private newReconciler(): CustomAppReconciler {
+    const reconciler = this.newCustomAppReconciler();
+    this.workloadReconciler = new WorkloadReconciler({
+      client: this.client,
+      workloads: this.workloads,
+      dependencies: this.dependencies,
+      recorder: this.recorder,
+      governance: this.governance,
+      now: () => this.now,
+    });
+    return reconciler;
+  }
+
+  private newCustomAppReconciler(): CustomAppReconciler {
     return new CustomAppReconciler({
       governance: this.governance,
       client: this.client,
@@ -136,6 +169,40 @@ export class FakeWorld {
     });
     this.sync();
     return app;
+  }
+
+  /**
+   * Creates (or replaces) a workload on the server with `annotations` and a pod template of `template`'s spec (a
+   * container named app by default), not recorded, and syncs the caches.
+   */
+  workload(
+    kind: WorkloadKind,
+    name: string,
+    annotations: Record<string, string>,
+    template: Partial<PodTemplate['spec']> = {},
+    namespace = 'ns',
+  ): Workload {
+    const resource = WORKLOAD_RESOURCES[kind];
+    const previous = this.client.stored<Workload>(resource, namespace, name);
+    const workload = this.client.seed<Workload>(resource, {
+      apiVersion: `${resource.group}/${resource.version}`,
+      kind,
+      metadata: { ...previous?.metadata, name, namespace, annotations: { ...annotations } },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'app:1' }], ...template } },
+      },
+    } as Workload);
+    this.sync();
+    return workload;
+  }
+
+  /** Reconciles the workload `kind namespace/name` once, and waits for the Events it posted. */
+  async reconcileWorkload(kind: WorkloadKind, name: string, namespace = 'ns'): ReturnType<WorkloadReconciler['reconcile']> {
+    const key = workloadKey(kind, namespace, name);
+    const result = await this.workloadReconciler.reconcile({ key, namespace, name, reason: 'test', traceId: 'test', log: SILENT });
+    await this.recorder.idle();
+    return result;
   }
 
   /** Sets what the dependency source says of a ConfigMap (`data`, or absent with `undefined`). */
@@ -201,6 +268,10 @@ export class FakeWorld {
     this.fill(this.apps, CUSTOM_APPS, () => true);
     this.fill(this.deployments, DEPLOYMENTS, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
     this.fill(this.services, SERVICES, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
+    for (const [kind, cache] of Object.entries(this.workloads) as [WorkloadKind, MapCache<Workload>][]) {
+      cache.objects.clear();
+      for (const object of this.client.all<Workload>(WORKLOAD_RESOURCES[kind])) cache.wrote(trimWorkload(object));
+    }
   }
 
   /**

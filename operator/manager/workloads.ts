@@ -1,0 +1,97 @@
+// Builds the workload domain when `--workloads` names kinds: an informer per kind (trimmed, through its access gate), the reconciler and its controller.
+import type { SchedulerLike } from 'rxjs';
+import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
+import { type Informer, informer } from '../cache/informer.js';
+import { Controller } from '../controller/controller.js';
+import type { OperatorMetrics } from '../controller/metrics.js';
+import type { DependencySource } from '../deps/source.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { RolloutGovernance } from '../governance/governance.js';
+import { AccessGate, type GateClient } from '../kube/access-gate.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../log.js';
+import { trimWorkload } from '../workload/transform.js';
+import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
+import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
+import { WorkloadReconciler } from '../workload/workload-reconciler.js';
+
+/** The controller's name in metrics and logs. */
+export const WORKLOAD_CONTROLLER_NAME = 'workload';
+
+/** The workload domain's parts, built and not started. */
+export interface WorkloadParts {
+  /** One trimmed informer per kind served, each through its gate. */
+  readonly informers: Partial<Record<WorkloadKind, Informer<Workload>>>;
+  readonly gates: readonly AccessGate[];
+  readonly controller: Controller;
+}
+
+/** What the workload domain shares with the CustomApp's. */
+export interface WorkloadContext {
+  readonly client: KubeClient;
+  readonly gateClient: GateClient;
+  readonly namespace?: string;
+  readonly logger: Logger;
+  readonly scheduler?: SchedulerLike;
+  readonly metrics: OperatorMetrics;
+  readonly dependencies: DependencySource;
+  readonly governance: RolloutGovernance;
+  readonly recorder: EventRecorder;
+  readonly concurrency: number;
+}
+
+/**
+ * Builds the informers, gates and controller of the workload kinds named (`--workloads`); undefined when none is, so
+ * that a CustomApp-only operator watches nothing more than before. A 403 names the grants the chart's `workloads` prop adds.
+ */
+export function buildWorkloads(resources: readonly WorkloadResource[] | undefined, context: WorkloadContext): WorkloadParts | undefined {
+  if (!resources || resources.length === 0) return undefined;
+  const { namespace, logger, scheduler } = context;
+  const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
+  const informers: Partial<Record<WorkloadKind, Informer<Workload>>> = {};
+  const gates: AccessGate[] = [];
+  for (const name of new Set(resources)) {
+    const kind = WORKLOAD_KINDS[name].kind;
+    const resource = WORKLOAD_RESOURCES[kind];
+    const gate = new AccessGate({
+      client: context.gateClient,
+      namespace,
+      logger: logger.child({ component: 'api-access' }),
+      scheduler,
+      resource,
+      remedies: {
+        Forbidden: `grant list, watch and patch on ${name}.apps to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+      },
+    });
+    gates.push(gate);
+    informers[kind] = informer<Workload>(
+      gate.client,
+      resource,
+      { namespace, name: `${name} ${namespace ?? '*'}` },
+      WORKLOAD_INDEXERS,
+      watchDeps,
+      { transform: trimWorkload },
+    );
+  }
+  const reconciler = new WorkloadReconciler({
+    client: context.client,
+    workloads: Object.fromEntries(Object.entries(informers).map(([kind, { store }]) => [kind, store])),
+    dependencies: context.dependencies,
+    recorder: context.recorder,
+    governance: context.governance,
+  });
+  const controller = new Controller({
+    name: WORKLOAD_CONTROLLER_NAME,
+    reconciler,
+    logger: logger.child({ controller: WORKLOAD_CONTROLLER_NAME }),
+    metrics: context.metrics,
+    concurrency: context.concurrency,
+    scheduler,
+    splitKey: (key) => {
+      const parsed = parseWorkloadKey(key);
+      if (!parsed) throw new Error(`work-queue key "${key}" is not Kind/namespace/name`);
+      return { namespace: parsed.namespace, name: parsed.name };
+    },
+  });
+  return { informers, gates, controller };
+}

@@ -1,0 +1,51 @@
+// A workload's rollout as `kubectl rollout status` judges it from its own status: Deployments, StatefulSets and DaemonSets.
+import { type RolloutProgress, rolloutProgress } from '../governance/rollout-progress.js';
+import type { DaemonSet, Deployment, StatefulSet } from '../kube/objects.js';
+import type { Workload, WorkloadKind } from './workload.js';
+
+const OBSERVING = { phase: 'InProgress', message: 'waiting for the controller to observe the new generation' } as const;
+
+/**
+ * kubectl's StatefulSetStatusViewer: only a RollingUpdate strategy has a rollout to follow (OnDelete: done at once);
+ * then the observed generation, the ready replicas, the updated replicas above a partition, and the current revision
+ * reaching the update revision.
+ */
+function statefulSetProgress(set: StatefulSet): RolloutProgress {
+  const { spec, status } = set;
+  if (spec.updateStrategy?.type === 'OnDelete') return { phase: 'Succeeded' };
+  if (!status?.observedGeneration || (set.metadata.generation ?? 0) > status.observedGeneration) return OBSERVING;
+  const wanted = spec.replicas ?? 1;
+  const ready = status.readyReplicas ?? 0;
+  if (ready < wanted) return { phase: 'InProgress', message: `${ready} of ${wanted} pods are ready` };
+  const partition = spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  if (partition > 0) {
+    const updated = status.updatedReplicas ?? 0;
+    if (updated < wanted - partition)
+      return { phase: 'InProgress', message: `${updated} of ${wanted - partition} pods updated (partition ${partition})` };
+    return { phase: 'Succeeded' };
+  }
+  if (status.updateRevision !== status.currentRevision) {
+    return { phase: 'InProgress', message: `${status.updatedReplicas ?? 0} pods at revision ${status.updateRevision ?? '?'}` };
+  }
+  return { phase: 'Succeeded' };
+}
+
+/** kubectl's DaemonSetStatusViewer: RollingUpdate only; observed generation, updated then available pods of those wanted. */
+function daemonSetProgress(set: DaemonSet): RolloutProgress {
+  const { spec, status } = set;
+  if (spec.updateStrategy?.type === 'OnDelete') return { phase: 'Succeeded' };
+  if (!status || (set.metadata.generation ?? 0) > (status.observedGeneration ?? 0)) return OBSERVING;
+  const wanted = status.desiredNumberScheduled;
+  const updated = status.updatedNumberScheduled ?? 0;
+  if (updated < wanted) return { phase: 'InProgress', message: `${updated} of ${wanted} updated pods are scheduled` };
+  const available = status.numberAvailable ?? 0;
+  if (available < wanted) return { phase: 'InProgress', message: `${available} of ${wanted} updated pods are available` };
+  return { phase: 'Succeeded' };
+}
+
+/** Where the workload's latest rollout stands, by its kind's rules (a Deployment's: `governance/rollout-progress.ts`). */
+export function workloadProgress(kind: WorkloadKind, workload: Workload): RolloutProgress {
+  if (kind === 'StatefulSet') return statefulSetProgress(workload as StatefulSet);
+  if (kind === 'DaemonSet') return daemonSetProgress(workload as DaemonSet);
+  return rolloutProgress(workload as Deployment);
+}

@@ -1,0 +1,166 @@
+// The workload reconcile against a trivial model: random edits, opt-in and opt-out, deletes, restarts and reconciles;
+// what is recorded, what the pod template runs and what is held always agree with the model.
+import test from 'ava';
+import fc from 'fast-check';
+import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import type { PodTemplate } from '../kube/objects.js';
+import { encodeHashes } from '../podtemplate/hash-annotation.js';
+import { FakeWorld } from '../reconcile/testing/fake-world.js';
+import { WORKLOAD_RESOURCES, type Workload } from './workload.js';
+
+const RUNS = Number(process.env.WORKLOAD_MODEL_RUNS ?? 200);
+
+type Step =
+  | { readonly type: 'editConfigMap' }
+  /** The optional Secret: created, edited, or deleted. */
+  | { readonly type: 'editSecret' }
+  | { readonly type: 'deleteSecret' }
+  /** The same content written again (a metadata-only change for the hash). */
+  | { readonly type: 'rewrite' }
+  | { readonly type: 'optIn' | 'optOut' }
+  | { readonly type: 'recreate' }
+  | { readonly type: 'restart' }
+  | { readonly type: 'reconcile' };
+
+const STEP: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ type: 'editConfigMap' } as const) },
+  { weight: 2, arbitrary: fc.constant({ type: 'editSecret' } as const) },
+  { weight: 1, arbitrary: fc.constant({ type: 'deleteSecret' } as const) },
+  { weight: 1, arbitrary: fc.constant({ type: 'rewrite' } as const) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: 'optIn' } as const, { type: 'optOut' } as const) },
+  { weight: 1, arbitrary: fc.constant({ type: 'recreate' } as const) },
+  { weight: 1, arbitrary: fc.constant({ type: 'restart' } as const) },
+  { weight: 5, arbitrary: fc.constant({ type: 'reconcile' } as const) },
+);
+
+const TEMPLATE: Partial<PodTemplate['spec']> = {
+  containers: [{ name: 'app', image: 'app:1', envFrom: [{ configMapRef: { name: 'cfg' } }] }],
+  volumes: [{ name: 's', secret: { secretName: 'sec', optional: true } }],
+};
+const ANNOTATIONS = { 'reloader.stakater.com/auto': 'true' };
+
+/**
+ * The model: the content now (a ConfigMap value, and the optional Secret's value or null while absent), whether the
+ * workload opted in, and what it records and runs, by the rules written in a few lines: first sight records the
+ * content; afterwards an object that exists with content other than recorded rolls (template and record to the content
+ * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing.
+ */
+async function run(steps: readonly Step[]): Promise<number> {
+  let rollouts = 0;
+  const world = new FakeWorld();
+  let configMap = 1;
+  let secret: number | null = null;
+  let optedIn = true;
+  let record: Map<string, number | null> | undefined;
+  let runs: Map<string, number | null> | undefined;
+  const setConfigMap = (): void => world.configMap('cfg', { V: String(configMap) });
+  const setSecret = (): void => (secret === null ? world.secret('sec', undefined) : world.secret('sec', { P: String(secret) }));
+  const hashOf = (key: string, value: number | null): string | null =>
+    value === null
+      ? null
+      : key === 'ConfigMap/cfg'
+        ? FakeWorld.hash({ V: String(value) })
+        : FakeWorld.secretHash({ P: String(value) }, 'sec');
+  const encoded = (values: Map<string, number | null> | undefined): string | undefined =>
+    values && encodeHashes(new Map([...values].map(([key, value]) => [key, hashOf(key, value)])));
+  const stored = (): Workload | undefined => world.client.stored<Workload>(WORKLOAD_RESOURCES.StatefulSet, 'ns', 'web');
+  const create = (): void => {
+    world.workload('StatefulSet', 'web', optedIn ? ANNOTATIONS : {}, TEMPLATE);
+  };
+  setConfigMap();
+  setSecret();
+  create();
+
+  for (const [at, step] of steps.entries()) {
+    switch (step.type) {
+      case 'editConfigMap':
+        configMap += 1;
+        setConfigMap();
+        break;
+      case 'editSecret':
+        secret = (secret ?? 0) + 1;
+        setSecret();
+        break;
+      case 'deleteSecret':
+        secret = null;
+        setSecret();
+        break;
+      case 'rewrite':
+        setConfigMap();
+        break;
+      case 'optIn':
+      case 'optOut': {
+        // `kubectl annotate`: the annotations change, the pod template stays as it is.
+        optedIn = step.type === 'optIn';
+        const live = stored()!;
+        world.client.seed(WORKLOAD_RESOURCES.StatefulSet, {
+          ...live,
+          metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, 'reloader.stakater.com/auto': String(optedIn) } },
+        });
+        world.sync();
+        break;
+      }
+      case 'recreate':
+        await world.client.delete(WORKLOAD_RESOURCES.StatefulSet, 'ns', 'web');
+        world.sync();
+        await world.reconcileWorkload('StatefulSet', 'web');
+        if (world.dependencies.held.has('StatefulSet/ns/web')) throw new Error(`step ${at}: a deleted workload still holds its refs`);
+        record = undefined;
+        runs = undefined;
+        optedIn = true;
+        create();
+        break;
+      case 'restart':
+        world.restart();
+        break;
+      case 'reconcile': {
+        const from = world.client.calls.length;
+        await world.reconcileWorkload('StatefulSet', 'web');
+        world.sync();
+        const now = new Map<string, number | null>([
+          ['ConfigMap/cfg', configMap],
+          ['Secret/sec', secret],
+        ]);
+        let rolled = false;
+        if (!optedIn) record = undefined;
+        else if (!record) record = now;
+        else {
+          const changed = [...now].some(([key, value]) => value !== null && value !== record!.get(key));
+          if (changed) {
+            record = new Map([...record].map(([key, value]) => [key, now.get(key) ?? value]));
+            runs = record;
+            rolled = true;
+            rollouts += 1;
+          }
+        }
+        const live = stored()!;
+        const writes = world.client.calls.slice(from).filter((call) => call.resource !== 'events');
+        const recorded = live.metadata.annotations?.[RUNNING_HASHES_ANNOTATION];
+        const template = live.spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
+        const where = `step ${at} (${JSON.stringify(steps.slice(0, at + 1).map((s) => s.type))})`;
+        if (recorded !== encoded(record)) throw new Error(`${where}: records ${recorded}, the model ${encoded(record)}`);
+        if (template !== encoded(runs)) throw new Error(`${where}: the template runs ${template}, the model ${encoded(runs)}`);
+        const templateWrites = writes.filter((call) => JSON.stringify(call.body).includes(TEMPLATE_HASHES_ANNOTATION)).length;
+        if (templateWrites !== (rolled ? 1 : 0)) throw new Error(`${where}: ${templateWrites} rollouts, the model ${rolled ? 1 : 0}`);
+        if (writes.length > 1) throw new Error(`${where}: ${writes.length} writes in one reconcile`);
+        if (world.dependencies.held.has('StatefulSet/ns/web') !== optedIn) throw new Error(`${where}: holds its refs: ${!optedIn}`);
+        break;
+      }
+    }
+  }
+  return rollouts;
+}
+
+test('random edits, opt-in and opt-out, deletes, restarts and reconciles: the record, the template and the holds follow the model', async (t) => {
+  const replay = process.env.WORKLOAD_MODEL_SEED;
+  const seed = replay === undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : Number(replay);
+  let rollouts = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(STEP, { maxLength: 60, size: 'max' }), async (steps) => {
+      rollouts += await run(steps);
+    }),
+    { numRuns: RUNS, seed, path: process.env.WORKLOAD_MODEL_PATH, endOnFailure: false },
+  );
+  t.log(`${RUNS} runs, ${rollouts} rollouts; seed ${seed} (replay: WORKLOAD_MODEL_SEED=${seed})`);
+  t.true(rollouts > RUNS, 'the runs did roll: the model was exercised');
+});

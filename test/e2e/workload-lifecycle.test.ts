@@ -1,0 +1,255 @@
+// End to end against each target: existing Deployments, StatefulSets and DaemonSets that opt in by annotation roll on
+// the ConfigMaps and Secrets they use; opting in, a restart and un-annotated workloads roll nothing; opting out releases.
+import test from 'ava';
+import {
+  LAST_ROLLOUT_ANNOTATION,
+  RUNNING_HASHES_ANNOTATION,
+  TEMPLATE_HASHES_ANNOTATION,
+  type WorkloadResource,
+} from '../../infra/workload-api.js';
+import { contentHash } from '../../operator/deps/content-hash.js';
+import { refKey } from '../../operator/deps/source.js';
+import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
+import type { CoreEvent, Deployment, KubeObject, PodTemplate } from '../../operator/kube/objects.js';
+import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
+import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
+import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from '../../operator/workload/workload.js';
+import { selectedTargets } from '../support/cluster.js';
+import { assertInvariants } from '../support/invariants.js';
+import {
+  createAll,
+  createNamespace,
+  eventually,
+  getIfExists,
+  objects,
+  operatorScenario,
+  startTestOperator,
+} from '../support/operator-harness.js';
+import { secretHashIn } from '../support/secret-hash.js';
+
+/** The kinds each target serves (the emulator serves StatefulSets and DaemonSets too: emulator/README.md). */
+const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
+const SERVED: readonly WorkloadResource[] = ['deployments', 'statefulsets', 'daemonsets'];
+const AUTO = { 'reloader.stakater.com/auto': 'true' };
+
+/** A workload of `kind` whose pod template uses ConfigMap `<name>-config` (envFrom) and Secret `<name>-secret` (a volume). */
+function workload(kind: WorkloadKind, namespace: string, name: string, annotations: Record<string, string>): Workload {
+  const labels = { app: name };
+  const template: PodTemplate = {
+    metadata: { labels },
+    spec: {
+      containers: [
+        { name: 'app', image: 'nginxinc/nginx-unprivileged:1.27-alpine', envFrom: [{ configMapRef: { name: `${name}-config` } }] },
+      ],
+      volumes: [{ name: 'secret', secret: { secretName: `${name}-secret` } }],
+    },
+  };
+  const resource = WORKLOAD_RESOURCES[kind];
+  return {
+    apiVersion: `${resource.group}/${resource.version}`,
+    kind,
+    metadata: { name, namespace, annotations },
+    spec: { selector: { matchLabels: labels }, template, ...(kind === 'StatefulSet' ? { serviceName: name } : {}) },
+  } as Workload;
+}
+
+for (const target of selectedTargets()) {
+  const scenario = operatorScenario(test, target, undefined, { workloads: SERVED });
+
+  const stored = async (kind: WorkloadKind, namespace: string, name: string): Promise<Workload> =>
+    (await getIfExists<Workload>(scenario.admin, WORKLOAD_RESOURCES[kind], namespace, name))!;
+  const templateHashes = async (kind: WorkloadKind, namespace: string, name: string) =>
+    decodeHashes((await stored(kind, namespace, name)).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION]);
+  const recorded = async (kind: WorkloadKind, namespace: string, name: string) =>
+    decodeHashes((await stored(kind, namespace, name)).metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
+  const eventsOf = async (namespace: string, name: string): Promise<string[]> =>
+    (await scenario.admin.list<CoreEvent>(EVENTS, { namespace })).items
+      .filter((event) => event.involvedObject.name === name)
+      .map((event) => `${event.involvedObject.kind} ${event.reason}`);
+  const create = async (kind: WorkloadKind, object: Workload): Promise<void> => {
+    await scenario.admin.create(WORKLOAD_RESOURCES[kind], object.metadata.namespace, object);
+  };
+  const annotate = async (
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<void> => {
+    await scenario.admin.patch(WORKLOAD_RESOURCES[kind], namespace, name, 'merge', { metadata: { annotations } });
+  };
+  const edit = (resource: typeof CONFIGMAPS, namespace: string, name: string, data: Record<string, string>): Promise<KubeObject> =>
+    scenario.admin.patch(resource, namespace, name, 'merge', { data });
+  /** The pod template's `app.example.com/dependency-hashes` once it names `hash` for `key`. */
+  const rolledTo = (kind: WorkloadKind, namespace: string, name: string, key: string, hash: string) =>
+    eventually(
+      `${kind} ${name} rolled to ${key} ${hash.slice(0, 12)}`,
+      async () => (await templateHashes(kind, namespace, name))?.get(key) === hash,
+    );
+  const withContent = async (namespace: string, name: string): Promise<void> => {
+    await createAll(
+      scenario.admin,
+      objects.configMap(namespace, `${name}-config`, { GREETING: 'hello' }),
+      objects.secret(namespace, `${name}-secret`, { TOKEN: 'one' }),
+    );
+  };
+  const watchedIn = (namespace: string): string[] =>
+    scenario.running.operator.dependencies
+      .watched()
+      .filter((ref) => ref.namespace === namespace)
+      .map(refKey)
+      .sort();
+
+  // First: no rollout of another test holds a slot yet (none ever completes on the API targets).
+  test.serial(`[${target}] the rollout budget is shared with CustomApps`, async (t) => {
+    const ns = 'wl-budget';
+    await createNamespace(scenario.admin, ns);
+    await scenario.running.operator.stop();
+    scenario.running = await startTestOperator(scenario.cluster, {
+      workloads: SERVED,
+      rollouts: { maxConcurrentRollouts: 1, flapThreshold: 0 },
+    });
+    await createAll(
+      scenario.admin,
+      objects.configMap(ns, 'shared', { V: '1' }),
+      objects.customApp(ns, 'app', { image: 'example/app:1', configMapName: 'shared' }),
+    );
+    const appDeployment = await eventually('the CustomApp has its Deployment', () =>
+      getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'app'),
+    );
+    const complete = async (): Promise<void> => {
+      const current = (await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'app'))!;
+      const status = endedRolloutStatus(current, 'Succeeded', new Date().toISOString());
+      await scenario.admin.patch(DEPLOYMENTS, ns, 'app', 'merge', { status }, { subresource: 'status' });
+    };
+    await complete();
+    const shared = workload('StatefulSet', ns, 'web', { 'configmap.reloader.stakater.com/reload': 'shared' });
+    await scenario.admin.create(WORKLOAD_RESOURCES.StatefulSet, ns, shared);
+    await eventually('the baseline is recorded', () => recorded('StatefulSet', ns, 'web'));
+    t.truthy(appDeployment);
+
+    await edit(CONFIGMAPS, ns, 'shared', { V: '2' });
+    const queued = await eventually('one of the two rolls, the other is queued', async () => {
+      const events = [...(await eventsOf(ns, 'web')), ...(await eventsOf(ns, 'app'))];
+      return events.some((event) => event.endsWith('RolloutQueued')) ? events : undefined;
+    });
+    const workloadRolled = (await templateHashes('StatefulSet', ns, 'web')) !== undefined;
+    t.true(queued.includes(workloadRolled ? 'CustomApp RolloutQueued' : 'StatefulSet RolloutQueued'), queued.join(', '));
+    if (!workloadRolled) {
+      await complete();
+      await rolledTo('StatefulSet', ns, 'web', 'ConfigMap/shared', contentHash({ data: { V: '2' } }));
+    }
+    await scenario.running.operator.stop();
+    scenario.running = await startTestOperator(scenario.cluster, { workloads: SERVED });
+  });
+
+  for (const kind of KINDS) {
+    test.serial(
+      `[${target}] ${kind}: opting in rolls nothing; an edit of its ConfigMap, then of its Secret, rolls it once each`,
+      async (t) => {
+        const ns = `wl-${kind.toLowerCase()}`;
+        await createNamespace(scenario.admin, ns);
+        await withContent(ns, 'web');
+        await create(kind, workload(kind, ns, 'web', AUTO));
+        const baseline = await eventually('the baseline is recorded', () => recorded(kind, ns, 'web'));
+        t.deepEqual([...baseline.keys()], ['ConfigMap/web-config', 'Secret/web-secret']);
+        t.is(baseline.get('ConfigMap/web-config'), contentHash({ data: { GREETING: 'hello' } }));
+        t.is(baseline.get('Secret/web-secret'), await secretHashIn(scenario.admin, ns, 'web-secret'));
+        t.is(await templateHashes(kind, ns, 'web'), undefined, 'opting in rolled nothing');
+        t.deepEqual(watchedIn(ns), [`ConfigMap/${ns}/web-config`, `Secret/${ns}/web-secret`]);
+
+        await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'bonjour' });
+        await rolledTo(kind, ns, 'web', 'ConfigMap/web-config', contentHash({ data: { GREETING: 'bonjour' } }));
+        const afterConfig = await stored(kind, ns, 'web');
+        t.like(JSON.parse(afterConfig.metadata.annotations![LAST_ROLLOUT_ANNOTATION]!), { trigger: 'ConfigMap', result: 'InProgress' });
+
+        await edit(SECRETS, ns, 'web-secret', { TOKEN: Buffer.from('two').toString('base64') });
+        const secretHash = await eventually('the Secret is re-read', async () => {
+          const hash = await secretHashIn(scenario.admin, ns, 'web-secret');
+          return hash !== baseline.get('Secret/web-secret') ? hash : undefined;
+        });
+        await rolledTo(kind, ns, 'web', 'Secret/web-secret', secretHash);
+        t.deepEqual(
+          (await eventsOf(ns, 'web')).filter((event) => event.endsWith('RolloutTriggered')),
+          [`${kind} RolloutTriggered`, `${kind} RolloutTriggered`],
+        );
+        await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+      },
+    );
+  }
+
+  test.serial(
+    `[${target}] an un-annotated workload is untouched and unwatched; annotated afterwards, the next edit rolls it`,
+    async (t) => {
+      const ns = 'wl-plain';
+      await createNamespace(scenario.admin, ns);
+      await withContent(ns, 'plain');
+      await create('Deployment', workload('Deployment', ns, 'plain', {}));
+      const before = (await stored('Deployment', ns, 'plain')).metadata.resourceVersion;
+      await edit(CONFIGMAPS, ns, 'plain-config', { GREETING: 'changed' });
+      // An annotated neighbour, created after, is served: once it is, the operator has seen both.
+      await withContent(ns, 'marker');
+      await create('Deployment', workload('Deployment', ns, 'marker', AUTO));
+      await eventually('the neighbour is served', () => recorded('Deployment', ns, 'marker'));
+      t.is((await stored('Deployment', ns, 'plain')).metadata.resourceVersion, before, 'never written');
+      t.deepEqual(watchedIn(ns), [`ConfigMap/${ns}/marker-config`, `Secret/${ns}/marker-secret`]);
+
+      // Annotated afterwards (`kubectl annotate`): the content then is its baseline, and the next edit rolls it.
+      await annotate('Deployment', ns, 'plain', AUTO);
+      const baseline = await eventually('the baseline is recorded', () => recorded('Deployment', ns, 'plain'));
+      t.is(baseline.get('ConfigMap/plain-config'), contentHash({ data: { GREETING: 'changed' } }));
+      t.is(await templateHashes('Deployment', ns, 'plain'), undefined, 'annotating rolled nothing');
+      await edit(CONFIGMAPS, ns, 'plain-config', { GREETING: 'next' });
+      await rolledTo('Deployment', ns, 'plain', 'ConfigMap/plain-config', contentHash({ data: { GREETING: 'next' } }));
+    },
+  );
+
+  test.serial(`[${target}] opting out releases the watches: the streams go back to their baseline`, async (t) => {
+    const ns = 'wl-optout';
+    await createNamespace(scenario.admin, ns);
+    const streams = (): number => scenario.running.operator.registry!.streams().filter((stream) => stream.namespace === ns).length;
+    t.is(streams(), 0);
+    await withContent(ns, 'web');
+    await create('Deployment', workload('Deployment', ns, 'web', AUTO));
+    await eventually('watched', () => streams() === 2);
+    await annotate('Deployment', ns, 'web', { 'reloader.stakater.com/auto': null });
+    await eventually('released: streams back to the baseline', () => streams() === 0);
+    await eventually('the record is removed', async () => (await recorded('Deployment', ns, 'web')) === undefined);
+    t.deepEqual(watchedIn(ns), []);
+    await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+  });
+
+  test.serial(`[${target}] a deleted workload's watches are released (no finalizer of ours)`, async (t) => {
+    const ns = 'wl-delete';
+    await createNamespace(scenario.admin, ns);
+    await withContent(ns, 'web');
+    await create('StatefulSet', workload('StatefulSet', ns, 'web', AUTO));
+    await eventually('watched', () => watchedIn(ns).length === 2);
+    t.is((await stored('StatefulSet', ns, 'web')).metadata.finalizers, undefined);
+    await scenario.admin.delete(WORKLOAD_RESOURCES.StatefulSet, ns, 'web');
+    await eventually('released', () => watchedIn(ns).length === 0);
+    t.false(scenario.running.operator.dependencies.holders().has(refKey({ kind: 'ConfigMap', namespace: ns, name: 'web-config' })));
+  });
+
+  test.serial(`[${target}] a restart of the operator rolls nothing; an edit made while it was down rolls once`, async (t) => {
+    const ns = 'wl-restart';
+    await createNamespace(scenario.admin, ns);
+    await withContent(ns, 'web');
+    await create('DaemonSet', workload('DaemonSet', ns, 'web', AUTO));
+    await eventually('the baseline is recorded', () => recorded('DaemonSet', ns, 'web'));
+    const before = (await stored('DaemonSet', ns, 'web')).metadata.resourceVersion;
+
+    await scenario.running.operator.stop();
+    scenario.running = await startTestOperator(scenario.cluster, { workloads: SERVED });
+    await eventually('watched again', () => watchedIn(ns).length === 2);
+    t.is((await stored('DaemonSet', ns, 'web')).metadata.resourceVersion, before, 'the restart wrote nothing');
+
+    await scenario.running.operator.stop();
+    await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'while down' });
+    scenario.running = await startTestOperator(scenario.cluster, { workloads: SERVED });
+    await rolledTo('DaemonSet', ns, 'web', 'ConfigMap/web-config', contentHash({ data: { GREETING: 'while down' } }));
+    t.deepEqual(
+      (await eventsOf(ns, 'web')).filter((event) => event.endsWith('RolloutTriggered')),
+      ['DaemonSet RolloutTriggered'],
+    );
+  });
+}

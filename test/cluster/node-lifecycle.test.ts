@@ -14,6 +14,41 @@ const execFileAsync = promisify(execFile);
 const MAIN = resolve(import.meta.dirname, '../../envtest/cluster/main.ts');
 const REPO = resolve(import.meta.dirname, '../..');
 const RUN = SLOTS_DIR;
+
+/**
+ * Runs `kill` with a waiter already blocked on `slot`'s lock (util-linux flock, as reaper.sh takes it), so that the lock
+ * passes to the waiter as soon as the killed reaper's processes let go of it; resolves once the waiter holds it.
+ */
+async function holdSlotLockAfter(slot: number, kill: () => Promise<void>): Promise<{ release: () => Promise<void> }> {
+  const waiter = spawn('flock', ['--no-fork', join(RUN, `slot-${slot}.lock`), 'sh', '-c', 'echo locked; exec sleep 600'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((done) => waiter.once('exit', () => done()));
+  const locked = new Promise<void>((done, fail) => {
+    waiter.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) done();
+    });
+    waiter.once('exit', (code) => fail(new Error(`flock on slot ${slot} exited (${code}) before holding the lock`)));
+  });
+  const release = async (): Promise<void> => {
+    waiter.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await kill();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      locked,
+      new Promise<never>((_, fail) => {
+        timer = setTimeout(() => fail(new Error(`slot ${slot}'s lock was not free within 30 s of the kill`)), 30_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    return { release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
 const TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys'];
 
 const TITLES = [
@@ -223,12 +258,20 @@ if (!clusterSelected()) {
       .filter(Boolean)
       .map(Number);
     t.is(reaper.length, 1, 'the run has one reaper');
-    process.kill(reaper[0]!, 'SIGKILL');
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await new Promise((done) => setTimeout(done, 1_000));
-    t.true(existsSync(`/sys/class/net/${first.hostInterface}`), 'the killed node left its interface');
-    t.true(alive(holder[0]!) && podProcesses.some(alive), 'the killed node left its namespaces and pods running');
+    // The other node tests may start a cluster meanwhile, and their reapers clear any unlocked slot with leftovers:
+    // this test takes the killed run's slot lock the moment the reaper lets go of it, so that what the kill left stays
+    // there to be seen, and lets go of it before the next run.
+    const keeper = await holdSlotLockAfter(first.slot, async () => {
+      process.kill(reaper[0]!, 'SIGKILL');
+      first.child.kill('SIGKILL');
+      await first.exited;
+    });
+    try {
+      t.true(existsSync(`/sys/class/net/${first.hostInterface}`), 'the killed node left its interface');
+      t.true(alive(holder[0]!) && podProcesses.some(alive), 'the killed node left its namespaces and pods running');
+    } finally {
+      await keeper.release();
+    }
 
     second = await startRun([], 10 * 60_000);
     runs.push(second);

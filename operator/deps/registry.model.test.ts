@@ -9,7 +9,7 @@ import { checkRegistryModel, runRegistryModel } from './testing/registry-model.j
  */
 const RUNS = Number(process.env.REGISTRY_MODEL_RUNS ?? 10_000);
 
-test('every held ref says its object latest state at each rest and at the end, never goes back to an older one, and the watches match the refs', async (t) => {
+test("every held ref (a subscription's, a CustomApp's or a workload's) says its object latest state at each rest and at the end, never goes back to an older one, and the holders and watches match the refs", async (t) => {
   const replay = process.env.REGISTRY_MODEL_SEED;
   const seed = await checkRegistryModel({
     numRuns: RUNS,

@@ -4,12 +4,19 @@ import { Subscription } from 'rxjs';
 import { VirtualClock } from '../../../test/support/virtual-time.js';
 import { contentHash } from '../content-hash.js';
 import { DependencyRegistry } from '../registry.js';
-import type { DependencyState } from '../source.js';
+import { RegistryDependencySource } from '../registry-source.js';
+import { refKey, type DependencyRef, type DependencyState } from '../source.js';
 import { FakeDependencyApi } from './fake-dependency-api.js';
 
 const NAMESPACE = 'ns';
 const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p'] as const;
 type Name = (typeof NAMES)[number];
+/**
+ * The owners that hold refs through the reconcile's {@link RegistryDependencySource}: CustomApps (`namespace/name`)
+ * and workloads opted in by annotation (`Kind/namespace/name`), sharing the registry's refs.
+ */
+const OWNERS = ['ns/app', 'ns/other', 'Deployment/ns/web', 'StatefulSet/ns/db', 'DaemonSet/ns/agent'] as const;
+type Owner = (typeof OWNERS)[number];
 
 /** One step of a run: what a user, the API server or time does next. */
 export type Step =
@@ -38,7 +45,11 @@ export type Step =
   | { readonly type: 'expire' }
   /** The system comes to rest (every answer and event released) and every held ref must say its object's state. */
   | { readonly type: 'settle' }
-  | { readonly type: 'advance'; readonly ms: number };
+  | { readonly type: 'advance'; readonly ms: number }
+  /** A reconcile of `owner` (a CustomApp or a workload): it holds exactly these names from now on (none: it releases). */
+  | { readonly type: 'use'; readonly owner: Owner; readonly names: readonly Name[] }
+  /** `owner` deleted or opted out: everything it holds is released. */
+  | { readonly type: 'releaseOwner'; readonly owner: Owner };
 
 const index = fc.nat({ max: 15 });
 const value = fc.constantFrom('1', '2', '3');
@@ -68,6 +79,8 @@ function stepKinds(names: readonly Name[]): readonly fc.Arbitrary<Step>[] {
     fc.record({ type: fc.constant('expire' as const) }),
     fc.record({ type: fc.constant('settle' as const) }),
     fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 500, 2_000, 40_000) }),
+    fc.record({ type: fc.constant('use' as const), owner: fc.constantFrom(...OWNERS), names: fc.subarray([...names], { maxLength: 3 }) }),
+    fc.record({ type: fc.constant('releaseOwner' as const), owner: fc.constantFrom(...OWNERS) }),
   ];
 }
 
@@ -131,8 +144,11 @@ function drained(): Promise<void> {
  * - what each one received is, in order, a subsequence of the states the object went through, starting no earlier
  *   than the ref had got when it subscribed (never an older state after a newer one: no stale list wins over a newer
  *   event), checked on arrival, released refs included;
- * - the physical watches are exactly what the held refs need: one per held ref, or one for the namespace and no
- *   other, all synced, and the server has exactly those watches open;
+ * - the owners' refs (CustomApps and workloads through a {@link RegistryDependencySource} on the same registry): after
+ *   every step its holders are exactly the model's (each ref's owners, across both domains, by the owners' last
+ *   `use`), and at rest each ref an owner holds says its object's state, in the source's `state` and last `changes`;
+ * - the physical watches are exactly what the held refs need (a subscription's or an owner's): one per held ref, or
+ *   one for the namespace and no other, all synced, and the server has exactly those watches open;
  * - after everything is released, no watch is open and no list is pending.
  * Throws with a description of the first violation.
  */
@@ -153,6 +169,23 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
   const truth = (each: Name): string => {
     const object = api.current(each);
     return object ? `present ${contentHash(object).slice(0, 12)}` : 'absent';
+  };
+  /** The reconcile's view on the same registry, and the trivial model of what each owner holds. */
+  const source = new RegistryDependencySource(registry);
+  const uses = new Map<Owner, ReadonlySet<Name>>();
+  const lastChange = new Map<string, string>();
+  source.changes.subscribe((state) => lastChange.set(refKey(state.ref), stateText(state)));
+  const ref = (each: Name): DependencyRef => ({ kind: 'ConfigMap', namespace: NAMESPACE, name: each });
+  const ownedNames = (): Name[] => [...new Set([...uses.values()].flatMap((names) => [...names]))];
+  /** How the source's holders differ from the model's, or undefined when they match. */
+  const holdersMismatch = (): string | undefined => {
+    const model = new Map<string, string[]>();
+    for (const [owner, names] of uses)
+      for (const each of names) model.set(refKey(ref(each)), [...(model.get(refKey(ref(each))) ?? []), owner]);
+    const text = (entries: Iterable<[string, Iterable<string>]>): string =>
+      JSON.stringify([...entries].map(([key, owners]) => [key, [...owners].sort()]).sort());
+    const [expected, actual] = [text(model), text(source.holders())];
+    return expected === actual ? undefined : `the holders are ${actual}, the model ${expected}`;
   };
   /** How far each name's slot has got in the object's history: the latest state any subscriber received. */
   const progress = new Map<Name, number>();
@@ -236,6 +269,15 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       }
     }
     if (regressions.length > 0) throw new Error(regressions[0]);
+    for (const each of ownedNames()) {
+      const said = stateText(await source.state(ref(each)));
+      const changed = lastChange.get(refKey(ref(each)));
+      if (said !== truth(each) || changed !== truth(each)) {
+        throw new Error(
+          `${each}, held by ${JSON.stringify([...(source.holders().get(refKey(ref(each))) ?? [])])}: the source says "${said}" and last changed to "${changed}", the object is ${truth(each)}`,
+        );
+      }
+    }
   };
 
   try {
@@ -316,24 +358,37 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
         case 'settle':
           await settled();
           break;
+        case 'use':
+          source.use(step.owner, step.names.map(ref));
+          if (step.names.length === 0) uses.delete(step.owner);
+          else uses.set(step.owner, new Set(step.names));
+          break;
+        case 'releaseOwner':
+          source.release(step.owner);
+          uses.delete(step.owner);
+          break;
       }
+      const mismatch = holdersMismatch();
+      if (mismatch) throw new Error(`after ${JSON.stringify(step)}: ${mismatch}`);
       await drained();
     }
 
     await settled();
 
-    const heldNames = JSON.stringify([...new Set(held.map((entry) => entry.name))].sort());
+    const heldNames = JSON.stringify([...new Set([...held.map((entry) => entry.name), ...ownedNames()])].sort());
     const streams = registry.streams();
     const perObject = JSON.stringify(streams.flatMap((stream) => (stream.scope === 'object' ? [stream.name!] : [])).sort());
     const perNamespace = streams.filter((stream) => stream.scope === 'namespace').length;
     const matches =
-      held.length === 0 ? streams.length === 0 : perNamespace === 0 ? perObject === heldNames : perNamespace === 1 && perObject === '[]';
+      heldNames === '[]' ? streams.length === 0 : perNamespace === 0 ? perObject === heldNames : perNamespace === 1 && perObject === '[]';
     if (!matches) throw new Error(`streams: ${perNamespace} per namespace and ${perObject} per object for the held refs ${heldNames}`);
     if (streams.some((stream) => !stream.synced)) throw new Error(`a stream is not synced after quiescence: ${JSON.stringify(streams)}`);
     const mismatch = watchesMismatch();
     if (mismatch) throw new Error(mismatch);
 
     for (const entry of [...held]) release(entry.name);
+    for (const owner of OWNERS) source.release(owner);
+    uses.clear();
     await drained();
     if (registry.streams().length > 0 || api.openWatches().length > 0 || api.pendingLists > 0) {
       throw new Error(
@@ -342,6 +397,7 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     }
   } finally {
     for (const entry of held) entry.subscription.unsubscribe();
+    source.close();
     registry.close();
   }
 }
@@ -369,7 +425,7 @@ export async function checkRegistryModel(options: ModelCheckOptions): Promise<nu
     fc.asyncProperty(thresholdsArbitrary, stepsArbitrary(options.maxSteps ?? 60), (thresholds, steps) =>
       runRegistryModel(steps, thresholds),
     ),
-    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false },
+    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false, includeErrorInReport: true },
   );
   return seed;
 }

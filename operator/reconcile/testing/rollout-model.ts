@@ -9,10 +9,41 @@ import type { Deployment } from '../../kube/objects.js';
 import { ApiError } from '../../kube/errors.js';
 import { DEPLOYMENTS, SERVICES } from '../../kube/resources.js';
 import { FakeWorld } from './fake-world.js';
+import {
+  RELOAD_ANNOTATION,
+  RELOADER_AUTO_ANNOTATION,
+  RELOADER_CONFIGMAPS_ANNOTATION,
+  RUNNING_HASHES_ANNOTATION,
+  TEMPLATE_HASHES_ANNOTATION,
+} from '../../../infra/workload-api.js';
+import { decodeHashes } from '../../podtemplate/hash-annotation.js';
+import { lastWorkloadRollout } from '../../workload/last-rollout.js';
+import { workloadProgress } from '../../workload/progress.js';
+import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from '../../workload/workload.js';
 
 const APPS = ['a', 'b', 'c', 'd', 'e'] as const;
 type App = (typeof APPS)[number];
 const CONFIGMAPS = ['one', 'two'] as const;
+
+/**
+ * Existing workloads opted in by annotation (each form: ours, Reloader's auto, Reloader's list), using the same
+ * ConfigMaps as the CustomApps through their pod template: their rollouts take slots of the same budget. The
+ * Deployment's kind is also the CustomApps' own resource (told apart by the managed-by label).
+ */
+const WORKLOADS = {
+  w: { kind: 'StatefulSet', configMap: 'one', annotations: { [RELOAD_ANNOTATION]: 'true' } },
+  x: { kind: 'DaemonSet', configMap: 'two', annotations: { [RELOADER_AUTO_ANNOTATION]: 'true' } },
+  y: { kind: 'Deployment', configMap: 'one', annotations: { [RELOADER_CONFIGMAPS_ANNOTATION]: 'one' } },
+} as const satisfies Record<string, { kind: WorkloadKind; configMap: string; annotations: Record<string, string> }>;
+type WorkloadName = keyof typeof WORKLOADS;
+/** Whoever rolls on a ConfigMap's content: a CustomApp or a workload. */
+type Owner = App | WorkloadName;
+const OWNERS: readonly Owner[] = [...APPS, ...(Object.keys(WORKLOADS) as WorkloadName[])];
+const isApp = (owner: Owner): owner is App => (APPS as readonly string[]).includes(owner);
+/** The owner's key in the budget and the queue: `ns/<app>` or `<Kind>/ns/<name>`. */
+const keyOf = (owner: Owner): string => (isApp(owner) ? `ns/${owner}` : workloadKey(WORKLOADS[owner].kind, 'ns', owner));
+/** The owner of a budget key (the last segment: the names are distinct across both domains). */
+const ownerOf = (key: string): Owner => key.split('/').at(-1) as Owner;
 
 /** One step of a run: what a user, the Deployment controller, time or the operator's process does next. */
 export type Step =
@@ -76,27 +107,34 @@ const WINDOW_MS = 10_000;
 
 /** What a run saw, for the summary. */
 export interface RunStats {
+  /** Content rollouts of CustomApps and workloads together. */
   readonly contentRollouts: number;
+  /** Of those, the workloads'. */
+  readonly workloadRollouts: number;
   readonly queuedSeen: number;
   readonly restarts: number;
 }
 
 /**
- * Runs `steps` against the real reconciler and governance in a {@link FakeWorld} (one ConfigMap per app: a, b, c
- * share `one`; d, e share `two`), with a trivial controller (a set of queued keys, requeue-after timers, the budget's
+ * Runs `steps` against the real reconcilers and governance in a {@link FakeWorld} (one ConfigMap per app: a, b, c
+ * share `one`; d, e share `two`; and the {@link WORKLOADS}: a StatefulSet and a Deployment on `one`, a DaemonSet on
+ * `two`, sharing the budget), with a trivial controller (a set of queued keys, requeue-after timers, the budget's
  * eligible keys queued), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
- * - **never over the limit**: after every step, at most `limit` Deployments are in a rollout caused by content (by
- *   their own status and cause annotation), restarts included;
+ * - **never over the limit**: after every step, at most `limit` CustomApp Deployments and workloads together are in a
+ *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours),
+ *   restarts included;
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the
  *   trivial model: a list of the apps whose status says Queued, in the order of the time it gives, `since`, then name,
  *   as a restart rebuilds it: a reconcile that queued an app and then failed at the Service writes that status later;
  *   not counting those still rolling) than there were free slots;
- * - **a slot only while rolling**: after its reconcile, whatever step failed, an app holds a slot of the budget only
- *   while its Deployment is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline);
- * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app rolls
- *   twice to the same content (each edit is a new value);
+ *   (a workload keeps no status of ours, so a workload granted a slot is not judged by this order);
+ * - **a slot only while rolling**: after its reconcile, whatever step failed, an app or a workload holds a slot of the
+ *   budget only while it is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline);
+ * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app or
+ *   workload rolls twice to the same content (each edit is a new value);
  * - **nothing starved**: once settled, every app runs its ConfigMap's latest content (unpaused), nothing is queued or
- *   pending in status, and the budget holds no slot.
+ *   pending in status, and the budget holds no slot; every workload records the latest content, and runs it unless
+ *   it never changed since its first sight (opting in rolls nothing).
  * Throws with the first violation.
  */
 export async function runRolloutModel(steps: readonly Step[], settings: ModelSettings): Promise<RunStats> {
@@ -109,6 +147,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const configMapOf = (app: App): string => (app === 'd' || app === 'e' ? 'two' : 'one');
   const values = new Map<string, number>(CONFIGMAPS.map((name) => [name, 1]));
   for (const name of CONFIGMAPS) world.configMap(name, { V: '1' });
+  // Each workload as its controller left it: its template rolled out (a fresh one would be waiting for observation).
+  for (const [name, { kind, configMap, annotations }] of Object.entries(WORKLOADS) as [WorkloadName, (typeof WORKLOADS)[WorkloadName]][]) {
+    world.workload(kind, name, annotations, {
+      containers: [{ name: 'app', image: 'app:1', envFrom: [{ configMapRef: { name: configMap } }] }],
+    });
+  }
   for (const app of APPS) {
     world.app(app, {
       image: 'example/app:1',
@@ -118,21 +162,26 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     });
   }
 
+  const configMapOfOwner = (owner: Owner): string => (isApp(owner) ? configMapOf(owner) : WORKLOADS[owner].configMap);
+
   // The controller: queued keys (deduplicated), requeue-after timers, and the budget's eligible keys.
-  const queued = new Set<App>(APPS);
-  const timers = new Map<App, number>();
+  const queued = new Set<Owner>(OWNERS);
+  const timers = new Map<Owner, number>();
   const subscribe = (): void => {
-    world.governance.eligible.subscribe((key) => queued.add(key.split('/')[1] as App));
+    world.governance.eligible.subscribe((key) => queued.add(ownerOf(key)));
   };
   subscribe();
   const enqueueReferencing = (configMap: string): void => {
-    for (const app of APPS) if (configMapOf(app) === configMap) queued.add(app);
+    for (const owner of OWNERS) if (configMapOfOwner(owner) === configMap) queued.add(owner);
   };
 
   // The trivial model of the queue, and what was rolled.
   const modelQueue: App[] = [];
-  const rolledTo = new Map<App, Set<string>>(APPS.map((app) => [app, new Set()]));
+  const rolledTo = new Map<Owner, Set<string>>(OWNERS.map((owner) => [owner, new Set()]));
+  /** Each workload's ConfigMap value at its first reconcile: its baseline (opting in rolls nothing). */
+  const baselines = new Map<WorkloadName, number>();
   let contentRollouts = 0;
+  let workloadRollouts = 0;
   let queuedSeen = 0;
   let restarts = 0;
   const now = (): number => world.now.getTime();
@@ -146,15 +195,52 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
   };
   const deployment = (app: App): Deployment | undefined => world.client.stored<Deployment>(DEPLOYMENTS, 'ns', app);
+  const workload = (name: WorkloadName): Workload => world.client.stored<Workload>(WORKLOAD_RESOURCES[WORKLOADS[name].kind], 'ns', name)!;
   // A paused Deployment makes no progress and has no deadline: it is not rolling, whatever its replicas say.
   const rollingNow = (live: Deployment | undefined): live is Deployment =>
     live !== undefined && !live.spec.paused && rolloutProgress(live).phase === 'InProgress';
-  const contentRolling = (): App[] =>
-    APPS.filter((app) => {
-      const live = deployment(app);
-      return rollingNow(live) && isGoverned(rolloutCause(live));
-    });
-  const inProgress = (): App[] => APPS.filter((app) => rollingNow(deployment(app)));
+  /** Whether the owner is rolling out: an app's Deployment, or a workload by its kind's rules. */
+  const rolling = (owner: Owner): boolean =>
+    isApp(owner) ? rollingNow(deployment(owner)) : workloadProgress(WORKLOADS[owner].kind, workload(owner)).phase === 'InProgress';
+  // Only the operator changes a workload's template here: a workload rolling is a content rollout of ours.
+  const contentRolling = (): Owner[] =>
+    OWNERS.filter((owner) => rolling(owner) && (!isApp(owner) || isGoverned(rolloutCause(deployment(owner)))));
+  const inProgress = (): Owner[] => OWNERS.filter(rolling);
+  /**
+   * Plays the workload's controller: its latest template rolled out (`Succeeded`), or for a Deployment its progress
+   * deadline passed (`Failed`); a StatefulSet or DaemonSet has no deadline, so a failing one stays in progress.
+   */
+  const settleWorkload = (name: WorkloadName, outcome: 'Succeeded' | 'Failed'): void => {
+    const { kind } = WORKLOADS[name];
+    if (kind === 'Deployment') return world.settleDeployment(name, outcome);
+    if (outcome === 'Failed') return;
+    const live = workload(name);
+    const generation = live.metadata.generation;
+    const status =
+      kind === 'StatefulSet'
+        ? {
+            observedGeneration: generation,
+            replicas: 1,
+            readyReplicas: 1,
+            updatedReplicas: 1,
+            currentRevision: `r${generation}`,
+            updateRevision: `r${generation}`,
+          }
+        : {
+            observedGeneration: generation,
+            desiredNumberScheduled: 1,
+            currentNumberScheduled: 1,
+            numberMisscheduled: 0,
+            numberReady: 1,
+            updatedNumberScheduled: 1,
+            numberAvailable: 1,
+          };
+    world.client.seed(WORKLOAD_RESOURCES[kind], { ...live, status });
+    world.sync();
+  };
+  const settle = (owner: Owner, outcome: 'Succeeded' | 'Failed'): void =>
+    isApp(owner) ? world.settleDeployment(owner, outcome) : settleWorkload(owner, outcome);
+  for (const name of Object.keys(WORKLOADS) as WorkloadName[]) settleWorkload(name, 'Succeeded');
   /** Lifts the refusal of each app's Service (a quota raised, say). */
   const refusals = new Map<App, () => void>();
   const refusal = new ApiError('services is forbidden: exceeded quota: no-services', 403);
@@ -183,13 +269,42 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const describe = (): string =>
     `limit ${settings.limit}; content rolling ${JSON.stringify(contentRolling())}; model queue ${JSON.stringify(modelQueue)}; budget ${JSON.stringify(world.governance.budget.snapshot())}`;
 
-  const reconcile = async (app: App): Promise<void> => {
-    queued.delete(app);
-    timers.delete(app);
+  /** One reconcile of a workload: its baseline, and whether it rolled to the latest content, once. */
+  const reconcileWorkload = async (name: WorkloadName): Promise<void> => {
+    const { kind } = WORKLOADS[name];
+    const rollingBefore = contentRolling().filter((other) => other !== name && !unseen.has(other as App));
+    const before = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
+    const result = await world.reconcileWorkload(kind, name);
+    world.sync();
+    if (result.requeueAfterMs) timers.set(name, now() + result.requeueAfterMs);
+    if (!baselines.has(name)) baselines.set(name, values.get(WORKLOADS[name].configMap)!);
+    if (world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
+      throw new Error(`${name} holds a slot after its reconcile, but it is in no content rollout (${describe()})`);
+    }
+    const after = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
+    if (after === before) return;
+    contentRollouts += 1;
+    workloadRollouts += 1;
+    const to = decodeHashes(after)?.get(`ConfigMap/${WORKLOADS[name].configMap}`) ?? '';
+    const latest = FakeWorld.hash({ V: String(values.get(WORKLOADS[name].configMap)) });
+    if (to !== latest)
+      throw new Error(`${name} rolled to ${to.slice(0, 8)} while its ConfigMap holds ${latest.slice(0, 8)}: not the latest content`);
+    if (rolledTo.get(name)!.has(to)) throw new Error(`${name} rolled twice to the same content ${to.slice(0, 8)}`);
+    rolledTo.get(name)!.add(to);
+    if (rollingBefore.filter((other) => !resumed.has(other as App)).length >= settings.limit) {
+      throw new Error(`${name} was granted a slot while ${JSON.stringify(rollingBefore)} held every one (${describe()})`);
+    }
+  };
+
+  const reconcile = async (owner: Owner): Promise<void> => {
+    queued.delete(owner);
+    timers.delete(owner);
     advance(1);
+    if (!isApp(owner)) return reconcileWorkload(owner);
+    const app = owner;
     const from = world.client.calls.length;
     // Before the reconcile: the slots others hold, and the queued apps ahead of this one that could take a slot.
-    const rollingBefore = contentRolling().filter((other) => other !== app && !unseen.has(other));
+    const rollingBefore = contentRolling().filter((other) => other !== app && !unseen.has(other as App));
     const at = modelQueue.indexOf(app);
     const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter(
       (other) => other !== app && !rollingBefore.includes(other) && !unrecorded.has(other),
@@ -249,7 +364,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
 
   /** Never over the limit, leaving out the rollouts the users resumed (the operator started each of them within it). */
   const check = (what: string): void => {
-    const rolling = contentRolling().filter((app) => !resumed.has(app));
+    const rolling = contentRolling().filter((owner) => !resumed.has(owner as App));
     if (rolling.length > settings.limit) {
       throw new Error(
         `after ${what}: ${rolling.length} content rollouts in progress ${JSON.stringify(rolling)}, over the limit (${describe()})`,
@@ -275,10 +390,10 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'fail': {
         const rolling = inProgress();
         if (rolling.length === 0) break;
-        const app = rolling[step.index % rolling.length]!;
+        const owner = rolling[step.index % rolling.length]!;
         // inProgress() leaves paused Deployments out: the controller does not progress them.
-        world.settleDeployment(app, step.type === 'complete' ? 'Succeeded' : 'Failed');
-        queued.add(app);
+        settle(owner, step.type === 'complete' ? 'Succeeded' : 'Failed');
+        queued.add(owner);
         break;
       }
       case 'spec':
@@ -307,7 +422,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         unseen.clear();
         subscribe();
         timers.clear();
-        for (const app of APPS) queued.add(app);
+        for (const owner of OWNERS) queued.add(owner);
         break;
       case 'refuseService': {
         const app = APPS[step.app]!;
@@ -362,7 +477,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
     const rolling = inProgress();
     if (rolling.length > 0) {
-      world.settleDeployment(rolling[0]!, 'Succeeded');
+      settle(rolling[0]!, 'Succeeded');
       queued.add(rolling[0]!);
       continue;
     }
@@ -378,9 +493,27 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (runs !== latest) throw new Error(`${app} runs ${runs?.slice(0, 8)}, not the latest ${latest.slice(0, 8)}: starved (${describe()})`);
     if (pending(app) !== undefined) throw new Error(`${app} still says pendingRollout ${pending(app)} when settled`);
   }
+  for (const name of Object.keys(WORKLOADS) as WorkloadName[]) {
+    const live = workload(name);
+    const value = values.get(WORKLOADS[name].configMap)!;
+    const latest = FakeWorld.hash({ V: String(value) });
+    const key = `ConfigMap/${WORKLOADS[name].configMap}`;
+    const recorded = decodeHashes(live.metadata.annotations?.[RUNNING_HASHES_ANNOTATION])?.get(key);
+    const runs = decodeHashes(live.spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION])?.get(key);
+    if (recorded !== latest)
+      throw new Error(`${name} records ${recorded?.slice(0, 8)}, not the latest ${latest.slice(0, 8)} (${describe()})`);
+    const expected = value === baselines.get(name) ? undefined : latest;
+    if (runs !== expected) {
+      throw new Error(
+        `${name} runs ${runs?.slice(0, 8)}, the model ${expected?.slice(0, 8)} (baseline V=${baselines.get(name)}): ${describe()}`,
+      );
+    }
+    if (lastWorkloadRollout(live)?.result === 'InProgress')
+      throw new Error(`${name} still says its last rollout is in progress when settled`);
+  }
   const snapshot = world.governance.budget.snapshot();
   if (snapshot.inProgress.length > 0 || snapshot.queue.length > 0) throw new Error(`the budget is not empty when settled: ${describe()}`);
-  return { contentRollouts, queuedSeen, restarts };
+  return { contentRollouts, workloadRollouts, queuedSeen, restarts };
 }
 
 /** Options of {@link checkRolloutModel}. */
@@ -401,11 +534,12 @@ export interface RolloutModelOptions {
  */
 export async function checkRolloutModel(options: RolloutModelOptions): Promise<{ seed: number } & RunStats> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  const totals = { contentRollouts: 0, queuedSeen: 0, restarts: 0 };
+  const totals = { contentRollouts: 0, workloadRollouts: 0, queuedSeen: 0, restarts: 0 };
   await fc.assert(
     fc.asyncProperty(settingsArbitrary, stepsArbitrary(options.maxSteps ?? 80), async (settings, steps) => {
       const stats = await runRolloutModel(steps, settings);
       totals.contentRollouts += stats.contentRollouts;
+      totals.workloadRollouts += stats.workloadRollouts;
       totals.queuedSeen += stats.queuedSeen;
       totals.restarts += stats.restarts;
     }),

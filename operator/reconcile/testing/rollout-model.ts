@@ -212,7 +212,10 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
    */
   const settleWorkload = (name: WorkloadName, outcome: 'Succeeded' | 'Failed'): void => {
     const { kind } = WORKLOADS[name];
-    if (kind === 'Deployment') return world.settleDeployment(name, outcome);
+    if (kind === 'Deployment') {
+      world.settleDeployment(name, outcome);
+      return;
+    }
     if (outcome === 'Failed') return;
     const live = workload(name);
     const generation = live.metadata.generation;

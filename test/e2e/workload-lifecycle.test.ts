@@ -77,6 +77,15 @@ for (const target of selectedTargets()) {
   ): Promise<void> => {
     await scenario.admin.patch(WORKLOAD_RESOURCES[kind], namespace, name, 'merge', { metadata: { annotations } });
   };
+  /**
+   * The RolloutTriggered Events of `name`, once there are at least `count`: an Event is posted after the write that
+   * rolled, off the reconcile, so a rollout can be seen before its Event.
+   */
+  const triggered = (namespace: string, name: string, count: number): Promise<string[]> =>
+    eventually(`${count} RolloutTriggered Events of ${name}`, async () => {
+      const events = (await eventsOf(namespace, name)).filter((event) => event.endsWith('RolloutTriggered'));
+      return events.length >= count ? events : undefined;
+    });
   const edit = (resource: typeof CONFIGMAPS, namespace: string, name: string, data: Record<string, string>): Promise<KubeObject> =>
     scenario.admin.patch(resource, namespace, name, 'merge', { data });
   /** The pod template's `app.example.com/dependency-hashes` once it names `hash` for `key`. */
@@ -168,10 +177,7 @@ for (const target of selectedTargets()) {
           return hash !== baseline.get('Secret/web-secret') ? hash : undefined;
         });
         await rolledTo(kind, ns, 'web', 'Secret/web-secret', secretHash);
-        t.deepEqual(
-          (await eventsOf(ns, 'web')).filter((event) => event.endsWith('RolloutTriggered')),
-          [`${kind} RolloutTriggered`, `${kind} RolloutTriggered`],
-        );
+        t.deepEqual(await triggered(ns, 'web', 2), [`${kind} RolloutTriggered`, `${kind} RolloutTriggered`]);
         await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
       },
     );
@@ -230,6 +236,149 @@ for (const target of selectedTargets()) {
     t.false(scenario.running.operator.dependencies.holders().has(refKey({ kind: 'ConfigMap', namespace: ns, name: 'web-config' })));
   });
 
+  test.serial(
+    `[${target}] every reference form rolls: init container envFrom, env valueFrom of a ConfigMap and of a Secret, a configMap volume, projected sources`,
+    async (t) => {
+      const ns = 'wl-forms';
+      await createNamespace(scenario.admin, ns);
+      const names = ['init-config', 'env-config', 'vol-config', 'proj-config'];
+      await createAll(
+        scenario.admin,
+        ...names.map((name) => objects.configMap(ns, name, { A: 'one' })),
+        ...['env-secret', 'proj-secret'].map((name) => objects.secret(ns, name, { A: 'one' })),
+      );
+      const forms: PodTemplate = {
+        metadata: { labels: { app: 'forms' } },
+        spec: {
+          initContainers: [{ name: 'init', image: 'busybox', envFrom: [{ configMapRef: { name: 'init-config' } }] }],
+          containers: [
+            {
+              name: 'app',
+              image: 'busybox',
+              env: [
+                { name: 'A', valueFrom: { configMapKeyRef: { name: 'env-config', key: 'A' } } },
+                { name: 'S', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'A' } } },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'vol', configMap: { name: 'vol-config' } },
+            { name: 'proj', projected: { sources: [{ configMap: { name: 'proj-config' } }, { secret: { name: 'proj-secret' } }] } },
+          ],
+        },
+      };
+      const base = workload('Deployment', ns, 'forms', { 'app.example.com/reload': 'true' });
+      await create('Deployment', {
+        ...base,
+        spec: { ...base.spec, selector: { matchLabels: { app: 'forms' } }, template: forms },
+      } as Workload);
+      const baseline = await eventually('the baseline is recorded', () => recorded('Deployment', ns, 'forms'));
+      const keys = [...names.map((name) => `ConfigMap/${name}`), 'Secret/env-secret', 'Secret/proj-secret'].sort();
+      t.deepEqual([...baseline.keys()].sort(), keys);
+      t.is(await templateHashes('Deployment', ns, 'forms'), undefined, 'opting in rolled nothing');
+
+      for (const name of names) {
+        await edit(CONFIGMAPS, ns, name, { A: 'two' });
+        await rolledTo('Deployment', ns, 'forms', `ConfigMap/${name}`, contentHash({ data: { A: 'two' } }));
+      }
+      for (const name of ['env-secret', 'proj-secret']) {
+        await edit(SECRETS, ns, name, { A: Buffer.from('two').toString('base64') });
+        const hash = await eventually(`${name} is re-read`, async () => {
+          const now = await secretHashIn(scenario.admin, ns, name);
+          return now !== baseline.get(`Secret/${name}`) ? now : undefined;
+        });
+        await rolledTo('Deployment', ns, 'forms', `Secret/${name}`, hash);
+      }
+      t.is((await triggered(ns, 'forms', keys.length)).length, keys.length, 'one rollout per edit');
+    },
+  );
+
+  test.serial(`[${target}] Reloader's secret.reloader.stakater.com/reload: only the Secret it names is watched and rolls`, async (t) => {
+    const ns = 'wl-reloader-secret';
+    await createNamespace(scenario.admin, ns);
+    await withContent(ns, 'web');
+    await createAll(scenario.admin, objects.secret(ns, 'listed', { TOKEN: 'one' }));
+    const base = workload('StatefulSet', ns, 'web', { 'secret.reloader.stakater.com/reload': 'listed' });
+    const template = base.spec.template;
+    const volumes = [...(template.spec?.volumes ?? []), { name: 'listed', secret: { secretName: 'listed' } }];
+    await create('StatefulSet', {
+      ...base,
+      spec: { ...base.spec, template: { ...template, spec: { ...template.spec!, volumes } } },
+    } as Workload);
+    const baseline = await eventually('the baseline is recorded', () => recorded('StatefulSet', ns, 'web'));
+    t.deepEqual(watchedIn(ns), [`Secret/${ns}/listed`]);
+
+    // An edit of the Secret and of the ConfigMap it uses without listing them, then of the listed one: one rollout, of it.
+    await edit(SECRETS, ns, 'web-secret', { TOKEN: Buffer.from('two').toString('base64') });
+    await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'unlisted' });
+    await edit(SECRETS, ns, 'listed', { TOKEN: Buffer.from('two').toString('base64') });
+    const hash = await eventually('listed is re-read', async () => {
+      const now = await secretHashIn(scenario.admin, ns, 'listed');
+      return now !== baseline.get('Secret/listed') ? now : undefined;
+    });
+    await rolledTo('StatefulSet', ns, 'web', 'Secret/listed', hash);
+    t.deepEqual([...(await templateHashes('StatefulSet', ns, 'web'))!.keys()], ['Secret/listed']);
+    t.deepEqual(await triggered(ns, 'web', 1), ['StatefulSet RolloutTriggered']);
+  });
+
+  test.serial(`[${target}] an optional reference missing at opt-in is recorded absent; its creation later rolls`, async (t) => {
+    const ns = 'wl-optional';
+    await createNamespace(scenario.admin, ns);
+    await createAll(scenario.admin, objects.configMap(ns, 'web-config', { GREETING: 'hello' }));
+    const base = workload('DaemonSet', ns, 'web', AUTO);
+    const template = base.spec.template;
+    const volumes = [{ name: 'secret', secret: { secretName: 'web-secret', optional: true } }];
+    await create('DaemonSet', {
+      ...base,
+      spec: { ...base.spec, template: { ...template, spec: { ...template.spec!, volumes } } },
+    } as Workload);
+    const baseline = await eventually('the baseline is recorded', () => recorded('DaemonSet', ns, 'web'));
+    t.is(baseline.get('Secret/web-secret'), null, 'absent, and no Warning: it is optional');
+    t.deepEqual(
+      (await eventsOf(ns, 'web')).filter((event) => event.endsWith('ReferenceMissing')),
+      [],
+    );
+    await createAll(scenario.admin, objects.secret(ns, 'web-secret', { TOKEN: 'later' }));
+    await rolledTo('DaemonSet', ns, 'web', 'Secret/web-secret', await secretHashIn(scenario.admin, ns, 'web-secret'));
+  });
+
+  test.serial(
+    `[${target}] bad annotations (an unknown kind, an empty name, 10k names): a Warning Event each, no crash, the rest served`,
+    async (t) => {
+      const ns = 'wl-bad';
+      await createNamespace(scenario.admin, ns);
+      await withContent(ns, 'web');
+      await create(
+        'Deployment',
+        workload('Deployment', ns, 'web', { 'app.example.com/reload-configmaps': 'web-config,,x/y', 'app.example.com/reload-jobs': 'a' }),
+      );
+      const tenThousand = Array.from({ length: 10_000 }, (_, i) => `s${i}`).join(',');
+      await create('Deployment', workload('Deployment', ns, 'huge', { 'app.example.com/reload-secrets': tenThousand }));
+      const warnings = async (name: string): Promise<string[]> =>
+        (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items
+          .filter((event) => event.involvedObject.name === name && event.reason === 'ReloadAnnotationInvalid' && event.type === 'Warning')
+          .map((event) => event.message ?? '');
+      const [web] = await eventually('the Warning on web', async () => ((await warnings('web')).length > 0 ? warnings('web') : undefined));
+      t.regex(web!, /app\.example\.com\/reload-jobs is unknown/);
+      t.regex(web!, /an empty name in "web-config,,x\/y"/);
+      t.regex(web!, /"x\/y" is not a DNS-1123 name/);
+      const [huge] = await eventually('the Warning on huge', async () =>
+        (await warnings('huge')).length > 0 ? warnings('huge') : undefined,
+      );
+      t.regex(huge!, /10000 names, more than 256; the list is ignored/);
+      t.true(huge!.length < 1_024, `the Event quotes a count, not the names (${huge!.length} characters)`);
+
+      // Served as if the bad parts were absent: web watches its one valid name, huge nothing; and the operator serves on.
+      await eventually('web is served', () => recorded('Deployment', ns, 'web'));
+      t.deepEqual(watchedIn(ns), [`ConfigMap/${ns}/web-config`]);
+      await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'still served' });
+      await rolledTo('Deployment', ns, 'web', 'ConfigMap/web-config', contentHash({ data: { GREETING: 'still served' } }));
+      t.is(await recorded('Deployment', ns, 'huge'), undefined);
+      t.is((await warnings('huge')).length, 1, 'one Warning, not one per reconcile');
+      await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+    },
+  );
+
   test.serial(`[${target}] a restart of the operator rolls nothing; an edit made while it was down rolls once`, async (t) => {
     const ns = 'wl-restart';
     await createNamespace(scenario.admin, ns);
@@ -247,9 +396,6 @@ for (const target of selectedTargets()) {
     await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'while down' });
     scenario.running = await startTestOperator(scenario.cluster, { workloads: SERVED });
     await rolledTo('DaemonSet', ns, 'web', 'ConfigMap/web-config', contentHash({ data: { GREETING: 'while down' } }));
-    t.deepEqual(
-      (await eventsOf(ns, 'web')).filter((event) => event.endsWith('RolloutTriggered')),
-      ['DaemonSet RolloutTriggered'],
-    );
+    t.deepEqual(await triggered(ns, 'web', 1), ['DaemonSet RolloutTriggered']);
   });
 }

@@ -1,6 +1,23 @@
-// Helpers of the real-node tests: kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
+// Helpers of the real-node tests: the node started for a file, kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
+import type { ExecutionContext } from 'ava';
 import type { NodeCluster } from '../../envtest/cluster/harness.js';
-import type { KubectlOptions, TestCluster } from '../support/cluster.js';
+import { type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+
+/**
+ * Starts the real node for a test file's `before` hook, logging its start phases: the first run builds the node's
+ * binaries and images (minutes, hence the hook's timeout); later runs start in about 15 s. A machine that cannot run
+ * it is said so, with the cause.
+ */
+export async function startNodeCluster(t: ExecutionContext): Promise<TestCluster> {
+  t.timeout(45 * 60_000);
+  try {
+    return await startCluster('cluster', {
+      cluster: { log: (event, fields) => event !== 'build' && t.log(event, JSON.stringify(fields)) },
+    });
+  } catch (error) {
+    throw new Error(`the real node cannot run on this machine (npm run cluster): ${(error as Error).message}`, { cause: error });
+  }
+}
 
 /** Runs kubectl and returns its stdout; throws with the command, exit code and stderr when it fails. */
 export async function kubectlOk(cluster: TestCluster, args: readonly string[], options?: KubectlOptions): Promise<string> {
@@ -78,4 +95,9 @@ export function rolloutComplete(deployment: any): boolean {
 export async function envInPod(cluster: TestCluster, namespace: string, pod: string, name: string): Promise<string> {
   if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`"${name}" is not an environment variable name`);
   return (await kubectlOk(cluster, ['-n', namespace, 'exec', pod, '--', 'sh', '-c', `echo "$${name}"`])).trim();
+}
+
+/** The demo app's `/` (its environment, one `NAME=value` a line), read inside the pod through `kubectl exec … wget`. */
+export async function demoPage(cluster: TestCluster, namespace: string, pod: string): Promise<string> {
+  return kubectlOk(cluster, ['-n', namespace, 'exec', pod, '--', 'wget', '-qO-', 'http://127.0.0.1:8080/']);
 }

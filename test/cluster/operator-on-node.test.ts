@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
-import { clusterSelected, runKubectl, startCluster, type TestCluster } from '../support/cluster.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { clusterSelected, runKubectl, type TestCluster } from '../support/cluster.js';
+import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const SYSTEM = 'customapp-system';
@@ -36,15 +36,7 @@ if (!clusterSelected()) {
   let demoImage = '';
 
   test.before(async (t) => {
-    // The first run builds the node's binaries and images (minutes); later runs start in about 15 s.
-    t.timeout(45 * 60_000);
-    try {
-      cluster = await startCluster('cluster', {
-        cluster: { log: (event, fields) => event !== 'build' && t.log(event, JSON.stringify(fields)) },
-      });
-    } catch (error) {
-      throw new Error(`the real node cannot run on this machine (npm run cluster): ${(error as Error).message}`, { cause: error });
-    }
+    cluster = await startNodeCluster(t);
     t.log(`node cluster ready in ${cluster.node!.timings.total} ms: ${JSON.stringify(cluster.node!.timings)}`);
   });
 

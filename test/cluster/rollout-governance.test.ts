@@ -6,9 +6,9 @@ import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
-import { clusterSelected, startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterSelected, type TestCluster } from '../support/cluster.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
-import { get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const NS = 'governance';
@@ -31,14 +31,7 @@ if (!clusterSelected()) {
   let running: TestOperator | undefined;
 
   test.before(async (t) => {
-    t.timeout(45 * 60_000);
-    try {
-      cluster = await startCluster('cluster', {
-        cluster: { log: (event, fields) => event !== 'build' && t.log(event, JSON.stringify(fields)) },
-      });
-    } catch (error) {
-      throw new Error(`the real node cannot run on this machine (npm run cluster): ${(error as Error).message}`, { cause: error });
-    }
+    cluster = await startNodeCluster(t);
     demoImage = cluster.node!.images.demo;
     // dist/ (the CRD, RBAC, and the operator's Deployment) with the in-cluster operator scaled to zero: the operator
     // under test runs in this process, so that each test can give it its own settings and read its metrics.

@@ -111,6 +111,8 @@ export interface RunStats {
   readonly contentRollouts: number;
   /** Of those, the workloads'. */
   readonly workloadRollouts: number;
+  /** Workload reconciles that left it queued in the budget behind the others' slots. */
+  readonly workloadsQueued: number;
   readonly queuedSeen: number;
   readonly restarts: number;
 }
@@ -182,6 +184,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const baselines = new Map<WorkloadName, number>();
   let contentRollouts = 0;
   let workloadRollouts = 0;
+  let workloadsQueued = 0;
   let queuedSeen = 0;
   let restarts = 0;
   const now = (): number => world.now.getTime();
@@ -281,6 +284,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     world.sync();
     if (result.requeueAfterMs) timers.set(name, now() + result.requeueAfterMs);
     if (!baselines.has(name)) baselines.set(name, values.get(WORKLOADS[name].configMap)!);
+    if (world.governance.budget.snapshot().queue.some((entry) => entry.key === keyOf(name))) workloadsQueued += 1;
     if (world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
       throw new Error(`${name} holds a slot after its reconcile, but it is in no content rollout (${describe()})`);
     }
@@ -516,7 +520,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   }
   const snapshot = world.governance.budget.snapshot();
   if (snapshot.inProgress.length > 0 || snapshot.queue.length > 0) throw new Error(`the budget is not empty when settled: ${describe()}`);
-  return { contentRollouts, workloadRollouts, queuedSeen, restarts };
+  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts };
 }
 
 /** Options of {@link checkRolloutModel}. */
@@ -537,12 +541,13 @@ export interface RolloutModelOptions {
  */
 export async function checkRolloutModel(options: RolloutModelOptions): Promise<{ seed: number } & RunStats> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  const totals = { contentRollouts: 0, workloadRollouts: 0, queuedSeen: 0, restarts: 0 };
+  const totals = { contentRollouts: 0, workloadRollouts: 0, workloadsQueued: 0, queuedSeen: 0, restarts: 0 };
   await fc.assert(
     fc.asyncProperty(settingsArbitrary, stepsArbitrary(options.maxSteps ?? 80), async (settings, steps) => {
       const stats = await runRolloutModel(steps, settings);
       totals.contentRollouts += stats.contentRollouts;
       totals.workloadRollouts += stats.workloadRollouts;
+      totals.workloadsQueued += stats.workloadsQueued;
       totals.queuedSeen += stats.queuedSeen;
       totals.restarts += stats.restarts;
     }),

@@ -52,7 +52,7 @@ export function trimWorkload<T extends Workload>(workload: T): T {
   const controller = ownerReferences?.filter((reference) => reference.controller === true);
   const kept = keptAnnotations(annotations);
   // The API server never serves a workload without them; a transform that threw would end the informer's stream.
-  const spec = (workload.spec ?? {}) as Partial<Workload['spec']> & { replicas?: number; updateStrategy?: unknown };
+  const spec = (workload.spec ?? {}) as Partial<Workload['spec']> & { replicas?: number; updateStrategy?: unknown; paused?: boolean };
   const template: PodTemplate = spec.template ?? { spec: { containers: [] } };
   const rolling = lastWorkloadRollout(workload)?.result === 'InProgress';
   // A workload that did not opt in needs no references: annotating it is an update, which brings them.
@@ -73,6 +73,8 @@ export function trimWorkload<T extends Workload>(workload: T): T {
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
       ...(spec.updateStrategy !== undefined ? { updateStrategy: spec.updateStrategy } : {}),
+      // A paused rollout holds no slot of the budget: without it, a paused Deployment would look rolling for ever.
+      ...(spec.paused ? { paused: true } : {}),
       template: optedIn ? trimTemplate(template) : { spec: { containers: [] } },
     },
     ...(rolling && workload.status ? { status: workload.status } : {}),

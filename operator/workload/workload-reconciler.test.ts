@@ -377,3 +377,31 @@ test('a write refused with a 409 posts and remembers nothing: the retry reports 
     'Deployment ReloadAnnotationInvalid: annotation app.example.com/rollout-paused: "maybe" is not "true" or "false"',
   ]);
 });
+
+test('a paused Deployment (`kubectl rollout pause`) holds no slot and has not ended; resumed, it counts again', async (t) => {
+  const world = await optedIn('Deployment');
+  world.configMap('app-config', { V: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web']);
+
+  world.pauseDeployment('web', true);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'InProgress' }, 'paused is not ended');
+  t.false(
+    eventsOf(world, 'web').some((event) => event.includes('RolloutSucceeded')),
+    'no success is reported for a rollout that has not run',
+  );
+  t.deepEqual(world.restart().budget.snapshot().inProgress, [], 'a restart does not count a paused one');
+
+  world.pauseDeployment('web', false);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web'], 'resumed, it rolls again and is counted');
+  t.deepEqual(world.restart().budget.snapshot().inProgress, ['Deployment/ns/web'], 'a restart counts the same');
+  world.settleDeployment('web', 'Succeeded');
+  await world.reconcileWorkload('Deployment', 'web');
+  t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'Succeeded' });
+});

@@ -7,6 +7,7 @@ import type { DependencySource, DependencyState } from '../deps/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { Gate, RolloutGovernance } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
+import { hasEnded, holdsSlot } from '../governance/rollout-progress.js';
 import type { WriteClient } from '../kube/client.js';
 import { decodeHashes, encodeHashes, hashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
 import { encodeWorkloadRollout, lastWorkloadRollout, type WorkloadRollout } from './last-rollout.js';
@@ -89,8 +90,8 @@ export class WorkloadReconciler implements Reconciler {
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
     const progress = workloadProgress(kind, workload);
-    const rolling = last?.result === 'InProgress' && progress.phase === 'InProgress';
-    if (last?.result === 'InProgress' && progress.phase !== 'InProgress') this.ended(writes, kind, name, last, progress);
+    const rolling = last?.result === 'InProgress' && holdsSlot(progress);
+    if (last?.result === 'InProgress' && hasEnded(progress)) this.ended(writes, kind, name, last, progress);
 
     if (!spec.optedIn || spec.refs.length === 0 || workload.metadata.deletionTimestamp) {
       this.world.dependencies.release(request.key);

@@ -9,7 +9,9 @@ import type { EventRecorder } from '../events/recorder.js';
 import type { RolloutGovernance } from '../governance/governance.js';
 import { AccessGate, type GateClient } from '../kube/access-gate.js';
 import type { KubeClient } from '../kube/client.js';
+import { resourceLabel } from '../kube/resources.js';
 import type { Logger } from '../log.js';
+import { ROLLOUTS_NOT_SERVED_REMEDY } from '../workload/argo-rollout.js';
 import { trimWorkload } from '../workload/transform.js';
 import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
 import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
@@ -53,6 +55,7 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
   for (const name of new Set(resources)) {
     const kind = WORKLOAD_KINDS[name].kind;
     const resource = WORKLOAD_RESOURCES[kind];
+    // Argo's CRD may be installed after the operator starts: the gate holds the informer until discovery serves it.
     const gate = new AccessGate({
       client: context.gateClient,
       namespace,
@@ -60,7 +63,8 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       scheduler,
       resource,
       remedies: {
-        Forbidden: `grant list, watch and patch on ${name}.apps to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+        Forbidden: `grant list, watch and patch on ${resourceLabel(resource)} to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+        ...(kind === 'Rollout' ? { NotServed: ROLLOUTS_NOT_SERVED_REMEDY } : {}),
       },
     });
     gates.push(gate);

@@ -4,13 +4,13 @@ import test from 'ava';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { ApiError } from '../kube/errors.js';
 import type { CoreEvent, PodTemplate } from '../kube/objects.js';
-import { EVENTS } from '../kube/resources.js';
+import { EVENTS, resourceLabel } from '../kube/resources.js';
 import { decodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
 import { lastWorkloadRollout } from './last-rollout.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from './workload.js';
 
-const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
+const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout'];
 const AUTO = { 'reloader.stakater.com/auto': 'true' };
 /** A pod template using ConfigMap app-config (envFrom) and Secret db (a volume). */
 const USES: Partial<PodTemplate['spec']> = {
@@ -62,7 +62,7 @@ test('a workload without an opt-in annotation: nothing held, nothing written', a
 for (const kind of KINDS) {
   test(`${kind}: opting in rolls nothing; the content at first sight is recorded on its metadata, not its pod template`, async (t) => {
     const world = await optedIn(kind);
-    t.deepEqual(world.writes(), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(world.writes(), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.deepEqual(
       [...world.dependencies.held.get(`${kind}/ns/web`)!].map((ref) => `${ref.kind}/${ref.name}`),
       ['ConfigMap/app-config', 'Secret/db'],
@@ -86,7 +86,7 @@ for (const kind of KINDS) {
     world.configMap('app-config', { V: '2' });
     await world.reconcileWorkload(kind, 'web');
     world.sync();
-    t.deepEqual(writes(world, from), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(writes(world, from), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     const patch = world.client.calls.at(-2)!.body as { metadata: { resourceVersion: string } };
     t.truthy(patch.metadata.resourceVersion, 'guarded by the resourceVersion read');
     const rolled = decodeHashes(templateHashes(world, kind, 'web'))!;
@@ -103,7 +103,7 @@ for (const kind of KINDS) {
     world.secret('db', { P: '2' });
     await world.reconcileWorkload(kind, 'web');
     world.sync();
-    t.deepEqual(writes(world, secretFrom), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(writes(world, secretFrom), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.is(decodeHashes(templateHashes(world, kind, 'web'))!.get('Secret/db'), FakeWorld.secretHash({ P: '2' }, 'db'));
     t.is(lastWorkloadRollout(stored(world, kind, 'web'))?.trigger, 'Secret');
   });

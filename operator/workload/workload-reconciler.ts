@@ -10,6 +10,7 @@ import { type ContentChange, describeChanges } from '../governance/rollout-cause
 import { hasEnded, holdsSlot } from '../governance/rollout-progress.js';
 import type { WriteClient } from '../kube/client.js';
 import { decodeHashes, encodeHashes, hashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
+import { type ArgoRollout, workloadRefProblem } from './argo-rollout.js';
 import { encodeWorkloadRollout, lastWorkloadRollout, type WorkloadRollout } from './last-rollout.js';
 import { workloadProgress } from './progress.js';
 import { WORKLOAD_REASONS } from './reasons.js';
@@ -83,9 +84,10 @@ export class WorkloadReconciler implements Reconciler {
     }
     const owner = controllingCustomApp(workload);
     const annotated = reloadSpec(workload.metadata.annotations, workload.spec.template);
-    // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice.
-    const spec =
-      owner && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ownedProblem(owner)] } : annotated;
+    // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice. A Rollout with a
+    // workloadRef runs another workload's template: that workload is the one to annotate.
+    const ignored = owner ? ownedProblem(owner) : kind === 'Rollout' ? workloadRefProblem(workload as ArgoRollout) : undefined;
+    const spec = ignored && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ignored] } : annotated;
     const writes: Writes = { annotations: {}, events: [], after: [] };
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);

@@ -1,13 +1,13 @@
 // End to end against each target, with Argo Rollouts' own CRD: an operator started with --workloads=rollouts before the
 // CRD exists waits without failing or spinning, then serves Rollouts once the CRD is applied (no restart); an annotated
 // Rollout rolls on a ConfigMap edit with one write, an un-annotated one is never written; the chart prop's grants suffice.
-import { resolve } from 'node:path';
 import test from 'ava';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
 import { type ArgoRollout, ROLLOUTS } from '../../operator/workload/argo-rollout.js';
+import { installArgoRolloutsCrd } from '../support/argo-rollouts.js';
 import { selectedTargets } from '../support/cluster.js';
 import {
   clusterScenario,
@@ -20,8 +20,6 @@ import {
   startTestOperator,
 } from '../support/operator-harness.js';
 
-/** Argo Rollouts' CRD at a pinned release (test/fixtures/argo-rollouts/README.md). */
-const ROLLOUT_CRD = resolve(import.meta.dirname, '../fixtures/argo-rollouts/rollout-crd.yaml');
 const AUTO = { 'reloader.stakater.com/auto': 'true' };
 
 /** A canary Rollout whose pod template uses ConfigMap `web-config` (envFrom). */
@@ -61,15 +59,7 @@ for (const target of selectedTargets()) {
       const onRollouts = () => running.requests.filter((sample) => sample.resource === 'rollouts.argoproj.io');
       t.deepEqual(onRollouts(), [], 'no list or watch of an unserved resource');
 
-      const applied = await scenario.cluster.kubectl(['create', '-f', ROLLOUT_CRD]);
-      t.is(applied.code, 0, applied.stderr);
-      const established = await scenario.cluster.kubectl([
-        'wait',
-        '--for=condition=Established',
-        '--timeout=30s',
-        'crd/rollouts.argoproj.io',
-      ]);
-      t.is(established.code, 0, established.stderr);
+      await installArgoRolloutsCrd(scenario.cluster);
 
       const ns = 'argo-rollouts';
       await createNamespace(scenario.admin, ns);

@@ -17,6 +17,7 @@ import {
   getIfExists,
   grantWorkloadPermissions,
   objects,
+  readyz,
   startTestOperator,
 } from '../support/operator-harness.js';
 
@@ -46,7 +47,10 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] --workloads=rollouts before Argo's CRD exists: held, then served once it is applied, no restart`, async (t) => {
     await grantWorkloadPermissions(scenario.admin, ['rollouts']);
-    const running = await startTestOperator(scenario.cluster, { workloads: ['rollouts'] });
+    const running = await startTestOperator(scenario.cluster, {
+      workloads: ['rollouts'],
+      healthProbeBindAddress: { host: '127.0.0.1', port: 0 },
+    });
     try {
       // It started (CustomApps are served) while Rollouts are not: one error line naming the CRD, and no request on them.
       await eventually(
@@ -58,6 +62,7 @@ for (const target of selectedTargets()) {
       t.regex(String(unavailable!.fix), /install Argo Rollouts/);
       const onRollouts = () => running.requests.filter((sample) => sample.resource === 'rollouts.argoproj.io');
       t.deepEqual(onRollouts(), [], 'no list or watch of an unserved resource');
+      t.like(await readyz(running), { status: 200 }, 'an add-on not installed is not the operator unready');
 
       await installArgoRolloutsCrd(scenario.cluster);
 

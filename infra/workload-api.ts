@@ -1,4 +1,4 @@
-// The workload API: the kinds `--workloads` names and the annotations by which a Deployment, StatefulSet or DaemonSet opts in, shared by infra/ and operator/.
+// The workload API: the kinds `--workloads` names and the annotations by which a Deployment, StatefulSet, DaemonSet or Argo Rollout opts in, shared by infra/ and operator/.
 import { GROUP } from './customapp-api.js';
 
 /** The workload kinds the operator can serve, by the name `--workloads` takes (the resource's plural). */
@@ -6,10 +6,12 @@ export const WORKLOAD_KINDS = {
   deployments: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' },
   statefulsets: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet' },
   daemonsets: { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet' },
+  /** Argo Rollouts' Rollout: served once discovery serves its CRD (installed before or after the operator starts). */
+  rollouts: { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' },
 } as const;
-/** A name `--workloads` takes: `deployments`, `statefulsets` or `daemonsets`. */
+/** A name `--workloads` takes: `deployments`, `statefulsets`, `daemonsets` or `rollouts`. */
 export type WorkloadResource = keyof typeof WORKLOAD_KINDS;
-/** `Deployment`, `StatefulSet` or `DaemonSet`. */
+/** `Deployment`, `StatefulSet`, `DaemonSet` or `Rollout`. */
 export type WorkloadKind = (typeof WORKLOAD_KINDS)[WorkloadResource]['kind'];
 
 /** `"true"`: every ConfigMap and Secret the pod template uses rolls the workload. */

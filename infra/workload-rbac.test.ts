@@ -36,3 +36,10 @@ test('workloads: deployments add only patch, since the table already lists and w
   t.deepEqual(rules.slice(without.length), [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] }]);
   t.true(args.includes('--workloads=deployments'));
 });
+
+test('workloads: rollouts add list, watch and patch on rollouts.argoproj.io, and nothing else of Argo', (t) => {
+  const without = synth({}).rules;
+  const { rules, args } = synth({ workloads: ['rollouts'] });
+  t.deepEqual(rules.slice(without.length), [{ apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['list', 'watch', 'patch'] }]);
+  t.true(args.includes('--workloads=rollouts'));
+});

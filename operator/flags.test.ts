@@ -148,8 +148,9 @@ test('--workloads: none by default; a comma-separated list of kinds; an unknown 
   t.deepEqual(parseFlags([]).workloads, []);
   t.deepEqual(parseFlags(['--workloads=deployments,statefulsets,daemonsets']).workloads, ['deployments', 'statefulsets', 'daemonsets']);
   t.deepEqual(parseFlags(['--workloads', 'daemonsets']).workloads, ['daemonsets']);
+  t.deepEqual(parseFlags(['--workloads=rollouts']).workloads, ['rollouts'], "Argo Rollouts' Rollout");
   t.throws(() => parseFlags(['--workloads=deployments,jobs']), {
-    message: '--workloads: "jobs" is not one of deployments, statefulsets, daemonsets (a comma-separated list)',
+    message: '--workloads: "jobs" is not one of deployments, statefulsets, daemonsets, rollouts (a comma-separated list)',
   });
   t.throws(() => parseFlags(['--workloads=deployments,deployments']), {
     message: '--workloads: "deployments,deployments" names a kind twice',

@@ -44,7 +44,7 @@ export interface Flags {
   /** `--flap-window`: the flap breaker's window, and how long a flapping object must stay unchanged. @default 60 s */
   readonly flapWindowMs: number;
   /**
-   * `--workloads`: the workload kinds served by annotation (`deployments,statefulsets,daemonsets`). @default none: a
+   * `--workloads`: the workload kinds served by annotation (`deployments,statefulsets,daemonsets,rollouts`). @default none: a
    * CustomApp-only operator watches nothing more, and needs no more permissions
    */
   readonly workloads: readonly WorkloadResource[];

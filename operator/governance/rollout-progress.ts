@@ -75,6 +75,20 @@ function paused(deployment: Deployment, waiting: string): RolloutProgress | unde
   };
 }
 
+/**
+ * True while a rollout at `progress` holds a slot of the budget: in progress only. A paused one does not: its controller
+ * makes no progress on it and no deadline fails it (Kubernetes applies none to a paused Deployment, and an Argo Rollout
+ * pauses at its canary steps by design), so it could hold a cluster-wide slot for ever; a resume makes it count again.
+ */
+export function holdsSlot(progress: RolloutProgress): boolean {
+  return progress.phase === 'InProgress';
+}
+
+/** True once a rollout at `progress` is over, succeeded or failed: a paused one has not ended, it goes on when resumed. */
+export function hasEnded(progress: RolloutProgress): progress is Extract<RolloutProgress, { phase: 'Succeeded' | 'Failed' }> {
+  return progress.phase === 'Succeeded' || progress.phase === 'Failed';
+}
+
 /** The Deployment's latest rollout: its recorded cause and where it stands. */
 export type CurrentRollout = RolloutProgress & { readonly cause: RolloutCause };
 
@@ -93,13 +107,9 @@ export function currentRollout(deployment: Deployment | undefined, recorded: Rec
   return { ...progress, cause };
 }
 
-/**
- * True while the latest rollout is one caused by ConfigMap or Secret content, in progress: it holds a slot of the
- * budget. A paused one does not: Kubernetes applies no progress deadline to a paused Deployment, so it could hold a
- * cluster-wide slot for ever; a resume makes it count again.
- */
+/** True while the latest rollout is one caused by ConfigMap or Secret content that {@link holdsSlot}. */
 export function rollingForContent(current: CurrentRollout | undefined): boolean {
-  return current !== undefined && isGoverned(current.cause) && current.phase === 'InProgress';
+  return current !== undefined && isGoverned(current.cause) && holdsSlot(current);
 }
 
 /** True when `recorded` describes the rollout `cause` started (same start time, trigger and generation). */

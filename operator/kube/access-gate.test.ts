@@ -293,3 +293,22 @@ test('close() cancels the re-checks', async (t) => {
   t.is(api.calls.length, calls);
   t.is(clock.actions.filter((action) => !action.closed).length, 0, 'no timer left');
 });
+
+test('problems: the conclusion of each check, a problem or undefined once open; complete on close()', async (t) => {
+  const api = new FakeApi();
+  const clock = new VirtualClock();
+  const { gate } = gateOn(api, clock);
+  const seen: (string | undefined)[] = [];
+  let completed = false;
+  gate.problems.subscribe({ next: (problem) => seen.push(problem?.reason), complete: () => (completed = true) });
+  gate.start();
+  clock.advance(0);
+  await settle(30);
+  t.deepEqual(seen, ['NotServed']);
+  api.served.set('example.com/v1', ['widgets']);
+  clock.advance(1000);
+  await settle(30);
+  t.deepEqual(seen, ['NotServed', undefined]);
+  gate.close();
+  t.true(completed);
+});

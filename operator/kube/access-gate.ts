@@ -72,6 +72,9 @@ const SILENT = pino({ level: 'silent' });
 export class AccessGate {
   /** The client to give the watcher: list and watch, through the gate. */
   readonly client: GatedClient;
+  /** The problem (or undefined, open) after each check or report: for whoever waits on what the gate concludes. */
+  readonly problems: Observable<AccessProblem | undefined>;
+  private readonly settled = new Subject<AccessProblem | undefined>();
   private verdict: Verdict | 'checking' = 'checking';
   /** The problem last logged, so that a problem that lasts is logged once. */
   private logged: AccessProblem | undefined;
@@ -85,6 +88,7 @@ export class AccessGate {
     this.log = (options.logger ?? SILENT).child({ resource: resourceLabel(options.resource) });
     this.label = resourceLabel(options.resource);
     const inner = options.client;
+    this.problems = this.settled.asObservable();
     this.client = {
       list: async <T extends KubeObject>(resource: Resource, listOptions?: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> => {
         await this.opened(signal);
@@ -145,6 +149,7 @@ export class AccessGate {
   close(): void {
     this.subscription?.unsubscribe();
     this.checks.complete();
+    this.settled.complete();
   }
 
   /** One check, abortable: discovery, then (after a 403) an access review of each verb. Never errors. */
@@ -192,9 +197,11 @@ export class AccessGate {
         this.logged = undefined;
       }
       for (const wake of [...this.waiters]) wake();
+      this.settled.next(undefined);
       return;
     }
     this.verdict = verdict;
+    this.settled.next(verdict);
     if (this.logged?.message === verdict.message) return;
     this.logged = verdict;
     this.log.error(

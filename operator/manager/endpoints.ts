@@ -9,6 +9,8 @@ import { serveSecureMetrics } from '../http/secure-metrics.js';
 import { serveMetrics, serveProbes } from '../http/servers.js';
 import type { OperatorParts } from './build.js';
 import type { OperatorOptions } from './options.js';
+import { notInstalled } from './workloads.js';
+import type { WorkloadKind } from '../workload/workload.js';
 
 /** The servers of a running operator. */
 export interface Endpoints {
@@ -17,14 +19,18 @@ export interface Endpoints {
   close(): Promise<void>;
 }
 
-/** The caches not synced yet (customapps, deployments, services), for /readyz and logs. */
+/**
+ * The caches not synced yet (customapps, deployments, services, the workload kinds), for /readyz and logs; not those of
+ * an add-on kind whose CRD is not installed (`notInstalled`).
+ */
 export function unsyncedCaches(parts: OperatorParts): string[] {
+  const absent = new Set(notInstalled(parts.workloads));
   return [
     ...(parts.apps.store.synced ? [] : ['customapps']),
     ...(parts.deployments.store.synced ? [] : ['deployments']),
     ...(parts.services.store.synced ? [] : ['services']),
     ...Object.entries(parts.workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
-      store.synced ? [] : [`${kind.toLowerCase()}s (workloads)`],
+      store.synced || absent.has(kind as WorkloadKind) ? [] : [`${kind.toLowerCase()}s (workloads)`],
     ),
   ];
 }
@@ -51,7 +57,9 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
         healthz: { ping: () => undefined },
         readyz: {
           api: () => {
-            const reasons = [parts.access.reason(), ...(parts.workloads?.gates ?? []).map((gate) => gate.reason)].filter(Boolean);
+            const absent = notInstalled(parts.workloads).map((kind) => parts.workloads!.addOns[kind]);
+            const workloadReasons = (parts.workloads?.gates ?? []).filter((gate) => !absent.includes(gate)).map((gate) => gate.reason);
+            const reasons = [parts.access.reason(), ...workloadReasons].filter(Boolean);
             return reasons.length === 0 ? undefined : reasons.join('; ');
           },
           caches: () => {

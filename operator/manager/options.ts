@@ -79,8 +79,9 @@ export interface OperatorOptions {
    */
   readonly rollouts?: RolloutSettings;
   /**
-   * The workload kinds served by annotation (`--workloads`): existing Deployments, StatefulSets and DaemonSets that opt
-   * in roll on new content of the ConfigMaps and Secrets they use. @default none (nothing more is watched)
+   * The workload kinds served by annotation (`--workloads`): existing Deployments, StatefulSets, DaemonSets and Argo
+   * Rollouts (served once their CRD is) that opt in roll on new content of the ConfigMaps and Secrets they use.
+   * @default none (nothing more is watched)
    */
   readonly workloads?: readonly WorkloadResource[];
 }

@@ -9,7 +9,9 @@ import type { EventRecorder } from '../events/recorder.js';
 import type { RolloutGovernance } from '../governance/governance.js';
 import { AccessGate, type GateClient } from '../kube/access-gate.js';
 import type { KubeClient } from '../kube/client.js';
+import { resourceLabel } from '../kube/resources.js';
 import type { Logger } from '../log.js';
+import { ROLLOUTS_NOT_SERVED_REMEDY } from '../workload/argo-rollout.js';
 import { trimWorkload } from '../workload/transform.js';
 import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
 import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
@@ -23,7 +25,23 @@ export interface WorkloadParts {
   /** One trimmed informer per kind served, each through its gate. */
   readonly informers: Partial<Record<WorkloadKind, Informer<Workload>>>;
   readonly gates: readonly AccessGate[];
+  /**
+   * The gates of the kinds an add-on serves (Argo Rollouts' Rollout), whose CRD may be installed before or after the
+   * operator starts, or never: while one is not served it holds neither the start nor /readyz (its gate logs it once
+   * and re-checks; once served, its informer syncs and its workloads are reconciled, with no restart).
+   */
+  readonly addOns: Partial<Record<WorkloadKind, AccessGate>>;
   readonly controller: Controller;
+}
+
+/** The kinds an add-on serves: served only where their CRD is installed. */
+const ADD_ON_KINDS: ReadonlySet<WorkloadKind> = new Set(['Rollout']);
+
+/** The add-on kinds whose CRD is not installed now (their gate says NotServed): nothing waits for their caches. */
+export function notInstalled(workloads: WorkloadParts | undefined): WorkloadKind[] {
+  return (Object.entries(workloads?.addOns ?? {}) as [WorkloadKind, AccessGate][])
+    .filter(([, gate]) => gate.problem?.reason === 'NotServed')
+    .map(([kind]) => kind);
 }
 
 /** What the workload domain shares with the CustomApp's. */
@@ -50,9 +68,11 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
   const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
   const informers: Partial<Record<WorkloadKind, Informer<Workload>>> = {};
   const gates: AccessGate[] = [];
+  const addOns: Partial<Record<WorkloadKind, AccessGate>> = {};
   for (const name of new Set(resources)) {
     const kind = WORKLOAD_KINDS[name].kind;
     const resource = WORKLOAD_RESOURCES[kind];
+    // Argo's CRD may be installed after the operator starts: the gate holds the informer until discovery serves it.
     const gate = new AccessGate({
       client: context.gateClient,
       namespace,
@@ -60,10 +80,12 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       scheduler,
       resource,
       remedies: {
-        Forbidden: `grant list, watch and patch on ${name}.apps to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+        Forbidden: `grant list, watch and patch on ${resourceLabel(resource)} to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+        ...(kind === 'Rollout' ? { NotServed: ROLLOUTS_NOT_SERVED_REMEDY } : {}),
       },
     });
     gates.push(gate);
+    if (ADD_ON_KINDS.has(kind)) addOns[kind] = gate;
     informers[kind] = informer<Workload>(
       gate.client,
       resource,
@@ -93,5 +115,5 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       return { namespace: parsed.namespace, name: parsed.name };
     },
   });
-  return { informers, gates, controller };
+  return { informers, gates, addOns, controller };
 }

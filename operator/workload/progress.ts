@@ -1,6 +1,7 @@
-// A workload's rollout as `kubectl rollout status` judges it from its own status: Deployments, StatefulSets and DaemonSets.
+// A workload's rollout as `kubectl rollout status` judges it from its own status: Deployments, StatefulSets and DaemonSets (Argo's: `argo-rollout.ts`).
 import { type RolloutProgress, rolloutProgress } from '../governance/rollout-progress.js';
 import type { DaemonSet, Deployment, StatefulSet } from '../kube/objects.js';
+import { type ArgoRollout, argoRolloutProgress } from './argo-rollout.js';
 import type { Workload, WorkloadKind } from './workload.js';
 
 const OBSERVING = { phase: 'InProgress', message: 'waiting for the controller to observe the new generation' } as const;
@@ -47,5 +48,6 @@ function daemonSetProgress(set: DaemonSet): RolloutProgress {
 export function workloadProgress(kind: WorkloadKind, workload: Workload): RolloutProgress {
   if (kind === 'StatefulSet') return statefulSetProgress(workload as StatefulSet);
   if (kind === 'DaemonSet') return daemonSetProgress(workload as DaemonSet);
+  if (kind === 'Rollout') return argoRolloutProgress(workload as ArgoRollout);
   return rolloutProgress(workload as Deployment);
 }

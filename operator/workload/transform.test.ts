@@ -1,6 +1,7 @@
 // The workload cache's trim: it keeps every field the reconcile reads (same references, same record) and little else.
 import test from 'ava';
 import type { Deployment } from '../kube/objects.js';
+import type { ArgoRollout } from './argo-rollout.js';
 import { lastWorkloadRollout } from './last-rollout.js';
 import { reloadSpec } from './reload-annotations.js';
 import { trimWorkload } from './transform.js';
@@ -79,6 +80,22 @@ test('the status is kept while a rollout of ours is in progress, to see it end',
   t.is(lastWorkloadRollout(trimmed)?.result, 'InProgress');
   t.deepEqual(trimmed.status, rolling.status);
   t.is(trimmed.spec.replicas, 3);
+});
+
+test("the pause is kept (a paused rollout holds no slot), and an Argo Rollout's workloadRef (the workload to annotate)", (t) => {
+  const deployment = helmDeployment({ 'reloader.stakater.com/auto': 'true' });
+  t.true(trimWorkload({ ...deployment, spec: { ...deployment.spec, paused: true } }).spec.paused);
+  t.is(trimWorkload(deployment).spec.paused, undefined);
+  const rollout = {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Rollout',
+    metadata: { name: 'web', namespace: 'ns', annotations: { 'reloader.stakater.com/auto': 'true' } },
+    spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-base' }, strategy: { canary: {} } },
+  } as unknown as ArgoRollout;
+  t.deepEqual(trimWorkload(rollout).spec, {
+    workloadRef: { kind: 'Deployment', name: 'web-base' },
+    template: { spec: { containers: [] } },
+  });
 });
 
 test('bytes per cached workload: a Helm-made Deployment, trimmed', (t) => {

@@ -41,10 +41,11 @@ function trimTemplate(template: PodTemplate): PodTemplate {
 
 /**
  * Keeps of a workload what the reconcile reads: its identity and resourceVersion (the guard of its writes), its
- * generation, its controller ownerReference (a CustomApp's Deployment is the CustomApp's), the annotations of ours and Reloader's, the pod template's ConfigMap and Secret references, the replicas
- * and update strategy, and the status only while a rollout of ours is in progress (to see it end); of a workload that
- * did not opt in, no references at all. Everything else
- * (images, probes, resources, labels, managedFields) is dropped: the operator watches every workload of the kinds
+ * generation, its controller ownerReference (a CustomApp's Deployment is the CustomApp's), the annotations of ours and
+ * Reloader's, the pod template's ConfigMap and Secret references, the replicas, the update strategy, the pause
+ * (`kubectl rollout pause`, `kubectl argo rollouts pause`), an Argo Rollout's `workloadRef`, and the status only while
+ * a rollout of ours is in progress (to see it end); of a workload that did not opt in, no references at all. Everything
+ * else (images, probes, resources, labels, managedFields) is dropped: the operator watches every workload of the kinds
  * `--workloads` names, opted in or not, and writes them with a merge patch, never from a cached copy.
  */
 export function trimWorkload<T extends Workload>(workload: T): T {
@@ -52,7 +53,12 @@ export function trimWorkload<T extends Workload>(workload: T): T {
   const controller = ownerReferences?.filter((reference) => reference.controller === true);
   const kept = keptAnnotations(annotations);
   // The API server never serves a workload without them; a transform that threw would end the informer's stream.
-  const spec = (workload.spec ?? {}) as Partial<Workload['spec']> & { replicas?: number; updateStrategy?: unknown };
+  const spec = (workload.spec ?? {}) as Partial<Workload['spec']> & {
+    replicas?: number;
+    updateStrategy?: unknown;
+    paused?: boolean;
+    workloadRef?: { kind?: string; name?: string };
+  };
   const template: PodTemplate = spec.template ?? { spec: { containers: [] } };
   const rolling = lastWorkloadRollout(workload)?.result === 'InProgress';
   // A workload that did not opt in needs no references: annotating it is an update, which brings them.
@@ -73,6 +79,10 @@ export function trimWorkload<T extends Workload>(workload: T): T {
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
       ...(spec.updateStrategy !== undefined ? { updateStrategy: spec.updateStrategy } : {}),
+      // A paused rollout holds no slot of the budget: without it, a paused Deployment would look rolling for ever.
+      ...(spec.paused ? { paused: true } : {}),
+      // An Argo Rollout that runs another workload's pod template: the reconcile says which to annotate instead.
+      ...(spec.workloadRef ? { workloadRef: { kind: spec.workloadRef.kind, name: spec.workloadRef.name } } : {}),
       template: optedIn ? trimTemplate(template) : { spec: { containers: [] } },
     },
     ...(rolling && workload.status ? { status: workload.status } : {}),

@@ -1,12 +1,12 @@
 // The workload reconcile against a trivial model: random edits, opt-in and opt-out, deletes, restarts and reconciles;
-// what is recorded, what the pod template runs and what is held always agree with the model.
+// what is recorded, what the pod template runs, what is held and the budget's slot always agree with the model.
 import test from 'ava';
 import fc from 'fast-check';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { PodTemplate } from '../kube/objects.js';
 import { encodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
-import { WORKLOAD_RESOURCES, type Workload } from './workload.js';
+import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from './workload.js';
 
 const RUNS = Number(process.env.WORKLOAD_MODEL_RUNS ?? 200);
 
@@ -20,7 +20,9 @@ type Step =
   | { readonly type: 'optIn' | 'optOut' }
   | { readonly type: 'recreate' }
   | { readonly type: 'restart' }
-  | { readonly type: 'reconcile' };
+  | { readonly type: 'reconcile' }
+  /** A Deployment only: `kubectl rollout pause` and `resume`, and its controller finishing the rollout. */
+  | { readonly type: 'pause' | 'resume' | 'finish' };
 
 const STEP: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ type: 'editConfigMap' } as const) },
@@ -33,6 +35,12 @@ const STEP: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: fc.constant({ type: 'reconcile' } as const) },
 );
 
+/** The steps of a Deployment: those of every kind, and its pause, resume and finished rollouts. */
+const DEPLOYMENT_STEP: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: STEP },
+  { weight: 1, arbitrary: fc.constantFrom({ type: 'pause' } as const, { type: 'resume' } as const, { type: 'finish' } as const) },
+);
+
 const TEMPLATE: Partial<PodTemplate['spec']> = {
   containers: [{ name: 'app', image: 'app:1', envFrom: [{ configMapRef: { name: 'cfg' } }] }],
   volumes: [{ name: 's', secret: { secretName: 'sec', optional: true } }],
@@ -43,11 +51,17 @@ const ANNOTATIONS = { 'reloader.stakater.com/auto': 'true' };
  * The model: the content now (a ConfigMap value, and the optional Secret's value or null while absent), whether the
  * workload opted in, and what it records and runs, by the rules written in a few lines: first sight records the
  * content; afterwards an object that exists with content other than recorded rolls (template and record to the content
- * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing.
+ * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing. A rollout
+ * holds a slot of the budget from its write until a reconcile sees it finished, except while its Deployment is paused.
  */
-async function run(steps: readonly Step[]): Promise<number> {
+async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> {
   let rollouts = 0;
   const world = new FakeWorld();
+  const resource = WORKLOAD_RESOURCES[kind];
+  /** A rollout of ours that no reconcile has seen finish; whether its controller finished it; whether it is paused. */
+  let rolling = false;
+  let finished = false;
+  let paused = false;
   let configMap = 1;
   let secret: number | null = null;
   let optedIn = true;
@@ -63,10 +77,11 @@ async function run(steps: readonly Step[]): Promise<number> {
         : FakeWorld.secretHash({ P: String(value) }, 'sec');
   const encoded = (values: Map<string, number | null> | undefined): string | undefined =>
     values && encodeHashes(new Map([...values].map(([key, value]) => [key, hashOf(key, value)])));
-  const stored = (): Workload | undefined => world.client.stored<Workload>(WORKLOAD_RESOURCES.StatefulSet, 'ns', 'web');
+  const stored = (): Workload | undefined => world.client.stored<Workload>(resource, 'ns', 'web');
   const create = (): void => {
-    world.workload('StatefulSet', 'web', optedIn ? ANNOTATIONS : {}, TEMPLATE);
+    world.workload(kind, 'web', optedIn ? ANNOTATIONS : {}, TEMPLATE);
   };
+  const slots = (): string => JSON.stringify(world.governance.budget.snapshot().inProgress);
   setConfigMap();
   setSecret();
   create();
@@ -93,7 +108,7 @@ async function run(steps: readonly Step[]): Promise<number> {
         // `kubectl annotate`: the annotations change, the pod template stays as it is.
         optedIn = step.type === 'optIn';
         const live = stored()!;
-        world.client.seed(WORKLOAD_RESOURCES.StatefulSet, {
+        world.client.seed(resource, {
           ...live,
           metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, 'reloader.stakater.com/auto': String(optedIn) } },
         });
@@ -101,27 +116,42 @@ async function run(steps: readonly Step[]): Promise<number> {
         break;
       }
       case 'recreate':
-        await world.client.delete(WORKLOAD_RESOURCES.StatefulSet, 'ns', 'web');
+        await world.client.delete(resource, 'ns', 'web');
         world.sync();
-        await world.reconcileWorkload('StatefulSet', 'web');
-        if (world.dependencies.held.has('StatefulSet/ns/web')) throw new Error(`step ${at}: a deleted workload still holds its refs`);
+        await world.reconcileWorkload(kind, 'web');
+        if (world.dependencies.held.has(workloadKey(kind, 'ns', 'web')))
+          throw new Error(`step ${at}: a deleted workload still holds its refs`);
         record = undefined;
         runs = undefined;
         optedIn = true;
+        rolling = finished = paused = false;
         create();
         break;
-      case 'restart':
+      case 'restart': {
         world.restart();
+        const expected = JSON.stringify(rolling && !finished && !paused ? [workloadKey(kind, 'ns', 'web')] : []);
+        if (slots() !== expected) throw new Error(`step ${at}: after a restart the budget holds ${slots()}, the model ${expected}`);
+        break;
+      }
+      case 'pause':
+      case 'resume':
+        paused = step.type === 'pause';
+        world.pauseDeployment('web', paused);
+        break;
+      case 'finish':
+        world.settleDeployment('web', 'Succeeded');
+        finished = true;
         break;
       case 'reconcile': {
         const from = world.client.calls.length;
-        await world.reconcileWorkload('StatefulSet', 'web');
+        await world.reconcileWorkload(kind, 'web');
         world.sync();
         const now = new Map<string, number | null>([
           ['ConfigMap/cfg', configMap],
           ['Secret/sec', secret],
         ]);
         let rolled = false;
+        if (rolling && finished) rolling = false;
         if (!optedIn) record = undefined;
         else if (!record) record = now;
         else {
@@ -131,6 +161,8 @@ async function run(steps: readonly Step[]): Promise<number> {
             runs = record;
             rolled = true;
             rollouts += 1;
+            rolling = true;
+            finished = false;
           }
         }
         const live = stored()!;
@@ -143,7 +175,11 @@ async function run(steps: readonly Step[]): Promise<number> {
         const templateWrites = writes.filter((call) => JSON.stringify(call.body).includes(TEMPLATE_HASHES_ANNOTATION)).length;
         if (templateWrites !== (rolled ? 1 : 0)) throw new Error(`${where}: ${templateWrites} rollouts, the model ${rolled ? 1 : 0}`);
         if (writes.length > 1) throw new Error(`${where}: ${writes.length} writes in one reconcile`);
-        if (world.dependencies.held.has('StatefulSet/ns/web') !== optedIn) throw new Error(`${where}: holds its refs: ${!optedIn}`);
+        if (world.dependencies.held.has(workloadKey(kind, 'ns', 'web')) !== optedIn)
+          throw new Error(`${where}: holds its refs: ${!optedIn}`);
+        // The write that starts a rollout takes the slot; the next reconcile frees it while the Deployment is paused.
+        const slot = JSON.stringify(rolling && (rolled || !paused) ? [workloadKey(kind, 'ns', 'web')] : []);
+        if (slots() !== slot) throw new Error(`${where}: the budget holds ${slots()}, the model ${slot}`);
         break;
       }
     }
@@ -151,16 +187,21 @@ async function run(steps: readonly Step[]): Promise<number> {
   return rollouts;
 }
 
-test('random edits, opt-in and opt-out, deletes, restarts and reconciles: the record, the template and the holds follow the model', async (t) => {
-  const replay = process.env.WORKLOAD_MODEL_SEED;
-  const seed = replay === undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : Number(replay);
-  let rollouts = 0;
-  await fc.assert(
-    fc.asyncProperty(fc.array(STEP, { maxLength: 60, size: 'max' }), async (steps) => {
-      rollouts += await run(steps);
-    }),
-    { numRuns: RUNS, seed, path: process.env.WORKLOAD_MODEL_PATH, endOnFailure: false },
-  );
-  t.log(`${RUNS} runs, ${rollouts} rollouts; seed ${seed} (replay: WORKLOAD_MODEL_SEED=${seed})`);
-  t.true(rollouts > RUNS, 'the runs did roll: the model was exercised');
-});
+for (const [kind, steps] of [
+  ['StatefulSet', STEP],
+  ['Deployment', DEPLOYMENT_STEP],
+] as const) {
+  test(`${kind}: random edits, opt-in and opt-out, deletes, restarts${kind === 'Deployment' ? ', pauses' : ''} and reconciles: the record, the template, the holds and the slot follow the model`, async (t) => {
+    const replay = process.env.WORKLOAD_MODEL_SEED;
+    const seed = replay === undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : Number(replay);
+    let rollouts = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(steps, { maxLength: 60, size: 'max' }), async (list) => {
+        rollouts += await run(kind, list);
+      }),
+      { numRuns: RUNS, seed, path: process.env.WORKLOAD_MODEL_PATH, endOnFailure: false },
+    );
+    t.log(`${RUNS} runs, ${rollouts} rollouts; seed ${seed} (replay: WORKLOAD_MODEL_SEED=${seed})`);
+    t.true(rollouts > RUNS, 'the runs did roll: the model was exercised');
+  });
+}

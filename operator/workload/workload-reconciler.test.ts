@@ -4,13 +4,13 @@ import test from 'ava';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { ApiError } from '../kube/errors.js';
 import type { CoreEvent, PodTemplate } from '../kube/objects.js';
-import { EVENTS } from '../kube/resources.js';
+import { EVENTS, resourceLabel } from '../kube/resources.js';
 import { decodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
 import { lastWorkloadRollout } from './last-rollout.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from './workload.js';
 
-const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
+const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout'];
 const AUTO = { 'reloader.stakater.com/auto': 'true' };
 /** A pod template using ConfigMap app-config (envFrom) and Secret db (a volume). */
 const USES: Partial<PodTemplate['spec']> = {
@@ -62,7 +62,7 @@ test('a workload without an opt-in annotation: nothing held, nothing written', a
 for (const kind of KINDS) {
   test(`${kind}: opting in rolls nothing; the content at first sight is recorded on its metadata, not its pod template`, async (t) => {
     const world = await optedIn(kind);
-    t.deepEqual(world.writes(), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(world.writes(), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.deepEqual(
       [...world.dependencies.held.get(`${kind}/ns/web`)!].map((ref) => `${ref.kind}/${ref.name}`),
       ['ConfigMap/app-config', 'Secret/db'],
@@ -86,7 +86,7 @@ for (const kind of KINDS) {
     world.configMap('app-config', { V: '2' });
     await world.reconcileWorkload(kind, 'web');
     world.sync();
-    t.deepEqual(writes(world, from), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(writes(world, from), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     const patch = world.client.calls.at(-2)!.body as { metadata: { resourceVersion: string } };
     t.truthy(patch.metadata.resourceVersion, 'guarded by the resourceVersion read');
     const rolled = decodeHashes(templateHashes(world, kind, 'web'))!;
@@ -103,7 +103,7 @@ for (const kind of KINDS) {
     world.secret('db', { P: '2' });
     await world.reconcileWorkload(kind, 'web');
     world.sync();
-    t.deepEqual(writes(world, secretFrom), [`patch ${WORKLOAD_RESOURCES[kind].plural}.apps ns/web`]);
+    t.deepEqual(writes(world, secretFrom), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.is(decodeHashes(templateHashes(world, kind, 'web'))!.get('Secret/db'), FakeWorld.secretHash({ P: '2' }, 'db'));
     t.is(lastWorkloadRollout(stored(world, kind, 'web'))?.trigger, 'Secret');
   });
@@ -376,4 +376,32 @@ test('a write refused with a 409 posts and remembers nothing: the retry reports 
   t.deepEqual(eventsOf(world, 'web'), [
     'Deployment ReloadAnnotationInvalid: annotation app.example.com/rollout-paused: "maybe" is not "true" or "false"',
   ]);
+});
+
+test('a paused Deployment (`kubectl rollout pause`) holds no slot and has not ended; resumed, it counts again', async (t) => {
+  const world = await optedIn('Deployment');
+  world.configMap('app-config', { V: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web']);
+
+  world.pauseDeployment('web', true);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'InProgress' }, 'paused is not ended');
+  t.false(
+    eventsOf(world, 'web').some((event) => event.includes('RolloutSucceeded')),
+    'no success is reported for a rollout that has not run',
+  );
+  t.deepEqual(world.restart().budget.snapshot().inProgress, [], 'a restart does not count a paused one');
+
+  world.pauseDeployment('web', false);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web'], 'resumed, it rolls again and is counted');
+  t.deepEqual(world.restart().budget.snapshot().inProgress, ['Deployment/ns/web'], 'a restart counts the same');
+  world.settleDeployment('web', 'Succeeded');
+  await world.reconcileWorkload('Deployment', 'web');
+  t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'Succeeded' });
 });

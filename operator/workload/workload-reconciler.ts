@@ -7,8 +7,10 @@ import type { DependencySource, DependencyState } from '../deps/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { Gate, RolloutGovernance } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
+import { hasEnded, holdsSlot } from '../governance/rollout-progress.js';
 import type { WriteClient } from '../kube/client.js';
 import { decodeHashes, encodeHashes, hashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
+import { type ArgoRollout, workloadRefProblem } from './argo-rollout.js';
 import { encodeWorkloadRollout, lastWorkloadRollout, type WorkloadRollout } from './last-rollout.js';
 import { workloadProgress } from './progress.js';
 import { WORKLOAD_REASONS } from './reasons.js';
@@ -82,15 +84,16 @@ export class WorkloadReconciler implements Reconciler {
     }
     const owner = controllingCustomApp(workload);
     const annotated = reloadSpec(workload.metadata.annotations, workload.spec.template);
-    // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice.
-    const spec =
-      owner && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ownedProblem(owner)] } : annotated;
+    // A CustomApp's own Deployment rolls with its CustomApp: served here too, it would roll twice. A Rollout with a
+    // workloadRef runs another workload's template: that workload is the one to annotate.
+    const ignored = owner ? ownedProblem(owner) : kind === 'Rollout' ? workloadRefProblem(workload as ArgoRollout) : undefined;
+    const spec = ignored && annotated.optedIn ? { ...annotated, optedIn: false, problems: [...annotated.problems, ignored] } : annotated;
     const writes: Writes = { annotations: {}, events: [], after: [] };
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
     const progress = workloadProgress(kind, workload);
-    const rolling = last?.result === 'InProgress' && progress.phase === 'InProgress';
-    if (last?.result === 'InProgress' && progress.phase !== 'InProgress') this.ended(writes, kind, name, last, progress);
+    const rolling = last?.result === 'InProgress' && holdsSlot(progress);
+    if (last?.result === 'InProgress' && hasEnded(progress)) this.ended(writes, kind, name, last, progress);
 
     if (!spec.optedIn || spec.refs.length === 0 || workload.metadata.deletionTimestamp) {
       this.world.dependencies.release(request.key);

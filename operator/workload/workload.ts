@@ -2,17 +2,19 @@
 import { WORKLOAD_KINDS, type WorkloadKind, type WorkloadResource } from '../../infra/workload-api.js';
 import type { DaemonSet, Deployment, StatefulSet } from '../kube/objects.js';
 import { DAEMONSETS, DEPLOYMENTS, type Resource, STATEFULSETS } from '../kube/resources.js';
+import { type ArgoRollout, ROLLOUTS } from './argo-rollout.js';
 
 export type { WorkloadKind, WorkloadResource };
 
-/** A Deployment, StatefulSet or DaemonSet, as the workload cache keeps it (trimmed: `transform.ts`). */
-export type Workload = Deployment | StatefulSet | DaemonSet;
+/** A Deployment, StatefulSet, DaemonSet or Argo Rollout, as the workload cache keeps it (trimmed: `transform.ts`). */
+export type Workload = Deployment | StatefulSet | DaemonSet | ArgoRollout;
 
 /** The API resource of each kind. */
 export const WORKLOAD_RESOURCES: Readonly<Record<WorkloadKind, Resource>> = {
   Deployment: DEPLOYMENTS,
   StatefulSet: STATEFULSETS,
   DaemonSet: DAEMONSETS,
+  Rollout: ROLLOUTS,
 };
 
 /** The kind `--workloads` names by its resource: `statefulsets` → StatefulSet. */

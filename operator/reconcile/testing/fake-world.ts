@@ -91,6 +91,7 @@ export class FakeWorld {
     Deployment: new MapCache<Workload>(),
     StatefulSet: new MapCache<Workload>(),
     DaemonSet: new MapCache<Workload>(),
+    Rollout: new MapCache<Workload>(),
   };
   /** The workload reconciler, over the same client, dependencies, recorder and governance as the CustomApps'. */
   workloadReconciler!: WorkloadReconciler;

@@ -105,6 +105,13 @@ export interface CustomAppSpec {
   readonly configMapName?: string;
 
   /**
+   * Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret (envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with configMapName and secretName. Names are unique; at most 128.
+   *
+   * @schema CustomAppSpec#env
+   */
+  readonly env?: CustomAppSpecEnv[];
+
+  /**
    * The container image to run, for example registry.example.com/app:1.2.3.
    *
    * @schema CustomAppSpec#image
@@ -156,12 +163,47 @@ export function toJson_CustomAppSpec(obj: CustomAppSpec | undefined): Record<str
   if (obj === undefined) { return undefined; }
   const result = {
     'configMapName': obj.configMapName,
+    'env': obj.env?.map(y => toJson_CustomAppSpecEnv(y)),
     'image': obj.image,
     'port': obj.port,
     'readinessPath': obj.readinessPath,
     'replicas': obj.replicas,
     'rollout': toJson_CustomAppSpecRollout(obj.rollout),
     'secretName': obj.secretName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema CustomAppSpecEnv
+ */
+export interface CustomAppSpecEnv {
+  /**
+   * The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.
+   *
+   * @schema CustomAppSpecEnv#name
+   */
+  readonly name: string;
+
+  /**
+   * Its value; empty when absent.
+   *
+   * @schema CustomAppSpecEnv#value
+   */
+  readonly value?: string;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecEnv' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecEnv(obj: CustomAppSpecEnv | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+    'value': obj.value,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

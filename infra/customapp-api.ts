@@ -82,6 +82,7 @@ export interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly required?: readonly string[];
   readonly items?: SchemaNode;
+  readonly maxItems?: number;
   readonly pattern?: string;
   readonly minLength?: number;
   readonly maxLength?: number;
@@ -106,6 +107,14 @@ const objectName = (what: string): SchemaNode => ({
   pattern: DNS1123_SUBDOMAIN,
 });
 
+/** `spec.env` at most: plain variables are a few; a config of hundreds belongs in a ConfigMap. */
+export const MAX_ENV = 128;
+/**
+ * An environment variable name as every supported kubelet accepts it (Kubernetes' C_IDENTIFIER-like rule before 1.34
+ * relaxed it): letters, digits, '_', '-' and '.', not starting with a digit.
+ */
+export const ENV_NAME = '^[-._a-zA-Z][-._a-zA-Z0-9]*$';
+
 /** `spec` of a CustomApp: what the user asks for. */
 export const SPEC_SCHEMA: SchemaNode = {
   type: 'object',
@@ -120,6 +129,30 @@ export const SPEC_SCHEMA: SchemaNode = {
     },
     configMapName: objectName('ConfigMap'),
     secretName: objectName('Secret'),
+    env: {
+      type: 'array',
+      description:
+        'Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret ' +
+        '(envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with ' +
+        `configMapName and secretName. Names are unique; at most ${MAX_ENV}.`,
+      maxItems: MAX_ENV,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: {
+            type: 'string',
+            description: "The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.",
+            minLength: 1,
+            maxLength: 256,
+            pattern: ENV_NAME,
+          },
+          value: { type: 'string', description: 'Its value; empty when absent.', maxLength: 32768 },
+        },
+      },
+    },
     replicas: {
       type: 'integer',
       format: 'int32',

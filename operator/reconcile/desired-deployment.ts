@@ -30,7 +30,7 @@ export interface DeploymentInput {
  */
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
   ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
-  ['spec.template.spec.containers[0]', ['envFrom', 'ports', 'readinessProbe']],
+  ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe']],
 ]);
 
 /** Kubernetes' default `progressDeadlineSeconds`, set explicitly so that removing `spec.rollout.progressDeadlineSeconds` is drift. */
@@ -53,7 +53,7 @@ export const DEFAULT_RESOURCES = {
 
 /**
  * The desired Deployment: named after the CustomApp, owned by it (controller ownerReference with
- * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, their content
+ * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, `spec.env` after them, their content
  * hashes as pod-template annotations (a change rolls the pods), an httpGet readiness probe on `spec.readinessPath`
  * when set, `spec.rollout.progressDeadlineSeconds` (Kubernetes' 600 by default), and defaults that pass the restricted
  * Pod Security Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
@@ -68,10 +68,13 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   const annotations: Record<string, string> = {};
   if (configMap) annotations[CONFIG_HASH_ANNOTATION] = configMap.hash;
   if (secret) annotations[SECRET_HASH_ANNOTATION] = secret.hash;
+  // The API server drops an empty value (omitempty): leaving it out keeps the desired env equal to the stored one.
+  const env = (app.spec.env ?? []).map(({ name: variable, value }) => (value ? { name: variable, value } : { name: variable }));
   const container: Container = {
     name: APP_CONTAINER,
     image: app.spec.image,
     ...(envFrom.length > 0 ? { envFrom } : {}),
+    ...(env.length > 0 ? { env } : {}),
     ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
     // Without a port there is nothing to probe: the schema (anyOf) refuses readinessPath without port on a real API server.
     ...(app.spec.port && app.spec.readinessPath

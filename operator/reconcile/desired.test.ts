@@ -137,3 +137,14 @@ test('writing the desired fields over the live object keeps the server fields an
   t.deepEqual(driftPaths(merged, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), []);
   t.is(live.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION], 'h1', 'the live object is not mutated');
 });
+
+test('spec.env: plain variables after envFrom, an empty value left out as the API server stores it; removing them is drift', (t) => {
+  const withEnv = desiredDeployment({
+    app: app({ env: [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY', value: '' }, { name: 'BARE' }] }),
+  });
+  t.deepEqual(withEnv.spec.template.spec.containers[0]!.env, [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY' }, { name: 'BARE' }]);
+  const without = desiredDeployment({ app: app() });
+  t.is(without.spec.template.spec.containers[0]!.env, undefined);
+  t.deepEqual(driftPaths(withEnv, without, DEPLOYMENT_OPTIONAL_KEYS), ['spec.template.spec.containers[0].env']);
+  t.deepEqual(driftPaths(withEnv, withEnv, DEPLOYMENT_OPTIONAL_KEYS), []);
+});

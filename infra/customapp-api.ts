@@ -115,6 +115,18 @@ export const MAX_ENV = 128;
  */
 export const ENV_NAME = '^[-._a-zA-Z][-._a-zA-Z0-9]*$';
 
+/** Whole quantities with a suffix (`500m`, `2`, `64Mi`), the forms the operator writes as the API server stores them. */
+export const RESOURCE_QUANTITY = '^[0-9]{1,15}(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?$';
+
+const quantities = (what: string): SchemaNode => ({
+  type: 'object',
+  description: `${what}, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.`,
+  properties: {
+    cpu: { type: 'string', description: 'CPU, for example "250m" or "1".', pattern: RESOURCE_QUANTITY },
+    memory: { type: 'string', description: 'Memory, for example "128Mi" or "1Gi".', pattern: RESOURCE_QUANTITY },
+  },
+});
+
 /** `spec` of a CustomApp: what the user asks for. */
 export const SPEC_SCHEMA: SchemaNode = {
   type: 'object',
@@ -129,6 +141,13 @@ export const SPEC_SCHEMA: SchemaNode = {
     },
     configMapName: objectName('ConfigMap'),
     secretName: objectName('Secret'),
+    resources: {
+      type: 'object',
+      description:
+        "The container's requests and limits, as given (a section left out has none). Default when absent: requests " +
+        'cpu "50m" and memory "64Mi", a memory limit of "256Mi" and no CPU limit.',
+      properties: { requests: quantities('What the scheduler reserves'), limits: quantities('The most the container may use') },
+    },
     env: {
       type: 'array',
       description:

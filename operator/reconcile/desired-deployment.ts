@@ -3,6 +3,7 @@ import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } fr
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
+import { canonicalQuantity } from './quantity.js';
 
 /** A referenced object the Deployment rolls out with: its name and content hash. */
 export interface RolloutDependency {
@@ -31,6 +32,9 @@ export interface DeploymentInput {
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
   ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
   ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe']],
+  ['spec.template.spec.containers[0].resources', ['requests', 'limits']],
+  ['spec.template.spec.containers[0].resources.requests', ['cpu', 'memory']],
+  ['spec.template.spec.containers[0].resources.limits', ['cpu', 'memory']],
 ]);
 
 /** Kubernetes' default `progressDeadlineSeconds`, set explicitly so that removing `spec.rollout.progressDeadlineSeconds` is drift. */
@@ -80,7 +84,7 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
     ...(app.spec.port && app.spec.readinessPath
       ? { readinessProbe: { httpGet: { path: app.spec.readinessPath, port: app.spec.port }, ...READINESS_PROBE } }
       : {}),
-    resources: DEFAULT_RESOURCES,
+    resources: app.spec.resources ? canonicalResources(app.spec.resources) : DEFAULT_RESOURCES,
     securityContext: {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
@@ -106,6 +110,25 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
         },
       },
     },
+  };
+}
+
+/** One section of `spec.resources`. */
+type Quantities = { readonly cpu?: string; readonly memory?: string } | undefined;
+
+/**
+ * `spec.resources` with each quantity in the form the API server stores (`1000m` is stored as `1`): the desired
+ * Deployment then equals the stored one, and an unusual spelling is no drift to write again and again.
+ */
+function canonicalResources(resources: { readonly requests?: Quantities; readonly limits?: Quantities }): Container['resources'] {
+  const section = (quantities: Quantities) =>
+    quantities &&
+    Object.fromEntries(Object.entries(quantities).flatMap(([name, value]) => (value ? [[name, canonicalQuantity(value)]] : [])));
+  const requests = section(resources.requests);
+  const limits = section(resources.limits);
+  return {
+    ...(requests && Object.keys(requests).length > 0 ? { requests } : {}),
+    ...(limits && Object.keys(limits).length > 0 ? { limits } : {}),
   };
 }
 

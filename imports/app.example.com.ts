@@ -105,6 +105,13 @@ export interface CustomAppSpec {
   readonly configMapName?: string;
 
   /**
+   * Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret (envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with configMapName and secretName. Names are unique; at most 128.
+   *
+   * @schema CustomAppSpec#env
+   */
+  readonly env?: CustomAppSpecEnv[];
+
+  /**
    * The container image to run, for example registry.example.com/app:1.2.3.
    *
    * @schema CustomAppSpec#image
@@ -134,6 +141,13 @@ export interface CustomAppSpec {
   readonly replicas?: number;
 
   /**
+   * The container's requests and limits, as given (a section left out has none). Default when absent: requests cpu "50m" and memory "64Mi", a memory limit of "256Mi" and no CPU limit.
+   *
+   * @schema CustomAppSpec#resources
+   */
+  readonly resources?: CustomAppSpecResources;
+
+  /**
    * How rollouts caused by new ConfigMap or Secret content are governed for this app (a spec change always rolls at once).
    *
    * @schema CustomAppSpec#rollout
@@ -156,12 +170,84 @@ export function toJson_CustomAppSpec(obj: CustomAppSpec | undefined): Record<str
   if (obj === undefined) { return undefined; }
   const result = {
     'configMapName': obj.configMapName,
+    'env': obj.env?.map(y => toJson_CustomAppSpecEnv(y)),
     'image': obj.image,
     'port': obj.port,
     'readinessPath': obj.readinessPath,
     'replicas': obj.replicas,
+    'resources': toJson_CustomAppSpecResources(obj.resources),
     'rollout': toJson_CustomAppSpecRollout(obj.rollout),
     'secretName': obj.secretName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema CustomAppSpecEnv
+ */
+export interface CustomAppSpecEnv {
+  /**
+   * The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.
+   *
+   * @schema CustomAppSpecEnv#name
+   */
+  readonly name: string;
+
+  /**
+   * Its value; empty when absent.
+   *
+   * @schema CustomAppSpecEnv#value
+   */
+  readonly value?: string;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecEnv' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecEnv(obj: CustomAppSpecEnv | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+    'value': obj.value,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The container's requests and limits, as given (a section left out has none). Default when absent: requests cpu "50m" and memory "64Mi", a memory limit of "256Mi" and no CPU limit.
+ *
+ * @schema CustomAppSpecResources
+ */
+export interface CustomAppSpecResources {
+  /**
+   * The most the container may use, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+   *
+   * @schema CustomAppSpecResources#limits
+   */
+  readonly limits?: CustomAppSpecResourcesLimits;
+
+  /**
+   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+   *
+   * @schema CustomAppSpecResources#requests
+   */
+  readonly requests?: CustomAppSpecResourcesRequests;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecResources' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecResources(obj: CustomAppSpecResources | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'limits': toJson_CustomAppSpecResourcesLimits(obj.limits),
+    'requests': toJson_CustomAppSpecResourcesRequests(obj.requests),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -208,6 +294,78 @@ export function toJson_CustomAppSpecRollout(obj: CustomAppSpecRollout | undefine
     'debounceSeconds': obj.debounceSeconds,
     'paused': obj.paused,
     'progressDeadlineSeconds': obj.progressDeadlineSeconds,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The most the container may use, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+ *
+ * @schema CustomAppSpecResourcesLimits
+ */
+export interface CustomAppSpecResourcesLimits {
+  /**
+   * CPU, for example "250m" or "1".
+   *
+   * @schema CustomAppSpecResourcesLimits#cpu
+   */
+  readonly cpu?: string;
+
+  /**
+   * Memory, for example "128Mi" or "1Gi".
+   *
+   * @schema CustomAppSpecResourcesLimits#memory
+   */
+  readonly memory?: string;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecResourcesLimits' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecResourcesLimits(obj: CustomAppSpecResourcesLimits | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+ *
+ * @schema CustomAppSpecResourcesRequests
+ */
+export interface CustomAppSpecResourcesRequests {
+  /**
+   * CPU, for example "250m" or "1".
+   *
+   * @schema CustomAppSpecResourcesRequests#cpu
+   */
+  readonly cpu?: string;
+
+  /**
+   * Memory, for example "128Mi" or "1Gi".
+   *
+   * @schema CustomAppSpecResourcesRequests#memory
+   */
+  readonly memory?: string;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecResourcesRequests' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecResourcesRequests(obj: CustomAppSpecResourcesRequests | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'memory': obj.memory,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -35,6 +35,7 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     properties,
     required: node.required ? [...node.required] : undefined,
     items: node.items ? toJsonSchemaProps(node.items) : undefined,
+    maxItems: node.maxItems,
     pattern: node.pattern,
     minLength: node.minLength,
     maxLength: node.maxLength,

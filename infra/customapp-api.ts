@@ -82,6 +82,7 @@ export interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly required?: readonly string[];
   readonly items?: SchemaNode;
+  readonly maxItems?: number;
   readonly pattern?: string;
   readonly minLength?: number;
   readonly maxLength?: number;
@@ -106,6 +107,26 @@ const objectName = (what: string): SchemaNode => ({
   pattern: DNS1123_SUBDOMAIN,
 });
 
+/** `spec.env` at most: plain variables are a few; a config of hundreds belongs in a ConfigMap. */
+export const MAX_ENV = 128;
+/**
+ * An environment variable name as every supported kubelet accepts it (Kubernetes' C_IDENTIFIER-like rule before 1.34
+ * relaxed it): letters, digits, '_', '-' and '.', not starting with a digit.
+ */
+export const ENV_NAME = '^[-._a-zA-Z][-._a-zA-Z0-9]*$';
+
+/** Whole quantities with a suffix (`500m`, `2`, `64Mi`), the forms the operator writes as the API server stores them. */
+export const RESOURCE_QUANTITY = '^[0-9]{1,15}(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?$';
+
+const quantities = (what: string): SchemaNode => ({
+  type: 'object',
+  description: `${what}, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.`,
+  properties: {
+    cpu: { type: 'string', description: 'CPU, for example "250m" or "1".', pattern: RESOURCE_QUANTITY },
+    memory: { type: 'string', description: 'Memory, for example "128Mi" or "1Gi".', pattern: RESOURCE_QUANTITY },
+  },
+});
+
 /** `spec` of a CustomApp: what the user asks for. */
 export const SPEC_SCHEMA: SchemaNode = {
   type: 'object',
@@ -120,6 +141,37 @@ export const SPEC_SCHEMA: SchemaNode = {
     },
     configMapName: objectName('ConfigMap'),
     secretName: objectName('Secret'),
+    resources: {
+      type: 'object',
+      description:
+        "The container's requests and limits, as given (a section left out has none). Default when absent: requests " +
+        'cpu "50m" and memory "64Mi", a memory limit of "256Mi" and no CPU limit.',
+      properties: { requests: quantities('What the scheduler reserves'), limits: quantities('The most the container may use') },
+    },
+    env: {
+      type: 'array',
+      description:
+        'Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret ' +
+        '(envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with ' +
+        `configMapName and secretName. Names are unique; at most ${MAX_ENV}.`,
+      maxItems: MAX_ENV,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: {
+            type: 'string',
+            description: "The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.",
+            minLength: 1,
+            maxLength: 256,
+            pattern: ENV_NAME,
+          },
+          value: { type: 'string', description: 'Its value; empty when absent.', maxLength: 32768 },
+        },
+      },
+    },
     replicas: {
       type: 'integer',
       format: 'int32',

@@ -5,7 +5,13 @@ import type { DependencyRef, DependencyState } from './source.js';
 
 /** What a source observed about an object: its content hash, or that it does not exist. */
 export type Observation =
-  | { readonly exists: true; readonly hash: string; readonly unkeyedHash?: string; readonly resourceVersion: string }
+  | {
+      readonly exists: true;
+      readonly hash: string;
+      readonly unkeyedHash?: string;
+      readonly keyDigests?: ReadonlyMap<string, string>;
+      readonly resourceVersion: string;
+    }
   | { readonly exists: false };
 
 /**
@@ -53,6 +59,7 @@ export class DependencySlot {
           exists: true,
           hash: observation.hash,
           ...(observation.unkeyedHash === undefined ? {} : { unkeyedHash: observation.unkeyedHash }),
+          ...(observation.keyDigests === undefined ? {} : { keyDigests: observation.keyDigests }),
           resourceVersion: observation.resourceVersion,
         }
       : { ref: this.ref, exists: false };

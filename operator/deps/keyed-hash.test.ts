@@ -2,6 +2,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import test from 'ava';
 import { contentHash } from './content-hash.js';
+import { keyDigests } from './key-digests.js';
 import { dependencyHashes, isUnkeyedHash, KEYED_HASH_HEX_DIGITS, keyedContentHash } from './keyed-hash.js';
 
 const UID = '6f1c2a8e-3b7d-4e59-9a0c-1d2e3f405162';
@@ -47,10 +48,14 @@ test('without a uid there is no key: refused with the input quoted', (t) => {
 
 test('dependencyHashes: a ConfigMap keeps its plain SHA-256; a Secret gets the keyed hash, and its plain one only for migration', (t) => {
   const data = { a: 'MQ==' };
-  t.deepEqual(dependencyHashes('ConfigMap', { metadata: { uid: UID }, data }), { hash: contentHash({ data }) });
+  t.deepEqual(dependencyHashes('ConfigMap', { metadata: { uid: UID }, data }), {
+    hash: contentHash({ data }),
+    keyDigests: keyDigests('ConfigMap', undefined, { data }),
+  });
   t.deepEqual(dependencyHashes('Secret', { metadata: { uid: UID }, data }), {
     hash: keyedContentHash(UID, { data }),
     unkeyedHash: contentHash({ data }),
+    keyDigests: keyDigests('Secret', UID, { data }),
   });
 });
 

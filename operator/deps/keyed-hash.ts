@@ -1,6 +1,7 @@
 // A Secret's content hash, keyed with the Secret's uid (HMAC-SHA-256), so that a reader of pods cannot test guesses of it.
 import { createHmac } from 'node:crypto';
 import { canonicalContent, contentHash, type HashableContent } from './content-hash.js';
+import { keyDigests } from './key-digests.js';
 import type { DependencyKind } from './source.js';
 
 /**
@@ -46,6 +47,8 @@ export interface DependencyHashes {
    * template. Kept in memory to recognise such an annotation (so that an upgrade rolls nothing); never written.
    */
   readonly unkeyedHash?: string;
+  /** One digest per key (`key-digests.ts`), from which the hash of any keys alone is derived. */
+  readonly keyDigests: ReadonlyMap<string, string>;
 }
 
 /** A referenced object as it arrives: its content and the uid that keys a Secret's hash. */
@@ -55,9 +58,13 @@ export interface HashableObject extends HashableContent {
 
 /** The hashes of one referenced object of `kind`; throws, naming the object, when a Secret has no uid. */
 export function dependencyHashes(kind: DependencyKind, object: HashableObject): DependencyHashes {
-  if (kind === 'ConfigMap') return { hash: contentHash(object) };
+  if (kind === 'ConfigMap') return { hash: contentHash(object), keyDigests: keyDigests(kind, undefined, object) };
   try {
-    return { hash: keyedContentHash(object.metadata.uid, object), unkeyedHash: contentHash(object) };
+    return {
+      hash: keyedContentHash(object.metadata.uid, object),
+      unkeyedHash: contentHash(object),
+      keyDigests: keyDigests(kind, object.metadata.uid, object),
+    };
   } catch (error) {
     throw new Error(`Secret ${object.metadata.namespace}/${object.metadata.name}: ${(error as Error).message}`, { cause: error });
   }

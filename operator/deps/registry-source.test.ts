@@ -56,7 +56,8 @@ test('two owners of one ref share one watch, and each state reaches changes once
   sync(streams.get('ConfigMap/config'), 'config', 'one');
   source.use('ns/app-3', [config]);
   t.is(registry.subscribers().get('ConfigMap/ns/config'), 3);
-  t.deepEqual(changes, [{ ref: config, exists: true, hash: contentHash({ data: { key: 'one' } }), resourceVersion: '5' }]);
+  t.like(changes, [{ ref: config, exists: true, hash: contentHash({ data: { key: 'one' } }), resourceVersion: '5' }]);
+  t.is(changes.length, 1);
   t.deepEqual(await source.state(config), changes[0]);
   t.deepEqual(source.holders().get('ConfigMap/ns/config'), new Set(['ns/app-1', 'ns/app-2', 'ns/app-3']));
   source.close();

@@ -90,3 +90,23 @@ test('the model catches a ref added after the namespace watch relisted, served t
     ),
   );
 });
+
+test('the model catches a holder of some keys told of a change of another key, and one not told of its own', async (t) => {
+  // Found by the model on a registry whose keyed refs passed on every emission of their object (seed 2010127423):
+  // a holder of x alone must hear nothing when the whole namespace is written with the same x.
+  await t.notThrowsAsync(
+    runRegistryModel(
+      [
+        { type: 'rewrite', value: '1' },
+        { type: 'acquire', name: 'a', keys: ['x'] },
+        { type: 'acquire', name: 'a' },
+        { type: 'write', name: 'a', key: 'y', value: '2' },
+        { type: 'settle' },
+        { type: 'write', name: 'a', key: 'x', value: '3' },
+        { type: 'settle' },
+        { type: 'delete', name: 'a' },
+      ],
+      { collapse: 1, split: 0 },
+    ),
+  );
+});

@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import type { WatcherEvent } from '../watch/events.js';
 import { contentHash } from './content-hash.js';
+import { keyDigests } from './key-digests.js';
 import type { DependencyObject, WatchScope } from './dependency-watch.js';
 import { DependencyRegistry } from './registry.js';
 import type { DependencyRef, DependencyState } from './source.js';
@@ -22,6 +23,7 @@ const present = (name: string, resourceVersion: string, value: string): Dependen
   ref: ref(name),
   exists: true,
   hash: contentHash({ data: { key: value } }),
+  keyDigests: keyDigests('ConfigMap', undefined, { data: { key: value } }),
   resourceVersion,
 });
 const absent = (name: string): DependencyState => ({ ref: ref(name), exists: false });

@@ -1,5 +1,5 @@
 // The dependency registry: reference-counted, shared Observables of referenced ConfigMaps and Secrets, with adaptive watches.
-import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, distinctUntilChanged, map, Observable, type SchedulerLike } from 'rxjs';
 import { type Logger, silentLogger } from '../log.js';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import type { WatcherDeps } from '../watch/config.js';
@@ -8,8 +8,9 @@ import { DependencyGroup, type StreamInfo } from './dependency-group.js';
 import { DependencySlot } from './dependency-slot.js';
 import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
 import { type FailingList, ListHealth } from './list-health.js';
+import { sameState, stateForRef } from './key-digests.js';
 import { registerRegistryMetrics } from './registry-metrics.js';
-import { refKey, type DependencyRef, type DependencyState } from './source.js';
+import { refKey, refKeys, type DependencyRef, type DependencyState } from './source.js';
 
 /** Collapse a (kind, namespace) into one namespace watch when it holds more referenced objects than this. */
 export const DEFAULT_COLLAPSE_THRESHOLD = 10;
@@ -61,6 +62,10 @@ export interface DependencyRegistryOptions {
  * - the last unsubscribe stops the watch (or releases the name from the namespace watch, which splits back into
  *   per-object watches below the split threshold).
  *
+ * A ref with `keys` shares its object's watch and slot with every other ref of that object; it sees the hash of its
+ * keys alone (`key-digests.ts`, from the per-key digests the slot keeps), and emits only when that changes: a change
+ * of another key emits nothing to it.
+ *
  * Which physical watches serve a ref (per object or per namespace) changes under the subscribers without them
  * noticing; see {@link DependencyGroup} for how a switch loses no event.
  */
@@ -102,7 +107,15 @@ export class DependencyRegistry {
         return undefined;
       }
       const slot = this.join(ref);
-      const inner = slot.states().subscribe(subscriber);
+      const states = slot.states();
+      const inner = (
+        refKeys(ref)
+          ? states.pipe(
+              map((state) => stateForRef(state, ref)),
+              distinctUntilChanged(sameState),
+            )
+          : states
+      ).subscribe(subscriber);
       return () => {
         inner.unsubscribe();
         this.leave(slot);
@@ -130,9 +143,13 @@ export class DependencyRegistry {
     }
   }
 
-  /** The state last emitted for `ref`, or undefined when it is not acquired or not synced yet. */
+  /**
+   * The state last emitted for `ref`'s object, as `ref` sees it (the hash of its keys, for a ref with keys), or
+   * undefined when the object is not acquired or not synced yet.
+   */
   current(ref: DependencyRef): DependencyState | undefined {
-    return this.groups.get(groupKey(ref))?.slots.get(ref.name)?.current;
+    const state = this.groups.get(groupKey(ref))?.slots.get(ref.name)?.current;
+    return state && stateForRef(state, ref);
   }
 
   /** The refs acquired now, each once. */

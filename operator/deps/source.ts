@@ -4,11 +4,16 @@ import type { Observable } from 'rxjs';
 /** The kinds a CustomApp references. */
 export type DependencyKind = 'ConfigMap' | 'Secret';
 
-/** One referenced object, always in the CustomApp's own namespace. */
+/** One referenced object, always in its holder's own namespace. */
 export interface DependencyRef {
   readonly kind: DependencyKind;
   readonly namespace: string;
   readonly name: string;
+  /**
+   * The keys the holder reads, when it reads only some (env `configMapKeyRef`, volume `items`): its state is then the
+   * hash over these keys alone, so a change of another key emits nothing. Undefined (or empty): the whole object.
+   */
+  readonly keys?: readonly string[];
 }
 
 /**
@@ -16,6 +21,11 @@ export interface DependencyRef {
  * binaryData): SHA-256 for a ConfigMap, keyed with the uid for a Secret (`keyed-hash.ts`). Never the content itself:
  * a Secret's values are hashed on arrival and dropped. `unkeyedHash` (Secrets only) is the plain SHA-256 that
  * operators before keyed hashes wrote, to recognise their annotations; it is never written anywhere.
+ *
+ * For a ref with `keys`, `hash` covers those keys alone (`key-digests.ts`), and `missingKeys` names the listed keys
+ * the object does not have (the kubelet refuses to start a pod whose required `configMapKeyRef` key is missing, as
+ * it does for a missing object). For a whole-object state, `keyDigests` holds one digest per key (keyed with the uid
+ * for a Secret), from which the state of any ref with keys is derived.
  */
 export type DependencyState =
   | {
@@ -23,6 +33,8 @@ export type DependencyState =
       readonly exists: true;
       readonly hash: string;
       readonly unkeyedHash?: string;
+      readonly keyDigests?: ReadonlyMap<string, string>;
+      readonly missingKeys?: readonly string[];
       readonly resourceVersion: string;
     }
   | { readonly ref: DependencyRef; readonly exists: false };
@@ -36,8 +48,10 @@ export type DependencyState =
  *   and the new reference, and drops the old one only after the rollout and status write.
  * - `release(owner)` releases everything the owner holds (the finalizer calls it before removing the finalizer).
  * - `state(ref)` answers from the source's cache (a strategy without a cache may do a GET). `undefined` means the
- *   ref is not synced yet: the reconcile waits for a `changes` emission instead of guessing.
- * - `changes` emits a ref's state when it first syncs, and then whenever its existence or content hash changes. A
+ *   ref is not synced yet: the reconcile waits for a `changes` emission instead of guessing. A ref with `keys` is
+ *   answered the hash of those keys (`key-digests.ts`).
+ * - `changes` emits a ref's state when it first syncs, and then whenever its existence or content hash changes; for
+ *   a ref held only with `keys`, only when the hash of those keys changes (another key's change emits nothing). A
  *   change of metadata only does not emit.
  */
 export interface DependencySource {
@@ -58,7 +72,18 @@ export interface DependencySource {
   batch?(useAll: () => void): void;
 }
 
-/** `ConfigMap/namespace/name`: a ref's identity as a string. */
+/** `ConfigMap/namespace/name`: the identity of the object a ref names (its keys aside). */
 export function refKey(ref: DependencyRef): string {
   return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+/** A ref's keys sorted and each once; undefined for the whole object (no keys, or an empty list). */
+export function refKeys(ref: DependencyRef): readonly string[] | undefined {
+  return ref.keys && ref.keys.length > 0 ? [...new Set(ref.keys)].sort() : undefined;
+}
+
+/** `ConfigMap/namespace/name` for the whole object, `ConfigMap/namespace/name["a","b"]` for some keys of it. */
+export function useKey(ref: DependencyRef): string {
+  const keys = refKeys(ref);
+  return keys ? `${refKey(ref)}${JSON.stringify(keys)}` : refKey(ref);
 }

@@ -117,3 +117,26 @@ test('bad settings are refused, quoting them', (t) => {
   t.throws(() => new FlapBreaker({ threshold: -1, windowMs: 1 }), { message: /threshold -1 is not an integer ≥ 0/ });
   t.throws(() => new FlapBreaker({ threshold: 1, windowMs: 0 }), { message: /window 0 ms is not positive/ });
 });
+
+test('an object seen through a ref with keys and a whole one: one edit is one change, and a view first seen is none', (t) => {
+  const breaker = new FlapBreaker({ threshold: 1, windowMs: 10_000 });
+  const keyed = { ...REF, keys: ['a'] };
+  const at = (ref: typeof REF | typeof keyed, hash: string, resourceVersion: string): DependencyState => ({
+    ref,
+    exists: true,
+    hash,
+    resourceVersion,
+  });
+  const seen = [
+    breaker.observe(at(REF, 'whole-1', '1'), 0),
+    breaker.observe(at(keyed, 'keys-1', '1'), 1),
+    // An edit of key b: the whole object alone changes.
+    breaker.observe(at(REF, 'whole-2', '2'), 2),
+    // An edit of key a: both views change, for one event.
+    breaker.observe(at(REF, 'whole-3', '3'), 3),
+    breaker.observe(at(keyed, 'keys-3', '3'), 3),
+    breaker.observe({ ref: keyed, exists: false }, 4),
+    breaker.observe({ ref: REF, exists: false }, 4),
+  ];
+  t.deepEqual(seen, ['initial', 'same', 'changed', 'opened', 'same', 'changed', 'same']);
+});

@@ -1,6 +1,6 @@
 // The flap breaker: per referenced object, more than N content changes within a window hold its apps until it is quiet.
 import type { DependencyState } from '../deps/source.js';
-import { refKey } from '../deps/source.js';
+import { refKey, useKey } from '../deps/source.js';
 
 /** Options of {@link FlapBreaker}. */
 export interface FlapBreakerOptions {
@@ -27,8 +27,17 @@ export type BreakerState =
     };
 
 interface RefHistory {
-  /** The last state seen (`absent`, or the content hash); undefined before the first. */
-  last?: string;
+  /**
+   * The last state seen through each view of the object (`useKey`: the whole object, or some keys of it): `absent`,
+   * or the content hash. A view's first state is no change.
+   */
+  readonly last: Map<string, string>;
+  /**
+   * The object event the last change counted was seen in (its resourceVersion, or `absent`) and through which view:
+   * the same event seen through another view (one edit of a key that a whole ref and a ref with keys both follow) is
+   * the same change, counted once.
+   */
+  counted?: { readonly view: string; readonly event: string };
   /** Times of the content changes within the window. */
   changes: number[];
   /** When the last change was seen. */
@@ -82,15 +91,17 @@ export class FlapBreaker {
     this.observations += 1;
     if (this.observations % SWEEP_EVERY === 0) this.sweep(now);
     const key = refKey(state.ref);
+    const view = useKey(state.ref);
     const text = state.exists ? state.hash : 'absent';
-    const history = this.refs.get(key) ?? { changes: [] };
+    const history = this.history(key);
     this.refs.set(key, history);
-    if (history.last === undefined) {
-      history.last = text;
-      return 'initial';
-    }
-    if (history.last === text) return 'same';
-    history.last = text;
+    const before = history.last.get(view);
+    history.last.set(view, text);
+    if (before === undefined) return history.last.size === 1 ? 'initial' : 'same';
+    if (before === text) return 'same';
+    const event = state.exists ? state.resourceVersion : 'absent';
+    if (history.counted && history.counted.view !== view && history.counted.event === event) return 'same';
+    history.counted = { view, event };
     this.closeIfQuiet(history, now);
     history.changes = history.changes.filter((at) => now - at < this.options.windowMs);
     history.changes.push(now);
@@ -100,6 +111,11 @@ export class FlapBreaker {
       return 'opened';
     }
     return 'changed';
+  }
+
+  /** The history of `ref` (a {@link refKey}), a new one when it has none (the caller stores it). */
+  private history(ref: string): RefHistory {
+    return this.refs.get(ref) ?? { last: new Map(), changes: [] };
   }
 
   /** The breaker of `ref` (a {@link refKey}) at `now`. */
@@ -122,7 +138,7 @@ export class FlapBreaker {
 
   /** Restart: opens the breaker of `ref` as if it had just changed, for a new full window. */
   reopen(ref: string, now: number): void {
-    const history = this.refs.get(ref) ?? { changes: [] };
+    const history = this.history(ref);
     history.lastChange = now;
     history.openedAt ??= now;
     if (history.changes.length === 0) history.changes.push(now);
@@ -131,7 +147,7 @@ export class FlapBreaker {
 
   /** Restart: `ref` counts as changed at `now` (a debounce in progress starts again), without counting a change. */
   touch(ref: string, now: number): void {
-    const history = this.refs.get(ref) ?? { changes: [] };
+    const history = this.history(ref);
     history.lastChange = now;
     this.refs.set(ref, history);
   }

@@ -3,6 +3,7 @@ import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } fr
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
+import { canonicalQuantity } from './quantity.js';
 
 /** A referenced object the Deployment rolls out with: its name and content hash. */
 export interface RolloutDependency {
@@ -30,7 +31,10 @@ export interface DeploymentInput {
  */
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
   ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
-  ['spec.template.spec.containers[0]', ['envFrom', 'ports', 'readinessProbe']],
+  ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe']],
+  ['spec.template.spec.containers[0].resources', ['requests', 'limits']],
+  ['spec.template.spec.containers[0].resources.requests', ['cpu', 'memory']],
+  ['spec.template.spec.containers[0].resources.limits', ['cpu', 'memory']],
 ]);
 
 /** Kubernetes' default `progressDeadlineSeconds`, set explicitly so that removing `spec.rollout.progressDeadlineSeconds` is drift. */
@@ -53,7 +57,7 @@ export const DEFAULT_RESOURCES = {
 
 /**
  * The desired Deployment: named after the CustomApp, owned by it (controller ownerReference with
- * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, their content
+ * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, `spec.env` after them, their content
  * hashes as pod-template annotations (a change rolls the pods), an httpGet readiness probe on `spec.readinessPath`
  * when set, `spec.rollout.progressDeadlineSeconds` (Kubernetes' 600 by default), and defaults that pass the restricted
  * Pod Security Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
@@ -68,16 +72,19 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   const annotations: Record<string, string> = {};
   if (configMap) annotations[CONFIG_HASH_ANNOTATION] = configMap.hash;
   if (secret) annotations[SECRET_HASH_ANNOTATION] = secret.hash;
+  // The API server drops an empty value (omitempty): leaving it out keeps the desired env equal to the stored one.
+  const env = (app.spec.env ?? []).map(({ name: variable, value }) => (value ? { name: variable, value } : { name: variable }));
   const container: Container = {
     name: APP_CONTAINER,
     image: app.spec.image,
     ...(envFrom.length > 0 ? { envFrom } : {}),
+    ...(env.length > 0 ? { env } : {}),
     ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
     // Without a port there is nothing to probe: the schema (anyOf) refuses readinessPath without port on a real API server.
     ...(app.spec.port && app.spec.readinessPath
       ? { readinessProbe: { httpGet: { path: app.spec.readinessPath, port: app.spec.port }, ...READINESS_PROBE } }
       : {}),
-    resources: DEFAULT_RESOURCES,
+    resources: app.spec.resources ? canonicalResources(app.spec.resources) : DEFAULT_RESOURCES,
     securityContext: {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
@@ -103,6 +110,25 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
         },
       },
     },
+  };
+}
+
+/** One section of `spec.resources`. */
+type Quantities = { readonly cpu?: string; readonly memory?: string } | undefined;
+
+/**
+ * `spec.resources` with each quantity in the form the API server stores (`1000m` is stored as `1`): the desired
+ * Deployment then equals the stored one, and an unusual spelling is no drift to write again and again.
+ */
+function canonicalResources(resources: { readonly requests?: Quantities; readonly limits?: Quantities }): Container['resources'] {
+  const section = (quantities: Quantities) =>
+    quantities &&
+    Object.fromEntries(Object.entries(quantities).flatMap(([name, value]) => (value ? [[name, canonicalQuantity(value)]] : [])));
+  const requests = section(resources.requests);
+  const limits = section(resources.limits);
+  return {
+    ...(requests && Object.keys(requests).length > 0 ? { requests } : {}),
+    ...(limits && Object.keys(limits).length > 0 ? { limits } : {}),
   };
 }
 

@@ -3,7 +3,7 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { restrictedViolations } from '../../test/support/pod-security.js';
 import type { CustomApp } from '../customapp/custom-app.js';
-import { DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
+import { DEFAULT_RESOURCES, DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
 import { controllingAppName, isControlledBy, labelValue } from '../customapp/labels.js';
@@ -136,4 +136,32 @@ test('writing the desired fields over the live object keeps the server fields an
   t.is(merged.spec.template.spec.containers[0].envFrom, undefined, 'the containers list is replaced as a whole');
   t.deepEqual(driftPaths(merged, unreferenced, DEPLOYMENT_OPTIONAL_KEYS), []);
   t.is(live.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION], 'h1', 'the live object is not mutated');
+});
+
+test('spec.env: plain variables after envFrom, an empty value left out as the API server stores it; removing them is drift', (t) => {
+  const withEnv = desiredDeployment({
+    app: app({ env: [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY', value: '' }, { name: 'BARE' }] }),
+  });
+  t.deepEqual(withEnv.spec.template.spec.containers[0]!.env, [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY' }, { name: 'BARE' }]);
+  const without = desiredDeployment({ app: app() });
+  t.is(without.spec.template.spec.containers[0]!.env, undefined);
+  t.deepEqual(driftPaths(withEnv, without, DEPLOYMENT_OPTIONAL_KEYS), ['spec.template.spec.containers[0].env']);
+  t.deepEqual(driftPaths(withEnv, withEnv, DEPLOYMENT_OPTIONAL_KEYS), []);
+});
+
+test('spec.resources: as given, each quantity as the API server stores it; absent, the defaults', (t) => {
+  const given = desiredDeployment({
+    app: app({ resources: { requests: { cpu: '1000m', memory: '1024Mi' }, limits: { memory: '2Gi' } } }),
+  });
+  t.deepEqual(given.spec.template.spec.containers[0]!.resources, { requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } });
+  t.deepEqual(desiredDeployment({ app: app() }).spec.template.spec.containers[0]!.resources, DEFAULT_RESOURCES);
+});
+
+test('spec.resources: a quantity or a section removed is drift (the live Deployment must lose it too)', (t) => {
+  const before = desiredDeployment({ app: app({ resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2' } } }) });
+  const fewer = desiredDeployment({ app: app({ resources: { requests: { memory: '1Gi' } } }) });
+  t.deepEqual(driftPaths(before, fewer, DEPLOYMENT_OPTIONAL_KEYS).sort(), [
+    'spec.template.spec.containers[0].resources.limits',
+    'spec.template.spec.containers[0].resources.requests.cpu',
+  ]);
 });

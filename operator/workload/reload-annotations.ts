@@ -25,6 +25,8 @@ export interface WorkloadReference {
   readonly name: string;
   /** May be missing without a warning: marked `optional: true` wherever the template uses it, or named by an annotation only. */
   readonly optional: boolean;
+  /** The keys the pod template reads, when every use names them: only their change rolls it. Undefined: any key. */
+  readonly keys?: readonly string[];
 }
 
 /** What the annotations ask for. */
@@ -151,7 +153,7 @@ function select(selection: KindSelection, used: readonly TemplateReference[]): W
   for (const ref of used) {
     if (ref.kind !== selection.kind) continue;
     const listed = selection.names.includes(ref.name) || selection.matchers.some((matcher) => matcher.test(ref.name));
-    if (selection.auto || listed) chosen.set(ref.name, { kind: ref.kind, name: ref.name, optional: ref.optional });
+    if (selection.auto || listed) chosen.set(ref.name, { kind: ref.kind, name: ref.name, optional: ref.optional, keys: ref.keys });
   }
   // A name listed that the template does not use still rolls the workload (as with Reloader): it may be missing.
   for (const name of selection.names) if (!chosen.has(name)) chosen.set(name, { kind: selection.kind, name, optional: true });

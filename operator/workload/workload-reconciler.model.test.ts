@@ -4,6 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { PodTemplate } from '../kube/objects.js';
+import { keyDigests, keysHash } from '../deps/key-digests.js';
 import { encodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from './workload.js';
@@ -12,6 +13,8 @@ const RUNS = Number(process.env.WORKLOAD_MODEL_RUNS ?? 200);
 
 type Step =
   | { readonly type: 'editConfigMap' }
+  /** ConfigMap `keyed`, of which the pod template reads key `a` alone: an edit of `a`, or of `b` (which must roll nothing). */
+  | { readonly type: 'editKeyA' | 'editKeyB' }
   /** The optional Secret: created, edited, or deleted. */
   | { readonly type: 'editSecret' }
   | { readonly type: 'deleteSecret' }
@@ -27,6 +30,7 @@ type Step =
 const STEP: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ type: 'editConfigMap' } as const) },
   { weight: 2, arbitrary: fc.constant({ type: 'editSecret' } as const) },
+  { weight: 2, arbitrary: fc.constantFrom({ type: 'editKeyA' } as const, { type: 'editKeyB' } as const) },
   { weight: 1, arbitrary: fc.constant({ type: 'deleteSecret' } as const) },
   { weight: 1, arbitrary: fc.constant({ type: 'rewrite' } as const) },
   { weight: 1, arbitrary: fc.constantFrom({ type: 'optIn' } as const, { type: 'optOut' } as const) },
@@ -42,7 +46,14 @@ const DEPLOYMENT_STEP: fc.Arbitrary<Step> = fc.oneof(
 );
 
 const TEMPLATE: Partial<PodTemplate['spec']> = {
-  containers: [{ name: 'app', image: 'app:1', envFrom: [{ configMapRef: { name: 'cfg' } }] }],
+  containers: [
+    {
+      name: 'app',
+      image: 'app:1',
+      envFrom: [{ configMapRef: { name: 'cfg' } }],
+      env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'keyed', key: 'a' } } }],
+    },
+  ],
   volumes: [{ name: 's', secret: { secretName: 'sec', optional: true } }],
 };
 const ANNOTATIONS = { 'reloader.stakater.com/auto': 'true' };
@@ -51,8 +62,10 @@ const ANNOTATIONS = { 'reloader.stakater.com/auto': 'true' };
  * The model: the content now (a ConfigMap value, and the optional Secret's value or null while absent), whether the
  * workload opted in, and what it records and runs, by the rules written in a few lines: first sight records the
  * content; afterwards an object that exists with content other than recorded rolls (template and record to the content
- * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing. A rollout
- * holds a slot of the budget from its write until a reconcile sees it finished, except while its Deployment is paused.
+ * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing. Of
+ * ConfigMap `keyed` the content is its key `a` alone: an edit of `b` is no change, and a reconcile that the model says
+ * changes nothing writes nothing at all. A rollout holds a slot of the budget from its write until a reconcile sees it
+ * finished, except while its Deployment is paused.
  */
 async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> {
   let rollouts = 0;
@@ -63,18 +76,22 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
   let finished = false;
   let paused = false;
   let configMap = 1;
+  const keyed = { a: 1, b: 1 };
   let secret: number | null = null;
   let optedIn = true;
   let record: Map<string, number | null> | undefined;
   let runs: Map<string, number | null> | undefined;
   const setConfigMap = (): void => world.configMap('cfg', { V: String(configMap) });
+  const setKeyed = (): void => world.configMap('keyed', { a: String(keyed.a), b: String(keyed.b) });
   const setSecret = (): void => (secret === null ? world.secret('sec', undefined) : world.secret('sec', { P: String(secret) }));
   const hashOf = (key: string, value: number | null): string | null =>
     value === null
       ? null
       : key === 'ConfigMap/cfg'
         ? FakeWorld.hash({ V: String(value) })
-        : FakeWorld.secretHash({ P: String(value) }, 'sec');
+        : key === 'ConfigMap/keyed'
+          ? keysHash('ConfigMap', keyDigests('ConfigMap', undefined, { data: { a: String(value) } }), ['a'])
+          : FakeWorld.secretHash({ P: String(value) }, 'sec');
   const encoded = (values: Map<string, number | null> | undefined): string | undefined =>
     values && encodeHashes(new Map([...values].map(([key, value]) => [key, hashOf(key, value)])));
   const stored = (): Workload | undefined => world.client.stored<Workload>(resource, 'ns', 'web');
@@ -83,6 +100,7 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
   };
   const slots = (): string => JSON.stringify(world.governance.budget.snapshot().inProgress);
   setConfigMap();
+  setKeyed();
   setSecret();
   create();
 
@@ -91,6 +109,11 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
       case 'editConfigMap':
         configMap += 1;
         setConfigMap();
+        break;
+      case 'editKeyA':
+      case 'editKeyB':
+        keyed[step.type === 'editKeyA' ? 'a' : 'b'] += 1;
+        setKeyed();
         break;
       case 'editSecret':
         secret = (secret ?? 0) + 1;
@@ -148,8 +171,10 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
         world.sync();
         const now = new Map<string, number | null>([
           ['ConfigMap/cfg', configMap],
+          ['ConfigMap/keyed', keyed.a],
           ['Secret/sec', secret],
         ]);
+        const recordBefore = encoded(record);
         let rolled = false;
         if (rolling && finished) rolling = false;
         if (!optedIn) record = undefined;
@@ -175,6 +200,9 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
         const templateWrites = writes.filter((call) => JSON.stringify(call.body).includes(TEMPLATE_HASHES_ANNOTATION)).length;
         if (templateWrites !== (rolled ? 1 : 0)) throw new Error(`${where}: ${templateWrites} rollouts, the model ${rolled ? 1 : 0}`);
         if (writes.length > 1) throw new Error(`${where}: ${writes.length} writes in one reconcile`);
+        if (writes.length > 0 && encoded(record) === recordBefore) {
+          throw new Error(`${where}: a write when the model changes nothing: ${JSON.stringify(writes.map((call) => call.body))}`);
+        }
         if (world.dependencies.held.has(workloadKey(kind, 'ns', 'web')) !== optedIn)
           throw new Error(`${where}: holds its refs: ${!optedIn}`);
         // The write that starts a rollout takes the slot; the next reconcile frees it while the Deployment is paused.

@@ -5,7 +5,7 @@ import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../inf
 import { ApiError } from '../kube/errors.js';
 import type { CoreEvent, PodTemplate } from '../kube/objects.js';
 import { EVENTS, resourceLabel } from '../kube/resources.js';
-import { decodeHashes } from '../podtemplate/hash-annotation.js';
+import { decodeHashes, encodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
 import { lastWorkloadRollout } from './last-rollout.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from './workload.js';
@@ -404,4 +404,75 @@ test('a paused Deployment (`kubectl rollout pause`) holds no slot and has not en
   world.settleDeployment('web', 'Succeeded');
   await world.reconcileWorkload('Deployment', 'web');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'Succeeded' });
+});
+
+/** A pod template that reads only key `a` of ConfigMap `keyed` (env configMapKeyRef) and `token` of Secret `creds` (volume items). */
+const KEYED_USES: Partial<PodTemplate['spec']> = {
+  containers: [{ name: 'app', image: 'app:1', env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'keyed', key: 'a' } } }] }],
+  volumes: [{ name: 'creds', secret: { secretName: 'creds', items: [{ key: 'token', path: 'token' }] } }],
+};
+
+test('key-level triggers: a change of a key the pod template does not read writes nothing; one of a key it reads rolls', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('keyed', { a: '1', b: '1' });
+  world.secret('creds', { token: 't1', other: 'o1' });
+  world.workload('Deployment', 'web', AUTO, KEYED_USES);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+
+  const from = world.client.calls.length;
+  world.configMap('keyed', { a: '1', b: '2' });
+  world.secret('creds', { token: 't1', other: 'o2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(world.writes(from), [], 'unlisted keys changed: no write at all');
+
+  world.configMap('keyed', { a: '2', b: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(writes(world, from), ['patch deployments.apps ns/web'], 'a listed key changed: one rollout');
+  t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), {
+    trigger: 'ConfigMap',
+    changes: [{ kind: 'ConfigMap', name: 'keyed' }],
+  });
+});
+
+test('key-level triggers: a required key removed gets one Warning naming it and rolls nothing; back with its value, nothing', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('keyed', { a: '1', b: '1' });
+  world.secret('creds', { token: 't1' });
+  world.workload('Deployment', 'web', AUTO, KEYED_USES);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  const from = world.client.calls.length;
+  world.configMap('keyed', { b: '1' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(writes(world, from), [], 'no rollout to pods that would not start');
+  t.deepEqual(eventsOf(world, 'web'), [
+    'Deployment ReferenceMissing: ConfigMap "keyed" has no key "a" (the pod template reads it without optional: true)',
+  ]);
+  world.configMap('keyed', { a: '1', b: '1' });
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(writes(world, from), [], 'the same value back rolls nothing');
+});
+
+test('key-level triggers: a record of the whole object (before the template named keys) is the same content and rolls nothing', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('keyed', { a: '1', b: '1' });
+  world.secret('creds', { token: 't1', other: 'o1' });
+  const whole = encodeHashes(
+    new Map([
+      ['ConfigMap/keyed', FakeWorld.hash({ a: '1', b: '1' })],
+      ['Secret/creds', FakeWorld.secretHash({ token: 't1', other: 'o1' }, 'creds')],
+    ]),
+  );
+  world.workload('Deployment', 'web', { ...AUTO, [RUNNING_HASHES_ANNOTATION]: whole }, KEYED_USES);
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  t.deepEqual(world.writes(), ['patch deployments.apps ns/web'], 'the record is rewritten as the keys hashes, nothing else');
+  t.is(templateHashes(world, 'Deployment', 'web'), undefined, 'no rollout');
+  const from = world.client.calls.length;
+  world.configMap('keyed', { a: '1', b: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(world.writes(from), [], 'then an unlisted key changes: nothing');
 });

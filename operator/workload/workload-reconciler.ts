@@ -3,7 +3,7 @@ import { FIELD_MANAGER, GROUP, KIND } from '../../infra/customapp-api.js';
 import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { CacheReader } from '../cache/fresh-cache.js';
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
-import type { DependencySource, DependencyState } from '../deps/source.js';
+import type { DependencyRef, DependencySource, DependencyState } from '../deps/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { Gate, RolloutGovernance } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
@@ -105,23 +105,15 @@ export class WorkloadReconciler implements Reconciler {
       return {};
     }
 
-    this.world.dependencies.use(
-      request.key,
-      spec.refs.map((ref) => ({ kind: ref.kind, namespace, name: ref.name })),
-    );
-    const states = await Promise.all(spec.refs.map((ref) => this.world.dependencies.state({ kind: ref.kind, namespace, name: ref.name })));
+    const refs = spec.refs.map((ref) => dependencyRef(ref, namespace));
+    this.world.dependencies.use(request.key, refs);
+    const states = await Promise.all(refs.map((ref) => this.world.dependencies.state(ref)));
     if (states.some((state) => state === undefined)) {
       request.log.debug('a reference is not synced yet');
       return {};
     }
     const current = currentHashes(spec.refs, states as DependencyState[]);
-    const missing = spec.refs.filter((ref, index) => !ref.optional && !states[index]!.exists);
-    this.warn(
-      request.key,
-      writes,
-      spec.problems,
-      missing.map((ref) => `${ref.kind} "${ref.name}" does not exist (the pod template uses it without optional: true)`),
-    );
+    this.warn(request.key, writes, spec.problems, missingReferences(spec.refs, states as DependencyState[]));
 
     let result: Result = {};
     let waits = false;
@@ -130,8 +122,10 @@ export class WorkloadReconciler implements Reconciler {
       writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(current);
       request.log.info({ objects: current.size }, 'workload.baseline');
     } else {
-      const changes = contentChanges(recorded, current);
-      const kept = keptHashes(spec.refs, recorded, current);
+      const wholeStates = await Promise.all(refs.map((ref) => this.world.dependencies.state({ ...ref, keys: undefined })));
+      const base = rebased(spec.refs, recorded, current, wholeStates);
+      const changes = contentChanges(base, current);
+      const kept = keptHashes(spec.refs, base, current);
       if (changes.length === 0) {
         this.waiting.delete(request.key);
         if (encodeHashes(kept) !== encodeHashes(recorded)) writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(kept);
@@ -298,11 +292,59 @@ function ownedProblem(owner: string): string {
   return `controlled by ${KIND} "${owner}", which rolls it on its own ConfigMap and Secret: the reload annotations are ignored`;
 }
 
-/** Each referenced object's hash now, or null while it does not exist. */
+/** The registry's ref of a workload's reference: with its keys, so that only their change rolls it. */
+function dependencyRef(ref: WorkloadReference, namespace: string): DependencyRef {
+  return { kind: ref.kind, namespace, name: ref.name, ...(ref.keys ? { keys: ref.keys } : {}) };
+}
+
+/** A required reference whose keys are not all there: the kubelet would not start a new pod with it. */
+function unusable(ref: WorkloadReference, state: DependencyState): boolean {
+  return !ref.optional && (!state.exists || (state.missingKeys?.length ?? 0) > 0);
+}
+
+/**
+ * Each referenced object's hash now (of the keys the template reads, when it names them), or null while it cannot be
+ * rolled to: missing, or missing a key the template requires (new pods would not start; the running ones keep what
+ * they have, and its return with other content rolls).
+ */
 function currentHashes(refs: readonly WorkloadReference[], states: readonly DependencyState[]): Map<string, string | null> {
   return new Map(
-    refs.map((ref, index) => [hashKey(ref.kind, ref.name), states[index]!.exists ? (states[index] as { hash: string }).hash : null]),
+    refs.map((ref, index) => {
+      const state = states[index]!;
+      return [hashKey(ref.kind, ref.name), state.exists && !unusable(ref, state) ? state.hash : null];
+    }),
   );
+}
+
+/** The Warning lines of required references missing, or missing keys the pod template reads. */
+function missingReferences(refs: readonly WorkloadReference[], states: readonly DependencyState[]): string[] {
+  return refs.flatMap((ref, index) => {
+    const state = states[index]!;
+    if (!unusable(ref, state)) return [];
+    if (!state.exists) return [`${ref.kind} "${ref.name}" does not exist (the pod template uses it without optional: true)`];
+    const keys = state.missingKeys!.map((key) => JSON.stringify(key)).join(', ');
+    return [`${ref.kind} "${ref.name}" has no key ${keys} (the pod template reads it without optional: true)`];
+  });
+}
+
+/**
+ * The record, with the hash of an object the template reads by keys taken as the hash of those keys when it is the
+ * whole object's hash now: a record written over the whole object (before the template named keys, or by an operator
+ * without key-level triggers) is the same content, not a change, and rolls nothing.
+ */
+function rebased(
+  refs: readonly WorkloadReference[],
+  recorded: RunningHashes,
+  current: ReadonlyMap<string, string | null>,
+  wholeStates: readonly (DependencyState | undefined)[],
+): RunningHashes {
+  const record = new Map(recorded);
+  refs.forEach((ref, index) => {
+    const key = hashKey(ref.kind, ref.name);
+    const whole = wholeStates[index];
+    if (ref.keys && whole?.exists && record.get(key) === whole.hash) record.set(key, current.get(key) ?? null);
+  });
+  return record;
 }
 
 /**

@@ -32,18 +32,24 @@ const KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'
 const SERVED: readonly WorkloadResource[] = ['deployments', 'statefulsets', 'daemonsets'];
 const AUTO = { 'reloader.stakater.com/auto': 'true' };
 
-/** A workload of `kind` whose pod template uses ConfigMap `<name>-config` (envFrom) and Secret `<name>-secret` (a volume). */
-function workload(kind: WorkloadKind, namespace: string, name: string, annotations: Record<string, string>): Workload {
+const IMAGE = 'nginxinc/nginx-unprivileged:1.27-alpine';
+
+/**
+ * A workload of `kind` whose pod template uses ConfigMap `<name>-config` (envFrom) and Secret `<name>-secret` (a
+ * volume), or `spec` when given.
+ */
+function workload(
+  kind: WorkloadKind,
+  namespace: string,
+  name: string,
+  annotations: Record<string, string>,
+  spec: PodTemplate['spec'] = {
+    containers: [{ name: 'app', image: IMAGE, envFrom: [{ configMapRef: { name: `${name}-config` } }] }],
+    volumes: [{ name: 'secret', secret: { secretName: `${name}-secret` } }],
+  },
+): Workload {
   const labels = { app: name };
-  const template: PodTemplate = {
-    metadata: { labels },
-    spec: {
-      containers: [
-        { name: 'app', image: 'nginxinc/nginx-unprivileged:1.27-alpine', envFrom: [{ configMapRef: { name: `${name}-config` } }] },
-      ],
-      volumes: [{ name: 'secret', secret: { secretName: `${name}-secret` } }],
-    },
-  };
+  const template: PodTemplate = { metadata: { labels }, spec };
   const resource = WORKLOAD_RESOURCES[kind];
   return {
     apiVersion: `${resource.group}/${resource.version}`,
@@ -378,6 +384,52 @@ for (const target of selectedTargets()) {
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
   );
+
+  test.serial(`[${target}] key-level triggers: an unlisted key changes: no write at all; a listed key rolls it`, async (t) => {
+    const ns = 'wl-keys';
+    await createNamespace(scenario.admin, ns);
+    await createAll(scenario.admin, objects.configMap(ns, 'shared', { A: '1', B: '1' }));
+    // The Deployment reads key A alone; a StatefulSet beside it takes the whole ConfigMap, so that its rollout says the
+    // operator has seen an edit of B.
+    const keyed = workload('Deployment', ns, 'keyed', AUTO, {
+      containers: [{ name: 'app', image: IMAGE, env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'shared', key: 'A' } } }] }],
+    });
+    const whole = workload('StatefulSet', ns, 'whole', AUTO, {
+      containers: [{ name: 'app', image: IMAGE, envFrom: [{ configMapRef: { name: 'shared' } }] }],
+    });
+    await create('Deployment', keyed);
+    await create('StatefulSet', whole);
+    await eventually(
+      'both baselines are recorded',
+      async () => (await recorded('Deployment', ns, 'keyed')) && recorded('StatefulSet', ns, 'whole'),
+    );
+    // Writes the API server accepted: a reconcile of the baseline still in flight may meet a 409 (its cache older than
+    // the baseline's write), which changes nothing; any write that would roll is retried until it is accepted.
+    const writes = (): number =>
+      scenario.running.requests.filter(
+        (sample) =>
+          sample.namespace === ns &&
+          sample.resource === 'deployments.apps' &&
+          !['get', 'list', 'watch'].includes(sample.verb) &&
+          sample.code < 300,
+      ).length;
+    const before = writes();
+    const resourceVersion = (await stored('Deployment', ns, 'keyed')).metadata.resourceVersion;
+
+    await edit(CONFIGMAPS, ns, 'shared', { B: '2' });
+    await rolledTo('StatefulSet', ns, 'whole', 'ConfigMap/shared', contentHash({ data: { A: '1', B: '2' } }));
+    t.is(writes(), before, 'B is not read by the Deployment: no request writes it');
+    t.is((await stored('Deployment', ns, 'keyed')).metadata.resourceVersion, resourceVersion);
+
+    await edit(CONFIGMAPS, ns, 'shared', { A: '2' });
+    await eventually('the Deployment rolls on A', async () => (await templateHashes('Deployment', ns, 'keyed'))?.has('ConfigMap/shared'));
+    t.is(writes(), before + 1, 'one write: the rollout');
+    t.like(JSON.parse((await stored('Deployment', ns, 'keyed')).metadata.annotations![LAST_ROLLOUT_ANNOTATION]!), {
+      trigger: 'ConfigMap',
+      changes: [{ kind: 'ConfigMap', name: 'shared' }],
+    });
+    await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+  });
 
   test.serial(`[${target}] a restart of the operator rolls nothing; an edit made while it was down rolls once`, async (t) => {
     const ns = 'wl-restart';

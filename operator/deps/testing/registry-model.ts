@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { Subscription } from 'rxjs';
 import { VirtualClock } from '../../../test/support/virtual-time.js';
 import { contentHash } from '../content-hash.js';
+import { keyDigests, keysHash } from '../key-digests.js';
 import { DependencyRegistry } from '../registry.js';
 import { RegistryDependencySource } from '../registry-source.js';
 import { refKey, type DependencyRef, type DependencyState } from '../source.js';
@@ -17,13 +18,23 @@ type Name = (typeof NAMES)[number];
  */
 const OWNERS = ['ns/app', 'ns/other', 'Deployment/ns/web', 'StatefulSet/ns/db', 'DaemonSet/ns/agent'] as const;
 type Owner = (typeof OWNERS)[number];
+/** The keys a write may change one of, and a holder may read some of. */
+const KEYS = ['x', 'y'] as const;
+type Key = (typeof KEYS)[number];
+/** What a holder reads: the whole object (undefined), or some keys. */
+type View = readonly Key[] | undefined;
+const VIEWS: readonly View[] = [undefined, ['x'], ['y'], ['x', 'y']];
+const viewText = (view: View): string => (view ? `[${view.join(',')}]` : '');
 
 /** One step of a run: what a user, the API server or time does next. */
 export type Step =
-  | { readonly type: 'acquire' | 'delete'; readonly name: Name }
+  /** A new holder of `name`: of the whole object, or with `keys` of these keys alone (env `configMapKeyRef`, volume `items`). */
+  | { readonly type: 'acquire'; readonly name: Name; readonly keys?: readonly Key[] }
+  | { readonly type: 'delete'; readonly name: Name }
   /** One holder of `name` lets go, or with `every` all of them at once (the slot goes; a later acquire makes a new one). */
   | { readonly type: 'release'; readonly name: Name; readonly every?: boolean }
-  | { readonly type: 'write'; readonly name: Name; readonly value: string }
+  /** Replaces the object's data with `{ key: value }`; with `key`, sets that key alone and keeps the others. */
+  | { readonly type: 'write'; readonly name: Name; readonly value: string; readonly key?: Key }
   /** What a Helm upgrade does: write every object of the namespace, referenced or not; the watches see it later. */
   | { readonly type: 'rewrite'; readonly value: string }
   /** What a GitOps apply does: write these ConfigMaps, let the watches see it, then reference them all. */
@@ -60,9 +71,15 @@ function stepKinds(names: readonly Name[]): readonly fc.Arbitrary<Step>[] {
   // Bursts of at most 3: enough to cross a low threshold in one step, few enough to leave names nobody holds.
   const burst = fc.subarray([...names], { minLength: 1, maxLength: 3 });
   return [
-    fc.record({ type: fc.constant('acquire' as const), name }),
+    fc.record(
+      { type: fc.constant('acquire' as const), name, keys: fc.constantFrom<readonly Key[]>(['x'], ['y'], ['x', 'y']) },
+      { requiredKeys: ['type', 'name'] },
+    ),
     fc.record({ type: fc.constant('release' as const), name, every: fc.boolean() }),
-    fc.record({ type: fc.constant('write' as const), name, value }),
+    fc.record(
+      { type: fc.constant('write' as const), name, value, key: fc.constantFrom(...KEYS) },
+      { requiredKeys: ['type', 'name', 'value'] },
+    ),
     fc.record({ type: fc.constant('delete' as const), name }),
     fc.record({ type: fc.constant('rewrite' as const), value }),
     fc.record({ type: fc.constant('apply' as const), names: burst, value }),
@@ -126,6 +143,8 @@ function stateText(state: DependencyState | undefined): string {
 /** One logical subscription of the test, and everything it received. */
 interface Held {
   readonly name: Name;
+  /** The keys it reads; undefined: the whole object. */
+  readonly keys: View;
   subscription: Subscription;
   readonly received: string[];
   /** How far in the object's history the ref's slot had got when the subscription was made (it starts there). */
@@ -163,12 +182,17 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     collapseThreshold: thresholds.collapse,
     splitThreshold: thresholds.split,
   });
-  /** Every state each name went through, from "absent" before its first creation. */
-  const histories = new Map<Name, string[]>(NAMES.map((each) => [each, ['absent']]));
+  /**
+   * Every state each name went through as each view sees it (keyed by name and view), from "absent" before its first
+   * creation: a view of some keys moves only when one of its keys does.
+   */
+  const histories = new Map<string, string[]>(NAMES.flatMap((each) => VIEWS.map((view) => [each + viewText(view), ['absent']])));
   const regressions: string[] = [];
-  const truth = (each: Name): string => {
+  const truth = (each: Name, view: View = undefined): string => {
     const object = api.current(each);
-    return object ? `present ${contentHash(object).slice(0, 12)}` : 'absent';
+    if (!object) return 'absent';
+    const hash = view ? keysHash('ConfigMap', keyDigests('ConfigMap', undefined, object), view) : contentHash(object);
+    return `present ${hash.slice(0, 12)}`;
   };
   /** The reconcile's view on the same registry, and the trivial model of what each owner holds. */
   const source = new RegistryDependencySource(registry);
@@ -187,27 +211,31 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     const [expected, actual] = [text(model), text(source.holders())];
     return expected === actual ? undefined : `the holders are ${actual}, the model ${expected}`;
   };
-  /** How far each name's slot has got in the object's history: the latest state any subscriber received. */
-  const progress = new Map<Name, number>();
+  /** How far each name's slot has got in each view's history: the latest state any subscriber of the view received. */
+  const progress = new Map<string, number>();
   const held: Held[] = [];
-  const hold = (each: Name): void => {
+  const hold = (each: Name, keys: View = undefined): void => {
     const received: string[] = [];
-    const entry: Held = { name: each, subscription: Subscription.EMPTY, received, from: progress.get(each) ?? 0 };
+    const id = each + viewText(keys);
+    const entry: Held = { name: each, keys, subscription: Subscription.EMPTY, received, from: progress.get(id) ?? 0 };
     let at = entry.from;
-    const history = histories.get(each)!;
-    // Checked on arrival: each state is in the object's history, at or after the one before it.
-    entry.subscription = registry.acquire({ kind: 'ConfigMap', namespace: NAMESPACE, name: each }).subscribe((state) => {
+    const history = histories.get(id)!;
+    // Checked on arrival: each state is in the view's history, at or after the one before it, and differs from the
+    // one before it (a holder of some keys hears nothing of a change of another key).
+    const ref = { kind: 'ConfigMap' as const, namespace: NAMESPACE, name: each, ...(keys ? { keys } : {}) };
+    entry.subscription = registry.acquire(ref).subscribe((state) => {
       const text = stateText(state);
+      if (received.at(-1) === text) regressions.push(`${id}: received "${text}" twice in a row: an emission without a change`);
       received.push(text);
       const found = history.indexOf(text, at);
       if (found < 0) {
         regressions.push(
-          `${each}: received ${JSON.stringify(received)}, not in the order of its history ${JSON.stringify(history.slice(entry.from))}`,
+          `${id}: received ${JSON.stringify(received)}, not in the order of its history ${JSON.stringify(history.slice(entry.from))}`,
         );
         return;
       }
       at = found;
-      progress.set(each, Math.max(progress.get(each) ?? 0, found));
+      progress.set(id, Math.max(progress.get(id) ?? 0, found));
     });
     held.push(entry);
   };
@@ -216,15 +244,17 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     if (at >= 0) held.splice(at, 1)[0]!.subscription.unsubscribe();
     // The last holder gone, the slot is gone: a new one may start from a list older than what this one had seen,
     // as long as the watch that follows that list delivers everything after it (the final check says it did).
-    if (!held.some((entry) => entry.name === each)) progress.delete(each);
+    if (!held.some((entry) => entry.name === each)) for (const view of VIEWS) progress.delete(each + viewText(view));
   };
   /** The names written or deleted, the latest last, each once. */
   const changed: Name[] = [];
   const written = (each: Name): void => {
     if (changed.includes(each)) changed.splice(changed.indexOf(each), 1);
     changed.push(each);
-    const history = histories.get(each)!;
-    if (history.at(-1) !== truth(each)) history.push(truth(each));
+    for (const view of VIEWS) {
+      const history = histories.get(each + viewText(view))!;
+      if (history.at(-1) !== truth(each, view)) history.push(truth(each, view));
+    }
   };
 
   /** How the watches open at the server differ from the streams the registry counts, or undefined when they match. */
@@ -262,9 +292,9 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
 
     for (const entry of held) {
       const last = entry.received.at(-1);
-      if (last !== truth(entry.name)) {
+      if (last !== truth(entry.name, entry.keys)) {
         throw new Error(
-          `${entry.name}: the registry says "${last ?? 'nothing'}", the object is ${truth(entry.name)} (received ${JSON.stringify(entry.received)})`,
+          `${entry.name}${viewText(entry.keys)}: the registry says "${last ?? 'nothing'}", the object is ${truth(entry.name, entry.keys)} (received ${JSON.stringify(entry.received)})`,
         );
       }
     }
@@ -284,14 +314,14 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     for (const step of steps) {
       switch (step.type) {
         case 'acquire':
-          hold(step.name);
+          hold(step.name, step.keys);
           break;
         case 'release':
           do release(step.name);
           while (step.every && held.some((entry) => entry.name === step.name));
           break;
         case 'write':
-          api.write(step.name, { key: step.value });
+          api.write(step.name, step.key ? { ...api.current(step.name)?.data, [step.key]: step.value } : { key: step.value });
           written(step.name);
           break;
         case 'rewrite':

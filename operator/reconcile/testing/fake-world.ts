@@ -5,6 +5,7 @@ import { API_VERSION, KIND } from '../../../infra/customapp-api.js';
 import type { CustomApp } from '../../customapp/custom-app.js';
 import { contentHash } from '../../deps/content-hash.js';
 import { dependencyHashes } from '../../deps/keyed-hash.js';
+import { stateForRef } from '../../deps/key-digests.js';
 import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
 import { EventRecorder } from '../../events/recorder.js';
 import { RolloutGovernance, type RolloutSettings, UNGOVERNED } from '../../governance/governance.js';
@@ -54,7 +55,8 @@ class FakeDependencies implements DependencySource {
     this.held.delete(owner);
   }
   async state(ref: DependencyRef): Promise<DependencyState | undefined> {
-    return this.states.get(refKey(ref));
+    const state = this.states.get(refKey(ref));
+    return state && stateForRef(state, ref);
   }
   watched(): DependencyRef[] {
     return [...new Map([...this.held.values()].flat().map((ref) => [refKey(ref), ref])).values()];

@@ -105,6 +105,13 @@ export interface CustomAppSpec {
   readonly configMapName?: string;
 
   /**
+   * ConfigMaps of the CustomApp's namespace the container reads, each projected on its own: without mountPath as environment variables (every key with envFrom, or only the listed keys), with mountPath as a read-only volume (one file per key, or only the listed keys). A content change of a projected key rolls the pods; with keys listed, a change to another key rolls nothing. Names are unique; at most 16. Combines with configMapName, which stays one more envFrom of the whole object.
+   *
+   * @schema CustomAppSpec#configMaps
+   */
+  readonly configMaps?: CustomAppSpecConfigMaps[];
+
+  /**
    * Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret (envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with configMapName and secretName. Names are unique; at most 128.
    *
    * @schema CustomAppSpec#env
@@ -160,6 +167,13 @@ export interface CustomAppSpec {
    * @schema CustomAppSpec#secretName
    */
   readonly secretName?: string;
+
+  /**
+   * Secrets of the CustomApp's namespace the container reads, each projected on its own: without mountPath as environment variables (every key with envFrom, or only the listed keys), with mountPath as a read-only volume (one file per key, or only the listed keys). A content change of a projected key rolls the pods; with keys listed, a change to another key rolls nothing. Names are unique; at most 16. Combines with secretName, which stays one more envFrom of the whole object.
+   *
+   * @schema CustomAppSpec#secrets
+   */
+  readonly secrets?: CustomAppSpecSecrets[];
 }
 
 /**
@@ -170,6 +184,7 @@ export function toJson_CustomAppSpec(obj: CustomAppSpec | undefined): Record<str
   if (obj === undefined) { return undefined; }
   const result = {
     'configMapName': obj.configMapName,
+    'configMaps': obj.configMaps?.map(y => toJson_CustomAppSpecConfigMaps(y)),
     'env': obj.env?.map(y => toJson_CustomAppSpecEnv(y)),
     'image': obj.image,
     'port': obj.port,
@@ -178,6 +193,57 @@ export function toJson_CustomAppSpec(obj: CustomAppSpec | undefined): Record<str
     'resources': toJson_CustomAppSpecResources(obj.resources),
     'rollout': toJson_CustomAppSpecRollout(obj.rollout),
     'secretName': obj.secretName,
+    'secrets': obj.secrets?.map(y => toJson_CustomAppSpecSecrets(y)),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema CustomAppSpecConfigMaps
+ */
+export interface CustomAppSpecConfigMaps {
+  /**
+   * Only these keys are projected (as variables of the same name, or files of the same name) and only they roll the pods. Absent: every key. A listed key the ConfigMap lacks keeps the pods from starting, unless optional; at most 64.
+   *
+   * @schema CustomAppSpecConfigMaps#keys
+   */
+  readonly keys?: string[];
+
+  /**
+   * An absolute path where the keys appear as read-only files. Absent: the keys are environment variables.
+   *
+   * @schema CustomAppSpecConfigMaps#mountPath
+   */
+  readonly mountPath?: string;
+
+  /**
+   * Name of the ConfigMap: a DNS-1123 subdomain (at most 253 characters) in the CustomApp's own namespace.
+   *
+   * @schema CustomAppSpecConfigMaps#name
+   */
+  readonly name: string;
+
+  /**
+   * True: the pods start while the ConfigMap (or a listed key) is missing. Default false: they wait for it.
+   *
+   * @schema CustomAppSpecConfigMaps#optional
+   */
+  readonly optional?: boolean;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecConfigMaps' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecConfigMaps(obj: CustomAppSpecConfigMaps | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'keys': obj.keys?.map(y => y),
+    'mountPath': obj.mountPath,
+    'name': obj.name,
+    'optional': obj.optional,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -294,6 +360,56 @@ export function toJson_CustomAppSpecRollout(obj: CustomAppSpecRollout | undefine
     'debounceSeconds': obj.debounceSeconds,
     'paused': obj.paused,
     'progressDeadlineSeconds': obj.progressDeadlineSeconds,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema CustomAppSpecSecrets
+ */
+export interface CustomAppSpecSecrets {
+  /**
+   * Only these keys are projected (as variables of the same name, or files of the same name) and only they roll the pods. Absent: every key. A listed key the Secret lacks keeps the pods from starting, unless optional; at most 64.
+   *
+   * @schema CustomAppSpecSecrets#keys
+   */
+  readonly keys?: string[];
+
+  /**
+   * An absolute path where the keys appear as read-only files. Absent: the keys are environment variables.
+   *
+   * @schema CustomAppSpecSecrets#mountPath
+   */
+  readonly mountPath?: string;
+
+  /**
+   * Name of the Secret: a DNS-1123 subdomain (at most 253 characters) in the CustomApp's own namespace.
+   *
+   * @schema CustomAppSpecSecrets#name
+   */
+  readonly name: string;
+
+  /**
+   * True: the pods start while the Secret (or a listed key) is missing. Default false: they wait for it.
+   *
+   * @schema CustomAppSpecSecrets#optional
+   */
+  readonly optional?: boolean;
+}
+
+/**
+ * Converts an object of type 'CustomAppSpecSecrets' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_CustomAppSpecSecrets(obj: CustomAppSpecSecrets | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'keys': obj.keys?.map(y => y),
+    'mountPath': obj.mountPath,
+    'name': obj.name,
+    'optional': obj.optional,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -127,6 +127,64 @@ const quantities = (what: string): SchemaNode => ({
   },
 });
 
+/** `spec.configMaps` and `spec.secrets` at most each: a pod's volumes and envFrom stay small enough to read. */
+export const MAX_PROJECTED = 16;
+/** `keys` of one projected object at most. */
+export const MAX_PROJECTED_KEYS = 64;
+/** A key of a ConfigMap or Secret, as the API server accepts it (IsConfigMapKey): letters, digits, '-', '_' and '.'. */
+export const DATA_KEY = '^[-._a-zA-Z0-9]+$';
+
+/**
+ * `spec.configMaps` or `spec.secrets`: objects of the CustomApp's namespace projected into the container, as
+ * environment variables without `mountPath`, as read-only files with it. `keys` limits both what is projected and what
+ * rolls the pods: a change to another key rolls nothing.
+ */
+const projectedObjects = (what: string, plural: string): SchemaNode => ({
+  type: 'array',
+  description:
+    `${plural} of the CustomApp's namespace the container reads, each projected on its own: without mountPath as ` +
+    `environment variables (every key with envFrom, or only the listed keys), with mountPath as a read-only volume (one ` +
+    `file per key, or only the listed keys). A content change of a projected key rolls the pods; with keys listed, a ` +
+    `change to another key rolls nothing. Names are unique; at most ${MAX_PROJECTED}. Combines with ` +
+    `${what === 'ConfigMap' ? 'configMapName' : 'secretName'}, which stays one more envFrom of the whole object.`,
+  maxItems: MAX_PROJECTED,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['name'],
+  items: {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      name: {
+        type: 'string',
+        description: `Name of the ${what}: a DNS-1123 subdomain (at most ${DNS1123_SUBDOMAIN_MAX} characters) in the CustomApp's own namespace.`,
+        minLength: 1,
+        maxLength: DNS1123_SUBDOMAIN_MAX,
+        pattern: DNS1123_SUBDOMAIN,
+      },
+      mountPath: {
+        type: 'string',
+        description: 'An absolute path where the keys appear as read-only files. Absent: the keys are environment variables.',
+        minLength: 2,
+        maxLength: 1024,
+        pattern: '^/',
+      },
+      keys: {
+        type: 'array',
+        description:
+          `Only these keys are projected (as variables of the same name, or files of the same name) and only they roll the ` +
+          `pods. Absent: every key. A listed key the ${what} lacks keeps the pods from starting, unless optional; at most ${MAX_PROJECTED_KEYS}.`,
+        maxItems: MAX_PROJECTED_KEYS,
+        'x-kubernetes-list-type': 'set',
+        items: { type: 'string', minLength: 1, maxLength: DNS1123_SUBDOMAIN_MAX, pattern: DATA_KEY },
+      },
+      optional: {
+        type: 'boolean',
+        description: `True: the pods start while the ${what} (or a listed key) is missing. Default false: they wait for it.`,
+      },
+    },
+  },
+});
+
 /** `spec` of a CustomApp: what the user asks for. */
 export const SPEC_SCHEMA: SchemaNode = {
   type: 'object',
@@ -141,6 +199,8 @@ export const SPEC_SCHEMA: SchemaNode = {
     },
     configMapName: objectName('ConfigMap'),
     secretName: objectName('Secret'),
+    configMaps: projectedObjects('ConfigMap', 'ConfigMaps'),
+    secrets: projectedObjects('Secret', 'Secrets'),
     resources: {
       type: 'object',
       description:

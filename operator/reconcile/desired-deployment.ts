@@ -1,14 +1,23 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
 import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
+import { decodeHashes, encodeHashes, type RunningHashes } from '../podtemplate/hash-annotation.js';
+import { type Projection, projectedSources, projectionKey } from './projections.js';
 import { canonicalQuantity } from './quantity.js';
 
 /** A referenced object the Deployment rolls out with: its name and content hash. */
 export interface RolloutDependency {
   readonly name: string;
   readonly hash: string;
+}
+
+/** An entry of `spec.configMaps` or `spec.secrets` and the hash it rolls out with (of its keys alone when it lists keys). */
+export interface ProjectedDependency extends Projection {
+  /** Null for an optional object that is missing: the pods start without it. */
+  readonly hash: string | null;
 }
 
 /** What the Deployment is built from. */
@@ -18,6 +27,8 @@ export interface DeploymentInput {
   readonly configMap?: RolloutDependency;
   /** The Secret to inject, when the CustomApp references one. */
   readonly secret?: RolloutDependency;
+  /** The entries of `spec.configMaps` and `spec.secrets`, in spec order, with their hashes. */
+  readonly projected?: readonly ProjectedDependency[];
   /**
    * The `app.example.com/rollout` annotation (the cause of this pod template), set when the template changes; left
    * out otherwise, so that the live value stays (it is not compared).
@@ -30,8 +41,9 @@ export interface DeploymentInput {
  * (a removed reference or port is drift), for `driftPaths` and `withDesired`.
  */
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION]],
-  ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe']],
+  ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, TEMPLATE_HASHES_ANNOTATION]],
+  ['spec.template.spec', ['volumes']],
+  ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe', 'volumeMounts']],
   ['spec.template.spec.containers[0].resources', ['requests', 'limits']],
   ['spec.template.spec.containers[0].resources.requests', ['cpu', 'memory']],
   ['spec.template.spec.containers[0].resources.limits', ['cpu', 'memory']],
@@ -64,21 +76,31 @@ export const DEFAULT_RESOURCES = {
  * ServiceAccount token.
  */
 export function desiredDeployment(input: DeploymentInput): Deployment {
-  const { app, configMap, secret, rolloutCause } = input;
+  const { app, configMap, secret, rolloutCause, projected = [] } = input;
   const name = app.metadata.name!;
+  const sources = projectedSources(projected);
   const envFrom: EnvFromSource[] = [];
   if (configMap) envFrom.push({ configMapRef: { name: configMap.name } });
   if (secret) envFrom.push({ secretRef: { name: secret.name } });
+  envFrom.push(...sources.envFrom);
   const annotations: Record<string, string> = {};
   if (configMap) annotations[CONFIG_HASH_ANNOTATION] = configMap.hash;
   if (secret) annotations[SECRET_HASH_ANNOTATION] = secret.hash;
+  if (projected.length > 0) {
+    annotations[TEMPLATE_HASHES_ANNOTATION] = encodeHashes(new Map(projected.map((each) => [projectionKey(each), each.hash])));
+  }
   // The API server drops an empty value (omitempty): leaving it out keeps the desired env equal to the stored one.
-  const env = (app.spec.env ?? []).map(({ name: variable, value }) => (value ? { name: variable, value } : { name: variable }));
+  // spec.env comes last: of two variables of one name the kubelet keeps the last, so a plain value wins over a key.
+  const env = [
+    ...sources.env,
+    ...(app.spec.env ?? []).map(({ name: variable, value }) => (value ? { name: variable, value } : { name: variable })),
+  ];
   const container: Container = {
     name: APP_CONTAINER,
     image: app.spec.image,
     ...(envFrom.length > 0 ? { envFrom } : {}),
     ...(env.length > 0 ? { env } : {}),
+    ...(sources.volumeMounts.length > 0 ? { volumeMounts: sources.volumeMounts } : {}),
     ...(app.spec.port ? { ports: [{ name: 'http', containerPort: app.spec.port, protocol: 'TCP' }] } : {}),
     // Without a port there is nothing to probe: the schema (anyOf) refuses readinessPath without port on a real API server.
     ...(app.spec.port && app.spec.readinessPath
@@ -107,6 +129,7 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
           enableServiceLinks: false,
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [container],
+          ...(sources.volumes.length > 0 ? { volumes: sources.volumes } : {}),
         },
       },
     },
@@ -136,6 +159,8 @@ function canonicalResources(resources: { readonly requests?: Quantities; readonl
 export interface RunningWith {
   readonly configMap?: RolloutDependency;
   readonly secret?: RolloutDependency;
+  /** The listed objects' hashes by `Kind/name` (null: an optional object that was missing); empty when none. */
+  readonly projected: RunningHashes;
 }
 
 /**
@@ -153,5 +178,6 @@ export function runningWith(deployment: Deployment): RunningWith {
   return {
     configMap: configMapName && configHash ? { name: configMapName, hash: configHash } : undefined,
     secret: secretName && secretHash ? { name: secretName, hash: secretHash } : undefined,
+    projected: decodeHashes(annotations[TEMPLATE_HASHES_ANNOTATION]) ?? new Map(),
   };
 }

@@ -1,9 +1,11 @@
 // Tests of the desired-state builders: the Deployment and Service a CustomApp should have, and how drift is found.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { restrictedViolations } from '../../test/support/pod-security.js';
 import type { CustomApp } from '../customapp/custom-app.js';
-import { DEFAULT_RESOURCES, DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment } from './desired-deployment.js';
+import { DEFAULT_RESOURCES, DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, runningWith } from './desired-deployment.js';
+import { projectionRef, projections } from './projections.js';
 import { desiredService, serviceNameProblem } from './desired-service.js';
 import { driftPaths, withDesired } from './drift.js';
 import { controllingAppName, isControlledBy, labelValue } from '../customapp/labels.js';
@@ -164,4 +166,77 @@ test('spec.resources: a quantity or a section removed is drift (the live Deploym
     'spec.template.spec.containers[0].resources.limits',
     'spec.template.spec.containers[0].resources.requests.cpu',
   ]);
+});
+
+test('listed ConfigMaps and Secrets: envFrom without keys, a variable per listed key, a read-only volume with items for a mountPath', (t) => {
+  const shop = app({
+    configMapName: 'seed-config',
+    configMaps: [{ name: 'web' }, { name: 'flags', keys: ['MODE', 'LEVEL'], optional: true }, { name: 'files', mountPath: '/etc/app' }],
+    secrets: [
+      { name: 'tls', mountPath: '/etc/tls', keys: ['tls.crt'] },
+      { name: 'db', keys: ['PASSWORD'] },
+    ],
+  });
+  const projected = projections(shop).map((each, index) => ({ ...each, hash: index === 1 ? null : `h${index}` }));
+  const deployment = desiredDeployment({ app: shop, configMap: { name: 'seed-config', hash: 'seed' }, projected });
+  const container = deployment.spec.template.spec.containers[0]!;
+  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'seed-config' } }, { configMapRef: { name: 'web' } }]);
+  t.deepEqual(container.env, [
+    { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'flags', key: 'MODE', optional: true } } },
+    { name: 'LEVEL', valueFrom: { configMapKeyRef: { name: 'flags', key: 'LEVEL', optional: true } } },
+    { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD' } } },
+  ]);
+  t.deepEqual(deployment.spec.template.spec.volumes, [
+    { name: 'configmap-0', configMap: { name: 'files' } },
+    { name: 'secret-0', secret: { secretName: 'tls', items: [{ key: 'tls.crt', path: 'tls.crt' }] } },
+  ]);
+  t.deepEqual(container.volumeMounts, [
+    { name: 'configmap-0', mountPath: '/etc/app', readOnly: true },
+    { name: 'secret-0', mountPath: '/etc/tls', readOnly: true },
+  ]);
+  t.deepEqual(deployment.spec.template.metadata?.annotations, {
+    [CONFIG_HASH_ANNOTATION]: 'seed',
+    [TEMPLATE_HASHES_ANNOTATION]: '{"ConfigMap/files":"h2","ConfigMap/flags":null,"ConfigMap/web":"h0","Secret/db":"h4","Secret/tls":"h3"}',
+  });
+  t.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
+  t.deepEqual(
+    [...runningWith(deployment).projected],
+    [
+      ['ConfigMap/files', 'h2'],
+      ['ConfigMap/flags', null],
+      ['ConfigMap/web', 'h0'],
+      ['Secret/db', 'h4'],
+      ['Secret/tls', 'h3'],
+    ],
+  );
+});
+
+test('listed objects are followed by refs with their keys; a plain spec.env variable comes after the listed keys', (t) => {
+  const shop = app({ configMaps: [{ name: 'flags', keys: ['MODE'] }], secrets: [{ name: 'db' }], env: [{ name: 'MODE', value: 'x' }] });
+  t.deepEqual(
+    projections(shop).map((each) => projectionRef('team-a', each)),
+    [
+      { kind: 'ConfigMap', namespace: 'team-a', name: 'flags', keys: ['MODE'] },
+      { kind: 'Secret', namespace: 'team-a', name: 'db' },
+    ],
+  );
+  const projected = projections(shop).map((each) => ({ ...each, hash: 'h' }));
+  const env = desiredDeployment({ app: shop, projected }).spec.template.spec.containers[0]!.env;
+  t.deepEqual(
+    env?.map((variable) => variable.name),
+    ['MODE', 'MODE'],
+  );
+  t.is(env?.[1]?.value, 'x');
+});
+
+test('removing the last listed object is drift: its volumes, mounts and hashes go from the live Deployment', (t) => {
+  const listed = app({ configMaps: [{ name: 'files', mountPath: '/etc/app' }] });
+  const live = desiredDeployment({ app: listed, projected: projections(listed).map((each) => ({ ...each, hash: 'h' })) });
+  const desired = desiredDeployment({ app: app() });
+  t.deepEqual(driftPaths(live, desired, DEPLOYMENT_OPTIONAL_KEYS).sort(), [
+    `spec.template.metadata.annotations.${TEMPLATE_HASHES_ANNOTATION}`,
+    'spec.template.spec.containers[0].volumeMounts',
+    'spec.template.spec.volumes',
+  ]);
+  t.deepEqual(driftPaths(withDesired(live, desired, DEPLOYMENT_OPTIONAL_KEYS), desired, DEPLOYMENT_OPTIONAL_KEYS), []);
 });

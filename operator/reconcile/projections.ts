@@ -1,0 +1,92 @@
+// The ConfigMaps and Secrets a CustomApp lists (spec.configMaps, spec.secrets): their refs, and how the container reads them.
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { DependencyKind, DependencyRef } from '../deps/source.js';
+import type { Container, EnvFromSource, PodTemplate } from '../kube/objects.js';
+import { hashKey } from '../podtemplate/hash-annotation.js';
+
+/** One entry of `spec.configMaps` or `spec.secrets`, with its kind. */
+export interface Projection {
+  readonly kind: DependencyKind;
+  readonly name: string;
+  /** Absent: environment variables. Present: a read-only volume mounted there. */
+  readonly mountPath?: string;
+  /** The keys projected and followed; absent or empty: the whole object. */
+  readonly keys?: readonly string[];
+  readonly optional: boolean;
+}
+
+/** The entries of `spec.configMaps`, then `spec.secrets`, in the order the spec lists them. */
+export function projections(app: CustomApp): Projection[] {
+  const entries = (kind: DependencyKind, list: CustomApp['spec']['configMaps']): Projection[] =>
+    (list ?? []).map(({ name, mountPath, keys, optional }) => ({
+      kind,
+      name,
+      ...(mountPath ? { mountPath } : {}),
+      ...(keys && keys.length > 0 ? { keys: [...keys] } : {}),
+      optional: optional === true,
+    }));
+  return [...entries('ConfigMap', app.spec.configMaps), ...entries('Secret', app.spec.secrets)];
+}
+
+/**
+ * The ref a projection is followed by: with its keys, so that the registry's state is the hash of those keys alone and
+ * a change to another key neither emits nor rolls.
+ */
+export function projectionRef(namespace: string, projection: Projection): DependencyRef {
+  const { kind, name, keys } = projection;
+  return { kind, namespace, name, ...(keys ? { keys } : {}) };
+}
+
+/** `ConfigMap/<name>`: a projection's key in the pod template's hashes annotation (one entry per listed object). */
+export function projectionKey(projection: Projection): string {
+  return hashKey(projection.kind, projection.name);
+}
+
+type Element<T> = T extends readonly (infer E)[] ? E : never;
+
+/** What the app container and the pod read the projections through. */
+export interface ProjectedSources {
+  readonly envFrom: EnvFromSource[];
+  readonly env: Element<Container['env']>[];
+  readonly volumes: Element<PodTemplate['spec']['volumes']>[];
+  readonly volumeMounts: Element<Container['volumeMounts']>[];
+}
+
+/**
+ * The envFrom, env, volumes and mounts of the projections, in spec order. Without `mountPath`: envFrom of the whole
+ * object, or one variable per listed key (named after the key) through `configMapKeyRef`/`secretKeyRef`. With it: a
+ * read-only volume, with `items` for the listed keys (each file named after its key). `optional` is written only when
+ * true, as the API server stores it (it has no default), so that the desired pod template equals the stored one.
+ * Volumes are named by kind and position (`configmap-0`, `secret-1`): an object name may be longer than a volume name.
+ */
+export function projectedSources(list: readonly Projection[]): ProjectedSources {
+  const sources: ProjectedSources = { envFrom: [], env: [], volumes: [], volumeMounts: [] };
+  const position = { ConfigMap: 0, Secret: 0 };
+  for (const projection of list) {
+    const { kind, name, mountPath, keys, optional } = projection;
+    const maybe = optional ? { optional: true } : {};
+    if (mountPath === undefined) {
+      if (!keys) {
+        sources.envFrom.push(kind === 'ConfigMap' ? { configMapRef: { name, ...maybe } } : { secretRef: { name, ...maybe } });
+        continue;
+      }
+      for (const key of keys) {
+        const selector = { name, key, ...maybe };
+        sources.env.push({
+          name: key,
+          valueFrom: kind === 'ConfigMap' ? { configMapKeyRef: selector } : { secretKeyRef: selector },
+        });
+      }
+      continue;
+    }
+    const volume = `${kind === 'ConfigMap' ? 'configmap' : 'secret'}-${position[kind]++}`;
+    const items = keys ? { items: keys.map((key) => ({ key, path: key })) } : {};
+    sources.volumes.push(
+      kind === 'ConfigMap'
+        ? { name: volume, configMap: { name, ...items, ...maybe } }
+        : { name: volume, secret: { secretName: name, ...items, ...maybe } },
+    );
+    sources.volumeMounts.push({ name: volume, mountPath, readOnly: true });
+  }
+  return sources;
+}

@@ -351,6 +351,23 @@ const pendingRollout: SchemaNode = {
   },
 };
 
+/** `status.observedConfigMaps` or `status.observedSecrets`: the listed objects the Deployment runs with. */
+const observedObjects = (what: string): SchemaNode => ({
+  type: 'array',
+  description: `The ${what} of spec.${what === 'ConfigMaps' ? 'configMaps' : 'secrets'} the Deployment was last rolled out with, and their content hashes.`,
+  maxItems: MAX_PROJECTED,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['name'],
+  items: {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      name: { type: 'string', maxLength: DNS1123_SUBDOMAIN_MAX },
+      hash: { ...hash('the pods run with: of the listed keys alone when keys are listed; absent while an optional one is missing') },
+    },
+  },
+});
+
 /** `status` of a CustomApp: what the operator observed and did. */
 export const STATUS_SCHEMA: SchemaNode = {
   type: 'object',
@@ -359,6 +376,8 @@ export const STATUS_SCHEMA: SchemaNode = {
     observedGeneration: { type: 'integer', format: 'int64', description: 'The generation the status describes.' },
     observedConfigMapName: { type: 'string', description: 'The ConfigMap the Deployment was last rolled out with.' },
     observedSecretName: { type: 'string', description: 'The Secret the Deployment was last rolled out with.' },
+    observedConfigMaps: observedObjects('ConfigMaps'),
+    observedSecrets: observedObjects('Secrets'),
     configHash: { type: 'string', description: 'SHA-256 of the ConfigMap content the Deployment runs with.' },
     secretHash: {
       type: 'string',

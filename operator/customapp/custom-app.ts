@@ -44,6 +44,13 @@ export interface LastRollout {
   readonly message?: string;
 }
 
+/** An entry of `status.observedConfigMaps` or `status.observedSecrets`. */
+export interface ObservedObject {
+  readonly name: string;
+  /** The hash the pods run with (of the listed keys alone when keys are listed); absent for an optional object missing. */
+  readonly hash?: string;
+}
+
 /** `status.pendingRollout`: a rollout caused by new ConfigMap or Secret content that waits, and why. */
 export interface PendingRollout {
   readonly reason: PendingReason;
@@ -62,6 +69,10 @@ export interface CustomAppStatus {
   readonly observedConfigMapName?: string;
   /** The Secret the Deployment was last rolled out with. */
   readonly observedSecretName?: string;
+  /** The ConfigMaps of `spec.configMaps` the Deployment runs with. */
+  readonly observedConfigMaps?: readonly ObservedObject[];
+  /** The Secrets of `spec.secrets` the Deployment runs with. */
+  readonly observedSecrets?: readonly ObservedObject[];
   /** SHA-256 of the ConfigMap content the Deployment runs with. */
   readonly configHash?: string;
   /** SHA-256 of the Secret content the Deployment runs with. */
@@ -79,6 +90,8 @@ export const STATUS_FIELDS = [
   'observedGeneration',
   'observedConfigMapName',
   'observedSecretName',
+  'observedConfigMaps',
+  'observedSecrets',
   'configHash',
   'secretHash',
   'readyReplicas',

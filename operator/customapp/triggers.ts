@@ -9,15 +9,21 @@ import { controllingAppName } from './labels.js';
 import type { Trigger } from '../controller/controller.js';
 import type { Logger } from '../log.js';
 
-/** Index of the CustomApp cache: `namespace/configMapName` → CustomApp keys. */
+/** Index of the CustomApp cache: `namespace/name` of each ConfigMap it references (configMapName, configMaps) → CustomApp keys. */
 export const BY_CONFIGMAP = 'byConfigMap';
-/** Index of the CustomApp cache: `namespace/secretName` → CustomApp keys. */
+/** Index of the CustomApp cache: `namespace/name` of each Secret it references (secretName, secrets) → CustomApp keys. */
 export const BY_SECRET = 'bySecret';
+
+/** `namespace/name` of the seed field's object and of each listed one, each once. */
+function referenced(app: CustomApp, seed: string | undefined, listed: readonly { readonly name: string }[] | undefined): string[] {
+  const names = new Set([...(seed ? [seed] : []), ...(listed ?? []).map((entry) => entry.name)]);
+  return [...names].map((name) => `${app.metadata.namespace}/${name}`);
+}
 
 /** The CustomApp cache's indexes: which CustomApps reference a ConfigMap or a Secret (by their spec). */
 export const CUSTOM_APP_INDEXERS: Indexers<CustomApp> = {
-  [BY_CONFIGMAP]: (app) => (app.spec?.configMapName ? [`${app.metadata.namespace}/${app.spec.configMapName}`] : []),
-  [BY_SECRET]: (app) => (app.spec?.secretName ? [`${app.metadata.namespace}/${app.spec.secretName}`] : []),
+  [BY_CONFIGMAP]: (app) => referenced(app, app.spec?.configMapName, app.spec?.configMaps),
+  [BY_SECRET]: (app) => referenced(app, app.spec?.secretName, app.spec?.secrets),
 };
 
 /** The keys a `trigger` line names (its `count` says how many there are in all). */

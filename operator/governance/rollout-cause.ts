@@ -2,6 +2,7 @@
 import {
   DNS1123_SUBDOMAIN,
   DNS1123_SUBDOMAIN_MAX,
+  MAX_PROJECTED,
   ROLLOUT_ANNOTATION,
   ROLLOUT_TRIGGERS,
   type RolloutTrigger,
@@ -51,6 +52,11 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
 /** A content hash as the operator writes them (hex), within the status schema's 256 characters. */
 const HASH = /^[0-9a-f]{1,256}$/;
 const NAME = new RegExp(DNS1123_SUBDOMAIN);
+/**
+ * Changes one cause may carry: the seed's ConfigMap and Secret, and each listed one (`spec.configMaps`,
+ * `spec.secrets`). An object both named by the seed field and listed with keys changes through each view.
+ */
+export const MAX_CAUSE_CHANGES = 2 + 2 * MAX_PROJECTED;
 /** How much of a refused value a problem quotes: a forged annotation can be as long as the API server allows. */
 const QUOTED = 64;
 
@@ -82,7 +88,7 @@ export type ParsedRolloutCause = { readonly cause: RolloutCause } | { readonly p
  * Parses the `app.example.com/rollout` annotation. Anyone who may edit the Deployment can write it, and its fields go
  * into `status.lastRollout`, so each is checked against what the status schema accepts (the API server refuses the
  * whole status patch otherwise, at every reconcile): the trigger one of its enum; `start` an RFC 3339 time; the
- * generation a non-negative integer; at most one change per kind, naming a DNS-1123 subdomain with hex hashes (no
+ * generation a non-negative integer; at most {@link MAX_CAUSE_CHANGES} changes, none twice, each naming a DNS-1123 subdomain with hex hashes (no
  * control character reaches a message or a log); a ConfigMap or Secret trigger with its change. Unknown fields are
  * left out. Anything else answers the problem, quoting at most 64 characters of the value.
  */
@@ -105,13 +111,14 @@ export function parseRolloutCause(raw: string): ParsedRolloutCause {
     return { problem: `generation ${quote(generation)} is not an integer ≥ 0` };
   const changes = value.changes ?? [];
   if (!Array.isArray(changes)) return { problem: `changes ${quote(changes)} is not an array` };
-  if (changes.length > 2) return { problem: `changes has ${changes.length} entries, more than one per kind` };
+  if (changes.length > MAX_CAUSE_CHANGES) return { problem: `changes has ${changes.length} entries, more than ${MAX_CAUSE_CHANGES}` };
   for (const [at, change] of changes.entries()) {
     const problem = changeProblem(change, at);
     if (problem) return { problem };
   }
   const kinds = changes.map((change: ContentChange) => change.kind);
-  if (new Set(kinds).size < kinds.length) return { problem: 'changes names one kind twice' };
+  const distinct = new Set(changes.map((change: ContentChange) => `${change.kind}/${change.name}/${change.to}`));
+  if (distinct.size < changes.length) return { problem: 'changes names one change twice' };
   if (trigger !== 'Spec' && !kinds.includes(trigger as DependencyKind)) return { problem: `trigger ${trigger} has no ${trigger} change` };
   return {
     cause: {

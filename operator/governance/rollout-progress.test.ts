@@ -3,7 +3,15 @@ import test from 'ava';
 import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import type { LastRollout } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
-import { describeCause, encodeRolloutCause, isGoverned, parseRolloutCause, type RolloutCause, rolloutCause } from './rollout-cause.js';
+import {
+  describeCause,
+  encodeRolloutCause,
+  isGoverned,
+  MAX_CAUSE_CHANGES,
+  parseRolloutCause,
+  type RolloutCause,
+  rolloutCause,
+} from './rollout-cause.js';
 import { currentRollout, rollingForContent, rolloutProgress } from './rollout-progress.js';
 
 const CAUSE: RolloutCause = {
@@ -129,8 +137,10 @@ test('a cause annotation that does not fit status.lastRollout says what, quoting
     problem({ trigger: 'ConfigMap', start, changes: [{ ...change, from: 'f'.repeat(257) }] }),
     `changes[0].from "${'f'.repeat(63)}… is not a content hash`,
   );
-  t.is(problem({ trigger: 'ConfigMap', start, changes: [change, change] }), 'changes names one kind twice');
-  t.is(problem({ trigger: 'ConfigMap', start, changes: [change, change, change] }), 'changes has 3 entries, more than one per kind');
+  t.is(problem({ trigger: 'ConfigMap', start, changes: [change, change] }), 'changes names one change twice');
+  const many = Array.from({ length: MAX_CAUSE_CHANGES + 1 }, (_, index) => ({ ...change, name: `c${index}` }));
+  t.is(problem({ trigger: 'ConfigMap', start, changes: many }), `changes has ${many.length} entries, more than ${MAX_CAUSE_CHANGES}`);
+  t.is(problem({ trigger: 'ConfigMap', start, changes: many.slice(1) }), undefined, 'a change per listed object fits');
   t.is(problem({ trigger: 'Secret', start, changes: [change] }), 'trigger Secret has no Secret change');
   t.deepEqual(
     parseRolloutCause(JSON.stringify({ trigger: 'ConfigMap', start, changes: [{ ...change, extra: 1 }], extra: { deep: 'x' } })),

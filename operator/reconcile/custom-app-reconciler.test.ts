@@ -317,3 +317,118 @@ test('a handoff to a missing ConfigMap keeps the old one held and observed even 
     'the old ConfigMap stays held: its edits still roll the pods that read it',
   );
 });
+
+const LISTED: CustomApp['spec'] = {
+  image: 'example/app:1',
+  configMaps: [{ name: 'web' }, { name: 'files', mountPath: '/etc/app', keys: ['app.yaml'] }, { name: 'extra', optional: true }],
+  secrets: [{ name: 'db', keys: ['PASSWORD'] }],
+};
+
+/** A world with `ns/app` listing ConfigMaps `web`, `files` (by key) and optional `extra` (missing), and Secret `db` by key. */
+async function convergedListed(): Promise<FakeWorld> {
+  const world = new FakeWorld();
+  world.configMap('web', { MODE: 'a' });
+  world.configMap('files', { 'app.yaml': 'x: 1', 'other.yaml': 'y: 1' });
+  world.configMap('extra', undefined);
+  world.secret('db', { PASSWORD: 'p', USER: 'u' });
+  world.app('app', LISTED);
+  await world.reconcile('app');
+  world.sync();
+  return world;
+}
+
+test('listed objects: the Deployment reads each as env or files, the keyed ones are held by key, the status lists what runs', async (t) => {
+  const world = await convergedListed();
+  t.deepEqual(
+    world.dependencies.held.get('ns/app')?.map((ref) => `${ref.kind}/${ref.name}${ref.keys ? `[${ref.keys.join(',')}]` : ''}`),
+    ['ConfigMap/web', 'ConfigMap/files[app.yaml]', 'ConfigMap/extra', 'Secret/db[PASSWORD]'],
+  );
+  const container = deploymentOf(world)!.spec.template.spec.containers[0]!;
+  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web' } }, { configMapRef: { name: 'extra', optional: true } }]);
+  t.deepEqual(container.env, [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD' } } }]);
+  t.deepEqual(container.volumeMounts, [{ name: 'configmap-0', mountPath: '/etc/app', readOnly: true }]);
+  const status = appOf(world).status!;
+  t.deepEqual(
+    status.observedConfigMaps?.map((each) => `${each.name} ${each.hash ? 'hash' : 'none'}`),
+    ['extra none', 'files hash', 'web hash'],
+  );
+  t.deepEqual(
+    status.observedSecrets?.map((each) => each.name),
+    ['db'],
+  );
+  t.is(condition(world, 'ConfigMapAvailable'), 'True ConfigMapFound', 'a missing optional ConfigMap is fine');
+  t.regex(
+    appOf(world).status!.conditions!.find((each) => each.type === 'ConfigMapAvailable')!.message,
+    /optional ConfigMap "extra" not found/,
+  );
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), [], 'level-based: the same world writes nothing');
+});
+
+test('listed objects: a change to an unlisted key writes nothing; a listed key rolls with a cause naming the object', async (t) => {
+  const world = await convergedListed();
+  const before = world.client.calls.length;
+  world.configMap('files', { 'app.yaml': 'x: 1', 'other.yaml': 'y: 2' });
+  world.secret('db', { PASSWORD: 'p', USER: 'v' });
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), [], 'other.yaml and USER are not listed');
+  world.configMap('files', { 'app.yaml': 'x: 2', 'other.yaml': 'y: 2' });
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  world.sync();
+  const last = appOf(world).status?.lastRollout;
+  t.like(last, { trigger: 'ConfigMap', name: 'files' });
+  t.regex(last?.message ?? '', /files/);
+});
+
+test('listed objects: a required listed key missing holds the rollout and says which; an optional object appearing rolls it in', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('web', { MODE: 'a' });
+  world.configMap('files', { 'other.yaml': 'y: 1' });
+  world.configMap('extra', undefined);
+  world.secret('db', { PASSWORD: 'p' });
+  world.app('app', LISTED);
+  await world.reconcile('app');
+  world.sync();
+  t.is(deploymentOf(world), undefined, 'the pods could not start');
+  t.is(condition(world, 'ConfigMapAvailable'), 'False ConfigMapKeyNotFound');
+  t.is(condition(world, 'Ready'), 'False RolloutHeld');
+  t.regex(appOf(world).status!.conditions!.find((each) => each.type === 'Ready')!.message, /ConfigMap "files" lacks key "app.yaml"/);
+  world.configMap('files', { 'app.yaml': 'x: 1' });
+  await world.reconcile('app');
+  world.sync();
+  t.truthy(deploymentOf(world));
+  const before = world.client.calls.length;
+  world.configMap('extra', { MORE: '1' });
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+});
+
+test('listed objects: one dropped from the list stays held until the rollout without it is recorded in status', async (t) => {
+  const world = await convergedListed();
+  world.client.seed(CUSTOM_APPS, {
+    ...appOf(world),
+    spec: { ...LISTED, configMaps: [{ name: 'web' }] },
+    metadata: { ...appOf(world).metadata, generation: 2 },
+  });
+  world.sync();
+  const uses: string[][] = [];
+  const use = world.dependencies.use.bind(world.dependencies);
+  world.dependencies.use = (owner, refs) => {
+    uses.push(refs.map((ref) => `${ref.kind}/${ref.name}`));
+    use(owner, refs);
+  };
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(uses, [
+    ['ConfigMap/web', 'Secret/db', 'ConfigMap/extra', 'ConfigMap/files'],
+    ['ConfigMap/web', 'Secret/db'],
+  ]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(
+    appOf(world).status?.observedConfigMaps?.map((each) => each.name),
+    ['web'],
+  );
+  t.is(deploymentOf(world)?.spec.template.spec.volumes, undefined, 'the volume of the dropped object is gone');
+});

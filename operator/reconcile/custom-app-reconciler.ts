@@ -1,6 +1,7 @@
 // The CustomApp reconcile, as an outline of its steps: finalizer, dependencies, Deployment, Service, status.
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { findCondition } from './conditions.js';
+import { blocking } from './projections.js';
 import { completeHandoff, dependencyViews, heldRefs } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
 import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
@@ -96,14 +97,14 @@ export class CustomAppReconciler implements Reconciler {
       request.log.debug({ configMap: scope.app.spec.configMapName, secret: scope.app.spec.secretName }, 'waiting for dependency sync');
       return {};
     }
-    const { configMap, secret } = dependencies;
-    const held = configMap.phase === 'missing' || secret.phase === 'missing';
+    const { configMap, secret, projected } = dependencies;
+    const held = configMap.phase === 'missing' || secret.phase === 'missing' || projected.some((view) => blocking(view) !== undefined);
 
     let deployment: Awaited<ReturnType<typeof reconcileDeployment>> | undefined;
     let rollout: ReturnType<typeof currentRollout>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
-      deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret));
+      deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret, projected));
       // The budget learns where the app stands from its Deployment's rollout alone, before the Service step: a Service
       // that cannot be written (a quota, an admission webhook) must not keep a slot after the rollout is over.
       const live = deployment.view.phase === 'owned' ? deployment.view.deployment : undefined;
@@ -137,6 +138,7 @@ export class CustomAppReconciler implements Reconciler {
       app: scope.app,
       configMap,
       secret,
+      projected,
       deployment: deployment.view,
       rolledOut: deployment.rolledOut,
       service,

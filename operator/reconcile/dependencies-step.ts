@@ -3,7 +3,9 @@ import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
 import type { DependencyKind, DependencyRef } from '../deps/source.js';
 import type { Deployment } from '../kube/objects.js';
+import { hashKey, parseHashKey } from '../podtemplate/hash-annotation.js';
 import { runningWith } from './desired-deployment.js';
+import { type ProjectedView, projectionRef, projections } from './projections.js';
 import type { ReconcileScope } from './scope.js';
 import type { DependencyView } from './status.js';
 
@@ -19,8 +21,9 @@ export interface HeldRefs {
 }
 
 /**
- * The refs to hold for `app`. What the pods still run with comes from our Deployment when the cache has it (the
- * truth, see `runningWith`), else from `status.observed*`.
+ * The refs to hold for `app`: the seed fields' whole objects, and each listed object with its keys. What the pods still
+ * run with comes from our Deployment when the cache has it (the truth, see `runningWith`), else from
+ * `status.observed*`; a listed object the spec no longer lists stays held, whole, until the handoff completes.
  */
 export function heldRefs(app: CustomApp, deployment: Deployment | undefined): HeldRefs {
   const namespace = app.metadata.namespace!;
@@ -29,12 +32,25 @@ export function heldRefs(app: CustomApp, deployment: Deployment | undefined): He
   const status = running
     ? { observedConfigMapName: running.configMap?.name, observedSecretName: running.secret?.name }
     : (app.status ?? {});
+  const listed = projections(app);
+  const runningListed = running
+    ? [...running.projected.keys()]
+    : [
+        ...(app.status?.observedConfigMaps ?? []).map(({ name }) => hashKey('ConfigMap', name)),
+        ...(app.status?.observedSecrets ?? []).map(({ name }) => hashKey('Secret', name)),
+      ];
+  const stillListed = new Set(listed.map(({ kind, name }) => hashKey(kind, name)));
   return {
     spec: [
       ...(spec.configMapName ? [ref('ConfigMap', namespace, spec.configMapName)] : []),
       ...(spec.secretName ? [ref('Secret', namespace, spec.secretName)] : []),
+      ...listed.map((projection) => projectionRef(namespace, projection)),
     ],
     handoff: [
+      ...runningListed.flatMap((key) => {
+        const parsed = stillListed.has(key) ? undefined : parseHashKey(key);
+        return parsed ? [ref(parsed.kind, namespace, parsed.name)] : [];
+      }),
       ...(status.observedConfigMapName && status.observedConfigMapName !== spec.configMapName
         ? [ref('ConfigMap', namespace, status.observedConfigMapName)]
         : []),
@@ -45,8 +61,10 @@ export function heldRefs(app: CustomApp, deployment: Deployment | undefined): He
   };
 }
 
-/** What is known of the referenced ConfigMap and Secret, or `pending` while one of them is not synced yet. */
-export type DependencyViews = { readonly configMap: DependencyView; readonly secret: DependencyView } | 'pending';
+/** What is known of the referenced objects, or `pending` while one of them is not synced yet. */
+export type DependencyViews =
+  | { readonly configMap: DependencyView; readonly secret: DependencyView; readonly projected: readonly ProjectedView[] }
+  | 'pending';
 
 /**
  * Holds the refs (level-based: exactly these) and reads their states. A ref not synced yet is `pending`: its first
@@ -63,7 +81,17 @@ export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Pr
   };
   const configMap = await view('ConfigMap', scope.app.spec.configMapName);
   const secret = await view('Secret', scope.app.spec.secretName);
-  return configMap === 'pending' || secret === 'pending' ? 'pending' : { configMap, secret };
+  const projected: ProjectedView[] = [];
+  for (const projection of projections(scope.app)) {
+    const state = await dependencies.state(projectionRef(scope.namespace, projection));
+    if (!state) return 'pending';
+    projected.push(
+      state.exists
+        ? { ...projection, phase: 'present', hash: state.hash, ...(state.missingKeys ? { missingKeys: state.missingKeys } : {}) }
+        : { ...projection, phase: 'missing' },
+    );
+  }
+  return configMap === 'pending' || secret === 'pending' ? 'pending' : { configMap, secret, projected };
 }
 
 /** Ends a handoff: the CustomApp holds its spec's refs alone, and the old ones are released. */

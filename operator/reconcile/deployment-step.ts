@@ -9,6 +9,7 @@ import { type ContentChange, encodeRolloutCause, type RolloutCause } from '../go
 import {
   DEPLOYMENT_OPTIONAL_KEYS,
   desiredDeployment,
+  type ProjectedDependency,
   type RolloutDependency,
   type RunningWith,
   runningWith,
@@ -21,12 +22,17 @@ import { annotationForEvent, secretHashAnnotation } from './secret-hash-migratio
 import { isUnkeyedHash } from '../deps/keyed-hash.js';
 import type { WaitingRollout } from './rollout-status.js';
 import type { DependencyView, DeploymentView } from './status.js';
+import { type ProjectedView, projectionKey } from './projections.js';
 
 /** What the Deployment step saw and did. */
 export interface DeploymentOutcome {
   readonly view: DeploymentView;
   /** The ConfigMap and Secret the Deployment now runs with; undefined when nothing was rolled out (held, waiting, not ours, invalid). */
-  readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
+  readonly rolledOut?: {
+    readonly configMap?: RolloutDependency;
+    readonly secret?: RolloutDependency;
+    readonly projected: readonly ProjectedDependency[];
+  };
   /** A rollout caused by ConfigMap or Secret content that the governance holds back, and why. */
   readonly waiting?: WaitingRollout;
   /** True when this step updated an existing Deployment. */
@@ -61,6 +67,7 @@ export async function reconcileDeployment(
   held: boolean,
   configMap: DependencyView,
   secret: DependencyView,
+  projected: readonly ProjectedView[] = [],
 ): Promise<DeploymentOutcome> {
   const { world, app } = scope;
   let live = world.deployments.get(scope.request.key);
@@ -69,6 +76,7 @@ export async function reconcileDeployment(
   const latest = {
     configMap: configMap.phase === 'present' ? { name: configMap.name, hash: configMap.hash } : undefined,
     secret: secret.phase === 'present' ? { name: secret.name, hash: secret.hash } : undefined,
+    projected: projected.map(projectedDependency),
   };
   if (!live) {
     const desired = desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, [])) });
@@ -124,6 +132,19 @@ export async function reconcileDeployment(
   return { view: { phase: 'owned', deployment: updated }, rolledOut: plan.rolledOut, waiting: plan.waiting, updated: true };
 }
 
+/** A listed object as the pods get it: its hash, or null for an optional one that is missing (they start without it). */
+function projectedDependency(view: ProjectedView): ProjectedDependency {
+  const { kind, name, mountPath, keys, optional } = view;
+  return {
+    kind,
+    name,
+    ...(mountPath ? { mountPath } : {}),
+    ...(keys ? { keys } : {}),
+    optional,
+    hash: view.phase === 'present' ? view.hash : null,
+  };
+}
+
 /** A rollout caused by the spec (or the creation), with the content changes it carries along. */
 function specCause(scope: ReconcileScope, changes: readonly ContentChange[]): RolloutCause {
   return { trigger: 'Spec', changes, generation: scope.app.metadata.generation, start: scope.world.now().toISOString() };
@@ -149,11 +170,16 @@ function planUpdate(
   const current = {
     configMap: latest.configMap,
     secret: latest.secret && secret ? { ...latest.secret, hash: secretHashAnnotation(secret, live) } : latest.secret,
+    projected: latest.projected,
   };
   const changes = contentChanges(running, current);
   const kept = {
     configMap: current.configMap && running.configMap?.name === current.configMap.name ? running.configMap : current.configMap,
     secret: current.secret && running.secret?.name === current.secret.name ? running.secret : current.secret,
+    projected: current.projected.map((each) => {
+      const before = running.projected.get(projectionKey(each));
+      return before === undefined ? each : { ...each, hash: before };
+    }),
   };
   const specOnly = desiredDeployment({ app, ...kept });
   const specRollout = driftPaths(live, ownedFields(specOnly), DEPLOYMENT_OPTIONAL_KEYS).some((path) => path.startsWith('spec.template.'));
@@ -194,6 +220,13 @@ function contentChanges(running: RunningWith, latest: NonNullable<DeploymentOutc
         to: now.hash,
       });
     }
+  }
+  // A listed object: new content of what the pods run with. An optional object gone rolls nothing (the pods run on
+  // without it); its return, or any later content, does.
+  for (const now of latest.projected) {
+    const before = running.projected.get(projectionKey(now));
+    if (before === undefined || now.hash === null || now.hash === before) continue;
+    changes.push({ kind: now.kind, name: now.name, ...(before === null ? {} : { from: before }), to: now.hash });
   }
   return changes;
 }

@@ -15,6 +15,26 @@ export interface Projection {
   readonly optional: boolean;
 }
 
+/**
+ * What is known of one listed object: present with the hash it rolls out with (of its keys alone when it lists keys)
+ * and the listed keys it lacks, or missing.
+ */
+export type ProjectedView = Projection &
+  ({ readonly phase: 'present'; readonly hash: string; readonly missingKeys?: readonly string[] } | { readonly phase: 'missing' });
+
+/**
+ * Why a listed object keeps the pods from starting: missing, or lacking a listed key, and not `optional` (the kubelet
+ * refuses such a pod). Undefined when the pods can start.
+ */
+export function blocking(view: ProjectedView): string | undefined {
+  if (view.optional) return undefined;
+  if (view.phase === 'missing') return `${view.kind} "${view.name}" not found`;
+  if (view.missingKeys && view.missingKeys.length > 0) {
+    return `${view.kind} "${view.name}" lacks key${view.missingKeys.length > 1 ? 's' : ''} ${view.missingKeys.map((key) => `"${key}"`).join(', ')}`;
+  }
+  return undefined;
+}
+
 /** The entries of `spec.configMaps`, then `spec.secrets`, in the order the spec lists them. */
 export function projections(app: CustomApp): Projection[] {
   const entries = (kind: DependencyKind, list: CustomApp['spec']['configMaps']): Projection[] =>

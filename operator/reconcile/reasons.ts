@@ -10,6 +10,9 @@ export const REASONS = {
   configMapNotFound: 'ConfigMapNotFound',
   secretFound: 'SecretFound',
   secretNotFound: 'SecretNotFound',
+  /** A listed key missing from an object listed without `optional`: the kubelet would not start the pods. */
+  configMapKeyNotFound: 'ConfigMapKeyNotFound',
+  secretKeyNotFound: 'SecretKeyNotFound',
   notReferenced: 'NotReferenced',
   // DeploymentAvailable (and Events)
   deploymentNotOwned: 'DeploymentNotOwned',

@@ -1,10 +1,13 @@
 // The status a CustomApp should have after a reconcile: a pure function of what the reconcile saw and did.
-import type { Condition, CustomApp, CustomAppStatus } from '../customapp/custom-app.js';
+import type { Condition, CustomApp, CustomAppStatus, ObservedObject } from '../customapp/custom-app.js';
+import type { DependencyKind } from '../deps/source.js';
+import { parseHashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
 import type { Deployment } from '../kube/objects.js';
 import type { CurrentRollout } from '../governance/rollout-progress.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
 import { notControlledMessage, REASONS } from './reasons.js';
-import { type RolloutDependency, runningWith } from './desired-deployment.js';
+import { type ProjectedDependency, type RolloutDependency, runningWith } from './desired-deployment.js';
+import { blocking, type ProjectedView, projectionKey } from './projections.js';
 import { lastRolloutStatus, pendingRolloutStatus, progressCondition, type WaitingRollout, waitingCondition } from './rollout-status.js';
 import { keyedForStatus } from './secret-hash-migration.js';
 
@@ -41,12 +44,18 @@ export interface StatusInput {
   readonly app: CustomApp;
   readonly configMap: DependencyView;
   readonly secret: DependencyView;
+  /** What is known of each object of `spec.configMaps` and `spec.secrets`. @default none listed */
+  readonly projected?: readonly ProjectedView[];
   readonly deployment: DeploymentView;
   /**
    * What the Deployment now runs with, when this reconcile rolled it out (or found it up to date); undefined when
    * the rollout is held (the previous `observed*` and hashes stay).
    */
-  readonly rolledOut?: { readonly configMap?: RolloutDependency; readonly secret?: RolloutDependency };
+  readonly rolledOut?: {
+    readonly configMap?: RolloutDependency;
+    readonly secret?: RolloutDependency;
+    readonly projected?: readonly ProjectedDependency[];
+  };
   /** What became of the Service. @default unrequested */
   readonly service?: ServiceView;
   /** A rollout caused by ConfigMap or Secret content that waits (queued, flapping, paused, debouncing). @default none */
@@ -57,13 +66,50 @@ export interface StatusInput {
   readonly now: string;
 }
 
+/**
+ * `ConfigMapAvailable` or `SecretAvailable`, over the seed field's object and every listed one of that kind: False
+ * while one keeps the pods from starting (missing, or lacking a listed key, and not optional), naming each; an
+ * optional one missing is fine, and said.
+ */
 function dependencyCondition(
   type: 'ConfigMapAvailable' | 'SecretAvailable',
   kind: 'ConfigMap' | 'Secret',
   view: DependencyView,
+  projected: readonly ProjectedView[],
 ): ConditionDecision {
   const found = kind === 'ConfigMap' ? REASONS.configMapFound : REASONS.secretFound;
   const notFound = kind === 'ConfigMap' ? REASONS.configMapNotFound : REASONS.secretNotFound;
+  const listed = projected.filter((each) => each.kind === kind);
+  if (listed.length > 0) {
+    const problems = [
+      ...(view.phase === 'missing' ? [`${kind} "${view.name}" not found`] : []),
+      ...listed.flatMap((each) => blocking(each) ?? []),
+    ];
+    if (problems.length > 0) {
+      const objectMissing = view.phase === 'missing' || listed.some((each) => !each.optional && each.phase === 'missing');
+      const keyNotFound = kind === 'ConfigMap' ? REASONS.configMapKeyNotFound : REASONS.secretKeyNotFound;
+      return {
+        type,
+        status: 'False',
+        reason: objectMissing ? notFound : keyNotFound,
+        message: `${problems.join('; ')}; the rollout is held until the pods can start`,
+      };
+    }
+    const names = [
+      ...(view.phase === 'present' ? [view.name] : []),
+      ...listed.filter((each) => each.phase === 'present').map((each) => each.name),
+    ];
+    const absent = listed.filter((each) => each.phase === 'missing').map((each) => `"${each.name}"`);
+    return {
+      type,
+      status: 'True',
+      reason: found,
+      message: [
+        ...(names.length > 0 ? [`${kind} ${names.map((name) => `"${name}"`).join(', ')} found`] : []),
+        ...(absent.length > 0 ? [`optional ${kind} ${absent.join(', ')} not found: the pods start without it`] : []),
+      ].join('; '),
+    };
+  }
   switch (view.phase) {
     case 'unreferenced':
       return { type, status: 'True', reason: REASONS.notReferenced, message: `no ${kind} is referenced` };
@@ -130,9 +176,11 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
   const type = 'Ready';
   if (input.deployment.phase === 'notOwned' || input.deployment.phase === 'invalid') return { ...deployment, type };
   const missing = [input.configMap, input.secret].filter((view) => view.phase === 'missing');
-  if (missing.length > 0) {
+  const blocked = (input.projected ?? []).flatMap((each) => blocking(each) ?? []);
+  if (missing.length > 0 || blocked.length > 0) {
     const names = missing.map((view) => `"${(view as { name: string }).name}"`).join(' and ');
-    return { type, status: 'False', reason: REASONS.rolloutHeld, message: `rollout held: ${names} not found` };
+    const problems = [...(names ? [`${names} not found`] : []), ...blocked];
+    return { type, status: 'False', reason: REASONS.rolloutHeld, message: `rollout held: ${problems.join('; ')}` };
   }
   // A Service that cannot exist is a spec problem for the user to fix: it says more than replicas not ready yet.
   const service = others.find((condition) => condition.type === 'ServiceAvailable' && condition.status !== 'True');
@@ -161,8 +209,8 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
   const deployment = deploymentCondition(app, input.deployment);
   const service = serviceCondition(app, input.service ?? { phase: 'unrequested' });
   const decisions = [
-    dependencyCondition('ConfigMapAvailable', 'ConfigMap', input.configMap),
-    dependencyCondition('SecretAvailable', 'Secret', input.secret),
+    dependencyCondition('ConfigMapAvailable', 'ConfigMap', input.configMap, input.projected ?? []),
+    dependencyCondition('SecretAvailable', 'Secret', input.secret, input.projected ?? []),
     deployment,
     ...(service ? [service] : []),
   ];
@@ -174,6 +222,8 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     observedGeneration: generation,
     observedConfigMapName: running ? running.configMap?.name : previous.observedConfigMapName,
     observedSecretName: running ? running.secret?.name : previous.observedSecretName,
+    observedConfigMaps: running ? observedObjects(running, 'ConfigMap') : previous.observedConfigMaps,
+    observedSecrets: running ? observedObjects(running, 'Secret') : previous.observedSecrets,
     configHash: running ? running.configMap?.hash : previous.configHash,
     secretHash: keyedForStatus(running ? running.secret?.hash : previous.secretHash, input.secret),
     readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
@@ -182,6 +232,26 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     conditions,
   };
   return withoutUndefined(status);
+}
+
+/**
+ * The listed objects of `kind` the pods run with, sorted by name (the same list whether read from what was just rolled
+ * out or from the Deployment), or undefined when none is listed.
+ */
+function observedObjects(
+  running: { readonly projected?: readonly ProjectedDependency[] | RunningHashes },
+  kind: DependencyKind,
+): ObservedObject[] | undefined {
+  const hashes: RunningHashes = Array.isArray(running.projected)
+    ? new Map(running.projected.map((each: ProjectedDependency) => [projectionKey(each), each.hash]))
+    : ((running.projected as RunningHashes | undefined) ?? new Map());
+  const observed = [...hashes]
+    .flatMap(([key, hash]) => {
+      const parsed = parseHashKey(key);
+      return parsed?.kind === kind ? [{ name: parsed.name, ...(hash === null ? {} : { hash }) }] : [];
+    })
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return observed.length > 0 ? observed : undefined;
 }
 
 function withoutUndefined<T extends object>(value: T): T {

@@ -62,6 +62,20 @@ test('the DNS-1123 pattern accepts subdomains and rejects upper case, slashes an
   for (const bad of ['App', 'other-ns/config', '-a', 'a-', 'a..b', '', 'a_b']) t.false(pattern.test(bad), bad);
 });
 
+test('the CRD schema validates spec.configMaps and spec.secrets: unique names, absolute mountPath, at most 16, keys a set', (t) => {
+  const spec = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema.properties.spec;
+  for (const field of ['configMaps', 'secrets']) {
+    const list = spec.properties[field];
+    t.like(list, { type: 'array', maxItems: 16, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }, field);
+    t.deepEqual(list.items.required, ['name'], field);
+    t.like(list.items.properties.name, { type: 'string', maxLength: 253, pattern: DNS1123_SUBDOMAIN }, field);
+    t.like(list.items.properties.mountPath, { type: 'string', pattern: '^/' }, field);
+    t.like(list.items.properties.keys, { type: 'array', maxItems: 64, 'x-kubernetes-list-type': 'set' }, field);
+    t.is(list.items.properties.keys.xKubernetesListType, undefined, `${field}: the API server reads only the JSON spelling`);
+    t.like(list.items.properties.optional, { type: 'boolean' }, field);
+  }
+});
+
 test('the CRD status schema has every observed field and map-keyed conditions', (t) => {
   const status = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema.properties.status;
   t.deepEqual(Object.keys(status.properties).sort(), [
@@ -69,8 +83,10 @@ test('the CRD status schema has every observed field and map-keyed conditions', 
     'configHash',
     'lastRollout',
     'observedConfigMapName',
+    'observedConfigMaps',
     'observedGeneration',
     'observedSecretName',
+    'observedSecrets',
     'pendingRollout',
     'readyReplicas',
     'secretHash',

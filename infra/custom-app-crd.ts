@@ -34,7 +34,9 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     format: node.format,
     properties,
     required: node.required ? [...node.required] : undefined,
-    items: node.items ? toJsonSchemaProps(node.items) : undefined,
+    // cdk8s serializes `items` as given (typed any), never through its camel-to-JSON renaming: it must be the JSON
+    // spelling already, or an x-kubernetes-* field inside would reach the API server camel-cased and be dropped.
+    items: node.items ? jsonSpelling(node.items) : undefined,
     maxItems: node.maxItems,
     pattern: node.pattern,
     minLength: node.minLength,
@@ -48,6 +50,11 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     anyOf: node.anyOf?.map(toJsonSchemaProps),
     not: node.not ? toJsonSchemaProps(node.not) : undefined,
   };
+}
+
+/** A schema node in JSON spelling with the undefined fields left out, as the API server reads it. */
+function jsonSpelling(node: SchemaNode): SchemaNode {
+  return JSON.parse(JSON.stringify(node)) as SchemaNode;
 }
 
 /**

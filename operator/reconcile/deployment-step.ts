@@ -1,5 +1,7 @@
 // The Deployment step: create it, or update what the operator owns in it when that differs; never touch one not ours.
 import { FIELD_MANAGER, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { decodeHashes } from '../podtemplate/hash-annotation.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { ApiError, isAlreadyExists } from '../kube/errors.js';
 import type { Deployment } from '../kube/objects.js';
@@ -240,11 +242,24 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
   const after = desired.spec.template.metadata?.annotations ?? {};
   const changes = Object.keys({ ...before, ...after })
     .filter((key) => before[key] !== after[key])
-    .map((key) => `${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`);
+    .flatMap((key) =>
+      key === TEMPLATE_HASHES_ANNOTATION
+        ? listedChanges(before[key], after[key])
+        : [`${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`],
+    );
   const fields = drift
     .filter((path) => !path.startsWith('spec.template.metadata.annotations') && path !== `metadata.annotations.${ROLLOUT_ANNOTATION}`)
     .map((path) => path.replace(/^spec\.template\.spec\./, ''));
   return ['Normal', REASONS.rolloutTriggered, `Rolling out Deployment "${name}": ${[...changes, ...fields].join(', ')}`];
+}
+
+/** Each listed object whose hash moved between two values of the dependency-hashes annotation: `ConfigMap/files 1a2b…→3c4d…`. */
+function listedChanges(before: string | undefined, after: string | undefined): string[] {
+  const was = decodeHashes(before) ?? new Map<string, string | null>();
+  const is = decodeHashes(after) ?? new Map<string, string | null>();
+  return [...new Set([...was.keys(), ...is.keys()])]
+    .filter((key) => was.get(key) !== is.get(key))
+    .map((key) => `${key} ${shortHash(was.get(key) ?? undefined)}→${shortHash(is.get(key) ?? undefined)}`);
 }
 
 /** A 422 Invalid: retrying cannot help until the spec changes (which queues the key again). One Event per message. */

@@ -107,6 +107,19 @@ const objectName = (what: string): SchemaNode => ({
   pattern: DNS1123_SUBDOMAIN,
 });
 
+/**
+ * A list of objects keyed by `name` (a list-map: the API server refuses a name twice, and a server-side apply merges
+ * by name), at most `maxItems`.
+ */
+const listByName = (description: string, maxItems: number, properties: Record<string, SchemaNode>): SchemaNode => ({
+  type: 'array',
+  description,
+  maxItems,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['name'],
+  items: { type: 'object', required: ['name'], properties },
+});
+
 /** `spec.env` at most: plain variables are a few; a config of hundreds belongs in a ConfigMap. */
 export const MAX_ENV = 128;
 /**
@@ -139,21 +152,15 @@ export const DATA_KEY = '^[-._a-zA-Z0-9]+$';
  * environment variables without `mountPath`, as read-only files with it. `keys` limits both what is projected and what
  * rolls the pods: a change to another key rolls nothing.
  */
-const projectedObjects = (what: string, plural: string): SchemaNode => ({
-  type: 'array',
-  description:
+const projectedObjects = (what: string, plural: string): SchemaNode =>
+  listByName(
     `${plural} of the CustomApp's namespace the container reads, each projected on its own: without mountPath as ` +
-    `environment variables (every key with envFrom, or only the listed keys), with mountPath as a read-only volume (one ` +
-    `file per key, or only the listed keys). A content change of a projected key rolls the pods; with keys listed, a ` +
-    `change to another key rolls nothing. Names are unique; at most ${MAX_PROJECTED}. Combines with ` +
-    `${what === 'ConfigMap' ? 'configMapName' : 'secretName'}, which stays one more envFrom of the whole object.`,
-  maxItems: MAX_PROJECTED,
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['name'],
-  items: {
-    type: 'object',
-    required: ['name'],
-    properties: {
+      `environment variables (every key with envFrom, or only the listed keys), with mountPath as a read-only volume (one ` +
+      `file per key, or only the listed keys). A content change of a projected key rolls the pods; with keys listed, a ` +
+      `change to another key rolls nothing. Names are unique; at most ${MAX_PROJECTED}. Combines with ` +
+      `${what === 'ConfigMap' ? 'configMapName' : 'secretName'}, which stays one more envFrom of the whole object.`,
+    MAX_PROJECTED,
+    {
       name: {
         type: 'string',
         description: `Name of the ${what}: a DNS-1123 subdomain (at most ${DNS1123_SUBDOMAIN_MAX} characters) in the CustomApp's own namespace.`,
@@ -182,8 +189,7 @@ const projectedObjects = (what: string, plural: string): SchemaNode => ({
         description: `True: the pods start while the ${what} (or a listed key) is missing. Default false: they wait for it.`,
       },
     },
-  },
-});
+  );
 
 /** `spec` of a CustomApp: what the user asks for. */
 export const SPEC_SCHEMA: SchemaNode = {
@@ -208,30 +214,22 @@ export const SPEC_SCHEMA: SchemaNode = {
         'cpu "50m" and memory "64Mi", a memory limit of "256Mi" and no CPU limit.',
       properties: { requests: quantities('What the scheduler reserves'), limits: quantities('The most the container may use') },
     },
-    env: {
-      type: 'array',
-      description:
-        'Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret ' +
+    env: listByName(
+      'Plain environment variables of the container, each a name and a value, set after the ConfigMap and Secret ' +
         '(envFrom): a name here wins over the same key there. No valueFrom: reference ConfigMaps and Secrets with ' +
         `configMapName and secretName. Names are unique; at most ${MAX_ENV}.`,
-      maxItems: MAX_ENV,
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['name'],
-      items: {
-        type: 'object',
-        required: ['name'],
-        properties: {
-          name: {
-            type: 'string',
-            description: "The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.",
-            minLength: 1,
-            maxLength: 256,
-            pattern: ENV_NAME,
-          },
-          value: { type: 'string', description: 'Its value; empty when absent.', maxLength: 32768 },
+      MAX_ENV,
+      {
+        name: {
+          type: 'string',
+          description: "The variable's name: letters, digits, '_', '-' and '.', not starting with a digit.",
+          minLength: 1,
+          maxLength: 256,
+          pattern: ENV_NAME,
         },
+        value: { type: 'string', description: 'Its value; empty when absent.', maxLength: 32768 },
       },
-    },
+    ),
     replicas: {
       type: 'integer',
       format: 'int32',
@@ -352,21 +350,15 @@ const pendingRollout: SchemaNode = {
 };
 
 /** `status.observedConfigMaps` or `status.observedSecrets`: the listed objects the Deployment runs with. */
-const observedObjects = (what: string): SchemaNode => ({
-  type: 'array',
-  description: `The ${what} of spec.${what === 'ConfigMaps' ? 'configMaps' : 'secrets'} the Deployment was last rolled out with, and their content hashes.`,
-  maxItems: MAX_PROJECTED,
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['name'],
-  items: {
-    type: 'object',
-    required: ['name'],
-    properties: {
+const observedObjects = (what: string): SchemaNode =>
+  listByName(
+    `The ${what} of spec.${what === 'ConfigMaps' ? 'configMaps' : 'secrets'} the Deployment was last rolled out with, and their content hashes.`,
+    MAX_PROJECTED,
+    {
       name: { type: 'string', maxLength: DNS1123_SUBDOMAIN_MAX },
-      hash: { ...hash('the pods run with: of the listed keys alone when keys are listed; absent while an optional one is missing') },
+      hash: hash('the pods run with: of the listed keys alone when keys are listed; absent while an optional one is missing'),
     },
-  },
-});
+  );
 
 /** `status` of a CustomApp: what the operator observed and did. */
 export const STATUS_SCHEMA: SchemaNode = {

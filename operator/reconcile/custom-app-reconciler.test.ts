@@ -24,6 +24,23 @@ async function converged(spec: CustomApp['spec'] = SPEC): Promise<FakeWorld> {
   return world;
 }
 
+/** Edits `ns/app`'s spec as a user would (its generation moves to 2), and syncs the caches. */
+function editSpec(world: FakeWorld, spec: CustomApp['spec']): void {
+  world.client.seed(CUSTOM_APPS, { ...appOf(world), spec, metadata: { ...appOf(world).metadata, generation: 2 } });
+  world.sync();
+}
+
+/** Records each `use` of the world's dependency source from now on, as its refs' `Kind/name`. */
+function recordUses(world: FakeWorld): string[][] {
+  const uses: string[][] = [];
+  const use = world.dependencies.use.bind(world.dependencies);
+  world.dependencies.use = (owner, refs) => {
+    uses.push(refs.map((ref) => `${ref.kind}/${ref.name}`));
+    use(owner, refs);
+  };
+  return uses;
+}
+
 const deploymentOf = (world: FakeWorld, name = 'app'): Deployment | undefined => world.client.stored<Deployment>(DEPLOYMENTS, 'ns', name);
 const appOf = (world: FakeWorld, name = 'app'): CustomApp => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', name)!;
 const condition = (world: FakeWorld, type: string, name = 'app'): string | undefined => {
@@ -116,18 +133,8 @@ test('drift: a field of ours edited on the Deployment is put back without a roll
 test('handoff: the old ConfigMap is held until the rollout with the new one is recorded in status, then released', async (t) => {
   const world = await converged();
   world.configMap('other', { V: 'other' });
-  world.client.seed(CUSTOM_APPS, {
-    ...appOf(world),
-    spec: { ...SPEC, configMapName: 'other' },
-    metadata: { ...appOf(world).metadata, generation: 2 },
-  });
-  world.sync();
-  const uses: string[][] = [];
-  const use = world.dependencies.use.bind(world.dependencies);
-  world.dependencies.use = (owner, refs) => {
-    uses.push(refs.map((ref) => `${ref.kind}/${ref.name}`));
-    use(owner, refs);
-  };
+  editSpec(world, { ...SPEC, configMapName: 'other' });
+  const uses = recordUses(world);
   const before = world.client.calls.length;
   await world.reconcile('app');
   t.deepEqual(uses, [
@@ -298,12 +305,7 @@ test('a handoff to a missing ConfigMap keeps the old one held and observed even 
   await t.throwsAsync(world.reconcile('app'), { message: 'conflict' });
   t.is(appOf(world).status, undefined, 'nothing recorded the rollout');
   world.configMap('missing', undefined);
-  world.client.seed(CUSTOM_APPS, {
-    ...appOf(world),
-    spec: { ...SPEC, configMapName: 'missing' },
-    metadata: { ...appOf(world).metadata, generation: 2 },
-  });
-  world.sync();
+  editSpec(world, { ...SPEC, configMapName: 'missing' });
   await world.reconcile('app');
   t.is(condition(world, 'ConfigMapAvailable'), 'False ConfigMapNotFound');
   t.is(appOf(world).status?.observedConfigMapName, 'config', 'read back from the Deployment, which still runs with it');
@@ -407,18 +409,8 @@ test('listed objects: a required listed key missing holds the rollout and says w
 
 test('listed objects: one dropped from the list stays held until the rollout without it is recorded in status', async (t) => {
   const world = await convergedListed();
-  world.client.seed(CUSTOM_APPS, {
-    ...appOf(world),
-    spec: { ...LISTED, configMaps: [{ name: 'web' }] },
-    metadata: { ...appOf(world).metadata, generation: 2 },
-  });
-  world.sync();
-  const uses: string[][] = [];
-  const use = world.dependencies.use.bind(world.dependencies);
-  world.dependencies.use = (owner, refs) => {
-    uses.push(refs.map((ref) => `${ref.kind}/${ref.name}`));
-    use(owner, refs);
-  };
+  editSpec(world, { ...LISTED, configMaps: [{ name: 'web' }] });
+  const uses = recordUses(world);
   const before = world.client.calls.length;
   await world.reconcile('app');
   t.deepEqual(uses, [

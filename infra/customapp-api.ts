@@ -23,6 +23,12 @@ export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
  */
 export const SECRET_HASH_ANNOTATION = `${GROUP}/secret-hash`;
 /**
+ * Pod-template annotation holding, for each object of spec.configMaps or spec.secrets read by its listed keys, one
+ * digest per listed key (a Secret's keyed with its uid, operator/deps/key-digests.ts): what a later change compares
+ * with to name the keys that changed. It changes only with the keys' hash, so it rolls nothing of its own.
+ */
+export const KEY_DIGESTS_ANNOTATION = `${GROUP}/key-digests`;
+/**
  * Deployment annotation (on the Deployment, not its pod template, so writing it rolls nothing) recording why its pod
  * template last changed: the trigger (ConfigMap, Secret or Spec), the objects and hashes that changed, the CustomApp
  * generation, and when. Written in the same update as the template change, so the cause of a rollout in progress
@@ -308,6 +314,14 @@ const condition: SchemaNode = {
 
 const hash = (what: string): SchemaNode => ({ type: 'string', description: `The content hash ${what}.`, maxLength: 256 });
 
+/** The keys whose content changed, of an object read by its listed keys. */
+const changedKeys: SchemaNode = {
+  type: 'array',
+  description: 'The keys whose content changed, when the object is read by its listed keys (spec.configMaps[].keys).',
+  maxItems: MAX_PROJECTED_KEYS,
+  items: { type: 'string', maxLength: DNS1123_SUBDOMAIN_MAX },
+};
+
 /** A rollout, as `status.lastRollout` reports it. */
 const lastRollout: SchemaNode = {
   type: 'object',
@@ -316,6 +330,7 @@ const lastRollout: SchemaNode = {
   properties: {
     trigger: { type: 'string', enum: ROLLOUT_TRIGGERS, description: 'ConfigMap or Secret (new content), or Spec (the CustomApp changed).' },
     name: { type: 'string', description: 'The ConfigMap or Secret whose content changed.', maxLength: DNS1123_SUBDOMAIN_MAX },
+    keys: changedKeys,
     fromHash: hash('the pods ran with before'),
     toHash: hash('rolled out'),
     generation: { type: 'integer', format: 'int64', description: 'The CustomApp generation rolled out.' },
@@ -344,6 +359,7 @@ const pendingRollout: SchemaNode = {
     },
     trigger: { type: 'string', enum: ['ConfigMap', 'Secret'], description: 'The kind whose content changed.' },
     name: { type: 'string', description: 'The ConfigMap or Secret whose content changed.', maxLength: DNS1123_SUBDOMAIN_MAX },
+    keys: changedKeys,
     fromHash: hash('the pods run with'),
     toHash: hash('waiting to be rolled out (the latest)'),
   },

@@ -31,6 +31,8 @@ export interface LastRollout {
   readonly trigger: RolloutTrigger;
   /** The ConfigMap or Secret whose content changed (trigger ConfigMap or Secret). */
   readonly name?: string;
+  /** The keys whose content changed, of an object read by its listed keys. */
+  readonly keys?: readonly string[];
   readonly fromHash?: string;
   readonly toHash?: string;
   /** The CustomApp generation rolled out. */
@@ -58,6 +60,8 @@ export interface PendingRollout {
   readonly since: string;
   readonly trigger: 'ConfigMap' | 'Secret';
   readonly name: string;
+  /** The keys whose content changed, of an object read by its listed keys. */
+  readonly keys?: readonly string[];
   readonly fromHash?: string;
   readonly toHash?: string;
 }

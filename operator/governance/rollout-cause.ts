@@ -2,7 +2,9 @@
 import {
   DNS1123_SUBDOMAIN,
   DNS1123_SUBDOMAIN_MAX,
+  DATA_KEY,
   MAX_PROJECTED,
+  MAX_PROJECTED_KEYS,
   ROLLOUT_ANNOTATION,
   ROLLOUT_TRIGGERS,
   type RolloutTrigger,
@@ -17,6 +19,8 @@ export interface ContentChange {
   /** The hash the pods ran with; absent when they ran with none (the object was missing). */
   readonly from?: string;
   readonly to: string;
+  /** The keys whose content changed, for an object read by its listed keys (`spec.configMaps[].keys`). */
+  readonly keys?: readonly string[];
 }
 
 /**
@@ -52,6 +56,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
 /** A content hash as the operator writes them (hex), within the status schema's 256 characters. */
 const HASH = /^[0-9a-f]{1,256}$/;
 const NAME = new RegExp(DNS1123_SUBDOMAIN);
+const KEY = new RegExp(DATA_KEY);
 /**
  * Changes one cause may carry: the seed's ConfigMap and Secret, and each listed one (`spec.configMaps`,
  * `spec.secrets`). An object both named by the seed field and listed with keys changes through each view.
@@ -78,6 +83,14 @@ function changeProblem(value: unknown, at: number): string | undefined {
     if (hash === undefined && field === 'from') continue;
     if (typeof hash !== 'string' || !HASH.test(hash)) return `changes[${at}].${field} ${quote(hash)} is not a content hash`;
   }
+  const keys = change.keys;
+  if (keys === undefined) return undefined;
+  if (
+    !Array.isArray(keys) ||
+    keys.length > MAX_PROJECTED_KEYS ||
+    !keys.every((key) => typeof key === 'string' && key.length <= DNS1123_SUBDOMAIN_MAX && KEY.test(key))
+  )
+    return `changes[${at}].keys ${quote(keys)} is not a list of at most ${MAX_PROJECTED_KEYS} keys`;
   return undefined;
 }
 
@@ -123,7 +136,13 @@ export function parseRolloutCause(raw: string): ParsedRolloutCause {
   return {
     cause: {
       trigger: trigger as RolloutTrigger,
-      changes: changes.map(({ kind, name, from, to }: ContentChange) => ({ kind, name, ...(from !== undefined ? { from } : {}), to })),
+      changes: changes.map(({ kind, name, from, to, keys }: ContentChange) => ({
+        kind,
+        name,
+        ...(from !== undefined ? { from } : {}),
+        to,
+        ...(keys !== undefined ? { keys } : {}),
+      })),
       generation: generation as number | undefined,
       start: value.start,
     },
@@ -151,7 +170,12 @@ export function rolloutCauseProblem(deployment: Deployment | undefined): string 
 
 /** `ConfigMap "app-config" 3f2a9c0d1e2b→e4e8a1b2c3d4`, each change, joined with `, `. */
 export function describeChanges(changes: readonly ContentChange[]): string {
-  return changes.map((change) => `${change.kind} "${change.name}" ${short(change.from)}→${short(change.to)}`).join(', ');
+  return changes
+    .map((change) => {
+      const keys = change.keys && change.keys.length > 0 ? ` (key${change.keys.length > 1 ? 's' : ''} ${change.keys.join(', ')})` : '';
+      return `${change.kind} "${change.name}"${keys} ${short(change.from)}→${short(change.to)}`;
+    })
+    .join(', ');
 }
 
 /** What a cause says, for messages: the content changes, or the spec generation. */

@@ -141,6 +141,13 @@ test('a cause annotation that does not fit status.lastRollout says what, quoting
   const many = Array.from({ length: MAX_CAUSE_CHANGES + 1 }, (_, index) => ({ ...change, name: `c${index}` }));
   t.is(problem({ trigger: 'ConfigMap', start, changes: many }), `changes has ${many.length} entries, more than ${MAX_CAUSE_CHANGES}`);
   t.is(problem({ trigger: 'ConfigMap', start, changes: many.slice(1) }), undefined, 'a change per listed object fits');
+  t.deepEqual(parseRolloutCause(JSON.stringify({ trigger: 'ConfigMap', start, changes: [{ ...change, keys: ['app.yaml'] }] })), {
+    cause: { trigger: 'ConfigMap', start, changes: [{ ...change, keys: ['app.yaml'] }], generation: undefined },
+  });
+  t.is(
+    problem({ trigger: 'ConfigMap', start, changes: [{ ...change, keys: ['a\u001b[31m'] }] }),
+    'changes[0].keys ["a\\u001b[31m"] is not a list of at most 64 keys',
+  );
   t.is(problem({ trigger: 'Secret', start, changes: [change] }), 'trigger Secret has no Secret change');
   t.deepEqual(
     parseRolloutCause(JSON.stringify({ trigger: 'ConfigMap', start, changes: [{ ...change, extra: 1 }], extra: { deep: 'x' } })),

@@ -31,6 +31,18 @@ export function encodeHashes(hashes: RunningHashes): string {
  * something else): a caller then treats the content as seen for the first time, never as changed.
  */
 export function decodeHashes(value: string | undefined): RunningHashes | undefined {
+  const parsed = parseJsonObject(value);
+  if (!parsed) return undefined;
+  const hashes = new Map<string, string | null>();
+  for (const [key, hash] of Object.entries(parsed)) {
+    if (!parseHashKey(key) || (hash !== null && typeof hash !== 'string')) return undefined;
+    hashes.set(key, hash);
+  }
+  return hashes;
+}
+
+/** An annotation value parsed as a JSON object, or undefined when it is absent or anything else (edited by hand). */
+export function parseJsonObject(value: string | undefined): Record<string, unknown> | undefined {
   if (value === undefined) return undefined;
   let parsed: unknown;
   try {
@@ -38,11 +50,5 @@ export function decodeHashes(value: string | undefined): RunningHashes | undefin
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const hashes = new Map<string, string | null>();
-  for (const [key, hash] of Object.entries(parsed)) {
-    if (!parseHashKey(key) || (hash !== null && typeof hash !== 'string')) return undefined;
-    hashes.set(key, hash);
-  }
-  return hashes;
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
 }

@@ -380,8 +380,19 @@ test('listed objects: a change to an unlisted key writes nothing; a listed key r
   t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
   world.sync();
   const last = appOf(world).status?.lastRollout;
-  t.like(last, { trigger: 'ConfigMap', name: 'files' });
-  t.regex(last?.message ?? '', /files/);
+  t.like(last, { trigger: 'ConfigMap', name: 'files', keys: ['app.yaml'] });
+  t.regex(last?.message ?? '', /ConfigMap "files" \(key app\.yaml\)/);
+  t.regex(world.events('app').findLast((event) => event.startsWith('RolloutTriggered')) ?? '', /ConfigMap\/files \(key app\.yaml\)/);
+  world.secret('db', { PASSWORD: 'q', USER: 'v' });
+  await world.reconcile('app');
+  world.sync();
+  t.like(appOf(world).status?.lastRollout, { trigger: 'Secret', name: 'db', keys: ['PASSWORD'] });
+  t.regex(world.events('app').findLast((event) => event.startsWith('RolloutTriggered')) ?? '', /Secret\/db \(key PASSWORD\)/);
+  t.notRegex(
+    world.events('app').findLast((event) => event.startsWith('RolloutTriggered')) ?? '',
+    /key-digests/,
+    'the digests are how keys are named, not a change of their own',
+  );
 });
 
 test('listed objects: a required listed key missing holds the rollout and says which; an optional object appearing rolls it in', async (t) => {

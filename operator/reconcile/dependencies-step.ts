@@ -85,13 +85,35 @@ export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Pr
   for (const projection of projections(scope.app)) {
     const state = await dependencies.state(projectionRef(scope.namespace, projection));
     if (!state) return 'pending';
-    projected.push(
-      state.exists
-        ? { ...projection, phase: 'present', hash: state.hash, ...(state.missingKeys ? { missingKeys: state.missingKeys } : {}) }
-        : { ...projection, phase: 'missing' },
-    );
+    if (!state.exists) {
+      projected.push({ ...projection, phase: 'missing' });
+      continue;
+    }
+    const keyDigests = projection.keys && (await listedDigests(scope, projection.kind, projection.name, projection.keys));
+    projected.push({
+      ...projection,
+      phase: 'present',
+      hash: state.hash,
+      ...(state.missingKeys ? { missingKeys: state.missingKeys } : {}),
+      ...(keyDigests ? { keyDigests } : {}),
+    });
   }
   return configMap === 'pending' || secret === 'pending' ? 'pending' : { configMap, secret, projected };
+}
+
+/**
+ * The digests of `keys` from the whole object's state (the registry keeps one digest per key of every object it
+ * follows, whichever refs hold it), to name the keys a change touched; undefined from a source that keeps none.
+ */
+async function listedDigests(
+  scope: ReconcileScope,
+  kind: DependencyKind,
+  name: string,
+  keys: readonly string[],
+): Promise<ReadonlyMap<string, string> | undefined> {
+  const whole = await scope.world.dependencies.state(ref(kind, scope.namespace, name));
+  const digests = whole?.exists ? whole.keyDigests : undefined;
+  return digests && new Map(keys.flatMap((key) => (digests.has(key) ? [[key, digests.get(key)!] as const] : [])));
 }
 
 /** Ends a handoff: the CustomApp holds its spec's refs alone, and the old ones are released. */

@@ -1,5 +1,5 @@
 // The Deployment step: create it, or update what the operator owns in it when that differs; never touch one not ours.
-import { FIELD_MANAGER, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
 import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { decodeHashes } from '../podtemplate/hash-annotation.js';
 import { isControlledBy } from '../customapp/labels.js';
@@ -24,7 +24,7 @@ import { annotationForEvent, secretHashAnnotation } from './secret-hash-migratio
 import { isUnkeyedHash } from '../deps/keyed-hash.js';
 import type { WaitingRollout } from './rollout-status.js';
 import type { DependencyView, DeploymentView } from './status.js';
-import { type ProjectedView, projectionKey } from './projections.js';
+import { changedKeys, decodeKeyDigests, type ProjectedView, projectionKey } from './projections.js';
 
 /** What the Deployment step saw and did. */
 export interface DeploymentOutcome {
@@ -144,6 +144,7 @@ function projectedDependency(view: ProjectedView): ProjectedDependency {
     ...(keys ? { keys } : {}),
     optional,
     hash: view.phase === 'present' ? view.hash : null,
+    ...(view.phase === 'present' && view.keyDigests ? { keyDigests: view.keyDigests } : {}),
   };
 }
 
@@ -179,8 +180,12 @@ function planUpdate(
     configMap: current.configMap && running.configMap?.name === current.configMap.name ? running.configMap : current.configMap,
     secret: current.secret && running.secret?.name === current.secret.name ? running.secret : current.secret,
     projected: current.projected.map((each) => {
-      const before = running.projected.get(projectionKey(each));
-      return before === undefined ? each : { ...each, hash: before };
+      const key = projectionKey(each);
+      const before = running.projected.get(key);
+      if (before === undefined) return each;
+      const { keyDigests: _latest, ...kept } = each;
+      const digests = running.keyDigests.get(key);
+      return { ...kept, hash: before, ...(digests ? { keyDigests: digests } : {}) };
     }),
   };
   const specOnly = desiredDeployment({ app, ...kept });
@@ -226,9 +231,11 @@ function contentChanges(running: RunningWith, latest: NonNullable<DeploymentOutc
   // A listed object: new content of what the pods run with. An optional object gone rolls nothing (the pods run on
   // without it); its return, or any later content, does.
   for (const now of latest.projected) {
-    const before = running.projected.get(projectionKey(now));
+    const key = projectionKey(now);
+    const before = running.projected.get(key);
     if (before === undefined || now.hash === null || now.hash === before) continue;
-    changes.push({ kind: now.kind, name: now.name, ...(before === null ? {} : { from: before }), to: now.hash });
+    const keys = changedKeys(now.keys, running.keyDigests.get(key), now.keyDigests);
+    changes.push({ kind: now.kind, name: now.name, ...(before === null ? {} : { from: before }), to: now.hash, ...(keys ? { keys } : {}) });
   }
   return changes;
 }
@@ -241,10 +248,10 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
   const before = live.spec.template.metadata?.annotations ?? {};
   const after = desired.spec.template.metadata?.annotations ?? {};
   const changes = Object.keys({ ...before, ...after })
-    .filter((key) => before[key] !== after[key])
+    .filter((key) => before[key] !== after[key] && key !== KEY_DIGESTS_ANNOTATION)
     .flatMap((key) =>
       key === TEMPLATE_HASHES_ANNOTATION
-        ? listedChanges(before[key], after[key])
+        ? listedChanges(before, after)
         : [`${key.split('/')[1]} ${annotationForEvent(key, before[key])}→${annotationForEvent(key, after[key])}`],
     );
   const fields = drift
@@ -253,13 +260,23 @@ function updateEvent(name: string, live: Deployment, desired: Deployment, drift:
   return ['Normal', REASONS.rolloutTriggered, `Rolling out Deployment "${name}": ${[...changes, ...fields].join(', ')}`];
 }
 
-/** Each listed object whose hash moved between two values of the dependency-hashes annotation: `ConfigMap/files 1a2b…→3c4d…`. */
-function listedChanges(before: string | undefined, after: string | undefined): string[] {
-  const was = decodeHashes(before) ?? new Map<string, string | null>();
-  const is = decodeHashes(after) ?? new Map<string, string | null>();
+/**
+ * Each listed object whose hash moved between two pod templates' annotations, with the keys that changed when it is
+ * read by keys: `ConfigMap/files (key app.yaml) 1a2b…→3c4d…`.
+ */
+function listedChanges(before: Record<string, string>, after: Record<string, string>): string[] {
+  const was = decodeHashes(before[TEMPLATE_HASHES_ANNOTATION]) ?? new Map<string, string | null>();
+  const is = decodeHashes(after[TEMPLATE_HASHES_ANNOTATION]) ?? new Map<string, string | null>();
+  const digestsWere = decodeKeyDigests(before[KEY_DIGESTS_ANNOTATION]);
+  const digestsAre = decodeKeyDigests(after[KEY_DIGESTS_ANNOTATION]);
   return [...new Set([...was.keys(), ...is.keys()])]
-    .filter((key) => was.get(key) !== is.get(key))
-    .map((key) => `${key} ${shortHash(was.get(key) ?? undefined)}→${shortHash(is.get(key) ?? undefined)}`);
+    .filter((object) => was.get(object) !== is.get(object))
+    .map((object) => {
+      const listed = [...new Set([...(digestsWere.get(object)?.keys() ?? []), ...(digestsAre.get(object)?.keys() ?? [])])];
+      const keys = changedKeys(listed, digestsWere.get(object), digestsAre.get(object));
+      const named = keys ? ` (key${keys.length > 1 ? 's' : ''} ${keys.join(', ')})` : '';
+      return `${object}${named} ${shortHash(was.get(object) ?? undefined)}→${shortHash(is.get(object) ?? undefined)}`;
+    });
 }
 
 /** A 422 Invalid: retrying cannot help until the spec changes (which queues the key again). One Event per message. */

@@ -1,11 +1,11 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
-import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
 import { decodeHashes, encodeHashes, type RunningHashes } from '../podtemplate/hash-annotation.js';
-import { type Projection, projectedSources, projectionKey } from './projections.js';
+import { decodeKeyDigests, encodeKeyDigests, type KeyDigests, type Projection, projectedSources, projectionKey } from './projections.js';
 import { canonicalQuantity } from './quantity.js';
 
 /** A referenced object the Deployment rolls out with: its name and content hash. */
@@ -18,6 +18,8 @@ export interface RolloutDependency {
 export interface ProjectedDependency extends Projection {
   /** Null for an optional object that is missing: the pods start without it. */
   readonly hash: string | null;
+  /** For a projection with keys: the digest of each listed key it has (to name the keys a later change touches). */
+  readonly keyDigests?: ReadonlyMap<string, string>;
 }
 
 /** What the Deployment is built from. */
@@ -41,7 +43,10 @@ export interface DeploymentInput {
  * (a removed reference or port is drift), for `driftPaths` and `withDesired`.
  */
 export const DEPLOYMENT_OPTIONAL_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['spec.template.metadata.annotations', [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, TEMPLATE_HASHES_ANNOTATION]],
+  [
+    'spec.template.metadata.annotations',
+    [CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, TEMPLATE_HASHES_ANNOTATION, KEY_DIGESTS_ANNOTATION],
+  ],
   ['spec.template.spec', ['volumes']],
   ['spec.template.spec.containers[0]', ['env', 'envFrom', 'ports', 'readinessProbe', 'volumeMounts']],
   ['spec.template.spec.containers[0].resources', ['requests', 'limits']],
@@ -89,6 +94,8 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   if (projected.length > 0) {
     annotations[TEMPLATE_HASHES_ANNOTATION] = encodeHashes(new Map(projected.map((each) => [projectionKey(each), each.hash])));
   }
+  const keyDigests: KeyDigests = new Map(projected.flatMap((each) => (each.keyDigests ? [[projectionKey(each), each.keyDigests]] : [])));
+  if (keyDigests.size > 0) annotations[KEY_DIGESTS_ANNOTATION] = encodeKeyDigests(keyDigests);
   // The API server drops an empty value (omitempty): leaving it out keeps the desired env equal to the stored one.
   // spec.env comes last: of two variables of one name the kubelet keeps the last, so a plain value wins over a key.
   const env = [
@@ -161,6 +168,8 @@ export interface RunningWith {
   readonly secret?: RolloutDependency;
   /** The listed objects' hashes by `Kind/name` (null: an optional object that was missing); empty when none. */
   readonly projected: RunningHashes;
+  /** The digests of the listed keys the pods run with, by `Kind/name`, for the objects read by keys. */
+  readonly keyDigests: KeyDigests;
 }
 
 /**
@@ -179,5 +188,6 @@ export function runningWith(deployment: Deployment): RunningWith {
     configMap: configMapName && configHash ? { name: configMapName, hash: configHash } : undefined,
     secret: secretName && secretHash ? { name: secretName, hash: secretHash } : undefined,
     projected: decodeHashes(annotations[TEMPLATE_HASHES_ANNOTATION]) ?? new Map(),
+    keyDigests: decodeKeyDigests(annotations[KEY_DIGESTS_ANNOTATION]),
   };
 }

@@ -2,7 +2,7 @@
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { DependencyKind, DependencyRef } from '../deps/source.js';
 import type { Container, EnvFromSource, PodTemplate } from '../kube/objects.js';
-import { hashKey } from '../podtemplate/hash-annotation.js';
+import { hashKey, parseJsonObject } from '../podtemplate/hash-annotation.js';
 
 /** One entry of `spec.configMaps` or `spec.secrets`, with its kind. */
 export interface Projection {
@@ -20,7 +20,16 @@ export interface Projection {
  * and the listed keys it lacks, or missing.
  */
 export type ProjectedView = Projection &
-  ({ readonly phase: 'present'; readonly hash: string; readonly missingKeys?: readonly string[] } | { readonly phase: 'missing' });
+  (
+    | {
+        readonly phase: 'present';
+        readonly hash: string;
+        readonly missingKeys?: readonly string[];
+        /** One digest per listed key the object has (for a projection with keys, when the source keeps digests). */
+        readonly keyDigests?: ReadonlyMap<string, string>;
+      }
+    | { readonly phase: 'missing' }
+  );
 
 /**
  * Why a listed object keeps the pods from starting: missing, or lacking a listed key, and not `optional` (the kubelet
@@ -109,4 +118,40 @@ export function projectedSources(list: readonly Projection[]): ProjectedSources 
     sources.volumeMounts.push({ name: volume, mountPath, readOnly: true });
   }
   return sources;
+}
+
+/** Per listed object read by keys (`ConfigMap/<name>`), the digest of each listed key the pods run with. */
+export type KeyDigests = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** The annotation value: objects and keys sorted, so that the same digests always write the same bytes. */
+export function encodeKeyDigests(digests: KeyDigests): string {
+  const sorted = <T>(entries: Iterable<[string, T]>) => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(Object.fromEntries(sorted(digests).map(([object, keys]) => [object, Object.fromEntries(sorted(keys))])));
+}
+
+/** The digests an annotation value holds; an absent or malformed value (edited by hand) holds none, so no key is named. */
+export function decodeKeyDigests(value: string | undefined): KeyDigests {
+  const digests = new Map<string, ReadonlyMap<string, string>>();
+  for (const [object, keys] of Object.entries(parseJsonObject(value) ?? {})) {
+    if (typeof keys !== 'object' || keys === null || Array.isArray(keys)) continue;
+    const entries = Object.entries(keys as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    );
+    digests.set(object, new Map(entries));
+  }
+  return digests;
+}
+
+/**
+ * The listed keys whose digest differs between what the pods run with and now (a key gone or added counts), or
+ * undefined when either side is not known: the change is then named by its object alone.
+ */
+export function changedKeys(
+  keys: readonly string[] | undefined,
+  before: ReadonlyMap<string, string> | undefined,
+  now: ReadonlyMap<string, string> | undefined,
+): string[] | undefined {
+  if (!keys || !before || !now) return undefined;
+  const changed = keys.filter((key) => before.get(key) !== now.get(key));
+  return changed.length > 0 ? changed : undefined;
 }

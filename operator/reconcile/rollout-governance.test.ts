@@ -7,7 +7,7 @@ import { CUSTOM_APPS } from '../customapp/custom-app.js';
 import { contentHash } from '../deps/content-hash.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import { rolloutCause } from '../governance/rollout-cause.js';
-import type { CoreEvent, Deployment } from '../kube/objects.js';
+import type { Deployment } from '../kube/objects.js';
 import { DEPLOYMENTS, EVENTS, SERVICES } from '../kube/resources.js';
 import { ApiError } from '../kube/errors.js';
 import { FakeWorld } from './testing/fake-world.js';
@@ -23,12 +23,6 @@ const ready = (world: FakeWorld, name: string): string => {
 };
 const readyMessage = (world: FakeWorld, name: string): string =>
   appOf(world, name).status?.conditions?.find((condition) => condition.type === 'Ready')?.message ?? '';
-/** The Events recorded for `name`, as `reason: message`. */
-const eventsOf = (world: FakeWorld, name: string): string[] =>
-  world.client
-    .all<CoreEvent>(EVENTS)
-    .filter((event) => event.involvedObject.name === name)
-    .map((event) => `${event.reason}: ${event.message}`);
 /** How many times the Deployment's pod template was rolled by an update (each one moves its generation). */
 const rollouts = (world: FakeWorld, name: string): number =>
   world.client.calls.filter(
@@ -133,9 +127,11 @@ test('budget 1: the second app waits RolloutQueued with its position and an Even
     toHash: hash('2'),
   });
   t.true(
-    eventsOf(world, 'b').some((event) =>
-      /^RolloutQueued: Rollout of ConfigMap "shared" \w+→\w+ queued at position 1 of 1: 1 of 1 rollouts in progress/.test(event),
-    ),
+    world
+      .events('b')
+      .some((event) =>
+        /^RolloutQueued: Rollout of ConfigMap "shared" \w+→\w+ queued at position 1 of 1: 1 of 1 rollouts in progress/.test(event),
+      ),
   );
   t.like(appOf(world, 'a').status?.lastRollout, {
     trigger: 'ConfigMap',
@@ -231,7 +227,7 @@ test('flapping: more than the threshold of changes within the window hold the ro
   t.is(ready(world, 'a'), 'False Flapping');
   t.regex(readyMessage(world, 'a'), /ConfigMap "shared" is flapping: 4 content changes within 10s \(more than 2\)/);
   t.like(appOf(world, 'a').status?.pendingRollout, { reason: 'Flapping', name: 'shared', toHash: hash('5') });
-  const held = eventsOf(world, 'a').filter((event) => event.startsWith('RolloutHeld'));
+  const held = world.events('a').filter((event) => event.startsWith('RolloutHeld'));
   t.deepEqual(held, [
     'RolloutHeld: ConfigMap "shared" is flapping: 4 content changes within 10s (more than 2); the rollout is held until it has not changed for 10s',
   ]);
@@ -240,7 +236,7 @@ test('flapping: more than the threshold of changes within the window hold the ro
   world.configMap('shared', { V: '6' });
   t.deepEqual(await world.reconcile('a'), { requeueAfterMs: 10_000 });
   world.sync();
-  t.is(eventsOf(world, 'a').filter((event) => event.startsWith('RolloutHeld')).length, 1, 'one Event per hold, not per change');
+  t.is(world.events('a').filter((event) => event.startsWith('RolloutHeld')).length, 1, 'one Event per hold, not per change');
   advance(world, 10_000);
   t.deepEqual(await world.reconcile('a'), {});
   world.sync();
@@ -265,7 +261,7 @@ test('paused: content changes wait with the latest tracked in status; unpausing 
   t.is(ready(world, 'a'), 'False RolloutPaused');
   t.like(appOf(world, 'a').status?.pendingRollout, { reason: 'Paused', toHash: hash('3') });
   t.deepEqual(
-    eventsOf(world, 'a').filter((event) => event.startsWith('RolloutPaused')),
+    world.events('a').filter((event) => event.startsWith('RolloutPaused')),
     [`RolloutPaused: Rollout of ConfigMap "shared" ${hash('1').slice(0, 12)}→${hash('2').slice(0, 12)} paused by spec.rollout.paused`],
   );
   const app = appOf(world, 'a');
@@ -322,7 +318,7 @@ test('a failed rollout: Ready=False RolloutFailed naming the change, one Event, 
   });
   t.truthy(appOf(world, 'a').status?.lastRollout?.completionTime);
   t.deepEqual(
-    eventsOf(world, 'a').filter((event) => event.startsWith('RolloutFailed')),
+    world.events('a').filter((event) => event.startsWith('RolloutFailed')),
     [`RolloutFailed: The rollout of ${change} failed: ReplicaSet "a-x" has timed out progressing.`],
   );
   t.deepEqual(eligible, ['ns/b'], 'a failed rollout is over: its slot goes to the next');

@@ -38,6 +38,7 @@ export function lastRolloutStatus(
   return withoutUndefined({
     trigger: cause.trigger,
     name: first?.name,
+    keys: first?.keys,
     fromHash: first?.from,
     toHash: first?.to,
     generation: cause.generation,
@@ -73,6 +74,7 @@ export function pendingRolloutStatus(
     since,
     trigger: change.kind,
     name: change.name,
+    keys: change.keys,
     fromHash: change.from,
     toHash: change.to,
   });

@@ -77,7 +77,7 @@ for (const target of selectedTargets()) {
         const app = await getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, 'app');
         return app?.status?.lastRollout?.trigger === 'ConfigMap' ? app : undefined;
       });
-      t.like(rolled.status?.lastRollout, { trigger: 'ConfigMap', name: 'files' });
+      t.like(rolled.status?.lastRollout, { trigger: 'ConfigMap', name: 'files', keys: ['app.yaml'] });
       const updates = scenario.running.requests.filter(
         (sample) => sample.namespace === ns && sample.verb === 'update' && sample.resource === 'deployments.apps',
       );
@@ -85,7 +85,7 @@ for (const target of selectedTargets()) {
       const event = await eventually('a RolloutTriggered Event', async () =>
         (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.find((each) => each.reason === 'RolloutTriggered'),
       );
-      t.regex(event.message ?? '', /files/);
+      t.regex(event.message ?? '', /ConfigMap\/files \(key app\.yaml\)/);
     },
   );
 

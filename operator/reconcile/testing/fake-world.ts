@@ -10,11 +10,11 @@ import { type DependencyRef, type DependencySource, type DependencyState, refKey
 import { EventRecorder } from '../../events/recorder.js';
 import { RolloutGovernance, type RolloutSettings, UNGOVERNED } from '../../governance/governance.js';
 import type { KubeObject } from '../../kube/objects.js';
-import { DEPLOYMENTS, type Resource, SERVICES } from '../../kube/resources.js';
+import { DEPLOYMENTS, EVENTS, type Resource, SERVICES } from '../../kube/resources.js';
 import { CUSTOM_APPS } from '../../customapp/custom-app.js';
 import { RecordingClient } from '../../kube/testing/recording-client.js';
 import type { Logger } from '../../log.js';
-import type { Deployment, Service } from '../../kube/objects.js';
+import type { CoreEvent, Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
 import { customAppStandings } from '../rollout-standings.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
@@ -292,6 +292,14 @@ export class FakeWorld {
     });
     await this.recorder.idle();
     return result;
+  }
+
+  /** The Events recorded for the object `name`, as `reason: message`, oldest first. */
+  events(name: string): string[] {
+    return this.client
+      .all<CoreEvent>(EVENTS)
+      .filter((event) => event.involvedObject.name === name)
+      .map((event) => `${event.reason}: ${event.message}`);
   }
 
   /** The recorded calls since `from`, as `verb resource key` lines, Events shown as `event <reason>`. */

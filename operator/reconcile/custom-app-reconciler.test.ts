@@ -346,8 +346,8 @@ test('listed objects: the Deployment reads each as env or files, the keyed ones 
     ['ConfigMap/web', 'ConfigMap/files[app.yaml]', 'ConfigMap/extra', 'Secret/db[PASSWORD]'],
   );
   const container = deploymentOf(world)!.spec.template.spec.containers[0]!;
-  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web' } }, { configMapRef: { name: 'extra', optional: true } }]);
-  t.deepEqual(container.env, [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD' } } }]);
+  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web', optional: false } }, { configMapRef: { name: 'extra', optional: true } }]);
+  t.deepEqual(container.env, [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD', optional: false } } }]);
   t.deepEqual(container.volumeMounts, [{ name: 'configmap-0', mountPath: '/etc/app', readOnly: true }]);
   const status = appOf(world).status!;
   t.deepEqual(
@@ -434,4 +434,18 @@ test('listed objects: one dropped from the list stays held until the rollout wit
     ['web'],
   );
   t.is(deploymentOf(world)?.spec.template.spec.volumes, undefined, 'the volume of the dropped object is gone');
+});
+
+test('listed objects: optional turned off is drift: the Deployment is updated to require the object', async (t) => {
+  const world = await convergedListed();
+  editSpec(world, { ...LISTED, configMaps: [{ name: 'web', optional: true }] });
+  await world.reconcile('app');
+  world.sync();
+  t.deepEqual(deploymentOf(world)?.spec.template.spec.containers[0]?.envFrom, [{ configMapRef: { name: 'web', optional: true } }]);
+  editSpec(world, { ...LISTED, configMaps: [{ name: 'web' }] });
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before).slice(0, 1), ['update deployments.apps ns/app']);
+  world.sync();
+  t.deepEqual(deploymentOf(world)?.spec.template.spec.containers[0]?.envFrom, [{ configMapRef: { name: 'web', optional: false } }]);
 });

@@ -180,15 +180,15 @@ test('listed ConfigMaps and Secrets: envFrom without keys, a variable per listed
   const projected = projections(shop).map((each, index) => ({ ...each, hash: index === 1 ? null : `h${index}` }));
   const deployment = desiredDeployment({ app: shop, configMap: { name: 'seed-config', hash: 'seed' }, projected });
   const container = deployment.spec.template.spec.containers[0]!;
-  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'seed-config' } }, { configMapRef: { name: 'web' } }]);
+  t.deepEqual(container.envFrom, [{ configMapRef: { name: 'seed-config' } }, { configMapRef: { name: 'web', optional: false } }]);
   t.deepEqual(container.env, [
     { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'flags', key: 'MODE', optional: true } } },
     { name: 'LEVEL', valueFrom: { configMapKeyRef: { name: 'flags', key: 'LEVEL', optional: true } } },
-    { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD' } } },
+    { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD', optional: false } } },
   ]);
   t.deepEqual(deployment.spec.template.spec.volumes, [
-    { name: 'configmap-0', configMap: { name: 'files' } },
-    { name: 'secret-0', secret: { secretName: 'tls', items: [{ key: 'tls.crt', path: 'tls.crt' }] } },
+    { name: 'configmap-0', configMap: { name: 'files', optional: false } },
+    { name: 'secret-0', secret: { secretName: 'tls', items: [{ key: 'tls.crt', path: 'tls.crt' }], optional: false } },
   ]);
   t.deepEqual(container.volumeMounts, [
     { name: 'configmap-0', mountPath: '/etc/app', readOnly: true },

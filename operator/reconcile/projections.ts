@@ -84,8 +84,8 @@ export interface ProjectedSources {
 /**
  * The envFrom, env, volumes and mounts of the projections, in spec order. Without `mountPath`: envFrom of the whole
  * object, or one variable per listed key (named after the key) through `configMapKeyRef`/`secretKeyRef`. With it: a
- * read-only volume, with `items` for the listed keys (each file named after its key). `optional` is written only when
- * true, as the API server stores it (it has no default), so that the desired pod template equals the stored one.
+ * read-only volume, with `items` for the listed keys (each file named after its key). `optional` is always written,
+ * true or false (the API server stores either as given), so that turning it off is drift.
  * Volumes are named by kind and position (`configmap-0`, `secret-1`): an object name may be longer than a volume name.
  */
 export function projectedSources(list: readonly Projection[]): ProjectedSources {
@@ -93,7 +93,9 @@ export function projectedSources(list: readonly Projection[]): ProjectedSources 
   const position = { ConfigMap: 0, Secret: 0 };
   for (const projection of list) {
     const { kind, name, mountPath, keys, optional } = projection;
-    const maybe = optional ? { optional: true } : {};
+    // Written both ways: drift compares only the fields the desired object sets, so an `optional` left out when false
+    // would leave a live `optional: true` in place after the user turned it off.
+    const maybe = { optional };
     if (mountPath === undefined) {
       if (!keys) {
         sources.envFrom.push(kind === 'ConfigMap' ? { configMapRef: { name, ...maybe } } : { secretRef: { name, ...maybe } });

@@ -50,8 +50,8 @@ for (const target of selectedTargets()) {
       const container = deployment.spec.template.spec.containers[0]!;
       t.deepEqual(container.envFrom, [{ configMapRef: { name: 'absent', optional: true } }]);
       t.deepEqual(container.env, [
-        { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'web', key: 'MODE' } } },
-        { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD' } } },
+        { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'web', key: 'MODE', optional: false } } },
+        { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'PASSWORD', optional: false } } },
       ]);
       t.like(deployment.spec.template.spec.volumes?.[0], {
         name: 'configmap-0',

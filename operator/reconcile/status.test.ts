@@ -4,6 +4,7 @@ import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, STATUS_SCHEMA } from '.
 import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../customapp/custom-app.js';
 import type { Deployment } from '../kube/objects.js';
 import { APP_CONTAINER } from './desired-deployment.js';
+import type { ProjectedView, Projection } from './projections.js';
 import { desiredStatus, failedStatus, sameStatus, type StatusInput } from './status.js';
 
 const T0 = '2025-01-01T00:00:00Z';
@@ -186,4 +187,52 @@ test('failedStatus turns Ready False with ReconcileError in place, and keeps eve
   t.deepEqual(failed.conditions?.[1], before.conditions[1]);
   const again = failedStatus({ ...app, status: failed }, 'boom', '2026-03-03T00:00:00Z');
   t.is(again.conditions?.[0]?.lastTransitionTime, '2026-02-02T00:00:00Z', 'no flip, no new transition time');
+});
+
+test('listed objects: each kind aggregated in its condition, naming what keeps the pods from starting; an optional one missing is fine', (t) => {
+  const listed = (
+    phase: 'present' | 'missing',
+    name: string,
+    extra: Partial<Projection> & { missingKeys?: string[] } = {},
+  ): ProjectedView =>
+    phase === 'present'
+      ? { kind: 'ConfigMap', name, optional: false, phase, hash: `h-${name}`, ...extra }
+      : { kind: 'ConfigMap', name, optional: false, phase, ...extra };
+  const fine = desiredStatus(
+    healthy({
+      projected: [listed('present', 'web'), listed('missing', 'extra', { optional: true })],
+      rolledOut: {
+        ...rolledOut,
+        projected: [
+          { kind: 'ConfigMap', name: 'web', optional: false, hash: 'h-web' },
+          { kind: 'ConfigMap', name: 'extra', optional: true, hash: null },
+        ],
+      },
+    }),
+  );
+  t.like(condition(fine, 'ConfigMapAvailable'), {
+    status: 'True',
+    reason: 'ConfigMapFound',
+    message: 'ConfigMap "shop-config", "web" found; optional ConfigMap "extra" not found: the pods start without it',
+  });
+  t.deepEqual(fine.observedConfigMaps, [{ name: 'extra' }, { name: 'web', hash: 'h-web' }]);
+  t.is(fine.observedSecrets, undefined);
+
+  const held = desiredStatus(
+    healthy({
+      projected: [listed('present', 'files', { keys: ['a', 'b'], missingKeys: ['b'] }), listed('missing', 'gone')],
+      rolledOut: undefined,
+    }),
+  );
+  t.like(condition(held, 'ConfigMapAvailable'), {
+    status: 'False',
+    reason: 'ConfigMapNotFound',
+    message: 'ConfigMap "files" lacks key "b"; ConfigMap "gone" not found; the rollout is held until the pods can start',
+  });
+  t.like(condition(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
+  t.like(condition(held, 'SecretAvailable'), { status: 'True', reason: 'SecretFound' });
+  const keyOnly = desiredStatus(
+    healthy({ projected: [listed('present', 'files', { keys: ['b'], missingKeys: ['b'] })], rolledOut: undefined }),
+  );
+  t.like(condition(keyOnly, 'ConfigMapAvailable'), { status: 'False', reason: 'ConfigMapKeyNotFound' });
 });

@@ -108,4 +108,23 @@ for (const target of selectedTargets()) {
     const many = Array.from({ length: MAX_PROJECTED + 1 }, (_, index) => ({ name: `c${index}` }));
     await refused('too-many', { configMaps: many }, /spec\.configMaps: Too many/);
   });
+
+  if (target === 'envtest') {
+    test.serial('[envtest] kubectl explain customapp.spec.configMaps says what each field does', async (t) => {
+      // The API server publishes a new CRD's OpenAPI a moment after the CRD is established.
+      const explained = await eventually('kubectl explain answers', async () => {
+        const run = await scenario.cluster.kubectl(['explain', 'customapp.spec.configMaps']);
+        return run.code === 0 ? run : undefined;
+      });
+      for (const said of [
+        /without mountPath as\s+environment variables/,
+        /keys\s+<\[\]string>/,
+        /mountPath\s+<string>/,
+        /optional\s+<boolean>/,
+        /name\s+<string> -required-/,
+      ]) {
+        t.regex(explained.stdout, said);
+      }
+    });
+  }
 }

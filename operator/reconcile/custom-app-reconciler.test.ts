@@ -449,3 +449,31 @@ test('listed objects: optional turned off is drift: the Deployment is updated to
   world.sync();
   t.deepEqual(deploymentOf(world)?.spec.template.spec.containers[0]?.envFrom, [{ configMapRef: { name: 'web', optional: false } }]);
 });
+
+test('listed objects: configMapName and a listed entry of the same ConfigMap combine: both projections, one rollout with both views', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('web', { MODE: 'a', OTHER: '1' });
+  world.app('app', { image: 'example/app:1', configMapName: 'web', configMaps: [{ name: 'web', mountPath: '/etc/web', keys: ['MODE'] }] });
+  await world.reconcile('app');
+  world.sync();
+  const template = deploymentOf(world)!.spec.template;
+  t.deepEqual(template.spec.containers[0]?.envFrom, [{ configMapRef: { name: 'web' } }]);
+  t.deepEqual(template.spec.volumes, [
+    { name: 'configmap-0', configMap: { name: 'web', items: [{ key: 'MODE', path: 'MODE' }], optional: false } },
+  ]);
+  const before = world.client.calls.length;
+  world.configMap('web', { MODE: 'a', OTHER: '2' });
+  await world.reconcile('app');
+  t.deepEqual(
+    world.writes(before),
+    ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH],
+    'the whole object rolls the seed field',
+  );
+  world.sync();
+  t.like(appOf(world).status?.lastRollout, { trigger: 'ConfigMap', name: 'web' });
+  t.is(appOf(world).status?.lastRollout?.keys, undefined, 'the whole object changed, not a listed key');
+  world.configMap('web', { MODE: 'b', OTHER: '2' });
+  await world.reconcile('app');
+  world.sync();
+  t.regex(appOf(world).status?.lastRollout?.message ?? '', /ConfigMap "web" .*ConfigMap "web" \(key MODE\)/);
+});

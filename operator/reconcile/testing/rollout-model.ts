@@ -17,6 +17,7 @@ import {
   TEMPLATE_HASHES_ANNOTATION,
 } from '../../../infra/workload-api.js';
 import { decodeHashes } from '../../podtemplate/hash-annotation.js';
+import { keyDigests, keysHash } from '../../deps/key-digests.js';
 import { lastWorkloadRollout } from '../../workload/last-rollout.js';
 import { workloadProgress } from '../../workload/progress.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from '../../workload/workload.js';
@@ -24,6 +25,11 @@ import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } fro
 const APPS = ['a', 'b', 'c', 'd', 'e'] as const;
 type App = (typeof APPS)[number];
 const CONFIGMAPS = ['one', 'two'] as const;
+/**
+ * The app that reads its ConfigMap by a listed key (`spec.configMaps: [{name, keys: [V]}]`) instead of `configMapName`:
+ * an edit of another key (`touch`) must roll it never, while it rolls the apps and workloads that read the whole object.
+ */
+const LISTED_APP = 'e';
 
 /**
  * Existing workloads opted in by annotation (each form: ours, Reloader's auto, Reloader's list), using the same
@@ -49,6 +55,8 @@ const ownerOf = (key: string): Owner => key.split('/').at(-1) as Owner;
 export type Step =
   /** A new value of a ConfigMap (values never repeat: each edit is a new content generation). */
   | { readonly type: 'edit'; readonly configMap: 0 | 1 }
+  /** A new value of the ConfigMap's other key, N: content for whoever reads the whole object, nothing for a reader of V alone. */
+  | { readonly type: 'touch'; readonly configMap: 0 | 1 }
   /** The controller reconciles one of the queued keys (`index` picks which: any order is possible with N workers). */
   | { readonly type: 'reconcile'; readonly index: number }
   /** The Deployment controller finishes one rollout in progress: it succeeds, or fails its progress deadline. */
@@ -68,6 +76,7 @@ export type Step =
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
   fc.record({ type: fc.constant('reconcile' as const), index: fc.nat({ max: 9 }) }),
+  fc.record({ type: fc.constant('touch' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
   fc.record({ type: fc.constant('complete' as const), index: fc.nat({ max: 4 }) }),
   fc.record({ type: fc.constant('fail' as const), index: fc.nat({ max: 4 }) }),
   fc.record({ type: fc.constant('spec' as const), app: fc.nat({ max: APPS.length - 1 }) }),
@@ -148,7 +157,14 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const world = new FakeWorld(rollouts);
   const configMapOf = (app: App): string => (app === 'd' || app === 'e' ? 'two' : 'one');
   const values = new Map<string, number>(CONFIGMAPS.map((name) => [name, 1]));
-  for (const name of CONFIGMAPS) world.configMap(name, { V: '1' });
+  const touches = new Map<string, number>(CONFIGMAPS.map((name) => [name, 0]));
+  const dataOf = (name: string): Record<string, string> => ({ V: String(values.get(name)), N: String(touches.get(name)) });
+  /** The content hash an owner rolls to: the whole ConfigMap's, or for the listed app that of its key V alone. */
+  const latestFor = (owner: Owner, name: string): string =>
+    owner === LISTED_APP
+      ? keysHash('ConfigMap', keyDigests('ConfigMap', undefined, { data: dataOf(name) }), ['V'])
+      : FakeWorld.hash(dataOf(name));
+  for (const name of CONFIGMAPS) world.configMap(name, dataOf(name));
   // Each workload as its controller left it: its template rolled out (a fresh one would be waiting for observation).
   for (const [name, { kind, configMap, annotations }] of Object.entries(WORKLOADS) as [WorkloadName, (typeof WORKLOADS)[WorkloadName]][]) {
     world.workload(kind, name, annotations, {
@@ -158,7 +174,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   for (const app of APPS) {
     world.app(app, {
       image: 'example/app:1',
-      configMapName: configMapOf(app),
+      ...(app === LISTED_APP ? { configMaps: [{ name: configMapOf(app), keys: ['V'] }] } : { configMapName: configMapOf(app) }),
       port: 8080,
       ...(app === 'a' ? { rollout: { debounceSeconds: settings.debounceSeconds } } : {}),
     });
@@ -180,8 +196,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   // The trivial model of the queue, and what was rolled.
   const modelQueue: App[] = [];
   const rolledTo = new Map<Owner, Set<string>>(OWNERS.map((owner) => [owner, new Set()]));
-  /** Each workload's ConfigMap value at its first reconcile: its baseline (opting in rolls nothing). */
-  const baselines = new Map<WorkloadName, number>();
+  /** Each workload's ConfigMap content hash at its first reconcile: its baseline (opting in rolls nothing). */
+  const baselines = new Map<WorkloadName, string>();
   let contentRollouts = 0;
   let workloadRollouts = 0;
   let workloadsQueued = 0;
@@ -283,7 +299,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     const result = await world.reconcileWorkload(kind, name);
     world.sync();
     if (result.requeueAfterMs) timers.set(name, now() + result.requeueAfterMs);
-    if (!baselines.has(name)) baselines.set(name, values.get(WORKLOADS[name].configMap)!);
+    if (!baselines.has(name)) baselines.set(name, latestFor(name, WORKLOADS[name].configMap));
     if (world.governance.budget.snapshot().queue.some((entry) => entry.key === keyOf(name))) workloadsQueued += 1;
     if (world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
       throw new Error(`${name} holds a slot after its reconcile, but it is in no content rollout (${describe()})`);
@@ -293,7 +309,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     contentRollouts += 1;
     workloadRollouts += 1;
     const to = decodeHashes(after)?.get(`ConfigMap/${WORKLOADS[name].configMap}`) ?? '';
-    const latest = FakeWorld.hash({ V: String(values.get(WORKLOADS[name].configMap)) });
+    const latest = latestFor(name, WORKLOADS[name].configMap);
     if (to !== latest)
       throw new Error(`${name} rolled to ${to.slice(0, 8)} while its ConfigMap holds ${latest.slice(0, 8)}: not the latest content`);
     if (rolledTo.get(name)!.has(to)) throw new Error(`${name} rolled twice to the same content ${to.slice(0, 8)}`);
@@ -342,7 +358,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       contentRollouts += 1;
       resumed.delete(app);
       const to = cause!.changes.find((change) => change.kind === 'ConfigMap')?.to;
-      const latest = FakeWorld.hash({ V: String(values.get(configMapOf(app))) });
+      const latest = latestFor(app, configMapOf(app));
       if (to !== latest)
         throw new Error(`${app} rolled to ${to?.slice(0, 8)} while its ConfigMap holds ${latest.slice(0, 8)}: not the latest content`);
       if (rolledTo.get(app)!.has(to)) throw new Error(`${app} rolled twice to the same content ${to.slice(0, 8)}`);
@@ -384,7 +400,15 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'edit': {
         const name = CONFIGMAPS[step.configMap];
         values.set(name, values.get(name)! + 1);
-        world.configMap(name, { V: String(values.get(name)) });
+        world.configMap(name, dataOf(name));
+        enqueueReferencing(name);
+        break;
+      }
+      case 'touch': {
+        const name = CONFIGMAPS[step.configMap];
+        touches.set(name, touches.get(name)! + 1);
+        world.configMap(name, dataOf(name));
+        // The listed app is queued too (its trigger would not be): a reconcile of it must still roll nothing.
         enqueueReferencing(name);
         break;
       }
@@ -495,24 +519,27 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
 
   for (const app of APPS) {
     const live = deployment(app)!;
-    const runs = live.spec.template.metadata?.annotations?.['app.example.com/config-hash'];
-    const latest = FakeWorld.hash({ V: String(values.get(configMapOf(app))) });
+    const annotations = live.spec.template.metadata?.annotations ?? {};
+    const runs =
+      app === LISTED_APP
+        ? (decodeHashes(annotations[TEMPLATE_HASHES_ANNOTATION])?.get(`ConfigMap/${configMapOf(app)}`) ?? undefined)
+        : annotations['app.example.com/config-hash'];
+    const latest = latestFor(app, configMapOf(app));
     if (runs !== latest) throw new Error(`${app} runs ${runs?.slice(0, 8)}, not the latest ${latest.slice(0, 8)}: starved (${describe()})`);
     if (pending(app) !== undefined) throw new Error(`${app} still says pendingRollout ${pending(app)} when settled`);
   }
   for (const name of Object.keys(WORKLOADS) as WorkloadName[]) {
     const live = workload(name);
-    const value = values.get(WORKLOADS[name].configMap)!;
-    const latest = FakeWorld.hash({ V: String(value) });
+    const latest = latestFor(name, WORKLOADS[name].configMap);
     const key = `ConfigMap/${WORKLOADS[name].configMap}`;
     const recorded = decodeHashes(live.metadata.annotations?.[RUNNING_HASHES_ANNOTATION])?.get(key);
     const runs = decodeHashes(live.spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION])?.get(key);
     if (recorded !== latest)
       throw new Error(`${name} records ${recorded?.slice(0, 8)}, not the latest ${latest.slice(0, 8)} (${describe()})`);
-    const expected = value === baselines.get(name) ? undefined : latest;
+    const expected = latest === baselines.get(name) ? undefined : latest;
     if (runs !== expected) {
       throw new Error(
-        `${name} runs ${runs?.slice(0, 8)}, the model ${expected?.slice(0, 8)} (baseline V=${baselines.get(name)}): ${describe()}`,
+        `${name} runs ${runs?.slice(0, 8)}, the model ${expected?.slice(0, 8)} (baseline ${baselines.get(name)?.slice(0, 8)}): ${describe()}`,
       );
     }
     if (lastWorkloadRollout(live)?.result === 'InProgress')

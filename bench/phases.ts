@@ -22,14 +22,14 @@ interface Expectation {
 }
 
 /** A ConfigMap write, for the API server's delivery floor. */
-interface DeliveryProbe {
+export interface DeliveryProbe {
   readonly key: string;
   readonly sentAt: number;
   readonly resourceVersion: string;
 }
 
 /** Runs `writes` at `perSecond`, each started on schedule without waiting for the previous one. */
-async function paced<T>(items: readonly T[], perSecond: number, write: (item: T) => Promise<void>): Promise<void> {
+export async function paced<T>(items: readonly T[], perSecond: number, write: (item: T) => Promise<void>): Promise<void> {
   const interval = 1000 / perSecond;
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -91,7 +91,8 @@ async function awaitExpectations(
   return { latencies, missed: expectations.length - latencies.length };
 }
 
-function floorOf(session: Session, probes: readonly DeliveryProbe[]): number[] {
+/** Write → the raw watcher's sighting of each probed ConfigMap write (the API server's delivery floor). */
+export function floorOf(session: Pick<Session, 'deliveries'>, probes: readonly DeliveryProbe[]): number[] {
   return probes.flatMap((probe) => {
     const arrival = session.deliveries.arrival(probe.key, probe.resourceVersion);
     return arrival === undefined ? [] : [arrival - probe.sentAt];
@@ -99,7 +100,7 @@ function floorOf(session: Session, probes: readonly DeliveryProbe[]): number[] {
 }
 
 /** Writes a new version of a ConfigMap; answers the probe of the write. */
-async function updateConfigMap(session: Session, key: string): Promise<DeliveryProbe> {
+export async function updateConfigMap(session: Pick<Session, 'configMaps' | 'now' | 'client'>, key: string): Promise<DeliveryProbe> {
   const [namespace, name] = key.split('/') as [string, string];
   const current = session.configMaps.get(key)!;
   const version = current.version + 1;
@@ -111,7 +112,7 @@ async function updateConfigMap(session: Session, key: string): Promise<DeliveryP
 }
 
 /** Picks `count` items spread evenly over `items`. */
-function spread<T>(items: readonly T[], count: number): T[] {
+export function spread<T>(items: readonly T[], count: number): T[] {
   if (items.length === 0) return [];
   const step = items.length / Math.min(count, items.length);
   return Array.from({ length: Math.min(count, items.length) }, (_, index) => items[Math.floor(index * step)]!);

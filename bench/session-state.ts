@@ -26,6 +26,8 @@ export interface SessionOptions {
   /** Where the operator's log goes. */
   readonly logDir: string;
   readonly peerBinary?: string;
+  /** Reloader's binary, for the `reloader` participant. */
+  readonly reloaderBinary?: string;
   readonly runner?: RunnerCommand;
   readonly progress: Progress;
   /** A short name for progress lines, e.g. `[2/12 ours 1k]`. */
@@ -37,7 +39,7 @@ export interface SessionOptions {
 }
 
 /** Concurrent writes while creating the load. */
-const LOAD_CONCURRENCY = 32;
+export const LOAD_CONCURRENCY = 32;
 /** How often waits look at the observer and the operator. */
 export const POLL_MS = 100;
 
@@ -69,46 +71,18 @@ export class Session {
   }
 
   async start(): Promise<void> {
-    const { profile, target } = this.options;
-    this.status('starting the API server');
-    this.server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(this.server.adminKubeconfigPath);
-    this.client = await KubeClient.fromKubeConfig(kubeConfig, {
-      userAgent: 'customapp-bench',
-      onRequest: (sample: RequestSample) => countRequest(this.harnessRequests, sample.verb, sample.resource),
-    });
-    this.plan = planLoad({
-      size: this.options.size,
-      namespaces: namespacesFor(this.options.size),
-      unrelatedConfigMaps: profile.unrelatedConfigMaps,
-      handoffShare: profile.handoffShare,
-    });
-    await this.createLoad();
-    this.deployments = new DeploymentObserver(this.client, this.now);
-    this.deliveries = new ConfigMapDeliveries(this.client, this.now);
-    await this.deployments.start();
-    await this.deliveries.start();
-  }
-
-  private async createLoad(): Promise<void> {
-    const { plan } = this;
-    await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
-      await this.client.create(NAMESPACES, undefined, namespaceObject(name));
-    });
-    let created = 0;
-    const total = plan.configMaps.length + plan.apps.length;
-    await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
-      const object = configMapObject(configMap);
-      await this.client.create(CONFIGMAPS, configMap.namespace, object);
-      this.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
-      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
-    });
+    ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
+    let created = await createConfigMaps(this, this.plan.apps.length);
+    const total = this.plan.configMaps.length + this.plan.apps.length;
     await forEachConcurrent(this.plan.apps, LOAD_CONCURRENCY, async (app) => {
       await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
       this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
       if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
     });
+    this.deployments = new DeploymentObserver(this.client, this.now);
+    this.deliveries = new ConfigMapDeliveries(this.client, this.now);
+    await this.deployments.start();
+    await this.deliveries.start();
   }
 
   /** The hash each CustomApp's Deployment should carry now. */
@@ -191,6 +165,52 @@ export class Session {
   }
 }
 
+/**
+ * A fresh API server for a session, the harness's client to it (its requests counted in `harnessRequests`), and the
+ * plan of the load.
+ */
+export async function openSession(
+  options: Pick<SessionOptions, 'profile' | 'target' | 'size' | 'progress' | 'label'>,
+  harnessRequests: RequestCounts,
+): Promise<{ server: BenchServer; client: KubeClient; plan: LoadPlan }> {
+  const { profile, target } = options;
+  options.progress.status(`${options.label} starting the API server`);
+  const server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(server.adminKubeconfigPath);
+  const client = await KubeClient.fromKubeConfig(kubeConfig, {
+    userAgent: 'customapp-bench',
+    onRequest: (sample: RequestSample) => countRequest(harnessRequests, sample.verb, sample.resource),
+  });
+  const plan = planLoad({
+    size: options.size,
+    namespaces: namespacesFor(options.size),
+    unrelatedConfigMaps: profile.unrelatedConfigMaps,
+    handoffShare: profile.handoffShare,
+  });
+  return { server, client, plan };
+}
+
+/**
+ * Creates the plan's namespaces and ConfigMaps, and records each ConfigMap's version and hash; `more` objects are to
+ * follow (the progress line counts them). Answers how many ConfigMaps it created.
+ */
+export async function createConfigMaps(session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>, more: number): Promise<number> {
+  const { plan, client } = session;
+  await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
+    await client.create(NAMESPACES, undefined, namespaceObject(name));
+  });
+  let created = 0;
+  const total = plan.configMaps.length + more;
+  await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
+    const object = configMapObject(configMap);
+    await client.create(CONFIGMAPS, configMap.namespace, object);
+    session.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
+    if (++created % 500 === 0) session.status(`creating the load: ${created}/${total} objects`);
+  });
+  return created;
+}
+
 /** The operator's requests in a window as the server counted them, renewals apart when the server can tell. */
 export interface ServerCounts {
   readonly requests: RequestCounts;
@@ -204,12 +224,12 @@ export interface ServerCounts {
  */
 export class ServerWindow {
   private constructor(
-    private readonly session: Session,
+    private readonly session: Pick<Session, 'server'>,
     readonly fromMs: number,
     private readonly countersBefore: RequestCounts | undefined,
   ) {}
 
-  static async open(session: Session): Promise<ServerWindow> {
+  static async open(session: Pick<Session, 'server'>): Promise<ServerWindow> {
     const before = session.server.counters ? (await session.server.counters()).requests : undefined;
     return new ServerWindow(session, Date.now(), before);
   }

@@ -50,7 +50,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
     peerBinary = await buildPeer();
   }
   let reloaderBinary: string | undefined;
-  if (options.participants.includes('reloader')) {
+  if (options.participants.some((participant) => participant.startsWith('reloader'))) {
     progress.status('building stakater/Reloader from bench/peers/reloader/src (first time: a few minutes)');
     reloaderBinary = await buildReloader();
   }

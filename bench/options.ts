@@ -2,10 +2,12 @@
 import { STRATEGY_NAMES, type StrategyName } from './strategies/strategy.js';
 
 /**
- * The participants whose load is annotated Deployments (no CustomApp): stakater/Reloader, and our operator's workload
- * mode (`--workloads=deployments`); bench/workloads/ runs their sessions.
+ * The participants whose load is annotated Deployments (no CustomApp): stakater/Reloader as installed by default,
+ * Reloader with `--reload-on-create --sync-after-restart` (what its users turn on to catch ConfigMaps created after a
+ * workload, and what its restart issues are about), and our operator's workload mode (`--workloads=deployments`);
+ * bench/workloads/ runs their sessions.
  */
-export const WORKLOAD_PARTICIPANTS = ['reloader', 'ours-workloads'] as const;
+export const WORKLOAD_PARTICIPANTS = ['reloader', 'reloader-on-create', 'ours-workloads'] as const;
 export type WorkloadParticipant = (typeof WORKLOAD_PARTICIPANTS)[number];
 
 /** The participants whose load is CustomApps: the five TypeScript strategies and the controller-runtime peer. */
@@ -17,9 +19,11 @@ export type Participant = StrategyName | 'peer' | 'peer-defaults' | WorkloadPart
 
 /**
  * What a run without `--strategies` compares: all but ours-workloads, which needs the operator's workload mode
- * (`--workloads`), and is named explicitly where the operator has it.
+ * (`--workloads`), and is named explicitly where the operator has it, and reloader-on-create, a variant.
  */
-export const DEFAULT_PARTICIPANTS: readonly Participant[] = PARTICIPANTS.filter((participant) => participant !== 'ours-workloads');
+export const DEFAULT_PARTICIPANTS: readonly Participant[] = PARTICIPANTS.filter(
+  (participant) => participant !== 'ours-workloads' && participant !== 'reloader-on-create',
+);
 
 /** True for a participant whose load is annotated Deployments. */
 export function isWorkloadParticipant(participant: Participant): participant is WorkloadParticipant {
@@ -36,6 +40,7 @@ export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
   peer: 'peer (controller-runtime)',
   'peer-defaults': 'peer, 1 worker (its default)',
   reloader: 'Reloader (annotated Deployments)',
+  'reloader-on-create': 'Reloader --reload-on-create --sync-after-restart',
   'ours-workloads': 'ours, workload mode (annotated Deployments)',
 };
 
@@ -134,7 +139,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
   --quick         1k CustomApps only, shorter phases (a few minutes)
   --target        the API server: envtest (a real kube-apiserver, default) or emulator
-  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all but ours-workloads)
+  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all but ours-workloads and reloader-on-create)
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)

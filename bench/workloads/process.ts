@@ -72,12 +72,14 @@ export async function workloadCommand(
   options: WorkloadProcessOptions,
 ): Promise<{ command: string; args: string[]; env: Record<string, string>; metricsPort: number }> {
   const limit = options.memoryLimitMiB;
-  if (options.participant === 'reloader') {
-    if (!options.reloaderBinary) throw new Error('the reloader participant needs reloaderBinary (see buildReloader)');
+  if (options.participant !== 'ours-workloads') {
+    if (!options.reloaderBinary) throw new Error(`the ${options.participant} participant needs reloaderBinary (see buildReloader)`);
+    // reload-on-create handles a ConfigMap's add events; sync-after-restart also those of its initial list.
+    const onCreate = options.participant === 'reloader-on-create' ? ['--reload-on-create=true', '--sync-after-restart=true'] : [];
     return {
       command: options.reloaderBinary,
       // annotations: a reload writes the pod template's annotations (its default, env-vars, adds an env variable).
-      args: ['--reload-strategy=annotations', '--log-format=json', '--log-level=info'],
+      args: ['--reload-strategy=annotations', ...onCreate, '--log-format=json', '--log-level=info'],
       env: { KUBECONFIG: options.kubeconfigPath, ...(limit === undefined ? {} : { GOMEMLIMIT: `${limit}MiB` }) },
       metricsPort: RELOADER_METRICS_PORT,
     };

@@ -25,6 +25,15 @@ test('Reloader runs with the annotations strategy and its kubeconfig; ours-workl
   t.is(reloader.command, '/bin/reloader');
   t.true(reloader.args.includes('--reload-strategy=annotations'));
   t.is(reloader.env.KUBECONFIG, '/k');
+  t.false(reloader.args.some((arg) => arg.startsWith('--reload-on-create')));
+  const onCreate = await workloadCommand({
+    participant: 'reloader-on-create',
+    kubeconfigPath: '/k',
+    reloaderBinary: '/bin/reloader',
+    logPath: '/l',
+  });
+  for (const flag of ['--reload-strategy=annotations', '--reload-on-create=true', '--sync-after-restart=true'])
+    t.true(onCreate.args.includes(flag), flag);
   await t.throwsAsync(workloadCommand({ participant: 'reloader', kubeconfigPath: '/k', logPath: '/l' }), {
     message: /needs reloaderBinary/,
   });

@@ -45,10 +45,30 @@ export async function paced<T>(items: readonly T[], perSecond: number, write: (i
 const MISS_CAP_MS = 300_000;
 
 /**
- * Waits until every expectation is met, or until `missAfterMs` passed with no progress since the last write or
- * the last expectation met (a slow strategy that is still catching up is not cut short; one that dropped the
- * update is). Answers the latencies and the misses.
+ * Waits until `met` says every expectation is met (its latency), or until `missAfterMs` passed with no progress since
+ * the last write or the last expectation met (a slow participant that is still catching up is not cut short; one that
+ * dropped the update is). Answers each expectation's latency, undefined for a miss.
  */
+export async function awaitMet<E extends { readonly sentAt: number }>(
+  session: Pick<Session, 'now' | 'status' | 'options'>,
+  expectations: readonly E[],
+  met: (expectation: E) => number | undefined,
+  what: string,
+): Promise<(number | undefined)[]> {
+  const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
+  let lastProgress = lastWrite;
+  let pending = [...expectations];
+  while (pending.length > 0 && session.now() < Math.min(lastProgress + session.options.profile.missAfterMs, lastWrite + MISS_CAP_MS)) {
+    const before = pending.length;
+    pending = pending.filter((expectation) => met(expectation) === undefined);
+    if (pending.length < before) lastProgress = Math.max(lastProgress, session.now());
+    session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments updated`);
+    if (pending.length > 0) await sleep(POLL_MS);
+  }
+  return expectations.map(met);
+}
+
+/** {@link awaitMet} for a Deployment carrying the expected hash or image; answers the latencies and the misses. */
 async function awaitExpectations(
   session: Session,
   expectations: readonly Expectation[],
@@ -64,17 +84,7 @@ async function awaitExpectations(
       );
     return sighting ? sighting.at - expectation.sentAt : undefined;
   };
-  const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
-  let lastProgress = lastWrite;
-  let pending = [...expectations];
-  while (pending.length > 0 && session.now() < Math.min(lastProgress + session.options.profile.missAfterMs, lastWrite + MISS_CAP_MS)) {
-    const before = pending.length;
-    pending = pending.filter((expectation) => met(expectation) === undefined);
-    if (pending.length < before) lastProgress = Math.max(lastProgress, session.now());
-    session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments updated`);
-    if (pending.length > 0) await sleep(POLL_MS);
-  }
-  const seen = expectations.map(met);
+  const seen = await awaitMet(session, expectations, met, what);
   const latencies = seen.filter((latency): latency is number => latency !== undefined);
   // BENCH_LATENCY_DUMP=file: every expectation as a JSON line (epoch ms), to line up with the operators' trace lines.
   if (process.env.BENCH_LATENCY_DUMP) {

@@ -7,13 +7,13 @@ import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { type CpuSeconds, diffCpu, processCpuSeconds } from './cpu.js';
-import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan } from './load.js';
+import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan, type PlannedApp } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
 import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';
 import type { OperatorStats } from './operator-stats.js';
 import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
 import type { Progress } from './progress.js';
-import type { PhaseResult, ReconcileSteps } from './results.js';
+import type { PhaseResult, ReconcileSteps, SessionResult } from './results.js';
 import { startBenchServer, type BenchServer } from './server.js';
 import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
 
@@ -39,7 +39,7 @@ export interface SessionOptions {
 }
 
 /** Concurrent writes while creating the load. */
-export const LOAD_CONCURRENCY = 32;
+const LOAD_CONCURRENCY = 32;
 /** How often waits look at the observer and the operator. */
 export const POLL_MS = 100;
 
@@ -72,12 +72,9 @@ export class Session {
 
   async start(): Promise<void> {
     ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
-    let created = await createConfigMaps(this, this.plan.apps.length);
-    const total = this.plan.configMaps.length + this.plan.apps.length;
-    await forEachConcurrent(this.plan.apps, LOAD_CONCURRENCY, async (app) => {
+    await createLoad(this, async (app) => {
       await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
       this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
-      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
     });
     this.deployments = new DeploymentObserver(this.client, this.now);
     this.deliveries = new ConfigMapDeliveries(this.client, this.now);
@@ -137,23 +134,11 @@ export class Session {
    * when that did not happen within `timeoutMs`.
    */
   async settle(timeoutMs = Math.max(120_000, this.options.size * 60)): Promise<boolean> {
-    const { settleMs } = this.options.profile;
-    const deadline = this.now() + timeoutMs;
-    let signature = '';
-    let quietSince = this.now();
-    while (this.now() < deadline) {
+    return untilQuiet(this.now, this.options.profile.settleMs, timeoutMs, async () => {
       const stats = await this.stats();
       const { watch: _watches, ...work } = stats.requests;
-      const next = `${stats.ready}|${totalRequests(work)}|${stats.reconciles}|${this.deployments.changeCount}`;
-      if (next !== signature || !stats.ready) {
-        signature = next;
-        quietSince = this.now();
-      } else if (this.now() - quietSince >= settleMs) {
-        return true;
-      }
-      await sleep(POLL_MS * 2);
-    }
-    return false;
+      return { signature: `${totalRequests(work)}|${stats.reconciles}|${this.deployments.changeCount}`, ready: stats.ready };
+    });
   }
 
   async stop(): Promise<void> {
@@ -163,6 +148,49 @@ export class Session {
     this.client?.close();
     await this.server?.stop();
   }
+}
+
+/**
+ * Polls `look` until it says ready and its signature (what moved: requests, reconciles, Deployment changes) stayed
+ * the same for `settleMs`. Answers false when that did not happen within `timeoutMs`.
+ */
+export async function untilQuiet(
+  now: Clock,
+  settleMs: number,
+  timeoutMs: number,
+  look: () => Promise<{ signature: string; ready: boolean }>,
+): Promise<boolean> {
+  const deadline = now() + timeoutMs;
+  let signature = '';
+  let quietSince = now();
+  while (now() < deadline) {
+    const seen = await look();
+    if (seen.signature !== signature || !seen.ready) {
+      signature = seen.signature;
+      quietSince = now();
+    } else if (now() - quietSince >= settleMs) {
+      return true;
+    }
+    await sleep(POLL_MS * 2);
+  }
+  return false;
+}
+
+/** A session's result before its phases: who, at what size, on what, and nothing measured yet. */
+export function emptyResult(
+  options: SessionOptions,
+  notes: Record<string, number>,
+): { -readonly [K in keyof SessionResult]: SessionResult[K] } {
+  return {
+    participant: options.participant,
+    size: options.size,
+    namespaces: namespacesFor(options.size),
+    target: options.target,
+    serverVersion: '',
+    requestSource: options.target === 'envtest' ? 'audit' : 'counters',
+    missedTotal: 0,
+    notes,
+  };
 }
 
 /**
@@ -192,23 +220,32 @@ export async function openSession(
 }
 
 /**
- * Creates the plan's namespaces and ConfigMaps, and records each ConfigMap's version and hash; `more` objects are to
- * follow (the progress line counts them). Answers how many ConfigMaps it created.
+ * Creates the plan's namespaces, its ConfigMaps (recording each one's version and hash), then each planned app with
+ * `createApp` (a CustomApp, or a workload).
  */
-export async function createConfigMaps(session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>, more: number): Promise<number> {
+export async function createLoad(
+  session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>,
+  createApp: (app: PlannedApp) => Promise<void>,
+): Promise<void> {
   const { plan, client } = session;
   await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
     await client.create(NAMESPACES, undefined, namespaceObject(name));
   });
   let created = 0;
-  const total = plan.configMaps.length + more;
+  const total = plan.configMaps.length + plan.apps.length;
+  const progress = (): void => {
+    if (++created % 500 === 0) session.status(`creating the load: ${created}/${total} objects`);
+  };
   await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
     const object = configMapObject(configMap);
     await client.create(CONFIGMAPS, configMap.namespace, object);
     session.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
-    if (++created % 500 === 0) session.status(`creating the load: ${created}/${total} objects`);
+    progress();
   });
-  return created;
+  await forEachConcurrent(plan.apps, LOAD_CONCURRENCY, async (app) => {
+    await createApp(app);
+    progress();
+  });
 }
 
 /** The operator's requests in a window as the server counted them, renewals apart when the server can tell. */

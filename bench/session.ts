@@ -1,8 +1,8 @@
 // One benchmark session: a fresh API server, the load, one participant's operator, and its phases in order.
-import { isWorkloadParticipant, namespacesFor } from './options.js';
+import { isWorkloadParticipant } from './options.js';
 import { coldStart, idle, memoryAfterSync, referencedUpdates, restart, sharedUpdates, specUpdates, unrelatedUpdates } from './phases.js';
 import type { SessionResult } from './results.js';
-import { Session, type SessionOptions } from './session-state.js';
+import { emptyResult, Session, type SessionOptions } from './session-state.js';
 import { totalRequests } from './stats.js';
 import { runWorkloadSession } from './workloads/session.js';
 
@@ -12,16 +12,7 @@ export type { SessionOptions };
 export async function runSession(options: SessionOptions): Promise<SessionResult> {
   if (isWorkloadParticipant(options.participant)) return runWorkloadSession(options);
   const session = new Session(options);
-  const result: { -readonly [K in keyof SessionResult]: SessionResult[K] } = {
-    participant: options.participant,
-    size: options.size,
-    namespaces: namespacesFor(options.size),
-    target: options.target,
-    serverVersion: '',
-    requestSource: options.target === 'envtest' ? 'audit' : 'counters',
-    missedTotal: 0,
-    notes: session.notes,
-  };
+  const result = emptyResult(options, session.notes);
   const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
   try {
     await session.start();

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkloadParticipant } from '../options.js';
-import { RUNTIME_ENV, RUNTIME_FLAGS } from '../operator-process.js';
+import { type ParticipantProcess, RUNTIME_ENV, RUNTIME_FLAGS, terminate } from '../operator-process.js';
 
 const execFileAsync = promisify(execFile);
 const RELOADER_BUILD = resolve(import.meta.dirname, '../peers/reloader/build.sh');
@@ -31,19 +31,13 @@ export async function buildReloader(): Promise<string> {
   }
 }
 
-/** A workload participant's process. */
-export interface WorkloadProcess {
+/** A workload participant's process; {@link ParticipantProcess.exited} rejects with the end of its log. */
+export interface WorkloadProcess extends ParticipantProcess {
   readonly participant: WorkloadParticipant;
-  readonly pid: number;
-  readonly alive: boolean;
   /** Resident set size from /proc/<pid>/status, in bytes (undefined once the process is gone). */
   rssBytes(): number | undefined;
   /** The runtime's live heap from the process's /metrics (Go's heap_alloc, Node's heap used), if it serves it. */
   heapBytes(): Promise<number | undefined>;
-  /** SIGTERM, then waits for the exit (SIGKILL after 30 s). Safe to call twice. */
-  stop(): Promise<void>;
-  /** Rejects, with the end of the process's log, if the process exits before {@link stop}. */
-  readonly exited: Promise<void>;
 }
 
 export interface WorkloadProcessOptions {
@@ -188,14 +182,8 @@ export async function startWorkloadProcess(options: WorkloadProcessOptions): Pro
       }
     },
     stop(): Promise<void> {
-      stopped ??= (async () => {
-        stopping = true;
-        if (!alive()) return;
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.kill('SIGTERM');
-        await exited;
-        clearTimeout(timer);
-      })();
+      stopping = true;
+      stopped ??= terminate(child, exited);
       return stopped;
     },
   };

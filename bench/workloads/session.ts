@@ -3,21 +3,21 @@ import { join } from 'node:path';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { type CpuSeconds, diffCpu, processCpuSeconds } from '../cpu.js';
-import { forEachConcurrent, type LoadPlan } from '../load.js';
+import type { LoadPlan } from '../load.js';
 import { ConfigMapDeliveries, type Clock } from '../observers.js';
-import { isWorkloadParticipant, namespacesFor, type WorkloadParticipant } from '../options.js';
-import { type DeliveryProbe, floorOf, paced, spread, updateConfigMap } from '../phases.js';
+import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
+import { awaitMet, type DeliveryProbe, floorOf, paced, spread, updateConfigMap } from '../phases.js';
 import type { ColdStartResult, PhaseResult, RestartResult, SessionResult } from '../results.js';
 import type { BenchServer } from '../server.js';
 import {
-  createConfigMaps,
-  LOAD_CONCURRENCY,
+  createLoad,
+  emptyResult,
   openSession,
-  POLL_MS,
   ServerWindow,
   sleep,
   type ServerCounts,
   type SessionOptions,
+  untilQuiet,
 } from '../session-state.js';
 import { addCounts, summarize, totalRequests, type RequestCounts } from '../stats.js';
 import { workloadObject } from './load.js';
@@ -29,9 +29,6 @@ interface Expectation {
   readonly deployment: string;
   readonly sentAt: number;
 }
-
-/** However slow a participant is, an expected rollout not seen this long after the phase's last write is missed. */
-const MISS_CAP_MS = 300_000;
 
 /** The state of one workload session. */
 export class WorkloadSession {
@@ -59,11 +56,8 @@ export class WorkloadSession {
   /** The server, the ConfigMaps, one annotated Deployment per planned app, and the raw watchers. */
   async start(): Promise<void> {
     ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
-    let created = await createConfigMaps(this, this.plan.apps.length);
-    const total = this.plan.configMaps.length + this.plan.apps.length;
-    await forEachConcurrent(this.plan.apps, LOAD_CONCURRENCY, async (app) => {
+    await createLoad(this, async (app) => {
       await this.client.create(DEPLOYMENTS, app.namespace, workloadObject(app));
-      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
     });
     this.templates = new TemplateObserver(this.client, this.now);
     this.deliveries = new ConfigMapDeliveries(this.client, this.now);
@@ -122,27 +116,15 @@ export class WorkloadSession {
    * Answers false when that did not happen within `timeoutMs`.
    */
   async settle(timeoutMs = Math.max(120_000, this.options.size * 60)): Promise<boolean> {
-    const { settleMs } = this.options.profile;
-    const deadline = this.now() + timeoutMs;
-    let signature = '';
-    let quietSince = this.now();
     const exited = this.process!.exited.then(() => {
       throw new Error(`${this.participant} stopped while settling`);
     });
-    // Only a race below reads it: once the loop is over, a later stop must not surface as an unhandled rejection.
+    // Only a race below reads it: once the wait is over, a later stop must not surface as an unhandled rejection.
     exited.catch(() => undefined);
-    while (this.now() < deadline) {
+    return untilQuiet(this.now, this.options.profile.settleMs, timeoutMs, async () => {
       const watching = await Promise.race([this.openWatches(), exited]);
-      const next = `${await this.workSoFar()}|${this.templates.changeCount}`;
-      if (next !== signature || watching < 1) {
-        signature = next;
-        quietSince = this.now();
-      } else if (this.now() - quietSince >= settleMs) {
-        return true;
-      }
-      await sleep(POLL_MS * 2);
-    }
-    return false;
+      return { signature: `${await this.workSoFar()}|${this.templates.changeCount}`, ready: watching > 0 };
+    });
   }
 
   async stop(): Promise<void> {
@@ -192,10 +174,7 @@ class WorkloadMeter {
   }
 }
 
-/**
- * Waits until each expectation's Deployment changed its template after the write, or until `missAfterMs` passed with
- * no progress since the last write or the last one met. Answers the latencies and the misses.
- */
+/** Waits (see {@link awaitMet}) until each expectation's Deployment changed its template after the write. */
 async function awaitRollouts(
   session: WorkloadSession,
   expectations: readonly Expectation[],
@@ -205,18 +184,18 @@ async function awaitRollouts(
     const at = session.templates.changesSince(deployment, sentAt)[0];
     return at === undefined ? undefined : at - sentAt;
   };
-  const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
-  let lastProgress = lastWrite;
-  let pending = [...expectations];
-  while (pending.length > 0 && session.now() < Math.min(lastProgress + session.options.profile.missAfterMs, lastWrite + MISS_CAP_MS)) {
-    const before = pending.length;
-    pending = pending.filter((expectation) => met(expectation) === undefined);
-    if (pending.length < before) lastProgress = Math.max(lastProgress, session.now());
-    session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments rolled`);
-    if (pending.length > 0) await sleep(POLL_MS);
-  }
-  const latencies = expectations.map(met).filter((latency): latency is number => latency !== undefined);
+  const latencies = (await awaitMet(session, expectations, met, what)).filter((latency): latency is number => latency !== undefined);
   return { latencies, missed: expectations.length - latencies.length };
+}
+
+/**
+ * After a start: waits the miss window and settles again, so that rollouts that begin late are counted too. The
+ * server cannot tell when a participant's caches are synced (client-go lists by a watch stream now), so a start may
+ * look settled before the participant has handled its initial objects.
+ */
+async function lateRollouts(session: WorkloadSession): Promise<void> {
+  await sleep(session.options.profile.missAfterMs);
+  await session.settle();
 }
 
 /** Spawns the participant on the full load and waits until it settles: nothing should roll (every Deployment is new to it). */
@@ -225,13 +204,11 @@ async function coldStart(session: WorkloadSession): Promise<ColdStartResult> {
   const spawnedAt = session.now();
   await session.launch();
   const settled = await session.settle();
+  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
+  await lateRollouts(session);
   const phase = await meter.finish(session.options.size);
-  return {
-    ...phase,
-    converged: settled ? session.options.size : 0,
-    convergedMs: settled ? phase.durationMs - session.options.profile.settleMs : undefined,
-    durationMs: session.now() - spawnedAt,
-  };
+  // Nothing to converge to (opting in rolls nothing): "converged" is settled, every Deployment as it should be.
+  return { ...phase, converged: settled ? session.options.size : 0, convergedMs: settledMs, durationMs: session.now() - spawnedAt };
 }
 
 /** Writes distinct own ConfigMaps at a steady pace; each one's Deployment must roll. */
@@ -317,8 +294,10 @@ async function restart(session: WorkloadSession): Promise<RestartResult> {
   const spawnedAt = session.now();
   await session.launch();
   const settled = await session.settle();
+  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
+  await lateRollouts(session);
   const phase = await meter.finish(1, {}, true);
-  return { ...phase, settledMs: settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined, stopMs };
+  return { ...phase, settledMs, stopMs };
 }
 
 /** The participant's RSS (from /proc) and heap (from its /metrics, when it serves one), after the cold start. */
@@ -339,16 +318,7 @@ async function memoryAfterSync(session: WorkloadSession): Promise<NonNullable<Se
 /** Runs one workload participant at one size on a fresh API server; a failure ends the session with the phases done so far. */
 export async function runWorkloadSession(options: SessionOptions): Promise<SessionResult> {
   const session = new WorkloadSession(options);
-  const result: { -readonly [K in keyof SessionResult]: SessionResult[K] } = {
-    participant: options.participant,
-    size: options.size,
-    namespaces: namespacesFor(options.size),
-    target: options.target,
-    serverVersion: '',
-    requestSource: options.target === 'envtest' ? 'audit' : 'counters',
-    missedTotal: 0,
-    notes: session.notes,
-  };
+  const result = emptyResult(options, session.notes);
   const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
   try {
     await session.start();

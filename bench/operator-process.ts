@@ -55,6 +55,11 @@ export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
 export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
+/** Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS}; rejects when esbuild is missing or fails. */
+export async function bundle(entry: string, outfile: string): Promise<void> {
+  await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, `--outfile=${outfile}`, '--log-level=warning']);
+}
+
 /** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */
 export interface RunnerCommand {
   readonly mode: 'bundle' | 'tsx';
@@ -71,7 +76,7 @@ export interface RunnerCommand {
 export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerCommand> {
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
   try {
-    await execFileAsync(ESBUILD, [RUNNER, ...BUNDLE_FLAGS, `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
+    await bundle(RUNNER, RUNNER_BUNDLE);
     return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE] };
   } catch {
     return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER] };

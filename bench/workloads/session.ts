@@ -303,13 +303,11 @@ async function restart(session: WorkloadSession): Promise<RestartResult> {
 /** The participant's RSS (from /proc) and heap (from its /metrics, when it serves one), after the cold start. */
 async function memoryAfterSync(session: WorkloadSession): Promise<NonNullable<SessionResult['afterSync']>> {
   const process = session.process!;
+  const rssBytes = process.rssBytes();
+  if (rssBytes === undefined) throw new Error(`${session.participant}: its RSS could not be read (the process is gone)`);
   return {
-    memory: {
-      heapUsedBytes: (await process.heapBytes()) ?? Number.NaN,
-      heapTotalBytes: Number.NaN,
-      rssBytes: process.rssBytes() ?? Number.NaN,
-      gcForced: false,
-    },
+    // An unknown heap stays undefined (left out of the JSON, '–' in the tables), never a number that reads as measured.
+    memory: { heapUsedBytes: await process.heapBytes(), rssBytes, gcForced: false },
     openWatches: await session.openWatches(),
     cachedObjects: {},
   };

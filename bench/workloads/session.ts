@@ -189,26 +189,28 @@ async function awaitRollouts(
 }
 
 /**
- * After a start: waits the miss window and settles again, so that rollouts that begin late are counted too. The
- * server cannot tell when a participant's caches are synced (client-go lists by a watch stream now), so a start may
- * look settled before the participant has handled its initial objects.
+ * Spawns the participant and waits until it settles (its settle time not counted); then waits the miss window and
+ * settles again, so that rollouts that begin late are counted too: the server cannot tell when a participant's caches
+ * are synced (client-go lists by a watch stream now), so a start may look settled before the participant has handled
+ * its initial objects. Answers spawn → settled, undefined when it never settled.
  */
-async function lateRollouts(session: WorkloadSession): Promise<void> {
+async function launchAndSettle(session: WorkloadSession): Promise<number | undefined> {
+  const spawnedAt = session.now();
+  await session.launch();
+  const settled = await session.settle();
+  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
   await sleep(session.options.profile.missAfterMs);
   await session.settle();
+  return settledMs;
 }
 
 /** Spawns the participant on the full load and waits until it settles: nothing should roll (every Deployment is new to it). */
 async function coldStart(session: WorkloadSession): Promise<ColdStartResult> {
   const meter = await WorkloadMeter.start(session);
-  const spawnedAt = session.now();
-  await session.launch();
-  const settled = await session.settle();
-  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
-  await lateRollouts(session);
+  const settledMs = await launchAndSettle(session);
   const phase = await meter.finish(session.options.size);
   // Nothing to converge to (opting in rolls nothing): "converged" is settled, every Deployment as it should be.
-  return { ...phase, converged: settled ? session.options.size : 0, convergedMs: settledMs, durationMs: session.now() - spawnedAt };
+  return { ...phase, converged: settledMs === undefined ? 0 : session.options.size, convergedMs: settledMs };
 }
 
 /** Writes distinct own ConfigMaps at a steady pace; each one's Deployment must roll. */
@@ -291,11 +293,7 @@ async function restart(session: WorkloadSession): Promise<RestartResult> {
   await session.process!.stop();
   const stopMs = session.now() - stopFrom;
   const meter = await WorkloadMeter.start(session);
-  const spawnedAt = session.now();
-  await session.launch();
-  const settled = await session.settle();
-  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
-  await lateRollouts(session);
+  const settledMs = await launchAndSettle(session);
   const phase = await meter.finish(1, {}, true);
   return { ...phase, settledMs, stopMs };
 }

@@ -4,14 +4,14 @@ import { DEFAULT_PARTICIPANTS, FULL, namespacesFor, parseOptions, parseParticipa
 
 const defaults = { outDir: '/out', isTty: true };
 
-test('no arguments run every participant but ours-workloads and the Reloader variant at 1k and 10k on envtest', (t) => {
+test('no arguments run every participant but the Reloader variant at 1k and 10k on envtest', (t) => {
   const options = parseOptions([], defaults);
   t.is(options.profile, FULL);
   t.is(options.target, 'envtest');
   t.deepEqual(options.participants, [...DEFAULT_PARTICIPANTS]);
   t.deepEqual(
     PARTICIPANTS.filter((participant) => !options.participants.includes(participant)),
-    ['reloader-on-create', 'ours-workloads'],
+    ['reloader-on-create'],
   );
   t.deepEqual(options.sizes, [1000, 10_000]);
   t.is(options.outDir, '/out');

@@ -17,13 +17,8 @@ export const CUSTOMAPP_PARTICIPANTS = [...STRATEGY_NAMES, 'peer', 'peer-defaults
 export const PARTICIPANTS = [...CUSTOMAPP_PARTICIPANTS, ...WORKLOAD_PARTICIPANTS] as const;
 export type Participant = StrategyName | 'peer' | 'peer-defaults' | WorkloadParticipant;
 
-/**
- * What a run without `--strategies` compares: all but ours-workloads, which needs the operator's workload mode
- * (`--workloads`), and is named explicitly where the operator has it, and reloader-on-create, a variant.
- */
-export const DEFAULT_PARTICIPANTS: readonly Participant[] = PARTICIPANTS.filter(
-  (participant) => participant !== 'ours-workloads' && participant !== 'reloader-on-create',
-);
+/** What a run without `--strategies` compares: all but reloader-on-create, a variant of Reloader's settings. */
+export const DEFAULT_PARTICIPANTS: readonly Participant[] = PARTICIPANTS.filter((participant) => participant !== 'reloader-on-create');
 
 /** True for a participant whose load is annotated Deployments. */
 export function isWorkloadParticipant(participant: Participant): participant is WorkloadParticipant {

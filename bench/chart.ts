@@ -127,7 +127,10 @@ function panelsFor(sessions: readonly (SessionResult | undefined)[]): Panel[] {
         {
           name: 'heap',
           color: COLORS.a,
-          values: pick((session) => (session.afterSync ? session.afterSync.memory.heapUsedBytes / 2 ** 20 : undefined)),
+          values: pick((session) => {
+            const heap = session.afterSync?.memory.heapUsedBytes;
+            return heap === undefined ? undefined : heap / 2 ** 20;
+          }),
         },
         {
           name: 'RSS',

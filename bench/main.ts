@@ -9,6 +9,7 @@ import { createProgress, type Progress } from './progress.js';
 import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
 import type { BenchResults, SessionResult } from './results.js';
 import { runSession } from './session.js';
+import { buildReloader } from './workloads/process.js';
 
 /** The files a run writes, named after its profile and target so that a quick run never overwrites a full one. */
 export function resultFiles(
@@ -48,6 +49,11 @@ export async function runBench(options: BenchOptions, command: string, progress:
     progress.status('building the controller-runtime peer (first time: a few minutes)');
     peerBinary = await buildPeer();
   }
+  let reloaderBinary: string | undefined;
+  if (options.participants.some((participant) => participant.startsWith('reloader'))) {
+    progress.status('building stakater/Reloader from bench/peers/reloader/src (first time: a few minutes)');
+    reloaderBinary = await buildReloader();
+  }
   const runner = await prepareRunner(options.cpuProfileDir);
   if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
   const sessions: SessionResult[] = [];
@@ -78,6 +84,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
         target: options.target,
         logDir,
         peerBinary,
+        reloaderBinary,
         runner,
         progress,
         label,

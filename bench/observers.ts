@@ -76,7 +76,7 @@ class RawWatch<T extends KubeObject> {
 }
 
 /** An observer over one {@link RawWatch}, started and stopped with it; `record` takes each object the watch sees. */
-abstract class WatchObserver<T extends KubeObject> {
+export abstract class WatchObserver<T extends KubeObject> {
   private readonly watch: RawWatch<T>;
 
   constructor(client: KubeClient, resource: Resource, now: Clock, listFirst: boolean) {

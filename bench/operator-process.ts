@@ -55,6 +55,11 @@ export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
 export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
+/** Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS}; rejects when esbuild is missing or fails. */
+export async function bundle(entry: string, outfile: string): Promise<void> {
+  await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, `--outfile=${outfile}`, '--log-level=warning']);
+}
+
 /** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */
 export interface RunnerCommand {
   readonly mode: 'bundle' | 'tsx';
@@ -71,25 +76,29 @@ export interface RunnerCommand {
 export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerCommand> {
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
   try {
-    await execFileAsync(ESBUILD, [RUNNER, ...BUNDLE_FLAGS, `--outfile=${RUNNER_BUNDLE}`, '--log-level=warning']);
+    await bundle(RUNNER, RUNNER_BUNDLE);
     return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE] };
   } catch {
     return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER] };
   }
 }
 
-/** A participant's operator, running in its own process. */
-export interface OperatorProcess {
+/** A participant's process: the harness's handle on it. */
+export interface ParticipantProcess {
   readonly participant: Participant;
   readonly pid: number;
   /** False once the process exited. */
   readonly alive: boolean;
-  /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
-  stats(gc?: boolean): Promise<OperatorStats>;
   /** SIGTERM, then waits for the exit (SIGKILL after 30 s). Safe to call twice. */
   stop(): Promise<void>;
   /** Rejects if the process exits before {@link stop}. */
   readonly exited: Promise<void>;
+}
+
+/** A participant's operator, running in its own process. */
+export interface OperatorProcess extends ParticipantProcess {
+  /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
+  stats(gc?: boolean): Promise<OperatorStats>;
 }
 
 export interface OperatorProcessOptions {
@@ -133,6 +142,15 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
   // the session's log, for a diagnosis; the figures of a run with it include the logging's cost.
   const logLevel = process.env.BENCH_OPERATOR_LOG_LEVEL ? ['--log-level', process.env.BENCH_OPERATOR_LOG_LEVEL] : [];
   return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common, ...logLevel] };
+}
+
+/** SIGTERM, then waits for `exited` (SIGKILL after 30 s); nothing to do when the child has exited already. */
+export async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  child.kill('SIGTERM');
+  await exited;
+  clearTimeout(timer);
 }
 
 /** Spawns the participant's operator and resolves once its /stats listens. */
@@ -213,14 +231,8 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
       }
     },
     stop(): Promise<void> {
-      stopped ??= (async () => {
-        stopping = true;
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.kill('SIGTERM');
-        await exited;
-        clearTimeout(timer);
-      })();
+      stopping = true;
+      stopped ??= terminate(child, exited);
       return stopped;
     },
   };

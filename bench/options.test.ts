@@ -1,14 +1,18 @@
 // Tests of the benchmark's command line.
 import test from 'ava';
-import { FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK, sessionPlan } from './options.js';
+import { DEFAULT_PARTICIPANTS, FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK, sessionPlan } from './options.js';
 
 const defaults = { outDir: '/out', isTty: true };
 
-test('no arguments run every participant at 1k and 10k on envtest', (t) => {
+test('no arguments run every participant but the Reloader variant at 1k and 10k on envtest', (t) => {
   const options = parseOptions([], defaults);
   t.is(options.profile, FULL);
   t.is(options.target, 'envtest');
-  t.deepEqual(options.participants, [...PARTICIPANTS]);
+  t.deepEqual(options.participants, [...DEFAULT_PARTICIPANTS]);
+  t.deepEqual(
+    PARTICIPANTS.filter((participant) => !options.participants.includes(participant)),
+    ['reloader-on-create'],
+  );
   t.deepEqual(options.sizes, [1000, 10_000]);
   t.is(options.outDir, '/out');
   t.true(options.progress);
@@ -34,7 +38,7 @@ test('--target, --strategies, --sizes, --out and --no-progress are read, with or
 
 test('a wrong value is refused with the offending input quoted', (t) => {
   t.throws(() => parseOptions(['--target', 'kind'], defaults), { message: /--target "kind"/ });
-  t.throws(() => parseOptions(['--strategies', 'ours,reloader'], defaults), { message: /"reloader" is not one of/ });
+  t.throws(() => parseOptions(['--strategies', 'ours,flux'], defaults), { message: /"flux" is not one of/ });
   t.throws(() => parseOptions(['--sizes', '1000,lots'], defaults), { message: /"lots" is not a positive whole number/ });
   t.throws(() => parseOptions(['--bogus'], defaults), { message: /unknown argument "--bogus"/ });
   t.throws(() => parseOptions(['--out'], defaults), { message: /--out needs a value/ });

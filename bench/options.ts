@@ -1,9 +1,29 @@
 // The benchmark's command line: which participants, sizes and target, and the knobs of each run profile.
 import { STRATEGY_NAMES, type StrategyName } from './strategies/strategy.js';
 
-/** Everything the benchmark compares: the five TypeScript strategies and the controller-runtime peer. */
-export const PARTICIPANTS = [...STRATEGY_NAMES, 'peer', 'peer-defaults'] as const;
-export type Participant = StrategyName | 'peer' | 'peer-defaults';
+/**
+ * The participants whose load is annotated Deployments (no CustomApp): stakater/Reloader as installed by default,
+ * Reloader with `--reload-on-create --sync-after-restart` (what its users turn on to catch ConfigMaps created after a
+ * workload, and what its restart issues are about), and our operator's workload mode (`--workloads=deployments`);
+ * bench/workloads/ runs their sessions.
+ */
+export const WORKLOAD_PARTICIPANTS = ['reloader', 'reloader-on-create', 'ours-workloads'] as const;
+export type WorkloadParticipant = (typeof WORKLOAD_PARTICIPANTS)[number];
+
+/** The participants whose load is CustomApps: the five TypeScript strategies and the controller-runtime peer. */
+export const CUSTOMAPP_PARTICIPANTS = [...STRATEGY_NAMES, 'peer', 'peer-defaults'] as const;
+
+/** Everything the benchmark compares. */
+export const PARTICIPANTS = [...CUSTOMAPP_PARTICIPANTS, ...WORKLOAD_PARTICIPANTS] as const;
+export type Participant = StrategyName | 'peer' | 'peer-defaults' | WorkloadParticipant;
+
+/** What a run without `--strategies` compares: all but reloader-on-create, a variant of Reloader's settings. */
+export const DEFAULT_PARTICIPANTS: readonly Participant[] = PARTICIPANTS.filter((participant) => participant !== 'reloader-on-create');
+
+/** True for a participant whose load is annotated Deployments. */
+export function isWorkloadParticipant(participant: Participant): participant is WorkloadParticipant {
+  return (WORKLOAD_PARTICIPANTS as readonly string[]).includes(participant);
+}
 
 /** How tables and the chart name each participant. */
 export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
@@ -14,6 +34,9 @@ export const PARTICIPANT_LABELS: Readonly<Record<Participant, string>> = {
   ours: 'ours',
   peer: 'peer (controller-runtime)',
   'peer-defaults': 'peer, 1 worker (its default)',
+  reloader: 'Reloader (annotated Deployments)',
+  'reloader-on-create': 'Reloader --reload-on-create --sync-after-restart',
+  'ours-workloads': 'ours, workload mode (annotated Deployments)',
 };
 
 /** Where the API server comes from. */
@@ -111,7 +134,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
   --quick         1k CustomApps only, shorter phases (a few minutes)
   --target        the API server: envtest (a real kube-apiserver, default) or emulator
-  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all)
+  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all but ours-workloads and reloader-on-create)
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)
@@ -124,7 +147,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
 export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {
   let profile: Profile = FULL;
   let target: BenchTarget = 'envtest';
-  let participants: Participant[] = [...PARTICIPANTS];
+  let participants: Participant[] = [...DEFAULT_PARTICIPANTS];
   let sizes: number[] | undefined;
   let outDir = defaults.outDir;
   let progress = defaults.isTty;

@@ -22,14 +22,14 @@ interface Expectation {
 }
 
 /** A ConfigMap write, for the API server's delivery floor. */
-interface DeliveryProbe {
+export interface DeliveryProbe {
   readonly key: string;
   readonly sentAt: number;
   readonly resourceVersion: string;
 }
 
 /** Runs `writes` at `perSecond`, each started on schedule without waiting for the previous one. */
-async function paced<T>(items: readonly T[], perSecond: number, write: (item: T) => Promise<void>): Promise<void> {
+export async function paced<T>(items: readonly T[], perSecond: number, write: (item: T) => Promise<void>): Promise<void> {
   const interval = 1000 / perSecond;
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -45,10 +45,30 @@ async function paced<T>(items: readonly T[], perSecond: number, write: (item: T)
 const MISS_CAP_MS = 300_000;
 
 /**
- * Waits until every expectation is met, or until `missAfterMs` passed with no progress since the last write or
- * the last expectation met (a slow strategy that is still catching up is not cut short; one that dropped the
- * update is). Answers the latencies and the misses.
+ * Waits until `met` says every expectation is met (its latency), or until `missAfterMs` passed with no progress since
+ * the last write or the last expectation met (a slow participant that is still catching up is not cut short; one that
+ * dropped the update is). Answers each expectation's latency, undefined for a miss.
  */
+export async function awaitMet<E extends { readonly sentAt: number }>(
+  session: Pick<Session, 'now' | 'status' | 'options'>,
+  expectations: readonly E[],
+  met: (expectation: E) => number | undefined,
+  what: string,
+): Promise<(number | undefined)[]> {
+  const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
+  let lastProgress = lastWrite;
+  let pending = [...expectations];
+  while (pending.length > 0 && session.now() < Math.min(lastProgress + session.options.profile.missAfterMs, lastWrite + MISS_CAP_MS)) {
+    const before = pending.length;
+    pending = pending.filter((expectation) => met(expectation) === undefined);
+    if (pending.length < before) lastProgress = Math.max(lastProgress, session.now());
+    session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments updated`);
+    if (pending.length > 0) await sleep(POLL_MS);
+  }
+  return expectations.map(met);
+}
+
+/** {@link awaitMet} for a Deployment carrying the expected hash or image; answers the latencies and the misses. */
 async function awaitExpectations(
   session: Session,
   expectations: readonly Expectation[],
@@ -64,17 +84,7 @@ async function awaitExpectations(
       );
     return sighting ? sighting.at - expectation.sentAt : undefined;
   };
-  const lastWrite = Math.max(...expectations.map((expectation) => expectation.sentAt));
-  let lastProgress = lastWrite;
-  let pending = [...expectations];
-  while (pending.length > 0 && session.now() < Math.min(lastProgress + session.options.profile.missAfterMs, lastWrite + MISS_CAP_MS)) {
-    const before = pending.length;
-    pending = pending.filter((expectation) => met(expectation) === undefined);
-    if (pending.length < before) lastProgress = Math.max(lastProgress, session.now());
-    session.status(`${what}: ${expectations.length - pending.length}/${expectations.length} Deployments updated`);
-    if (pending.length > 0) await sleep(POLL_MS);
-  }
-  const seen = expectations.map(met);
+  const seen = await awaitMet(session, expectations, met, what);
   const latencies = seen.filter((latency): latency is number => latency !== undefined);
   // BENCH_LATENCY_DUMP=file: every expectation as a JSON line (epoch ms), to line up with the operators' trace lines.
   if (process.env.BENCH_LATENCY_DUMP) {
@@ -91,7 +101,8 @@ async function awaitExpectations(
   return { latencies, missed: expectations.length - latencies.length };
 }
 
-function floorOf(session: Session, probes: readonly DeliveryProbe[]): number[] {
+/** Write → the raw watcher's sighting of each probed ConfigMap write (the API server's delivery floor). */
+export function floorOf(session: Pick<Session, 'deliveries'>, probes: readonly DeliveryProbe[]): number[] {
   return probes.flatMap((probe) => {
     const arrival = session.deliveries.arrival(probe.key, probe.resourceVersion);
     return arrival === undefined ? [] : [arrival - probe.sentAt];
@@ -99,7 +110,7 @@ function floorOf(session: Session, probes: readonly DeliveryProbe[]): number[] {
 }
 
 /** Writes a new version of a ConfigMap; answers the probe of the write. */
-async function updateConfigMap(session: Session, key: string): Promise<DeliveryProbe> {
+export async function updateConfigMap(session: Pick<Session, 'configMaps' | 'now' | 'client'>, key: string): Promise<DeliveryProbe> {
   const [namespace, name] = key.split('/') as [string, string];
   const current = session.configMaps.get(key)!;
   const version = current.version + 1;
@@ -111,7 +122,7 @@ async function updateConfigMap(session: Session, key: string): Promise<DeliveryP
 }
 
 /** Picks `count` items spread evenly over `items`. */
-function spread<T>(items: readonly T[], count: number): T[] {
+export function spread<T>(items: readonly T[], count: number): T[] {
   if (items.length === 0) return [];
   const step = items.length / Math.min(count, items.length);
   return Array.from({ length: Math.min(count, items.length) }, (_, index) => items[Math.floor(index * step)]!);

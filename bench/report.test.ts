@@ -17,6 +17,7 @@ import {
   resourcesTable,
   sizeLabel,
   stepsCell,
+  workloadsTable,
 } from './report.js';
 import type { BenchResults, PhaseResult, SessionResult } from './results.js';
 
@@ -250,4 +251,30 @@ test('the goals against the peer are ratios of the same run, met at or under the
   t.like(checks['RSS after sync ≤ 1.0× the peer (1k)'], { measured: '128.0 vs 128.0 MiB = 1.00×', met: true });
   t.like(checks['cold start ≤ 1.5× the peer (1k)'], { measured: '12.3 vs 8.0 s = 1.54×', met: false });
   t.like(peerRatioChecks(ours, undefined, '1k')[0], { measured: 'no figure', met: undefined });
+});
+
+test('the workload participants get their own table, with what each rolled unasked, and it is left out of a run without them', (t) => {
+  const reloader = session('reloader', 1000, {
+    restart: { ...phase({ deploymentChanges: 3 }), stopMs: 10, settledMs: 500 },
+    unrelated: phase({ deploymentChanges: 2 }),
+    afterSync: { memory: { rssBytes: 100 * 2 ** 20, gcForced: false }, openWatches: 2, cachedObjects: {} },
+  });
+  const rows = workloadsTable([session('peer', 1000), reloader])
+    .split('\n')
+    .slice(2);
+  t.deepEqual(rows, ['| Reloader (annotated Deployments) | 1k | 0 | 2 | 3 | 5 / 9 / 12.3 | 18 | 0/310 | 100.0 | patch 1 |']);
+  // Reloader does not tell its caches or its heap here: unknown, not zero.
+  t.true(resourcesTable([reloader]).includes('| Reloader (annotated Deployments) | 1k | 12.3 | 0.5 | 2 | – | – | 100.0 |'));
+  const results = (sessions: SessionResult[]): BenchResults => ({
+    startedAt: 'a',
+    finishedAt: 'b',
+    command: 'c',
+    profile: 'quick',
+    target: 'envtest',
+    machine: { cpus: 2, memoryGiB: 24, node: 'v20', platform: 'linux' },
+    settings: {},
+    sessions,
+  });
+  t.true(renderReport(results([reloader])).includes('## Workload participants (annotated Deployments)'));
+  t.false(renderReport(results([session('peer', 1000)])).includes('## Workload participants'));
 });

@@ -1,5 +1,5 @@
 // The Markdown report of a benchmark run: the side-by-side tables and the targets for ours, from the raw figures.
-import { PARTICIPANT_LABELS, type Participant } from './options.js';
+import { isWorkloadParticipant, PARTICIPANT_LABELS, type Participant } from './options.js';
 import type { BenchResults, PhaseResult, SessionResult } from './results.js';
 import { byVerb, VERBS, type RequestCounts } from './stats.js';
 
@@ -49,7 +49,8 @@ function latency(phase: PhaseResult | undefined): string {
 
 function cached(session: SessionResult): string {
   const objects = session.afterSync?.cachedObjects;
-  if (!objects) return '–';
+  // A process that does not tell its caches (Reloader) has none listed: unknown, not zero.
+  if (!objects || Object.keys(objects).length === 0) return '–';
   const total = Object.values(objects).reduce((sum, count) => sum + count, 0);
   return `${formatNumber(total)} (${formatNumber(objects.configmaps ?? 0)} cm)`;
 }
@@ -141,6 +142,42 @@ export function resourcesTable(sessions: readonly SessionResult[]): string {
       ms(session.shared?.statusLatencyMs?.p99),
       missed(session),
     ]),
+  );
+}
+
+/**
+ * The workload participants (annotated Deployments, no CustomApp): what each rolled when nothing called for it (its
+ * cold start over Deployments already annotated, unrelated ConfigMap writes, its own restart), beside its latency.
+ */
+export function workloadsTable(sessions: readonly SessionResult[]): string {
+  const rolled = (phase: PhaseResult | undefined): string => (phase ? formatNumber(phase.deploymentChanges) : '–');
+  return table(
+    [
+      'participant',
+      'N',
+      'rolled at cold start',
+      'rolled by unrelated updates',
+      'rolled on restart',
+      'latency p50 / p95 / p99 (ms)',
+      'fan-out p99 (ms)',
+      'missed updates',
+      'RSS (MiB)',
+      'requests per referenced update',
+    ],
+    sessions
+      .filter((session) => isWorkloadParticipant(session.participant))
+      .map((session) => [
+        label(session.participant),
+        sizeLabel(session.size),
+        rolled(session.coldStart),
+        rolled(session.unrelated),
+        rolled(session.restart),
+        latency(session.referenced),
+        ms(session.shared?.latencyMs?.p99),
+        missed(session),
+        mib(session.afterSync?.memory.rssBytes),
+        perOp(session.referenced),
+      ]),
   );
 }
 
@@ -391,6 +428,15 @@ export function renderReport(results: BenchResults, chartFile?: string): string 
     targetsTable(checkTargets(sessions)),
     '',
   ];
+  if (sessions.some((session) => isWorkloadParticipant(session.participant))) {
+    lines.push(
+      '## Workload participants (annotated Deployments)',
+      'A rollout is a change of the pod template seen by a raw watcher; nothing should roll but the Deployments whose ConfigMap changed.',
+      '',
+      workloadsTable(sessions),
+      '',
+    );
+  }
   if (chartFile) lines.push(`![requests, memory and latency](${chartFile})`, '');
   if (failed.length > 0) {
     lines.push('## Sessions that stopped early', '');

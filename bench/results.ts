@@ -57,8 +57,9 @@ export interface RestartResult extends PhaseResult {
 }
 
 export interface MemoryResult {
-  readonly heapUsedBytes: number;
-  readonly heapTotalBytes: number;
+  /** The runtime's live heap; undefined when the process does not tell it (Reloader's /metrics, when it is not reachable). */
+  readonly heapUsedBytes?: number;
+  readonly heapTotalBytes?: number;
   readonly rssBytes: number;
   readonly gcForced: boolean;
 }

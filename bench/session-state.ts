@@ -7,13 +7,13 @@ import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { type CpuSeconds, diffCpu, processCpuSeconds } from './cpu.js';
-import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan } from './load.js';
+import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan, type PlannedApp } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
 import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';
 import type { OperatorStats } from './operator-stats.js';
 import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
 import type { Progress } from './progress.js';
-import type { PhaseResult, ReconcileSteps } from './results.js';
+import type { PhaseResult, ReconcileSteps, SessionResult } from './results.js';
 import { startBenchServer, type BenchServer } from './server.js';
 import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
 
@@ -26,6 +26,8 @@ export interface SessionOptions {
   /** Where the operator's log goes. */
   readonly logDir: string;
   readonly peerBinary?: string;
+  /** Reloader's binary, for the `reloader` participant. */
+  readonly reloaderBinary?: string;
   readonly runner?: RunnerCommand;
   readonly progress: Progress;
   /** A short name for progress lines, e.g. `[2/12 ours 1k]`. */
@@ -69,46 +71,15 @@ export class Session {
   }
 
   async start(): Promise<void> {
-    const { profile, target } = this.options;
-    this.status('starting the API server');
-    this.server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(this.server.adminKubeconfigPath);
-    this.client = await KubeClient.fromKubeConfig(kubeConfig, {
-      userAgent: 'customapp-bench',
-      onRequest: (sample: RequestSample) => countRequest(this.harnessRequests, sample.verb, sample.resource),
+    ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
+    await createLoad(this, async (app) => {
+      await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
+      this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
     });
-    this.plan = planLoad({
-      size: this.options.size,
-      namespaces: namespacesFor(this.options.size),
-      unrelatedConfigMaps: profile.unrelatedConfigMaps,
-      handoffShare: profile.handoffShare,
-    });
-    await this.createLoad();
     this.deployments = new DeploymentObserver(this.client, this.now);
     this.deliveries = new ConfigMapDeliveries(this.client, this.now);
     await this.deployments.start();
     await this.deliveries.start();
-  }
-
-  private async createLoad(): Promise<void> {
-    const { plan } = this;
-    await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
-      await this.client.create(NAMESPACES, undefined, namespaceObject(name));
-    });
-    let created = 0;
-    const total = plan.configMaps.length + plan.apps.length;
-    await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
-      const object = configMapObject(configMap);
-      await this.client.create(CONFIGMAPS, configMap.namespace, object);
-      this.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
-      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
-    });
-    await forEachConcurrent(this.plan.apps, LOAD_CONCURRENCY, async (app) => {
-      await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
-      this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
-      if (++created % 500 === 0) this.status(`creating the load: ${created}/${total} objects`);
-    });
   }
 
   /** The hash each CustomApp's Deployment should carry now. */
@@ -163,23 +134,11 @@ export class Session {
    * when that did not happen within `timeoutMs`.
    */
   async settle(timeoutMs = Math.max(120_000, this.options.size * 60)): Promise<boolean> {
-    const { settleMs } = this.options.profile;
-    const deadline = this.now() + timeoutMs;
-    let signature = '';
-    let quietSince = this.now();
-    while (this.now() < deadline) {
+    return untilQuiet(this.now, this.options.profile.settleMs, timeoutMs, async () => {
       const stats = await this.stats();
       const { watch: _watches, ...work } = stats.requests;
-      const next = `${stats.ready}|${totalRequests(work)}|${stats.reconciles}|${this.deployments.changeCount}`;
-      if (next !== signature || !stats.ready) {
-        signature = next;
-        quietSince = this.now();
-      } else if (this.now() - quietSince >= settleMs) {
-        return true;
-      }
-      await sleep(POLL_MS * 2);
-    }
-    return false;
+      return { signature: `${totalRequests(work)}|${stats.reconciles}|${this.deployments.changeCount}`, ready: stats.ready };
+    });
   }
 
   async stop(): Promise<void> {
@@ -189,6 +148,104 @@ export class Session {
     this.client?.close();
     await this.server?.stop();
   }
+}
+
+/**
+ * Polls `look` until it says ready and its signature (what moved: requests, reconciles, Deployment changes) stayed
+ * the same for `settleMs`. Answers false when that did not happen within `timeoutMs`.
+ */
+export async function untilQuiet(
+  now: Clock,
+  settleMs: number,
+  timeoutMs: number,
+  look: () => Promise<{ signature: string; ready: boolean }>,
+): Promise<boolean> {
+  const deadline = now() + timeoutMs;
+  let signature = '';
+  let quietSince = now();
+  while (now() < deadline) {
+    const seen = await look();
+    if (seen.signature !== signature || !seen.ready) {
+      signature = seen.signature;
+      quietSince = now();
+    } else if (now() - quietSince >= settleMs) {
+      return true;
+    }
+    await sleep(POLL_MS * 2);
+  }
+  return false;
+}
+
+/** A session's result before its phases: who, at what size, on what, and nothing measured yet. */
+export function emptyResult(
+  options: SessionOptions,
+  notes: Record<string, number>,
+): { -readonly [K in keyof SessionResult]: SessionResult[K] } {
+  return {
+    participant: options.participant,
+    size: options.size,
+    namespaces: namespacesFor(options.size),
+    target: options.target,
+    serverVersion: '',
+    requestSource: options.target === 'envtest' ? 'audit' : 'counters',
+    missedTotal: 0,
+    notes,
+  };
+}
+
+/**
+ * A fresh API server for a session, the harness's client to it (its requests counted in `harnessRequests`), and the
+ * plan of the load.
+ */
+export async function openSession(
+  options: Pick<SessionOptions, 'profile' | 'target' | 'size' | 'progress' | 'label'>,
+  harnessRequests: RequestCounts,
+): Promise<{ server: BenchServer; client: KubeClient; plan: LoadPlan }> {
+  const { profile, target } = options;
+  options.progress.status(`${options.label} starting the API server`);
+  const server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(server.adminKubeconfigPath);
+  const client = await KubeClient.fromKubeConfig(kubeConfig, {
+    userAgent: 'customapp-bench',
+    onRequest: (sample: RequestSample) => countRequest(harnessRequests, sample.verb, sample.resource),
+  });
+  const plan = planLoad({
+    size: options.size,
+    namespaces: namespacesFor(options.size),
+    unrelatedConfigMaps: profile.unrelatedConfigMaps,
+    handoffShare: profile.handoffShare,
+  });
+  return { server, client, plan };
+}
+
+/**
+ * Creates the plan's namespaces, its ConfigMaps (recording each one's version and hash), then each planned app with
+ * `createApp` (a CustomApp, or a workload).
+ */
+export async function createLoad(
+  session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>,
+  createApp: (app: PlannedApp) => Promise<void>,
+): Promise<void> {
+  const { plan, client } = session;
+  await forEachConcurrent(plan.namespaces, LOAD_CONCURRENCY, async (name) => {
+    await client.create(NAMESPACES, undefined, namespaceObject(name));
+  });
+  let created = 0;
+  const total = plan.configMaps.length + plan.apps.length;
+  const progress = (): void => {
+    if (++created % 500 === 0) session.status(`creating the load: ${created}/${total} objects`);
+  };
+  await forEachConcurrent(plan.configMaps, LOAD_CONCURRENCY, async (configMap) => {
+    const object = configMapObject(configMap);
+    await client.create(CONFIGMAPS, configMap.namespace, object);
+    session.configMaps.set(`${configMap.namespace}/${configMap.name}`, { version: 0, hash: contentHash(object) });
+    progress();
+  });
+  await forEachConcurrent(plan.apps, LOAD_CONCURRENCY, async (app) => {
+    await createApp(app);
+    progress();
+  });
 }
 
 /** The operator's requests in a window as the server counted them, renewals apart when the server can tell. */
@@ -204,12 +261,12 @@ export interface ServerCounts {
  */
 export class ServerWindow {
   private constructor(
-    private readonly session: Session,
+    private readonly session: Pick<Session, 'server'>,
     readonly fromMs: number,
     private readonly countersBefore: RequestCounts | undefined,
   ) {}
 
-  static async open(session: Session): Promise<ServerWindow> {
+  static async open(session: Pick<Session, 'server'>): Promise<ServerWindow> {
     const before = session.server.counters ? (await session.server.counters()).requests : undefined;
     return new ServerWindow(session, Date.now(), before);
   }

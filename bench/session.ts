@@ -1,25 +1,18 @@
 // One benchmark session: a fresh API server, the load, one participant's operator, and its phases in order.
-import { namespacesFor } from './options.js';
+import { isWorkloadParticipant } from './options.js';
 import { coldStart, idle, memoryAfterSync, referencedUpdates, restart, sharedUpdates, specUpdates, unrelatedUpdates } from './phases.js';
 import type { SessionResult } from './results.js';
-import { Session, type SessionOptions } from './session-state.js';
+import { emptyResult, Session, type SessionOptions } from './session-state.js';
 import { totalRequests } from './stats.js';
+import { runWorkloadSession } from './workloads/session.js';
 
 export type { SessionOptions };
 
 /** Runs one participant at one size on a fresh API server; a failure ends the session with the phases done so far. */
 export async function runSession(options: SessionOptions): Promise<SessionResult> {
+  if (isWorkloadParticipant(options.participant)) return runWorkloadSession(options);
   const session = new Session(options);
-  const result: { -readonly [K in keyof SessionResult]: SessionResult[K] } = {
-    participant: options.participant,
-    size: options.size,
-    namespaces: namespacesFor(options.size),
-    target: options.target,
-    serverVersion: '',
-    requestSource: options.target === 'envtest' ? 'audit' : 'counters',
-    missedTotal: 0,
-    notes: session.notes,
-  };
+  const result = emptyResult(options, session.notes);
   const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
   try {
     await session.start();

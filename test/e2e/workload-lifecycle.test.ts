@@ -7,7 +7,8 @@ import {
   TEMPLATE_HASHES_ANNOTATION,
   type WorkloadResource,
 } from '../../infra/workload-api.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
+import { keyDigests, keysHash } from '../../operator/deps/key-digests.js';
 import { refKey } from '../../operator/deps/source.js';
 import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { CoreEvent, Deployment, KubeObject, PodTemplate } from '../../operator/kube/objects.js';
@@ -283,14 +284,20 @@ for (const target of selectedTargets()) {
       t.deepEqual([...baseline.keys()].sort(), keys);
       t.is(await templateHashes('Deployment', ns, 'forms'), undefined, 'opting in rolled nothing');
 
+      // The env valueFrom uses name their key: only that key's content is hashed (key-level triggers).
+      const keyedHashIn = async (kind: 'ConfigMap' | 'Secret', name: string): Promise<string> => {
+        const object = await scenario.admin.get<KubeObject & HashableContent>(kind === 'ConfigMap' ? CONFIGMAPS : SECRETS, ns, name);
+        return keysHash(kind, keyDigests(kind, object.metadata.uid, object), ['A']);
+      };
       for (const name of names) {
         await edit(CONFIGMAPS, ns, name, { A: 'two' });
-        await rolledTo('Deployment', ns, 'forms', `ConfigMap/${name}`, contentHash({ data: { A: 'two' } }));
+        const hash = name === 'env-config' ? await keyedHashIn('ConfigMap', name) : contentHash({ data: { A: 'two' } });
+        await rolledTo('Deployment', ns, 'forms', `ConfigMap/${name}`, hash);
       }
       for (const name of ['env-secret', 'proj-secret']) {
         await edit(SECRETS, ns, name, { A: Buffer.from('two').toString('base64') });
         const hash = await eventually(`${name} is re-read`, async () => {
-          const now = await secretHashIn(scenario.admin, ns, name);
+          const now = name === 'env-secret' ? await keyedHashIn('Secret', name) : await secretHashIn(scenario.admin, ns, name);
           return now !== baseline.get(`Secret/${name}`) ? now : undefined;
         });
         await rolledTo('Deployment', ns, 'forms', `Secret/${name}`, hash);

@@ -1,0 +1,356 @@
+// One workload session: a fresh API server, annotated Deployments and the ConfigMaps they use, one workload participant, its phases.
+import { join } from 'node:path';
+import type { KubeClient } from '../../operator/kube/client.js';
+import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { type CpuSeconds, diffCpu, processCpuSeconds } from '../cpu.js';
+import type { LoadPlan } from '../load.js';
+import { ConfigMapDeliveries, type Clock } from '../observers.js';
+import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
+import { awaitMet, type DeliveryProbe, floorOf, paced, spread, updateConfigMap } from '../phases.js';
+import type { ColdStartResult, PhaseResult, RestartResult, SessionResult } from '../results.js';
+import type { BenchServer } from '../server.js';
+import {
+  createLoad,
+  emptyResult,
+  openSession,
+  ServerWindow,
+  sleep,
+  type ServerCounts,
+  type SessionOptions,
+  untilQuiet,
+} from '../session-state.js';
+import { addCounts, summarize, totalRequests, type RequestCounts } from '../stats.js';
+import { workloadObject } from './load.js';
+import { TemplateObserver } from './observer.js';
+import { startWorkloadProcess, type WorkloadProcess } from './process.js';
+
+/** A write the harness made, and the Deployment whose template it should change. */
+interface Expectation {
+  readonly deployment: string;
+  readonly sentAt: number;
+}
+
+/** The state of one workload session. */
+export class WorkloadSession {
+  readonly now: Clock = () => performance.now();
+  readonly harnessRequests: RequestCounts = {};
+  readonly configMaps = new Map<string, { version: number; hash: string }>();
+  readonly notes: Record<string, number> = {};
+  server!: BenchServer;
+  client!: KubeClient;
+  plan!: LoadPlan;
+  templates!: TemplateObserver;
+  deliveries!: ConfigMapDeliveries;
+  process: WorkloadProcess | undefined;
+  readonly participant: WorkloadParticipant;
+
+  constructor(readonly options: SessionOptions) {
+    if (!isWorkloadParticipant(options.participant)) throw new Error(`${options.participant} is not a workload participant`);
+    this.participant = options.participant;
+  }
+
+  status(text: string): void {
+    this.options.progress.status(`${this.options.label} ${text}`);
+  }
+
+  /** The server, the ConfigMaps, one annotated Deployment per planned app, and the raw watchers. */
+  async start(): Promise<void> {
+    ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
+    await createLoad(this, async (app) => {
+      await this.client.create(DEPLOYMENTS, app.namespace, workloadObject(app));
+    });
+    this.templates = new TemplateObserver(this.client, this.now);
+    this.deliveries = new ConfigMapDeliveries(this.client, this.now);
+    await this.templates.start();
+    await this.deliveries.start();
+  }
+
+  async launch(): Promise<WorkloadProcess> {
+    const { participant } = this;
+    this.process = await startWorkloadProcess({
+      participant,
+      kubeconfigPath: this.server.operatorKubeconfigPath,
+      reloaderBinary: this.options.reloaderBinary,
+      memoryLimitMiB: this.options.memoryLimitMiB,
+      logPath: join(this.options.logDir, `${participant}-${this.options.size}.log`),
+    });
+    return this.process;
+  }
+
+  cpu(): CpuSeconds {
+    const cpu: CpuSeconds = { operator: this.process?.alive ? processCpuSeconds(this.process.pid) : 0 };
+    const { apiserver, etcd } = this.server.pids;
+    if (apiserver !== undefined) cpu.apiserver = processCpuSeconds(apiserver);
+    if (etcd !== undefined) cpu.etcd = processCpuSeconds(etcd);
+    return cpu;
+  }
+
+  /** The participant's requests other than watches so far, as the server counts them (-1 when it counts none). */
+  private async workSoFar(): Promise<number> {
+    const { audit, counters } = this.server;
+    if (audit) {
+      await audit.refresh();
+      const { watch: _watches, ...work } = audit.counts(0, Date.now()).work;
+      return totalRequests(work);
+    }
+    if (counters) {
+      const { watch: _watches, ...work } = (await counters()).requests;
+      return totalRequests(work);
+    }
+    return -1;
+  }
+
+  /** The participant's watch streams open on the server now. */
+  async openWatches(): Promise<number> {
+    const { audit, counters } = this.server;
+    if (audit) {
+      await audit.refresh();
+      return audit.openWatchesAt(Date.now()).length;
+    }
+    return counters ? (await counters()).openWatches : -1;
+  }
+
+  /**
+   * Waits until the participant watches ConfigMaps (its informers listed and started watching) and then is quiet: no
+   * request but watches and no template change for the profile's settle time. Rejects when the process exits.
+   * Answers false when that did not happen within `timeoutMs`.
+   */
+  async settle(timeoutMs = Math.max(120_000, this.options.size * 60)): Promise<boolean> {
+    const exited = this.process!.exited.then(() => {
+      throw new Error(`${this.participant} stopped while settling`);
+    });
+    // Only a race below reads it: once the wait is over, a later stop must not surface as an unhandled rejection.
+    exited.catch(() => undefined);
+    return untilQuiet(this.now, this.options.profile.settleMs, timeoutMs, async () => {
+      const watching = await Promise.race([this.openWatches(), exited]);
+      return { signature: `${await this.workSoFar()}|${this.templates.changeCount}`, ready: watching > 0 };
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop().catch(() => undefined);
+    await this.templates?.stop().catch(() => undefined);
+    await this.deliveries?.stop().catch(() => undefined);
+    this.client?.close();
+    await this.server?.stop();
+  }
+}
+
+/** A phase's requests (server-counted), template changes and CPU, from its start to {@link finish}. */
+class WorkloadMeter {
+  private readonly from: number;
+  private readonly changesBefore: number;
+  private readonly cpuBefore: CpuSeconds;
+
+  private constructor(
+    private readonly session: WorkloadSession,
+    private readonly window: ServerWindow,
+  ) {
+    this.from = session.now();
+    this.changesBefore = session.templates.changeCount;
+    this.cpuBefore = session.cpu();
+  }
+
+  static async start(session: WorkloadSession): Promise<WorkloadMeter> {
+    return new WorkloadMeter(session, await ServerWindow.open(session));
+  }
+
+  /** The phase's figures; `withRenewals` counts the watch renewals as work (a new process's first watches are not renewals). */
+  async finish(operations: number, extra: Partial<PhaseResult> = {}, withRenewals = false): Promise<PhaseResult> {
+    const server: ServerCounts | undefined = await this.window.close();
+    const requests = server ? (withRenewals ? addCounts(server.requests, server.renewals ?? {}) : server.requests) : {};
+    return {
+      operations,
+      durationMs: this.session.now() - this.from,
+      requests,
+      renewals: withRenewals ? undefined : server?.renewals,
+      // The participant's own client counts are not read (Reloader's /metrics has them, ours too): the server's are the figure.
+      selfRequests: {},
+      reconciles: 0,
+      deploymentChanges: this.session.templates.changeCount - this.changesBefore,
+      cpuSeconds: diffCpu(this.session.cpu(), this.cpuBefore),
+      ...extra,
+    };
+  }
+}
+
+/** Waits (see {@link awaitMet}) until each expectation's Deployment changed its template after the write. */
+async function awaitRollouts(
+  session: WorkloadSession,
+  expectations: readonly Expectation[],
+  what: string,
+): Promise<{ latencies: number[]; missed: number }> {
+  const met = ({ deployment, sentAt }: Expectation): number | undefined => {
+    const at = session.templates.changesSince(deployment, sentAt)[0];
+    return at === undefined ? undefined : at - sentAt;
+  };
+  const latencies = (await awaitMet(session, expectations, met, what)).filter((latency): latency is number => latency !== undefined);
+  return { latencies, missed: expectations.length - latencies.length };
+}
+
+/**
+ * Spawns the participant and waits until it settles (its settle time not counted); then waits the miss window and
+ * settles again, so that rollouts that begin late are counted too: the server cannot tell when a participant's caches
+ * are synced (client-go lists by a watch stream now), so a start may look settled before the participant has handled
+ * its initial objects. Answers spawn → settled, undefined when it never settled.
+ */
+async function launchAndSettle(session: WorkloadSession): Promise<number | undefined> {
+  const spawnedAt = session.now();
+  await session.launch();
+  const settled = await session.settle();
+  const settledMs = settled ? session.now() - spawnedAt - session.options.profile.settleMs : undefined;
+  await sleep(session.options.profile.missAfterMs);
+  await session.settle();
+  return settledMs;
+}
+
+/** Spawns the participant on the full load and waits until it settles: nothing should roll (every Deployment is new to it). */
+async function coldStart(session: WorkloadSession): Promise<ColdStartResult> {
+  const meter = await WorkloadMeter.start(session);
+  const settledMs = await launchAndSettle(session);
+  const phase = await meter.finish(session.options.size);
+  // Nothing to converge to (opting in rolls nothing): "converged" is settled, every Deployment as it should be.
+  return { ...phase, converged: settledMs === undefined ? 0 : session.options.size, convergedMs: settledMs };
+}
+
+/** Writes distinct own ConfigMaps at a steady pace; each one's Deployment must roll. */
+async function referencedUpdates(session: WorkloadSession): Promise<PhaseResult> {
+  const { profile } = session.options;
+  const targets = spread(
+    session.plan.apps.filter((app) => !app.sharer),
+    profile.referencedUpdates,
+  );
+  const meter = await WorkloadMeter.start(session);
+  const expectations: Expectation[] = [];
+  const probes: DeliveryProbe[] = [];
+  await paced(targets, profile.writesPerSecond, async (app) => {
+    const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
+    probes.push(probe);
+    expectations.push({ deployment: `${app.namespace}/${app.name}`, sentAt: probe.sentAt });
+  });
+  const { latencies, missed } = await awaitRollouts(session, expectations, 'referenced updates');
+  await session.settle();
+  return meter.finish(targets.length, {
+    latencyMs: summarize(latencies),
+    floorMs: summarize(floorOf(session, probes)),
+    expected: expectations.length,
+    missed,
+  });
+}
+
+/** Writes ConfigMaps no Deployment uses: nothing should roll. */
+async function unrelatedUpdates(session: WorkloadSession): Promise<PhaseResult> {
+  const { profile } = session.options;
+  const targets = spread(
+    session.plan.configMaps.filter((configMap) => configMap.role === 'unrelated'),
+    profile.unrelatedUpdates,
+  );
+  const meter = await WorkloadMeter.start(session);
+  const probes: DeliveryProbe[] = [];
+  await paced(targets, profile.writesPerSecond, async (configMap) => {
+    probes.push(await updateConfigMap(session, `${configMap.namespace}/${configMap.name}`));
+  });
+  await sleep(profile.settleMs);
+  await session.settle();
+  return meter.finish(targets.length, { floorMs: summarize(floorOf(session, probes)) });
+}
+
+/** Two rounds of updates to each namespace's shared ConfigMap: every Deployment using it must roll (the fan-out). */
+async function sharedUpdates(session: WorkloadSession): Promise<PhaseResult> {
+  const meter = await WorkloadMeter.start(session);
+  const latencies: number[] = [];
+  const probes: DeliveryProbe[] = [];
+  let expected = 0;
+  let missed = 0;
+  const shared = session.plan.configMaps.filter((configMap) => configMap.role === 'shared');
+  for (let round = 1; round <= 2; round += 1) {
+    const expectations: Expectation[] = [];
+    for (const configMap of shared) {
+      const probe = await updateConfigMap(session, `${configMap.namespace}/${configMap.name}`);
+      probes.push(probe);
+      for (const app of session.plan.apps) {
+        if (app.namespace === configMap.namespace && app.configMapName === configMap.name)
+          expectations.push({ deployment: `${app.namespace}/${app.name}`, sentAt: probe.sentAt });
+      }
+    }
+    const result = await awaitRollouts(session, expectations, `shared updates, round ${round}`);
+    latencies.push(...result.latencies);
+    expected += expectations.length;
+    missed += result.missed;
+    await session.settle();
+  }
+  return meter.finish(shared.length * 2, {
+    latencyMs: summarize(latencies),
+    floorMs: summarize(floorOf(session, probes)),
+    expected,
+    missed,
+  });
+}
+
+/** SIGTERM, then a new process on the same cluster: how long until it settles, and how many Deployments it rolls. */
+async function restart(session: WorkloadSession): Promise<RestartResult> {
+  const stopFrom = session.now();
+  await session.process!.stop();
+  const stopMs = session.now() - stopFrom;
+  const meter = await WorkloadMeter.start(session);
+  const settledMs = await launchAndSettle(session);
+  const phase = await meter.finish(1, {}, true);
+  return { ...phase, settledMs, stopMs };
+}
+
+/** The participant's RSS (from /proc) and heap (from its /metrics, when it serves one), after the cold start. */
+async function memoryAfterSync(session: WorkloadSession): Promise<NonNullable<SessionResult['afterSync']>> {
+  const process = session.process!;
+  const rssBytes = process.rssBytes();
+  if (rssBytes === undefined) throw new Error(`${session.participant}: its RSS could not be read (the process is gone)`);
+  return {
+    // An unknown heap stays undefined (left out of the JSON, '–' in the tables), never a number that reads as measured.
+    memory: { heapUsedBytes: await process.heapBytes(), rssBytes, gcForced: false },
+    openWatches: await session.openWatches(),
+    cachedObjects: {},
+  };
+}
+
+/** Runs one workload participant at one size on a fresh API server; a failure ends the session with the phases done so far. */
+export async function runWorkloadSession(options: SessionOptions): Promise<SessionResult> {
+  const session = new WorkloadSession(options);
+  const result = emptyResult(options, session.notes);
+  const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
+  try {
+    await session.start();
+    result.serverVersion = session.server.version;
+    result.coldStart = await coldStart(session);
+    log(
+      `cold start: settled ${result.coldStart.convergedMs === undefined ? 'never' : `in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}, ${result.coldStart.deploymentChanges} Deployments rolled`,
+    );
+    result.afterSync = await memoryAfterSync(session);
+    if (result.coldStart.convergedMs === undefined)
+      throw new Error(
+        `did not settle from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s; the later phases were not run`,
+      );
+    if (options.coldStartOnly) return result;
+    result.referenced = await referencedUpdates(session);
+    log(
+      `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,
+    );
+    result.unrelated = await unrelatedUpdates(session);
+    log(
+      `unrelated updates: ${result.unrelated.deploymentChanges} Deployments rolled, ${totalRequests(result.unrelated.requests)} requests`,
+    );
+    result.shared = await sharedUpdates(session);
+    log(
+      `shared updates: p99 ${result.shared.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.shared.missed}/${result.shared.expected}`,
+    );
+    result.restart = await restart(session);
+    log(
+      `restart: settled ${result.restart.settledMs === undefined ? 'never' : `in ${(result.restart.settledMs / 1000).toFixed(1)} s`}, ${result.restart.deploymentChanges} Deployments rolled`,
+    );
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    log(`failed: ${result.error}`);
+  } finally {
+    await session.stop().catch((error: unknown) => log(`cleanup failed: ${String(error)}`));
+  }
+  result.missedTotal = [result.referenced, result.shared].reduce((sum, phase) => sum + (phase?.missed ?? 0), 0);
+  return result;
+}

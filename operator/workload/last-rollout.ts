@@ -4,6 +4,7 @@ import { LAST_ROLLOUT_ANNOTATION } from '../../infra/workload-api.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
 import type { RecordedRollout } from '../governance/rollout-progress.js';
 import type { KubeObject } from '../kube/objects.js';
+import { parseJsonObject } from '../podtemplate/hash-annotation.js';
 
 /** The annotation's content. */
 export interface WorkloadRollout extends RecordedRollout {
@@ -23,16 +24,8 @@ export function encodeWorkloadRollout(rollout: WorkloadRollout): string {
 
 /** The last rollout recorded on `workload`, or undefined when none is, or it does not parse (edited by hand). */
 export function lastWorkloadRollout(workload: KubeObject): WorkloadRollout | undefined {
-  const raw = workload.metadata.annotations?.[LAST_ROLLOUT_ANNOTATION];
-  if (!raw) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const value = parsed as Partial<WorkloadRollout> | null;
-  if (typeof value !== 'object' || value === null) return undefined;
+  const value = parseJsonObject(workload.metadata.annotations?.[LAST_ROLLOUT_ANNOTATION]) as Partial<WorkloadRollout> | undefined;
+  if (value === undefined) return undefined;
   if (value.trigger !== 'ConfigMap' && value.trigger !== 'Secret') return undefined;
   if (typeof value.startTime !== 'string' || !ROLLOUT_RESULTS.includes(value.result as RolloutResult)) return undefined;
   if (!Array.isArray(value.changes)) return undefined;

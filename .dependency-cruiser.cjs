@@ -48,7 +48,7 @@ const pathOf = (name) => LAYERS.find((layer) => layer.name === name).path;
 
 const operatorLayerRules = LAYERS.map((layer) => ({
   name: `operator-layer-${layer.name}`,
-  comment: `operator/ layer "${layer.name}" may import only ${[layer.name, ...layer.mayImport].join(', ')} (issue 12's order)`,
+  comment: `operator/ layer "${layer.name}" may import only ${[layer.name, ...layer.mayImport].join(', ')}`,
   severity: OPERATOR_LAYER_SEVERITY,
   from: { path: layer.path, pathNot: TEST_CODE },
   to: { path: '^operator/', pathNot: [layer.path, ...layer.mayImport.map(pathOf), TEST_CODE] },

@@ -267,7 +267,7 @@ export interface TargetCheck {
 const find = (sessions: readonly SessionResult[], participant: Participant, size: number): SessionResult | undefined =>
   sessions.find((session) => session.participant === participant && session.size === size && !session.error);
 
-/** Checks ours against the targets of DESIGN.md §6 and issue 7, for every size in the run. */
+/** Checks ours against the targets of DESIGN.md §6, for every size in the run. */
 export function checkTargets(sessions: readonly SessionResult[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const sizes = [...new Set(sessions.filter((session) => session.participant === 'ours').map((session) => session.size))].sort(
@@ -358,14 +358,14 @@ function ratioCheck(
   return { target, measured: `${format(a)} vs ${format(b)}${unit} = ${(a / b).toFixed(2)}×`, met: a / b <= limit };
 }
 
-/** The goals of issue 15 (DESIGN.md §6), ours ÷ the controller-runtime peer at its equal worker count, same run. */
+/** The goals against the peer (DESIGN.md §6), ours ÷ the controller-runtime peer at its equal worker count, same run. */
 export function peerRatioChecks(ours: SessionResult, peer: SessionResult | undefined, at: string): TargetCheck[] {
   const seconds1 = (value: number): string => (value / 1000).toFixed(1);
   return [
     ratioCheck(`p99 propagation ≤ 1.0× the peer (${at})`, ours.referenced?.latencyMs?.p99, peer?.referenced?.latencyMs?.p99, 1, ' ms'),
     ratioCheck(`p99 propagation ≤ 1.5× the API floor (${at})`, ours.referenced?.latencyMs?.p99, ours.referenced?.floorMs?.p99, 1.5, ' ms'),
     ratioCheck(`fan-out p99 ≤ 1.0× the peer (${at})`, ours.shared?.latencyMs?.p99, peer?.shared?.latencyMs?.p99, 1, ' ms'),
-    // Not one of issue 15's goals: the guard that a faster fan-out of Deployments did not just move the time into the statuses.
+    // Not one of DESIGN.md's goals: the guard that a faster fan-out of Deployments did not just move the time into the statuses.
     ratioCheck(
       `fan-out p99 until the statuses say it ≤ 1.0× the peer (${at})`,
       ours.shared?.statusLatencyMs?.p99,

@@ -213,7 +213,7 @@ test('gone from the cache: the dependencies are released and nothing is written'
   t.deepEqual(world.dependencies.watched(), []);
 });
 
-// ─── the correctness review's cases (issue 11) ─────────────────────────────────────────────────────────────────
+// ─── the correctness review's cases ────────────────────────────────────────────────────────────────────────────
 
 test('a Deployment of ours whose managed-by label was removed is found by its ownerReference, relabelled, and rolls again', async (t) => {
   const world = await converged();

@@ -49,9 +49,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/k8s-module.sh"
 go_env "${CACHE}"
 mkdir -p "${ASSETS}"
 
+# Go's own output (module downloads, compiler messages) goes to a log file; the terminal gets this script's few
+# summary lines, and the log's tail if the build fails.
+BUILD_LOG="${CACHE}/build.log"
+exec 3>&2 2>"${BUILD_LOG}"
+log() { echo "envtest: $*" >&3; echo "envtest: $*" >&2; }
+log "building kube-apiserver and etcd from the Go module proxy (the first run takes about 10 minutes; full output: ${BUILD_LOG})"
+
 start=$(date +%s)
 work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
+trap 'status=$?; rm -rf "${work}"; if (( status != 0 )); then echo "envtest: build failed (exit ${status}); the end of ${BUILD_LOG}:" >&3; tail -n 20 "${BUILD_LOG}" >&3; fi' EXIT
 
 build_apiserver() {
   local dir="${work}/apiserver"

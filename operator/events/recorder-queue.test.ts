@@ -6,6 +6,7 @@ import type { CoreEvent } from '../kube/objects.js';
 import { RecordingClient } from '../kube/testing/recording-client.js';
 import { EVENTS } from '../kube/resources.js';
 import { EventRecorder, type InvolvedObject } from './recorder.js';
+import { VirtualClock, settle } from '../../test/support/virtual-time.js';
 
 const SILENT = pino({ level: 'silent' });
 const app = (name: string): InvolvedObject => ({
@@ -18,7 +19,7 @@ const app = (name: string): InvolvedObject => ({
 
 function recorder(
   client: RecordingClient,
-  options: { queueSize?: number; spamFilter?: { burst: number; refillMs: number }; now?: () => Date } = {},
+  options: { queueSize?: number; spamFilter?: { burst: number; refillMs: number }; now?: () => Date; scheduler?: VirtualClock } = {},
 ) {
   return new EventRecorder({ client, component: 'customapp-operator', instance: 'test', logger: SILENT, ...options });
 }
@@ -63,7 +64,8 @@ test('the spam filter gives each object a burst of Events, then one per refill p
 
 test('flush drops what is not written within its time', async (t) => {
   const client = new RecordingClient();
-  const events = recorder(client);
+  const clock = new VirtualClock();
+  const events = recorder(client, { scheduler: clock });
   let release!: () => void;
   const original = client.create.bind(client);
   client.create = (async (...args: Parameters<typeof original>) => {
@@ -74,7 +76,16 @@ test('flush drops what is not written within its time', async (t) => {
   }) as typeof client.create;
   events.post(app('a'), 'Normal', 'Stuck', 'in flight');
   events.post(app('a'), 'Normal', 'Queued', 'never written');
-  t.is(await events.flush(20), 1);
+  const flushed = events.flush(20);
+  await settle();
+  clock.advance(19);
+  await settle();
+  let done = false;
+  void flushed.then(() => (done = true));
+  await settle();
+  t.false(done, 'still waiting before its time is up');
+  clock.advance(1);
+  t.is(await flushed, 1);
   release();
   await events.idle();
   t.is(events.dropped, 1);
@@ -82,6 +93,7 @@ test('flush drops what is not written within its time', async (t) => {
 
 test('while the controller is busy, Events wait, up to their maximum delay; once it is idle they go at once', async (t) => {
   const client = new RecordingClient();
+  const clock = new VirtualClock();
   let busy = true;
   const events = new EventRecorder({
     client,
@@ -89,26 +101,33 @@ test('while the controller is busy, Events wait, up to their maximum delay; once
     instance: 'test',
     logger: SILENT,
     yieldTo: { busy: () => busy, maxDelayMs: 300, pollMs: 5 },
+    scheduler: clock,
   });
   const written = (): number => client.calls.filter((call) => call.resource === 'events').length;
-  const posted = performance.now();
+  const advance = async (ms: number): Promise<void> => {
+    for (let step = 0; step < ms; step += 5) {
+      clock.advance(5);
+      await settle();
+    }
+  };
   events.post(app('a'), 'Normal', 'Waits', 'until idle or 300 ms');
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.is(written(), 0, 'held while busy');
+  await advance(295);
+  t.is(written(), 0, 'held while busy, until its maximum delay');
+  await advance(10);
   await events.idle();
-  const waited = performance.now() - posted;
-  t.true(waited >= 290, `written after its maximum delay (${waited.toFixed(0)} ms)`);
-  t.is(written(), 1);
+  t.is(written(), 1, 'written once its maximum delay passed, although still busy');
 
   events.post(app('b'), 'Normal', 'Held', 'then released');
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  await advance(30);
   t.is(written(), 1, 'held while busy');
   busy = false;
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  t.is(written(), 2, 'written once the controller is idle');
+  await advance(5);
+  t.is(written(), 2, 'written at the next poll once the controller is idle');
 
   busy = true;
   events.post(app('c'), 'Normal', 'Flushed', 'a stopping operator does not yield');
-  t.is(await events.flush(1_000), 0);
+  const flushed = events.flush(1_000);
+  await advance(5); // the poll under way ends; the next check sees the flush
+  t.is(await flushed, 0);
   t.is(written(), 3);
 });

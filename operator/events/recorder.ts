@@ -8,6 +8,7 @@ import { rfc3339 } from '../kube/time.js';
 import type { Logger } from '../log.js';
 import type { CoreEvent } from '../kube/objects.js';
 import { Gauge, type Registry } from 'prom-client';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 
 /** The object an Event is about. */
 export interface InvolvedObject {
@@ -56,6 +57,12 @@ export interface EventRecorderOptions {
    * for the API server. @default none (written at once)
    */
   readonly yieldTo?: { readonly busy: () => boolean; readonly maxDelayMs: number; readonly pollMs?: number };
+  /**
+   * The timers of the yield's polls and of flush's deadline, and the clock a posted Event's delay is measured on (its
+   * `now()`). @default asyncScheduler's timers on `performance.now` (monotonic: a wall-clock step must not hold or
+   * release Events)
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** One Event waiting to be written. */
@@ -65,7 +72,7 @@ interface Posted {
   readonly reason: string;
   readonly message: string;
   readonly log: Logger;
-  /** performance.now() when posted. */
+  /** When posted, on the recorder's monotonic clock. */
   readonly postedAt: number;
 }
 
@@ -148,7 +155,7 @@ export class EventRecorder {
       log.warn({ reason, object: `${object.namespace}/${object.name}`, queued: this.queue.length }, 'event.dropped: queue full');
       return;
     }
-    this.queue.push({ object, type, reason, message, log, postedAt: performance.now() });
+    this.queue.push({ object, type, reason, message, log, postedAt: this.monotonicNow() });
     this.draining ??= this.drain();
   }
 
@@ -158,12 +165,12 @@ export class EventRecorder {
    */
   async flush(timeoutMs: number): Promise<number> {
     this.flushing = true;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: { unsubscribe(): void } | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), timeoutMs);
+      timer = (this.options.scheduler ?? asyncScheduler).schedule(() => resolve(true), timeoutMs);
     });
     const late = await Promise.race([this.idle().then(() => false), timedOut]);
-    clearTimeout(timer);
+    timer?.unsubscribe();
     if (!late) return 0;
     const left = this.queue.splice(0).length;
     this.dropped += left;
@@ -180,7 +187,7 @@ export class EventRecorder {
     try {
       for (let next = this.queue[0]; next; next = this.queue[0]) {
         // No await unless it yields: the first write still starts within post.
-        while (this.mustYield(next.postedAt)) await new Promise((resolve) => setTimeout(resolve, this.options.yieldTo?.pollMs ?? 25));
+        while (this.mustYield(next.postedAt)) await this.pause(this.options.yieldTo?.pollMs ?? 25);
         this.queue.shift();
         await this.record(next.object, next.type, next.reason, next.message, next.log);
       }
@@ -192,7 +199,15 @@ export class EventRecorder {
   /** True while {@link EventRecorderOptions.yieldTo} says that work waits, until `maxDelayMs` after `postedAt`, and not while flushing. */
   private mustYield(postedAt: number): boolean {
     const yieldTo = this.options.yieldTo;
-    return yieldTo !== undefined && !this.flushing && yieldTo.busy() && performance.now() - postedAt < yieldTo.maxDelayMs;
+    return yieldTo !== undefined && !this.flushing && yieldTo.busy() && this.monotonicNow() - postedAt < yieldTo.maxDelayMs;
+  }
+
+  private monotonicNow(): number {
+    return this.options.scheduler ? this.options.scheduler.now() : performance.now();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => (this.options.scheduler ?? asyncScheduler).schedule(() => resolve(), ms));
   }
 
   /** client-go's EventSourceObjectSpamFilter: a token bucket per involved object. */

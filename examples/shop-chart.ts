@@ -2,7 +2,7 @@
 import { Chart, type ChartProps, Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
-import { CustomApp } from 'customapp-operator';
+import { CustomApp, reloadOnChange } from 'customapp-operator';
 
 /** Properties of {@link ShopChart}. */
 export interface ShopChartProps extends ChartProps {
@@ -13,10 +13,14 @@ export interface ShopChartProps extends ChartProps {
   readonly image?: string;
 }
 
-/** The shop: `web` reads the whole ConfigMap and Secret as variables, `worker` one key of each (the ConfigMap's as a file). */
+/**
+ * The shop: `web` reads the whole ConfigMap and Secret as variables, `worker` one key of each (the ConfigMap's as a
+ * file); and `assets`, a plain cdk8s-plus Deployment, rolls on the ConfigMap too, opted in with reloadOnChange.
+ */
 export class ShopChart extends Chart {
   public readonly web: CustomApp;
   public readonly worker: CustomApp;
+  public readonly assets: kplus.Deployment;
 
   constructor(scope: Construct, id: string, props: ShopChartProps = {}) {
     super(scope, id, { namespace: 'shop', ...props });
@@ -39,5 +43,10 @@ export class ShopChart extends Chart {
     this.worker = new CustomApp(this, 'worker', { metadata: { name: 'worker' }, image, rollout: { debounce: Duration.seconds(0) } });
     this.worker.addConfigMap(config, { mountPath: '/etc/shop', keys: ['feature-flags.yaml'] });
     this.worker.addSecret(secret, { keys: ['API_TOKEN'] });
+    this.assets = new kplus.Deployment(this, 'assets', {
+      metadata: { name: 'assets' },
+      containers: [{ image, portNumber: 8080, envFrom: [kplus.Env.fromConfigMap(config)] }],
+    });
+    reloadOnChange(this.assets, 'auto');
   }
 }

@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
 import { selectedTargets, startCluster } from '../support/cluster.js';
 import { adminClient, eventually, getIfExists, startTestOperator } from '../support/operator-harness.js';
 
@@ -72,29 +73,44 @@ test.serial('a fresh copy of examples/ installs the tarball offline, with one cd
   t.pass();
 });
 
-test.serial('cdk8s synth writes the namespace, the operator with its CRD, and the shop with two CustomApps', async (t) => {
-  t.timeout(120_000);
-  await run('cdk8s', ['synth'], appDir);
-  t.deepEqual(readdirSync(join(appDir, 'dist')).sort(), ['operator.k8s.yaml', 'shop-namespace.k8s.yaml', 'shop.k8s.yaml']);
-  const kinds = (file: string): string[] =>
-    parseAllDocuments(readFileSync(join(appDir, 'dist', file), 'utf8')).map((document) => {
-      const object = document.toJS() as { kind: string; metadata: { name: string } };
-      return `${object.kind}/${object.metadata.name}`;
-    });
-  t.deepEqual(kinds('shop.k8s.yaml'), ['ConfigMap/shop-config', 'Secret/shop-secret', 'CustomApp/web', 'CustomApp/worker']);
-  t.is(kinds('operator.k8s.yaml')[0], 'CustomResourceDefinition/customapps.app.example.com');
-  t.true(kinds('operator.k8s.yaml').includes('Deployment/customapp-operator'));
-});
+test.serial(
+  'cdk8s synth writes the namespace, the operator with its CRD, and the shop with two CustomApps and an opted-in Deployment',
+  async (t) => {
+    t.timeout(120_000);
+    await run('cdk8s', ['synth'], appDir);
+    t.deepEqual(readdirSync(join(appDir, 'dist')).sort(), ['operator.k8s.yaml', 'shop-namespace.k8s.yaml', 'shop.k8s.yaml']);
+    const kinds = (file: string): string[] =>
+      parseAllDocuments(readFileSync(join(appDir, 'dist', file), 'utf8')).map((document) => {
+        const object = document.toJS() as { kind: string; metadata: { name: string } };
+        return `${object.kind}/${object.metadata.name}`;
+      });
+    t.deepEqual(kinds('shop.k8s.yaml'), [
+      'ConfigMap/shop-config',
+      'Secret/shop-secret',
+      'CustomApp/web',
+      'CustomApp/worker',
+      'Deployment/assets',
+    ]);
+    t.is(kinds('operator.k8s.yaml')[0], 'CustomResourceDefinition/customapps.app.example.com');
+    t.true(kinds('operator.k8s.yaml').includes('Deployment/customapp-operator'));
+  },
+);
 
-/** The pod template's annotations of a Deployment and its generation, or undefined while it does not exist. */
+/** A Deployment's annotations, its pod template's and its generation, or undefined while it does not exist. */
 async function template(admin: Awaited<ReturnType<typeof adminClient>>, name: string) {
   const deployment = await getIfExists<Deployment>(admin, DEPLOYMENTS, 'shop', name);
-  return deployment && { annotations: deployment.spec.template.metadata?.annotations ?? {}, generation: deployment.metadata.generation! };
+  return (
+    deployment && {
+      own: deployment.metadata.annotations ?? {},
+      annotations: deployment.spec.template.metadata?.annotations ?? {},
+      generation: deployment.metadata.generation!,
+    }
+  );
 }
 
 for (const target of selectedTargets()) {
   test.serial(
-    `[${target}] the synthesized app applies, and its CustomApps become Deployments that roll on the ConfigMap keys they read`,
+    `[${target}] the synthesized app applies, and its CustomApps become Deployments that roll on the ConfigMap keys they read, and its opted-in Deployment rolls`,
     async (t) => {
       t.timeout(120_000);
       const dist = join(appDir, 'dist');
@@ -111,8 +127,8 @@ for (const target of selectedTargets()) {
         ]);
         t.is(established.code, 0, established.stderr);
       }
-      // The operator runs as the ServiceAccount the construct's RBAC binds.
-      const running = await startTestOperator(cluster);
+      // The operator runs as the ServiceAccount the construct's RBAC binds, serving Deployments as its `workloads` says.
+      const running = await startTestOperator(cluster, { workloads: ['deployments'] });
       t.teardown(() => running.operator.stop());
       const admin = await adminClient(cluster);
       t.teardown(() => admin.close());
@@ -120,35 +136,29 @@ for (const target of selectedTargets()) {
         ['web', 'worker'].map((name) => eventually(`Deployment shop/${name}`, () => template(admin, name), 30_000)),
       );
       t.truthy(web!.annotations['app.example.com/config-hash'], 'web reads the whole ConfigMap');
+      // reloadOnChange's annotation opts assets in: the operator records what it runs with, and rolls nothing yet.
+      const assets = await eventually('assets opted in', async () => {
+        const now = await template(admin, 'assets');
+        return now?.own[RUNNING_HASHES_ANNOTATION] ? now : undefined;
+      });
+      t.is(assets.own[RELOAD_ANNOTATION], 'true');
+      t.false(TEMPLATE_HASHES_ANNOTATION in assets.annotations, 'opting in rolls nothing');
 
+      /** Edits keys of the shop's ConfigMap, as a user would. */
+      const editConfig = async (data: Record<string, string>): Promise<void> => {
+        const patch = JSON.stringify({ data });
+        const edited = await cluster.kubectl(['-n', 'shop', 'patch', 'configmap', 'shop-config', '--type=merge', '-p', patch]);
+        t.is(edited.code, 0, edited.stderr);
+      };
       // A key only web reads: web rolls, worker (reading feature-flags.yaml alone) does not.
-      const greeting = await cluster.kubectl([
-        '-n',
-        'shop',
-        'patch',
-        'configmap',
-        'shop-config',
-        '--type=merge',
-        '-p',
-        '{"data":{"GREETING":"hi"}}',
-      ]);
-      t.is(greeting.code, 0, greeting.stderr);
+      await editConfig({ GREETING: 'hi' });
       const webRolled = await eventually('web rolls on GREETING', async () => {
         const now = await template(admin, 'web');
         return now && now.annotations['app.example.com/config-hash'] !== web!.annotations['app.example.com/config-hash'] && now;
       });
+      await eventually('assets rolls on GREETING', async () => (await template(admin, 'assets'))?.annotations[TEMPLATE_HASHES_ANNOTATION]);
       // A key both read: each rolls once more, and worker's template changed this once only.
-      const flags = await cluster.kubectl([
-        '-n',
-        'shop',
-        'patch',
-        'configmap',
-        'shop-config',
-        '--type=merge',
-        '-p',
-        '{"data":{"feature-flags.yaml":"checkout: false\\n"}}',
-      ]);
-      t.is(flags.code, 0, flags.stderr);
+      await editConfig({ 'feature-flags.yaml': 'checkout: false\n' });
       await eventually('worker rolls on feature-flags.yaml', async () => {
         const now = await template(admin, 'worker');
         return now && now.generation > worker!.generation && now;

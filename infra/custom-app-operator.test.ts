@@ -52,6 +52,16 @@ test('GIVEN createNamespace false and metrics false WHEN synthesized THEN no Nam
   for (const manifest of manifests.filter((m) => m.metadata.namespace !== undefined)) t.is(manifest.metadata.namespace, 'platform-ops');
 });
 
+test('GIVEN metrics false WHEN synthesized THEN the operator serves no /metrics: the flag off, no port, no metrics ingress', (t) => {
+  const { manifests } = install({ metrics: false });
+  const deployment = manifests.find((m) => m.kind === 'Deployment')!;
+  const [container] = deployment.spec.template.spec.containers;
+  t.true(container.args.includes('--metrics-bind-address=0'), container.args.join(' '));
+  t.deepEqual(container.ports, [{ containerPort: 8081, name: 'health' }]);
+  const policy = manifests.find((m) => m.kind === 'NetworkPolicy')!;
+  t.deepEqual(policy.spec.ingress, [{ ports: [{ port: 8081, protocol: 'TCP' }] }]);
+});
+
 test('GIVEN a prop this version does not build WHEN synthesized THEN a synth error names it instead of ignoring it', (t) => {
   t.deepEqual(install({ namespaces: ['a'], sharding: true, serviceMonitor: true }).errors, [
     'CustomAppOperator: "namespaces" is not supported by this version of the library; leave it unset',

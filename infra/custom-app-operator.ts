@@ -50,7 +50,7 @@ export interface CustomAppOperatorProps {
    * props, or `false` for none.
    * @default {} (the policy with its defaults: egress open)
    */
-  readonly networkPolicy?: Omit<OperatorNetworkPolicyProps, 'namespace' | 'podLabels'> | false;
+  readonly networkPolicy?: Omit<OperatorNetworkPolicyProps, 'namespace' | 'podLabels' | 'metrics'> | false;
   /**
    * Existing workload kinds that roll, by annotation, on the ConfigMaps and Secrets they use (the operator's
    * `--workloads`); each adds list, watch and patch on its kind to the ClusterRole, and nothing else. Opt a workload in
@@ -59,8 +59,8 @@ export interface CustomAppOperatorProps {
    */
   readonly workloads?: readonly WorkloadResource[];
   /**
-   * The Service in front of the operator's HTTPS /metrics and the `customapp-metrics-reader` ClusterRole a scraper is
-   * bound to.
+   * Serve /metrics over HTTPS on :8443, with the Service in front of it, the `customapp-metrics-reader` ClusterRole a
+   * scraper is bound to and the NetworkPolicy's metrics ingress; `false` turns the endpoint off and leaves those out.
    * @default true
    */
   readonly metrics?: boolean;
@@ -137,8 +137,10 @@ export class CustomAppOperator extends Construct {
     const permissions = [...base, ...workloadPermissions(props.workloads, base)];
     const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
     this.serviceAccountName = rbac.serviceAccountName;
+    const metrics = props.metrics ?? true;
     new OperatorDeployment(this, 'Deployment', {
       namespace,
+      metrics,
       serviceAccountName: rbac.serviceAccountName,
       image: props.image,
       replicas: props.replicas,
@@ -146,12 +148,12 @@ export class CustomAppOperator extends Construct {
       ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
-    if (props.metrics ?? true) {
+    if (metrics) {
       new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
       new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     }
     if (props.networkPolicy !== false) {
-      new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, namespace, podLabels, labels });
+      new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, metrics, namespace, podLabels, labels });
     }
   }
 }

@@ -79,6 +79,10 @@ export const MAX_DEBOUNCE_SECONDS = 3600;
 export const DNS1123_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 /** The maximum length of a DNS-1123 subdomain. */
 export const DNS1123_SUBDOMAIN_MAX = 253;
+/** True when `name` can name a ConfigMap or Secret: a DNS-1123 subdomain of at most {@link DNS1123_SUBDOMAIN_MAX} characters. */
+export function isObjectName(name: string): boolean {
+  return name.length <= DNS1123_SUBDOMAIN_MAX && new RegExp(DNS1123_SUBDOMAIN).test(name);
+}
 
 /** A JSON-schema node, as in apiextensions.k8s.io/v1 `JSONSchemaProps` (JSON spelling). */
 export interface SchemaNode {

@@ -37,6 +37,11 @@ export interface OperatorDeploymentProps {
   /** Labels on the Deployment and its pods. @default {} */
   readonly labels?: Readonly<Record<string, string>>;
   /**
+   * Serve /metrics on :8443; `false` turns the endpoint off (`--metrics-bind-address=0`) and leaves out its port.
+   * @default true
+   */
+  readonly metrics?: boolean;
+  /**
    * The container's requests and limits. The default memory limit leaves room for 10k CustomApps: the operator's
    * RSS measured by `npm run bench` (bench/README.md) is about 140 MiB with 1k CustomApps and 325 MiB with 10k,
    * and grows with the CustomApps and Deployments it caches. Raise it past that.
@@ -62,6 +67,7 @@ export class OperatorDeployment extends Construct {
   constructor(scope: Construct, id: string, props: OperatorDeploymentProps) {
     super(scope, id);
     const labels = { ...props.labels };
+    const metrics = props.metrics ?? true;
     this.deployment = new kplus.Deployment(this, 'Resource', {
       metadata: { name: OPERATOR_NAME, namespace: props.namespace, labels },
       podMetadata: { labels },
@@ -79,14 +85,11 @@ export class OperatorDeployment extends Construct {
           args: [
             '--leader-elect',
             `--leader-election-namespace=${props.namespace}`,
-            `--metrics-bind-address=:${METRICS_PORT}`,
+            `--metrics-bind-address=${metrics ? `:${METRICS_PORT}` : '0'}`,
             `--health-probe-bind-address=:${HEALTH_PORT}`,
             ...(props.extraArgs ?? []),
           ],
-          ports: [
-            { name: 'metrics', number: METRICS_PORT },
-            { name: 'health', number: HEALTH_PORT },
-          ],
+          ports: [...(metrics ? [{ name: 'metrics', number: METRICS_PORT }] : []), { name: 'health', number: HEALTH_PORT }],
           envVariables: {
             POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
             POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),

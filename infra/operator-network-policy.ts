@@ -39,6 +39,11 @@ export interface OperatorNetworkPolicyProps {
    * @default undefined (egress open)
    */
   readonly egress?: readonly k8s.NetworkPolicyEgressRule[];
+  /**
+   * Admit scrapes of /metrics; `false` (an operator that serves no metrics) admits only the probe port.
+   * @default true
+   */
+  readonly metrics?: boolean;
   /** Labels on the NetworkPolicy. @default {} */
   readonly labels?: Readonly<Record<string, string>>;
   /**
@@ -68,7 +73,9 @@ export class OperatorNetworkPolicy extends Construct {
         podSelector: { matchLabels: { ...(props.podLabels ?? { 'app.kubernetes.io/name': OPERATOR_NAME }) } },
         policyTypes: props.egress === undefined ? ['Ingress'] : ['Ingress', 'Egress'],
         ingress: [
-          { from: [{ namespaceSelector: { matchLabels: { ...metricsLabels } } }], ports: [tcp(props.metricsPort ?? METRICS_PORT)] },
+          ...((props.metrics ?? true)
+            ? [{ from: [{ namespaceSelector: { matchLabels: { ...metricsLabels } } }], ports: [tcp(props.metricsPort ?? METRICS_PORT)] }]
+            : []),
           { ports: [tcp(props.healthPort ?? HEALTH_PORT)] },
         ],
         ...(props.egress === undefined ? {} : { egress: [...props.egress] }),

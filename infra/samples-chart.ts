@@ -2,7 +2,7 @@
 import { Chart, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
-import { CustomApp } from '../imports/app.example.com.js';
+import { CustomApp } from './custom-app.js';
 
 /** Properties of {@link SamplesChart}. */
 export interface SamplesChartProps extends ChartProps {
@@ -18,7 +18,7 @@ export interface SamplesChartProps extends ChartProps {
   readonly image?: string;
 }
 
-/** A ready-to-apply example, built with the typed `CustomApp` class that `cdk8s import` generated. */
+/** A ready-to-apply example, built with the library's {@link CustomApp} construct. */
 export class SamplesChart extends Chart {
   constructor(scope: Construct, id: string, props: SamplesChartProps = {}) {
     super(scope, id, { namespace: 'default', ...props });
@@ -35,13 +35,11 @@ export class SamplesChart extends Chart {
     });
     new CustomApp(this, 'CustomApp', {
       metadata: { name, labels },
-      spec: {
-        image: props.image ?? 'nginxinc/nginx-unprivileged:1.27-alpine',
-        configMapName: configMap.name,
-        secretName: secret.name,
-        replicas: 1,
-        port: 8080,
-      },
+      image: props.image ?? 'nginxinc/nginx-unprivileged:1.27-alpine',
+      configMapName: configMap.name,
+      secretName: secret.name,
+      replicas: 1,
+      port: 8080,
     });
   }
 }

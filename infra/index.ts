@@ -9,6 +9,8 @@ export {
 } from './custom-app.js';
 export { CustomAppOperator, type CustomAppOperatorProps } from './custom-app-operator.js';
 export { CustomAppCrd, type CustomAppCrdProps } from './custom-app-crd.js';
+export { CrdChart } from './crd-chart.js';
+export { OperatorChart, type OperatorChartProps } from './operator-chart.js';
 export { reloadOnChange, type ReloadObjects, type ReloadOptions, type ReloadableWorkload } from './reload-on-change.js';
 export { DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_RESOURCES } from './operator-deployment.js';
 export type { OperatorNetworkPolicyProps } from './operator-network-policy.js';

@@ -27,7 +27,7 @@ test('each chart matches its snapshot', (t) => {
   t.snapshot(samplesManifests(), 'samples chart');
 });
 
-test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with the status subresource', (t) => {
+test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with the status and scale subresources', (t) => {
   const crd = one(crdManifests(), 'CustomResourceDefinition');
   t.is(crd.apiVersion, 'apiextensions.k8s.io/v1');
   t.is(crd.metadata.name, 'customapps.app.example.com');
@@ -38,7 +38,10 @@ test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with 
   t.is(crd.spec.versions.length, 1);
   const [version] = crd.spec.versions;
   t.like(version, { name: 'v1', served: true, storage: true });
-  t.deepEqual(version.subresources, { status: {} });
+  t.deepEqual(version.subresources, {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  });
 });
 
 test('the CRD schema validates image, names, replicas and port', (t) => {
@@ -50,8 +53,9 @@ test('the CRD schema validates image, names, replicas and port', (t) => {
   for (const field of ['configMapName', 'secretName']) {
     t.like(spec.properties[field], { type: 'string', maxLength: 253, pattern: DNS1123_SUBDOMAIN }, field);
   }
-  t.like(spec.properties.replicas, { type: 'integer', minimum: 0, default: 1 });
+  t.like(spec.properties.replicas, { type: 'integer', format: 'int32', minimum: 0 });
   t.is(spec.properties.replicas.maximum, undefined);
+  t.false('default' in spec.properties.replicas, 'a default would fight an HPA that scales the Deployment');
   t.like(spec.properties.port, { type: 'integer', minimum: 1, maximum: 65535 });
   t.false(spec.required.includes('port'));
 });
@@ -89,8 +93,12 @@ test('the CRD status schema has every observed field and map-keyed conditions', 
     'observedSecrets',
     'pendingRollout',
     'readyReplicas',
+    'replicas',
     'secretHash',
+    'selector',
   ]);
+  t.like(status.properties.replicas, { type: 'integer', format: 'int32' });
+  t.like(status.properties.selector, { type: 'string' });
   t.deepEqual(status.properties.lastRollout.required, ['trigger', 'startTime', 'result']);
   t.deepEqual(status.properties.lastRollout.properties.trigger.enum, ['ConfigMap', 'Secret', 'Spec']);
   t.deepEqual(status.properties.lastRollout.properties.result.enum, ['InProgress', 'Succeeded', 'Failed']);

@@ -248,6 +248,65 @@ test('the operator chart honours its props: image, replicas and permissions', (t
   t.deepEqual(one(manifests, 'Role', 'customapp-operator').rules, [], 'the one row given is cluster-wide');
 });
 
+test('a PodDisruptionBudget of maxUnavailable 1 comes with replicas >= 2, and none with one replica', (t) => {
+  t.deepEqual(byKind(operatorManifests(), 'PodDisruptionBudget'), [], 'with one replica a budget would block every drain');
+  for (const replicas of [2, 3]) {
+    const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas }));
+    t.deepEqual(one(manifests, 'PodDisruptionBudget'), {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: {
+        name: 'customapp-operator',
+        namespace: 'customapp-system',
+        labels: one(manifests, 'Deployment').metadata.labels,
+      },
+      spec: {
+        maxUnavailable: 1,
+        selector: { matchLabels: one(manifests, 'Deployment').spec.selector.matchLabels },
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      },
+    });
+  }
+});
+
+test('the ServiceMonitor is off by default; on, it scrapes the metrics Service over HTTPS with the scraper token', (t) => {
+  t.deepEqual(byKind(operatorManifests(), 'ServiceMonitor'), []);
+  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { serviceMonitor: true }));
+  const service = one(manifests, 'Service', 'customapp-operator-metrics');
+  t.deepEqual(one(manifests, 'ServiceMonitor'), {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: 'customapp-operator-metrics', namespace: 'customapp-system', labels: service.metadata.labels },
+    spec: {
+      selector: { matchLabels: service.metadata.labels },
+      namespaceSelector: { matchNames: ['customapp-system'] },
+      endpoints: [
+        {
+          port: 'https',
+          scheme: 'https',
+          path: '/metrics',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          tlsConfig: { insecureSkipVerify: true },
+        },
+      ],
+    },
+  });
+  const tuned = Testing.synth(
+    new OperatorChart(Testing.app(), 'operator', {
+      serviceMonitor: {
+        labels: { release: 'prometheus' },
+        interval: '30s',
+        tlsConfig: { serverName: 'op', ca: { configMap: { name: 'ca', key: 'ca.crt' } } },
+      },
+    }),
+  );
+  const monitor = one(tuned, 'ServiceMonitor');
+  t.is(monitor.metadata.labels.release, 'prometheus');
+  t.deepEqual(monitor.spec.selector.matchLabels, service.metadata.labels, 'the labels mark the monitor, not the Service it selects');
+  t.like(monitor.spec.endpoints[0], { interval: '30s', tlsConfig: { serverName: 'op', ca: { configMap: { name: 'ca', key: 'ca.crt' } } } });
+  t.false('insecureSkipVerify' in monitor.spec.endpoints[0].tlsConfig);
+});
+
 test("the metrics Service serves https 8443 to the operator pods' metrics port", (t) => {
   const manifests = operatorManifests();
   const service = one(manifests, 'Service', 'customapp-operator-metrics');

@@ -5,6 +5,8 @@ import type { Construct } from 'constructs';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
 import { MetricsReaderRole } from './metrics-reader-role.js';
 import { MetricsService } from './metrics-service.js';
+import { OperatorDisruptionBudget } from './operator-disruption-budget.js';
+import { OperatorServiceMonitor, type OperatorServiceMonitorOptions } from './operator-service-monitor.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
@@ -45,12 +47,18 @@ export interface OperatorChartProps extends ChartProps {
    * @default none (a CustomApp-only install)
    */
   readonly workloads?: readonly WorkloadResource[];
+  /**
+   * A prometheus-operator ServiceMonitor for the metrics Service (`true`, or its options); it needs the
+   * `monitoring.coreos.com` CRDs installed, so it is off unless asked for.
+   * @default false
+   */
+  readonly serviceMonitor?: boolean | OperatorServiceMonitorOptions;
 }
 
 /**
  * The operator: Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding, Role and RoleBinding in its namespace
  * (its Lease), Deployment, the metrics Service (HTTPS 8443), the `customapp-metrics-reader` ClusterRole for scrapers,
- * and a NetworkPolicy.
+ * and a NetworkPolicy; a PodDisruptionBudget with 2 replicas or more, and a ServiceMonitor when asked.
  */
 export class OperatorChart extends Chart {
   constructor(scope: Construct, id: string, props: OperatorChartProps = {}) {
@@ -84,7 +92,12 @@ export class OperatorChart extends Chart {
       ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
-    new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
+    const metrics = new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
+    if (props.serviceMonitor) {
+      const options = props.serviceMonitor === true ? {} : props.serviceMonitor;
+      new OperatorServiceMonitor(this, 'ServiceMonitor', { ...options, namespace, serviceName: metrics.name, serviceLabels: labels });
+    }
+    if ((props.replicas ?? 1) >= 2) new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, selector: podLabels, labels });
     new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     if (props.networkPolicy !== false) {
       new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, namespace, podLabels, labels });

@@ -5,7 +5,7 @@ import type { Construct } from 'constructs';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
 import { MetricsReaderRole } from './metrics-reader-role.js';
 import { MetricsService } from './metrics-service.js';
-import { OperatorDisruptionBudget } from './operator-disruption-budget.js';
+import { MIN_REPLICAS_FOR_DISRUPTION_BUDGET, OperatorDisruptionBudget } from './operator-disruption-budget.js';
 import { OperatorServiceMonitor, type OperatorServiceMonitorOptions } from './operator-service-monitor.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
@@ -97,7 +97,8 @@ export class OperatorChart extends Chart {
       const options = props.serviceMonitor === true ? {} : props.serviceMonitor;
       new OperatorServiceMonitor(this, 'ServiceMonitor', { ...options, namespace, serviceName: metrics.name, serviceLabels: labels });
     }
-    if ((props.replicas ?? 1) >= 2) new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, selector: podLabels, labels });
+    if ((props.replicas ?? 1) >= MIN_REPLICAS_FOR_DISRUPTION_BUDGET)
+      new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, selector: podLabels, labels });
     new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     if (props.networkPolicy !== false) {
       new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, namespace, podLabels, labels });

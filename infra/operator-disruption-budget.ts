@@ -3,6 +3,9 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { OPERATOR_NAME } from './customapp-api.js';
 
+/** The operator replicas from which `OperatorChart` adds the budget. */
+export const MIN_REPLICAS_FOR_DISRUPTION_BUDGET = 2;
+
 /** Properties of {@link OperatorDisruptionBudget}. */
 export interface OperatorDisruptionBudgetProps {
   /** The operator's namespace. */

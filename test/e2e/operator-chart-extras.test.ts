@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { OperatorChart } from '../../infra/operator-chart.js';
 import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { installCrd } from '../support/crds.js';
 
 const TITLE =
   '[envtest] the ServiceMonitor CRD applies and the chart with serviceMonitor and 2 replicas is accepted (envtest only: a real schema)';
@@ -20,17 +21,7 @@ if (selectedTargets().includes('envtest')) {
   });
 
   test.serial(TITLE, async (t) => {
-    for (const crd of THIRD_PARTY_CRDS) {
-      const applied = await cluster.kubectl(['apply', '--server-side', '-f', crd]);
-      t.is(applied.code, 0, applied.stderr);
-    }
-    const established = await cluster.kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=30s',
-      'crd/servicemonitors.monitoring.coreos.com',
-    ]);
-    t.is(established.code, 0, established.stderr);
+    await installCrd(cluster, THIRD_PARTY_CRDS[0], 'servicemonitors.monitoring.coreos.com');
 
     const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas: 2, serviceMonitor: { interval: '30s' } }));
     const applied = await cluster.kubectl(['apply', '-f', '-'], { input: manifests.map((manifest) => stringify(manifest)).join('---\n') });

@@ -50,11 +50,13 @@ const DOCUMENT_CONDITIONS: Readonly<Record<string, string>> = {
   ServiceMonitor: '.Values.serviceMonitor.enabled',
 };
 
-/** A list item present only under a condition: its placeholder in the synthesized object, the item, the condition. */
-interface ConditionalItem {
+/**
+ * List items that a template writes: the placeholder item that stands for them in the synthesized object, and the
+ * template (list items and actions at the list's indentation, which expandItems adds).
+ */
+interface TemplatedItems {
   readonly placeholder: string;
-  readonly open: string;
-  readonly lines: string;
+  readonly template: string;
 }
 
 /** A manifest as cdk8s synthesizes it: the fields read here. */
@@ -68,55 +70,62 @@ interface Manifest {
 const ALL_WORKLOADS = Object.keys(WORKLOAD_KINDS) as WorkloadResource[];
 
 /**
- * The ClusterRole's rules for `--workloads` each under `has "<kind>" .Values.workloads`, and the Deployment's
- * `--workloads=` argument under `with .Values.workloads`: the chart was synthesized with every kind, and each kind adds
- * exactly the rule `workloadPermissions` gives it (none when the base already grants its verbs).
+ * The ClusterRole's rules for `--workloads`, in the order `.Values.workloads` lists the kinds (as the construct writes
+ * them), and the Deployment's `--workloads=` argument under `with .Values.workloads`. The chart was synthesized with
+ * every kind: each adds exactly the rule `workloadPermissions` gives it (none when the base already grants its verbs),
+ * after the base rules.
  */
-function templateWorkloads(synthesized: Manifest, items: ConditionalItem[], document: number): Manifest {
+function templateWorkloads(synthesized: Manifest, items: TemplatedItems[], document: number): Manifest {
   const manifest = structuredClone(synthesized);
   if (manifest.metadata.name !== OPERATOR_NAME) return manifest;
-  const placeholder = () => `helm-item-${document}-${items.length}`;
+  const placeholder = `helm-item-${document}`;
   if (manifest.kind === 'ClusterRole' && manifest.rules) {
-    for (const kind of ALL_WORKLOADS) {
-      for (const rule of policyRules(workloadPermissions([kind], OPERATOR_PERMISSIONS), 'cluster')) {
-        const at = manifest.rules.findIndex((each) => isDeepStrictEqual(each, JSON.parse(JSON.stringify(rule))));
-        if (at < 0) throw new Error(`helm chart: the ClusterRole has no rule for --workloads=${kind}: ${JSON.stringify(rule)}`);
-        const item = {
-          placeholder: placeholder(),
-          open: `if has ${JSON.stringify(kind)} .Values.workloads`,
-          lines: stringify([manifest.rules[at]]),
-        };
-        items.push(item);
-        manifest.rules[at] = item.placeholder;
+    const byKind = ALL_WORKLOADS.flatMap((kind) =>
+      policyRules(workloadPermissions([kind], OPERATOR_PERMISSIONS), 'cluster').map((rule) => ({
+        kind,
+        rule: JSON.parse(JSON.stringify(rule)),
+      })),
+    );
+    const base = manifest.rules.length - byKind.length;
+    byKind.forEach(({ kind, rule }, index) => {
+      if (!isDeepStrictEqual(manifest.rules![base + index], rule)) {
+        throw new Error(
+          `helm chart: the ClusterRole's rule ${base + index} is not the one of --workloads=${kind}: ${JSON.stringify(rule)}`,
+        );
       }
-    }
+    });
+    const branches = byKind.map(
+      ({ kind }, index) =>
+        `{{- ${index === 0 ? 'if' : 'else if'} eq . ${JSON.stringify(kind)} }}\n${stringify([manifest.rules![base + index]])}`,
+    );
+    items.push({ placeholder, template: `{{- range .Values.workloads }}\n${branches.join('')}{{- end }}\n{{- end }}\n` });
+    manifest.rules = [...manifest.rules.slice(0, base), placeholder];
   }
   const args = manifest.kind === 'Deployment' ? manifest.spec?.template?.spec?.containers?.[0]?.args : undefined;
   if (args) {
     const flag = `--workloads=${ALL_WORKLOADS.join(',')}`;
     const at = args.indexOf(flag);
     if (at < 0) throw new Error(`helm chart: the operator Deployment has no ${flag} argument`);
-    const item = { placeholder: placeholder(), open: 'with .Values.workloads', lines: '- --workloads={{ join "," . }}\n' };
-    items.push(item);
-    args[at] = item.placeholder;
+    items.push({ placeholder, template: '{{- with .Values.workloads }}\n- --workloads={{ join "," . }}\n{{- end }}\n' });
+    args[at] = placeholder;
   }
   return manifest;
 }
 
-/** `text` with each placeholder line replaced by its item, indented where the placeholder was, inside its condition. */
-function expandItems(text: string, items: readonly ConditionalItem[]): string {
+/** `text` with each placeholder item replaced by its template, indented where the placeholder was. */
+function expandItems(text: string, items: readonly TemplatedItems[]): string {
   let out = text;
   for (const item of items) {
     const line = new RegExp(`^( *)- ${item.placeholder}\\n`, 'm');
     const match = line.exec(out);
     if (!match) throw new Error(`helm chart: placeholder ${item.placeholder} not found`);
     const indent = match[1]!;
-    const body = item.lines
+    const body = item.template
       .trimEnd()
       .split('\n')
       .map((each) => indent + each)
       .join('\n');
-    out = out.replace(line, () => `{{- ${item.open} }}\n${body}\n{{- end }}\n`);
+    out = out.replace(line, () => `${body}\n`);
   }
   return out;
 }
@@ -142,7 +151,7 @@ function operatorTemplate(): string {
     serviceMonitor: true,
   });
   const documents = (chart.toJson() as Manifest[]).map((manifest, index) => {
-    const items: ConditionalItem[] = [];
+    const items: TemplatedItems[] = [];
     const text = expandItems(Yaml.stringify(templateWorkloads(manifest, items, index)), items);
     const condition = DOCUMENT_CONDITIONS[manifest.kind];
     return condition ? `{{- if ${condition} }}\n${text}{{- end }}\n` : text;

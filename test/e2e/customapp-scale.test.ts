@@ -3,7 +3,7 @@
 import test from 'ava';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { Deployment } from '../../operator/kube/objects.js';
+import type { Deployment, KubeObject } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import type { ClusterOptions } from '../support/cluster.js';
 import { selectedTargets } from '../support/cluster.js';
@@ -61,6 +61,18 @@ for (const target of selectedTargets()) {
         spec: { replicas: 3 },
         status: { replicas: 3, selector: SELECTOR('web') },
       });
+
+      // A PUT of the Scale, as an HPA writes it.
+      const replaced = await scenario.admin.replace<KubeObject & { spec: { replicas: number } }>(
+        CUSTOM_APPS,
+        ns,
+        'web',
+        { ...scale, spec: { replicas: 2 } },
+        { subresource: 'scale' },
+      );
+      t.like(replaced, { kind: 'Scale', spec: { replicas: 2 } });
+      t.is((await appOf(ns, 'web'))?.spec.replicas, 2);
+      await eventually('the Deployment has 2 replicas', async () => (await deploymentOf(ns, 'web'))?.spec.replicas === 2);
     },
   );
 
@@ -71,6 +83,11 @@ for (const target of selectedTargets()) {
     t.false('replicas' in (await appOf(ns, 'free'))!.spec, 'the CRD defaults no count');
     const created = await eventually('the Deployment exists', () => deploymentOf(ns, 'free'));
     t.is(created.spec.replicas, 1, "the API server's default");
+    // kube-apiserver answers a GET of the scale of a custom resource without its spec replicas with a 500 (the CRD's
+    // specReplicasPath documents it): an HPA targeting such a CustomApp reports FailedGetScale until it has replicas.
+    const unset = await scenario.admin.get(CUSTOM_APPS, ns, 'free', { subresource: 'scale' }).catch((error: unknown) => error);
+    t.like(unset, { statusCode: 500 });
+    t.regex(String((unset as Error).message), /the spec replicas field "\.spec\.replicas" does not exist/);
 
     await kubectl(t, ['scale', '-n', ns, 'deployment/free', '--replicas=4']);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'free', 'merge', { spec: { image: 'example/free:2' } });
@@ -80,6 +97,10 @@ for (const target of selectedTargets()) {
     });
     t.is(rolled.spec.replicas, 4, 'the operator wrote the Deployment and kept the count it did not set');
     await eventually('status.replicas follows the Deployment', async () => (await appOf(ns, 'free'))?.status?.replicas === 4);
+
+    // kubectl scale on the CustomApp sets spec.replicas, and from then on the count is the CustomApp's.
+    t.is((await kubectl(t, ['scale', '-n', ns, 'ca/free', '--replicas=2'])).trim(), 'customapp.app.example.com/free scaled');
+    await eventually('the Deployment has 2 replicas', async () => (await deploymentOf(ns, 'free'))?.spec.replicas === 2);
   });
 
   if (target === 'envtest') {

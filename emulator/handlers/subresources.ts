@@ -92,7 +92,8 @@ export async function serveScale(
     ) as Record<string, any>;
   } else throw methodNotAllowed();
   const replicas = scale?.spec?.replicas;
-  if (typeof replicas !== 'number' || replicas < 0) {
+  // A custom resource's count is checked with the object it is written into (its schema and the scale check).
+  if (typeof replicas !== 'number' || (replicas < 0 && rt.scale === undefined)) {
     throw new ApiError(
       422,
       'Invalid',

@@ -9,22 +9,27 @@ export function storageVersionHash(rt: ResourceType): string {
   return createHash('sha256').update(`${rt.group}/${rt.version}/${rt.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
-/** The subresources shown in discovery with their kind and verbs. */
-function subresourceEntries(rt: ResourceType): { name: string; group?: string; version?: string; kind: string; verbs: string[] }[] {
-  return rt.subresources
-    .map((sub) => {
-      switch (sub) {
-        case 'scale':
-          return { name: sub, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
-        case 'token':
-          return { name: sub, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
-        case 'finalize':
-          return { name: sub, kind: rt.kind, verbs: ['update'] };
-        default:
-          return { name: sub, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
-      }
-    })
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
+/**
+ * The subresources shown in discovery with their kind and verbs, sorted by name; `asDefined` keeps the definition's
+ * order instead, as kube-apiserver lists a custom resource's (status, then scale).
+ */
+function subresourceEntries(
+  rt: ResourceType,
+  asDefined = false,
+): { name: string; group?: string; version?: string; kind: string; verbs: string[] }[] {
+  const entries = rt.subresources.map((sub) => {
+    switch (sub) {
+      case 'scale':
+        return { name: sub, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
+      case 'token':
+        return { name: sub, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] };
+      case 'finalize':
+        return { name: sub, kind: rt.kind, verbs: ['update'] };
+      default:
+        return { name: sub, kind: rt.kind, verbs: ['get', 'patch', 'update'] };
+    }
+  });
+  return asDefined ? entries : entries.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 export function apiVersions(serverAddress: string): Record<string, unknown> {
@@ -68,7 +73,7 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     if (rt.categories.length > 0) entry.categories = rt.categories;
     if (rt.verbs.includes('get') || rt.verbs.includes('list')) entry.storageVersionHash = storageVersionHash(rt);
     resources.push(entry);
-    for (const sub of subresourceEntries(rt)) {
+    for (const sub of subresourceEntries(rt, !rt.strategicMerge)) {
       const s: Record<string, unknown> = { name: `${rt.resource}/${sub.name}`, singularName: '', namespaced: rt.namespaced };
       if (sub.group !== undefined) {
         s.group = sub.group;
@@ -97,7 +102,7 @@ function discoveryResource(rt: ResourceType): Record<string, unknown> {
   };
   if (rt.shortNames.length > 0) entry.shortNames = rt.shortNames;
   if (rt.categories.length > 0) entry.categories = rt.categories;
-  const subs = subresourceEntries(rt);
+  const subs = subresourceEntries(rt, custom);
   if (subs.length > 0) {
     entry.subresources = subs.map((s) => ({
       subresource: s.name,

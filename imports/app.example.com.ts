@@ -140,9 +140,8 @@ export interface CustomAppSpec {
   readonly readinessPath?: string;
 
   /**
-   * Number of pods. Defaults to 1.
+   * Number of pods; `kubectl scale customapp/<name>` and a HorizontalPodAutoscaler targeting the CustomApp set it (the scale subresource). Unset: the operator leaves the Deployment's replica count to whoever sets it (1 when created; a HorizontalPodAutoscaler targeting the Deployment).
    *
-   * @default 1.
    * @schema CustomAppSpec#replicas
    */
   readonly replicas?: number;

@@ -27,7 +27,7 @@ test('each chart matches its snapshot', (t) => {
   t.snapshot(samplesManifests(), 'samples chart');
 });
 
-test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with the status subresource', (t) => {
+test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with the status and scale subresources', (t) => {
   const crd = one(crdManifests(), 'CustomResourceDefinition');
   t.is(crd.apiVersion, 'apiextensions.k8s.io/v1');
   t.is(crd.metadata.name, 'customapps.app.example.com');
@@ -38,7 +38,10 @@ test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with 
   t.is(crd.spec.versions.length, 1);
   const [version] = crd.spec.versions;
   t.like(version, { name: 'v1', served: true, storage: true });
-  t.deepEqual(version.subresources, { status: {} });
+  t.deepEqual(version.subresources, {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  });
 });
 
 test('the CRD schema validates image, names, replicas and port', (t) => {
@@ -50,8 +53,9 @@ test('the CRD schema validates image, names, replicas and port', (t) => {
   for (const field of ['configMapName', 'secretName']) {
     t.like(spec.properties[field], { type: 'string', maxLength: 253, pattern: DNS1123_SUBDOMAIN }, field);
   }
-  t.like(spec.properties.replicas, { type: 'integer', minimum: 0, default: 1 });
+  t.like(spec.properties.replicas, { type: 'integer', format: 'int32', minimum: 0 });
   t.is(spec.properties.replicas.maximum, undefined);
+  t.false('default' in spec.properties.replicas, 'a default would fight an HPA that scales the Deployment');
   t.like(spec.properties.port, { type: 'integer', minimum: 1, maximum: 65535 });
   t.false(spec.required.includes('port'));
 });
@@ -89,8 +93,12 @@ test('the CRD status schema has every observed field and map-keyed conditions', 
     'observedSecrets',
     'pendingRollout',
     'readyReplicas',
+    'replicas',
     'secretHash',
+    'selector',
   ]);
+  t.like(status.properties.replicas, { type: 'integer', format: 'int32' });
+  t.like(status.properties.selector, { type: 'string' });
   t.deepEqual(status.properties.lastRollout.required, ['trigger', 'startTime', 'result']);
   t.deepEqual(status.properties.lastRollout.properties.trigger.enum, ['ConfigMap', 'Secret', 'Spec']);
   t.deepEqual(status.properties.lastRollout.properties.result.enum, ['InProgress', 'Succeeded', 'Failed']);
@@ -238,6 +246,65 @@ test('the operator chart honours its props: image, replicas and permissions', (t
   t.is(deployment.spec.template.spec.containers[0].image, 'registry.local/op:v9.9.9');
   t.is(one(manifests, 'ClusterRole', 'customapp-operator').rules.length, 1);
   t.deepEqual(one(manifests, 'Role', 'customapp-operator').rules, [], 'the one row given is cluster-wide');
+});
+
+test('a PodDisruptionBudget of maxUnavailable 1 comes with replicas >= 2, and none with one replica', (t) => {
+  t.deepEqual(byKind(operatorManifests(), 'PodDisruptionBudget'), [], 'with one replica a budget would block every drain');
+  for (const replicas of [2, 3]) {
+    const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas }));
+    t.deepEqual(one(manifests, 'PodDisruptionBudget'), {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: {
+        name: 'customapp-operator',
+        namespace: 'customapp-system',
+        labels: one(manifests, 'Deployment').metadata.labels,
+      },
+      spec: {
+        maxUnavailable: 1,
+        selector: { matchLabels: one(manifests, 'Deployment').spec.selector.matchLabels },
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      },
+    });
+  }
+});
+
+test('the ServiceMonitor is off by default; on, it scrapes the metrics Service over HTTPS with the scraper token', (t) => {
+  t.deepEqual(byKind(operatorManifests(), 'ServiceMonitor'), []);
+  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { serviceMonitor: true }));
+  const service = one(manifests, 'Service', 'customapp-operator-metrics');
+  t.deepEqual(one(manifests, 'ServiceMonitor'), {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: 'customapp-operator-metrics', namespace: 'customapp-system', labels: service.metadata.labels },
+    spec: {
+      selector: { matchLabels: service.metadata.labels },
+      namespaceSelector: { matchNames: ['customapp-system'] },
+      endpoints: [
+        {
+          port: 'https',
+          scheme: 'https',
+          path: '/metrics',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          tlsConfig: { insecureSkipVerify: true },
+        },
+      ],
+    },
+  });
+  const tuned = Testing.synth(
+    new OperatorChart(Testing.app(), 'operator', {
+      serviceMonitor: {
+        labels: { release: 'prometheus' },
+        interval: '30s',
+        tlsConfig: { serverName: 'op', ca: { configMap: { name: 'ca', key: 'ca.crt' } } },
+      },
+    }),
+  );
+  const monitor = one(tuned, 'ServiceMonitor');
+  t.is(monitor.metadata.labels.release, 'prometheus');
+  t.deepEqual(monitor.spec.selector.matchLabels, service.metadata.labels, 'the labels mark the monitor, not the Service it selects');
+  t.like(monitor.spec.endpoints[0], { interval: '30s', tlsConfig: { serverName: 'op', ca: { configMap: { name: 'ca', key: 'ca.crt' } } } });
+  t.false('insecureSkipVerify' in monitor.spec.endpoints[0].tlsConfig);
 });
 
 test("the metrics Service serves https 8443 to the operator pods' metrics port", (t) => {

@@ -8,6 +8,7 @@ import {
   KIND,
   PLURAL,
   PRINTER_COLUMNS,
+  SCALE_SUBRESOURCE,
   SHORT_NAMES,
   SINGULAR,
   VERSION,
@@ -59,7 +60,7 @@ function jsonSpelling(node: SchemaNode): SchemaNode {
 
 /**
  * The `customapps.app.example.com` CRD: namespaced, version v1 (served and stored), short name `ca`, with the
- * status subresource, a structural schema that validates what a schema can, and printer columns.
+ * status and scale subresources, a structural schema that validates what a schema can, and printer columns.
  */
 export class CustomAppCrd extends Construct {
   /** The CRD's API object. */
@@ -85,7 +86,7 @@ export class CustomAppCrd extends Construct {
             name: VERSION,
             served: true,
             storage: true,
-            subresources: { status: {} },
+            subresources: { status: {}, scale: { ...SCALE_SUBRESOURCE } },
             schema: { openApiv3Schema: toJsonSchemaProps(CUSTOM_APP_SCHEMA) },
             additionalPrinterColumns: PRINTER_COLUMNS.map((column) => ({ ...column })),
           },

@@ -5,6 +5,8 @@ import { CustomAppCrd, type CustomAppCrdProps } from './custom-app-crd.js';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
 import { MetricsReaderRole } from './metrics-reader-role.js';
 import { MetricsService } from './metrics-service.js';
+import { MIN_REPLICAS_FOR_DISRUPTION_BUDGET, OperatorDisruptionBudget } from './operator-disruption-budget.js';
+import { OperatorServiceMonitor, type OperatorServiceMonitorOptions } from './operator-service-monitor.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
@@ -77,10 +79,11 @@ export interface CustomAppOperatorProps {
    */
   readonly sharding?: boolean;
   /**
-   * A prometheus-operator ServiceMonitor (monitoring.coreos.com/v1) for the metrics Service.
+   * A prometheus-operator ServiceMonitor (monitoring.coreos.com/v1) for the metrics Service (`true`, or its options);
+   * it needs the `monitoring.coreos.com` CRDs installed, so it is off unless asked for.
    * @default false
    */
-  readonly serviceMonitor?: boolean;
+  readonly serviceMonitor?: boolean | OperatorServiceMonitorOptions;
 }
 
 /** The labels on every object of the install. */
@@ -92,12 +95,12 @@ const INSTALL_LABELS = {
 };
 
 /** Props this version of the library takes but does not build yet: setting one fails the synth rather than be ignored. */
-const NOT_YET_BUILT = ['namespaces', 'sharding', 'serviceMonitor'] as const;
+const NOT_YET_BUILT = ['namespaces', 'sharding'] as const;
 
 /**
  * The operator: Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding, Role and RoleBinding in its namespace
  * (its Lease), Deployment, the metrics Service (HTTPS 8443), the `customapp-metrics-reader` ClusterRole for scrapers,
- * a NetworkPolicy, and the CRD when asked for.
+ * a NetworkPolicy; a PodDisruptionBudget with 2 replicas or more; the CRD and a ServiceMonitor when asked for.
  *
  * @example
  * new CustomAppOperator(chart, 'operator', { crd: true, workloads: ['deployments'] });
@@ -149,9 +152,15 @@ export class CustomAppOperator extends Construct {
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
     if (metrics) {
-      new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
-      new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
+      const service = new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
+      if (props.serviceMonitor) {
+        const options = props.serviceMonitor === true ? {} : props.serviceMonitor;
+        new OperatorServiceMonitor(this, 'ServiceMonitor', { ...options, namespace, serviceName: service.name, serviceLabels: labels });
+      }
     }
+    if ((props.replicas ?? 1) >= MIN_REPLICAS_FOR_DISRUPTION_BUDGET)
+      new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, selector: podLabels, labels });
+    if (metrics) new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     if (props.networkPolicy !== false) {
       new OperatorNetworkPolicy(this, 'NetworkPolicy', { ...props.networkPolicy, metrics, namespace, podLabels, labels });
     }

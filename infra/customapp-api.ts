@@ -240,12 +240,17 @@ export const SPEC_SCHEMA: SchemaNode = {
         value: { type: 'string', description: 'Its value; empty when absent.', maxLength: 32768 },
       },
     ),
+    // No default: a default would write 1 into every CustomApp and the operator would put the Deployment back to it
+    // after each change of its replicas by another writer (an HPA on the Deployment). CustomApps created while the
+    // schema defaulted to 1 keep replicas: 1 stored (the API server persisted it), so they stay as they were.
     replicas: {
       type: 'integer',
       format: 'int32',
-      description: 'Number of pods. Defaults to 1.',
+      description:
+        'Number of pods; `kubectl scale customapp/<name>` and a HorizontalPodAutoscaler targeting the CustomApp set it ' +
+        "(the scale subresource). Unset: the operator leaves the Deployment's replica count to whoever sets it (1 when " +
+        'created; a HorizontalPodAutoscaler targeting the Deployment).',
       minimum: 0,
-      default: 1,
     },
     port: {
       type: 'integer',
@@ -396,6 +401,15 @@ export const STATUS_SCHEMA: SchemaNode = {
       description: "Keyed hash of the Secret content the Deployment runs with: HMAC-SHA-256 keyed with the Secret's uid (32 hex digits).",
     },
     readyReplicas: { type: 'integer', format: 'int32', description: 'Ready pods of the owned Deployment.' },
+    replicas: {
+      type: 'integer',
+      format: 'int32',
+      description: "Pods of the owned Deployment (its status.replicas): the scale subresource's current replicas.",
+    },
+    selector: {
+      type: 'string',
+      description: "The owned Deployment's label selector as a string: the scale subresource's selector, which an HPA reads.",
+    },
     lastRollout,
     pendingRollout,
     conditions: {
@@ -421,6 +435,16 @@ export const CUSTOM_APP_SCHEMA: SchemaNode = {
     status: STATUS_SCHEMA,
   },
 };
+
+/**
+ * The scale subresource (`kubectl scale`, a HorizontalPodAutoscaler): the API server reads and writes `spec.replicas`
+ * and reports the operator's `status.replicas` and `status.selector`.
+ */
+export const SCALE_SUBRESOURCE = {
+  specReplicasPath: '.spec.replicas',
+  statusReplicasPath: '.status.replicas',
+  labelSelectorPath: '.status.selector',
+} as const;
 
 /** `kubectl get ca` columns. */
 export const PRINTER_COLUMNS = [

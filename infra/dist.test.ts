@@ -1,10 +1,12 @@
-// dist/ and imports/ are generated: these tests fail when either differs from a fresh generation.
+// dist/, dist-helm/ and imports/ are generated: these tests fail when one differs from a fresh generation.
 import test from 'ava';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildApps } from './app.js';
+import { HELM_CHART_DIR } from './helm-chart.js';
+import { writeHelmChart } from './scripts/helm.js';
 import { generateImports } from './scripts/import.js';
 
 const root = resolve(import.meta.dirname, '..');
@@ -38,6 +40,16 @@ test('dist/ is exactly what `npm run synth` generates (run it and commit when th
     const committed = filesUnder(join(root, 'dist'));
     t.deepEqual([...committed.keys()].sort(), [...fresh.keys()].sort());
     for (const [file, content] of fresh) t.is(committed.get(file), content, `dist/${file} is stale`);
+  });
+});
+
+test('dist-helm/ is exactly what `npm run synth` generates (run it and commit when this fails)', (t) => {
+  withTempDir('customapp-helm-', (dir) => {
+    writeHelmChart(dir);
+    const fresh = filesUnder(dir);
+    const committed = filesUnder(join(root, HELM_CHART_DIR));
+    t.deepEqual([...committed.keys()].sort(), [...fresh.keys()].sort());
+    for (const [file, content] of fresh) t.is(committed.get(file), content, `${HELM_CHART_DIR}/${file} is stale`);
   });
 });
 

@@ -53,7 +53,8 @@ export function customResourceTypes(crd: KubeObject): ResourceType[] {
         };
       }
       let node: ReturnType<typeof structuralNode> | undefined;
-      const subresources = [...(scale ? ['scale'] : []), ...(hasStatus ? ['status'] : [])];
+      // kube-apiserver's order in discovery: status, then scale.
+      const subresources = [...(hasStatus ? ['status'] : []), ...(scale ? ['scale'] : [])];
       return {
         group,
         version: v.name,
@@ -91,10 +92,29 @@ export function customResourceTypes(crd: KubeObject): ResourceType[] {
           const { metadata: _m, ...body } = obj;
           const value: Obj = { ...body };
           if (hasStatus && value.status === undefined) delete value.status;
-          return validateAgainstSchema(value, schema, '');
+          return [...(scale ? scaleSpecErrors(obj, scale.specReplicasPath) : []), ...validateAgainstSchema(value, schema, '')];
         },
       };
     });
+}
+
+/**
+ * The check kube-apiserver makes of every write of a custom resource with a scale subresource (customResourceValidator's
+ * ValidateScaleSpec), before its schema: the spec replicas, when present, are a non-negative int32.
+ */
+function scaleSpecErrors(obj: KubeObject, specReplicasPath: string): FieldError[] {
+  let value: unknown = obj;
+  for (const step of specReplicasPath.replace(/^\./, '').split('.')) value = isObject(value) ? value[step] : undefined;
+  if (value === undefined) return [];
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    const type = typeof value === 'number' ? 'float64' : typeof value === 'string' ? 'string' : typeof value;
+    return [
+      invalidValue(specReplicasPath, 0, `${specReplicasPath} accessor error: ${String(value)} is of the type ${type}, expected int64`),
+    ];
+  }
+  if (value < 0) return [invalidValue(specReplicasPath, value, 'should be a non-negative integer')];
+  if (value > 2147483647) return [invalidValue(specReplicasPath, value, 'should be less than or equal to 2147483647')];
+  return [];
 }
 
 /** The schema of each served version, for the OpenAPI documents. */

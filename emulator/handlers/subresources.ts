@@ -1,7 +1,7 @@
 // The token subresource of ServiceAccounts (TokenRequest) and the autoscaling/v1 Scale subresource.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../authz.js';
-import { ApiError, methodNotAllowed, notFound } from '../errors.js';
+import { ApiError, internalError, methodNotAllowed, notFound } from '../errors.js';
 import { decodeObjectBody, decodePatchBody, patchKindOf, readBody, writeJson } from '../http.js';
 import { deepCopy, isObject, type KubeObject } from '../object.js';
 import { applyJsonPatch, parseJsonPatch } from '../patch/json-patch.js';
@@ -67,12 +67,19 @@ export async function serveScale(
         resourceVersion: obj.metadata.resourceVersion,
         creationTimestamp: obj.metadata.creationTimestamp,
       },
-      spec: { replicas: read(obj, paths.specReplicasPath) ?? 0 },
+      // A custom resource without its spec replicas has a Scale without them (kube-apiserver's scaleFromCustomResource):
+      // a GET of it fails, a write must set them.
+      spec: rt.scale === undefined ? { replicas: read(obj, paths.specReplicasPath) ?? 0 } : specReplicas(read(obj, paths.specReplicasPath)),
       status,
     };
   };
   const current = api.get(rt, namespace, info.name);
-  if (info.verb === 'get') return writeJson(res, 200, scaleOf(current), pretty);
+  if (info.verb === 'get') {
+    if (rt.scale !== undefined && read(current, paths.specReplicasPath) === undefined) {
+      throw internalError(`the spec replicas field "${paths.specReplicasPath}" does not exist`);
+    }
+    return writeJson(res, 200, scaleOf(current), pretty);
+  }
   const ctx = writeContext(deps, req, query, user);
   let scale: Record<string, any>;
   const text = await readBody(req);
@@ -85,7 +92,8 @@ export async function serveScale(
     ) as Record<string, any>;
   } else throw methodNotAllowed();
   const replicas = scale?.spec?.replicas;
-  if (typeof replicas !== 'number' || replicas < 0) {
+  // A custom resource's count is checked with the object it is written into (its schema and the scale check).
+  if (typeof replicas !== 'number' || (replicas < 0 && rt.scale === undefined)) {
     throw new ApiError(
       422,
       'Invalid',
@@ -101,6 +109,10 @@ export async function serveScale(
   if (scale?.metadata?.resourceVersion) next.metadata.resourceVersion = scale.metadata.resourceVersion;
   const result = api.update(rt, namespace, info.name, next, '', ctx);
   writeJson(res, 200, scaleOf(result.object), pretty);
+}
+
+function specReplicas(replicas: unknown): { replicas?: unknown } {
+  return replicas === undefined ? {} : { replicas };
 }
 
 function selectorString(selector: unknown): string {

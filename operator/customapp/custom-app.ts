@@ -82,6 +82,10 @@ export interface CustomAppStatus {
   /** SHA-256 of the Secret content the Deployment runs with. */
   readonly secretHash?: string;
   readonly readyReplicas?: number;
+  /** Pods of the owned Deployment (its `status.replicas`): the scale subresource's current replicas. */
+  readonly replicas?: number;
+  /** The owned Deployment's label selector as a string (`k=v,…`): the scale subresource's selector, for an HPA. */
+  readonly selector?: string;
   /** The last rollout of the Deployment's pods. */
   readonly lastRollout?: LastRollout;
   /** A dependency-triggered rollout that waits (queued, held, paused or debounced). */
@@ -99,6 +103,8 @@ export const STATUS_FIELDS = [
   'configHash',
   'secretHash',
   'readyReplicas',
+  'replicas',
+  'selector',
   'lastRollout',
   'pendingRollout',
   'conditions',

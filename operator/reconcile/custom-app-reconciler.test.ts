@@ -119,15 +119,34 @@ test('while other keys wait, a rollout writes the Deployment first and its statu
   t.deepEqual(world.writes(third), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH], 'idle: one pass');
 });
 
-test('drift: a field of ours edited on the Deployment is put back without a rollout Event', async (t) => {
-  const world = await converged();
+/** Scales `ns/app`'s Deployment to `replicas` as another writer would (an HPA, `kubectl scale deployment`), and syncs. */
+function scaleDeployment(world: FakeWorld, replicas: number): void {
   const live = deploymentOf(world)!;
-  world.client.seed(DEPLOYMENTS, { ...live, spec: { ...live.spec, replicas: 5 } });
+  world.client.seed(DEPLOYMENTS, { ...live, spec: { ...live.spec, replicas } });
   world.sync();
+}
+
+test('drift: a field of ours edited on the Deployment is put back without a rollout Event', async (t) => {
+  const world = await converged({ ...SPEC, replicas: 1 });
+  scaleDeployment(world, 5);
   const before = world.client.calls.length;
   await world.reconcile('app');
   t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event Updated']);
   t.is(deploymentOf(world)?.spec.replicas, 1);
+});
+
+test('with spec.replicas unset the Deployment is created without a count and another writer scales it freely', async (t) => {
+  const world = await converged();
+  t.false('replicas' in deploymentOf(world)!.spec, 'the API server defaults it to 1');
+  scaleDeployment(world, 5);
+  const before = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(before), [STATUS_PATCH], 'no Deployment write: the count is not ours');
+  t.is(deploymentOf(world)?.spec.replicas, 5);
+  t.like(appOf(world).status, { selector: 'app.kubernetes.io/instance=app,app.kubernetes.io/name=app' });
+  const again = world.client.calls.length;
+  await world.reconcile('app');
+  t.deepEqual(world.writes(again), []);
 });
 
 test('handoff: the old ConfigMap is held until the rollout with the new one is recorded in status, then released', async (t) => {

@@ -75,7 +75,7 @@ export const DEFAULT_RESOURCES = {
 /**
  * The desired Deployment: named after the CustomApp, owned by it (controller ownerReference with
  * blockOwnerDeletion), labelled app.kubernetes.io/*, with envFrom for the ConfigMap and the Secret, `spec.env` after them, their content
- * hashes as pod-template annotations (a change rolls the pods), an httpGet readiness probe on `spec.readinessPath`
+ * hashes as pod-template annotations (a change rolls the pods), `spec.replicas` only when set, an httpGet readiness probe on `spec.readinessPath`
  * when set, `spec.rollout.progressDeadlineSeconds` (Kubernetes' 600 by default), and defaults that pass the restricted
  * Pod Security Standard: non-root, no privilege escalation, every capability dropped, RuntimeDefault seccomp, and no
  * ServiceAccount token.
@@ -126,7 +126,9 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
     kind: 'Deployment',
     metadata: { ...ownedMetadata(app), ...(rolloutCause ? { annotations: { [ROLLOUT_ANNOTATION]: rolloutCause } } : {}) },
     spec: {
-      replicas: app.spec.replicas ?? 1,
+      // Unset replicas are left out: drift compares only the fields set here, so another writer's count (an HPA on
+      // the Deployment) stands, and a created Deployment gets the API server's default of 1.
+      ...(app.spec.replicas !== undefined ? { replicas: app.spec.replicas } : {}),
       progressDeadlineSeconds: app.spec.rollout?.progressDeadlineSeconds ?? DEFAULT_PROGRESS_DEADLINE_SECONDS,
       selector: { matchLabels: selectorLabels(name) },
       template: {

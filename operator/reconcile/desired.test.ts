@@ -72,8 +72,13 @@ test('without references there is no envFrom and no hash annotation', (t) => {
   t.is(deployment.spec.template.spec.containers[0]!.ports, undefined);
 });
 
-test('replicas default to 1 when the spec leaves them out', (t) => {
-  t.is(desiredDeployment({ app: app({ replicas: undefined }) }).spec.replicas, 1);
+test('replicas unset in the spec are left out of the Deployment, so whoever scales it (an HPA) is not fought', (t) => {
+  const desired = desiredDeployment({ app: app({ replicas: undefined }) });
+  t.false('replicas' in desired.spec);
+  const scaled = { ...desired, spec: { ...desired.spec, replicas: 7 } };
+  t.deepEqual(driftPaths(scaled, desired, DEPLOYMENT_OPTIONAL_KEYS), []);
+  t.is(withDesired(scaled, desired, DEPLOYMENT_OPTIONAL_KEYS).spec.replicas, 7);
+  t.is(desiredDeployment({ app: app({ replicas: 0 }) }).spec.replicas, 0, 'zero is a count, not unset');
 });
 
 test('a Service exposes spec.port, selects the pods, and is owned; no port, no Service', (t) => {

@@ -140,6 +140,30 @@ test('unready replicas make Ready False with the count, and no reference means N
   t.false('observedConfigMapName' in status);
 });
 
+test('status.replicas and status.selector describe the Deployment, for the scale subresource (kubectl scale, an HPA)', (t) => {
+  const scaled: Deployment = {
+    ...deployment(2),
+    spec: {
+      ...deployment(2).spec,
+      replicas: 3,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/instance': 'shop' } },
+    },
+    status: { replicas: 4, readyReplicas: 2 },
+  };
+  const status = desiredStatus(healthy({ deployment: { phase: 'owned', deployment: scaled } }));
+  t.like(status, { replicas: 4, readyReplicas: 2, selector: 'app.kubernetes.io/instance=shop,app.kubernetes.io/name=shop' });
+  const held = desiredStatus(healthy({ deployment: { phase: 'absent' } }));
+  t.like(held, { replicas: 0, readyReplicas: 0 });
+  t.false('selector' in held, 'no Deployment, no pods to select');
+});
+
+test("with spec.replicas unset the replicas wanted are the Deployment's own (set by an HPA or kubectl scale deployment)", (t) => {
+  const unset = { ...app(), spec: { image: 'shop:1', configMapName: 'shop-config', secretName: 'shop-secret' } };
+  const scaled: Deployment = { ...deployment(2), spec: { ...deployment(2).spec, replicas: 5 } };
+  const status = desiredStatus(healthy({ app: unset, deployment: { phase: 'owned', deployment: scaled } }));
+  t.like(condition(status, 'DeploymentAvailable'), { status: 'False', reason: 'ReplicasNotReady', message: '2/5 replicas ready' });
+});
+
 test('reconciling an unchanged world yields the same status, so nothing is written', (t) => {
   const first = desiredStatus(healthy());
   const again = desiredStatus(healthy({ app: app(first), now: T1 }));

@@ -137,7 +137,8 @@ function deploymentCondition(app: CustomApp, view: DeploymentView): ConditionDec
   if (view.phase === 'absent') {
     return { type, status: 'False', reason: REASONS.rolloutHeld, message: `Deployment "${name}" is not created while the rollout is held` };
   }
-  const wanted = app.spec.replicas ?? 1;
+  // Unset in the spec, the count is the Deployment's own (an HPA's or kubectl's), which the operator leaves alone.
+  const wanted = app.spec.replicas ?? view.deployment.spec.replicas ?? 1;
   const ready = view.deployment.status?.readyReplicas ?? 0;
   const available = view.deployment.status?.conditions?.find((condition) => condition.type === 'Available');
   if (ready >= wanted) {
@@ -197,7 +198,7 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
 
 /**
  * The status after a reconcile: `observedGeneration`, the conditions (Ready, ConfigMapAvailable, SecretAvailable,
- * DeploymentAvailable), `readyReplicas`, and, when the Deployment was rolled out, the references and content hashes
+ * DeploymentAvailable), `readyReplicas`, `replicas` and `selector` (the scale subresource's), and, when the Deployment was rolled out, the references and content hashes
  * it runs with (while a rollout is held they keep describing the running Deployment); `lastRollout` from the
  * Deployment's rollout annotation and status, and `pendingRollout` while a dependency-triggered rollout waits. Ready is
  * True only once the Deployment's latest rollout succeeded and nothing waits.
@@ -217,7 +218,8 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
   const ready = readyCondition(input, deployment, decisions);
   const conditions: Condition[] = [ready, ...decisions].map((decision) => nextCondition(previous.conditions, decision, generation, now));
   // What the pods run with: what was just rolled out, else what our Deployment says, else what the status said.
-  const running = input.rolledOut ?? (input.deployment.phase === 'owned' ? runningWith(input.deployment.deployment) : undefined);
+  const owned = input.deployment.phase === 'owned' ? input.deployment.deployment : undefined;
+  const running = input.rolledOut ?? (owned ? runningWith(owned) : undefined);
   const status: CustomAppStatus = {
     observedGeneration: generation,
     observedConfigMapName: running ? running.configMap?.name : previous.observedConfigMapName,
@@ -226,12 +228,23 @@ export function desiredStatus(input: StatusInput): CustomAppStatus {
     observedSecrets: running ? observedObjects(running, 'Secret') : previous.observedSecrets,
     configHash: running ? running.configMap?.hash : previous.configHash,
     secretHash: keyedForStatus(running ? running.secret?.hash : previous.secretHash, input.secret),
-    readyReplicas: input.deployment.phase === 'owned' ? (input.deployment.deployment.status?.readyReplicas ?? 0) : 0,
+    readyReplicas: owned ? (owned.status?.readyReplicas ?? 0) : 0,
+    replicas: owned ? (owned.status?.replicas ?? 0) : 0,
+    selector: owned ? selectorString(owned.spec.selector) : undefined,
     lastRollout: lastRolloutStatus(previous.lastRollout, input.rollout, now),
     pendingRollout: pendingRolloutStatus(previous.pendingRollout, input.waiting, new Date(now)),
     conditions,
   };
   return withoutUndefined(status);
+}
+
+/**
+ * A label selector as the API server writes one in a scale subresource (`labels.Set.String()`: `k=v` by sorted key,
+ * comma-separated); the Deployments of CustomApps select by labels alone. Undefined for an empty selector.
+ */
+function selectorString(selector: Deployment['spec']['selector'] | undefined): string | undefined {
+  const labels = Object.entries(selector?.matchLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return labels.length > 0 ? labels.map(([key, value]) => `${key}=${value}`).join(',') : undefined;
 }
 
 /**

@@ -84,7 +84,8 @@ export class InvariantChecker {
         const container = deployment.spec.template.spec.containers[0];
         if (!isControlledBy(deployment, app)) problems.push('Deployment not controlled by it');
         if (container?.image !== spec.image) problems.push(`image ${container?.image} ≠ ${spec.image}`);
-        if ((deployment.spec.replicas ?? 1) !== (spec.replicas ?? 1))
+        // Unset replicas are not the operator's to keep (an HPA on the Deployment sets them).
+        if (spec.replicas !== undefined && deployment.spec.replicas !== spec.replicas)
           problems.push(`replicas ${deployment.spec.replicas} ≠ ${spec.replicas}`);
         if (podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== expectedConfig)
           problems.push(`config-hash ${podAnnotation(deployment, CONFIG_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedConfig?.slice(0, 8)}`);

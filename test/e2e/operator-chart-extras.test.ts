@@ -1,0 +1,49 @@
+// The operator chart's optional objects against a real API server: prometheus-operator's ServiceMonitor CRD, as
+// committed under infra/crds/, accepts the chart's ServiceMonitor, and the chart's PodDisruptionBudget is accepted.
+import test from 'ava';
+import { Testing } from 'cdk8s';
+import { stringify } from 'yaml';
+import { OperatorChart } from '../../infra/operator-chart.js';
+import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { installCrd } from '../support/crds.js';
+
+const TITLE =
+  '[envtest] the ServiceMonitor CRD applies and the chart with serviceMonitor and 2 replicas is accepted (envtest only: a real schema)';
+
+if (selectedTargets().includes('envtest')) {
+  let cluster: TestCluster;
+  test.before(async () => {
+    cluster = await startCluster('envtest');
+  });
+  test.after.always(async () => {
+    await cluster?.stop();
+  });
+
+  test.serial(TITLE, async (t) => {
+    await installCrd(cluster, THIRD_PARTY_CRDS[0], 'servicemonitors.monitoring.coreos.com');
+
+    const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas: 2, serviceMonitor: { interval: '30s' } }));
+    const applied = await cluster.kubectl(['apply', '-f', '-'], { input: manifests.map((manifest) => stringify(manifest)).join('---\n') });
+    t.is(applied.code, 0, applied.stderr);
+    t.regex(applied.stdout, /servicemonitor\.monitoring\.coreos\.com\/customapp-operator-metrics created/);
+    t.regex(applied.stdout, /poddisruptionbudget\.policy\/customapp-operator created/);
+
+    const monitor = JSON.parse(
+      (await cluster.kubectl(['get', '-n', 'customapp-system', 'servicemonitor/customapp-operator-metrics', '-o', 'json'])).stdout,
+    );
+    t.like(monitor.spec.endpoints[0], { port: 'https', scheme: 'https', interval: '30s', tlsConfig: { insecureSkipVerify: true } });
+    const budget = JSON.parse((await cluster.kubectl(['get', '-n', 'customapp-system', 'pdb/customapp-operator', '-o', 'json'])).stdout);
+    t.like(budget.spec, { maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+
+    const refused = await cluster.kubectl(['apply', '-f', '-'], {
+      input: stringify({
+        ...monitor,
+        metadata: { name: 'bad', namespace: 'customapp-system' },
+        spec: { ...monitor.spec, endpoints: [{ scheme: 'gopher' }] },
+      }),
+    });
+    t.not(refused.code, 0, 'the CRD validates: the schema is really applied');
+    t.regex(refused.stderr, /spec\.endpoints\[0\]\.scheme/);
+  });
+} else test.skip(`${TITLE} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select envtest)`, () => {});

@@ -1,7 +1,7 @@
 // Builds every part of an operator from its options: the client, the caches, the dependency source, the elector, the controller.
 import { OPERATOR_NAME } from '../../infra/customapp-api.js';
 import { FreshCache } from '../cache/fresh-cache.js';
-import { type Informer, informer } from '../cache/informer.js';
+import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller } from '../controller/controller.js';
 import { OperatorMetrics } from '../controller/metrics.js';
 import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
@@ -14,15 +14,18 @@ import type { DependencySource } from '../deps/source.js';
 import { EventRecorder } from '../events/recorder.js';
 import { RolloutGovernance } from '../governance/governance.js';
 import { KubeClient } from '../kube/client.js';
-import type { Deployment, Service } from '../kube/objects.js';
-import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
+import type { Deployment, KubeObject, Service } from '../kube/objects.js';
+import { DEPLOYMENTS, type Resource, SERVICES } from '../kube/resources.js';
 import { LeaderElector } from '../leader/leader-elector.js';
 import { type Logger, newTraceId } from '../log.js';
 import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
-import { type ApiAccess, apiAccess } from './api-access.js';
+import { type ApiAccess, apiAccess, type ScopedGates } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
+import type { WatcherConfig } from '../watch/config.js';
+import { acrossNamespaces } from '../watch/namespaces.js';
+import { watcher } from '../watch/watcher.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -67,7 +70,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
     client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
   }
-  const { scheduler, namespace } = options;
+  const { scheduler, namespaces } = options;
   const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
 
   let registry: DependencyRegistry | undefined;
@@ -78,24 +81,19 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     dependencies = new RegistryDependencySource(registry, { logger });
   }
 
-  const scope = namespace ?? '*';
-  const access = apiAccess(client, { namespace, logger, scheduler });
-  const apps = informer<CustomApp>(
-    access.apps.client,
-    CUSTOM_APPS,
-    { namespace, name: `customapp ${scope}` },
+  const access = apiAccess(client, { namespaces, logger, scheduler });
+  // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
+  const watchIn = <T extends KubeObject>(gates: ScopedGates, resource: Resource, config: (scope: string) => WatcherConfig) =>
+    acrossNamespaces<T>(namespaces, (namespace) =>
+      watcher<T>(gates.client(namespace), resource, { namespace, ...config(namespace ?? '*') }, watchDeps),
+    );
+  const apps = informerOf<CustomApp>(
+    watchIn(access.apps, CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` })),
     CUSTOM_APP_INDEXERS,
-    watchDeps,
   );
-  const owned = { namespace, labelSelector: OWNED_SELECTOR };
-  const deployments = informer<Deployment>(
-    access.deployments.client,
-    DEPLOYMENTS,
-    { ...owned, name: `deployment ${scope} (owned)` },
-    {},
-    watchDeps,
-  );
-  const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
+  const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
+  const deployments = informerOf<Deployment>(watchIn(access.deployments, DEPLOYMENTS, owned('deployment')));
+  const services = informerOf<Service>(watchIn(access.services, SERVICES, owned('service')));
 
   const leaderElection = options.leaderElection;
   const leaseClient = leaderElection ? client.withOwnFence() : undefined;
@@ -162,7 +160,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
   const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
     client,
     gateClient: client,
-    namespace,
+    namespaces,
     logger,
     scheduler,
     metrics,

@@ -8,7 +8,7 @@ import { MetricsService } from './metrics-service.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
-import { OPERATOR_PERMISSIONS, type Permission, workloadPermissions } from './permissions.js';
+import { OPERATOR_PERMISSIONS, type Permission, watchedNamespacesProblem, workloadPermissions } from './permissions.js';
 import type { WorkloadResource } from './workload-api.js';
 
 /** Properties of {@link OperatorChart}. */
@@ -41,10 +41,19 @@ export interface OperatorChartProps extends ChartProps {
   readonly networkPolicy?: Omit<OperatorNetworkPolicyProps, 'namespace' | 'podLabels'> | false;
   /**
    * Existing workload kinds that roll, by annotation, on the ConfigMaps and Secrets they use (the operator's
-   * `--workloads`); each adds list, watch and patch on its kind to the ClusterRole, and nothing else.
+   * `--workloads`); each adds list, watch and patch on its kind to the ClusterRole (to the watched namespaces' Roles
+   * with `namespaces`), and nothing else.
    * @default none (a CustomApp-only install)
    */
   readonly workloads?: readonly WorkloadResource[];
+  /**
+   * The namespaces the operator watches (its `--namespaces`): Roles and RoleBindings in exactly those namespaces for
+   * everything it reads and writes there (CustomApps, their Deployments, Services, Events, ConfigMaps and Secrets, the
+   * workloads' grants), and a ClusterRole with only what must be cluster-wide (the secure /metrics' reviews): no Secret
+   * or ConfigMap is readable anywhere else. At least one, each a DNS-1123 label, each once.
+   * @default every namespace (the ClusterRole grants it all)
+   */
+  readonly namespaces?: readonly string[];
 }
 
 /**
@@ -74,14 +83,20 @@ export class OperatorChart extends Chart {
     });
     const base = props.permissions ?? OPERATOR_PERMISSIONS;
     const permissions = [...base, ...workloadPermissions(props.workloads, base)];
-    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
+    const problem = props.namespaces && watchedNamespacesProblem(props.namespaces);
+    if (problem) throw new Error(`OperatorChart namespaces: ${problem}`);
+    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels, namespaces: props.namespaces });
+    const extraArgs = [
+      ...(props.workloads?.length ? [`--workloads=${[...new Set(props.workloads)].join(',')}`] : []),
+      ...(props.namespaces ? [`--namespaces=${props.namespaces.join(',')}`] : []),
+    ];
     new OperatorDeployment(this, 'Deployment', {
       namespace,
       serviceAccountName: rbac.serviceAccountName,
       image: props.image,
       replicas: props.replicas,
       labels,
-      ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
+      ...(extraArgs.length > 0 ? { extraArgs } : {}),
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
     new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });

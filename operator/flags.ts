@@ -1,6 +1,7 @@
 // The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
 import { parseArgs } from 'node:util';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { watchedNamespacesProblem } from '../infra/permissions.js';
 import { WORKLOAD_KINDS, type WorkloadResource } from '../infra/workload-api.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
@@ -208,9 +209,6 @@ function parseWorkloads(value: string | undefined): WorkloadResource[] {
   return names as WorkloadResource[];
 }
 
-/** A namespace's name: a DNS-1123 label (lower-case alphanumerics and '-', at most 63 characters). */
-const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 /**
  * `--namespaces=a,b` or its one-namespace alias `--namespace=a` → the namespaces; neither → undefined (all of them).
  * An empty list or name, a name that is not a DNS-1123 label, a name given twice or both flags at once fails, quoted.
@@ -219,16 +217,11 @@ function parseNamespaces(list: string | undefined, one: string | undefined): str
   if (list !== undefined && one !== undefined) {
     throw new Error(`--namespace "${one}" and --namespaces "${list}" both given: use --namespaces=${[one, list].join(',')}`);
   }
-  const flag = one === undefined ? 'namespaces' : 'namespace';
   const value = list ?? one;
   if (value === undefined) return undefined;
-  if (value.trim() === '') throw new Error(`--${flag}: "${value}" names no namespace (leave the flag out to watch all namespaces)`);
-  const names = value.split(',').map((name) => name.trim());
-  for (const name of names) {
-    if (!NAMESPACE_NAME.test(name)) throw new Error(`--${flag}: "${name}" is not a namespace name (a DNS-1123 label) in "${value}"`);
-  }
-  const twice = names.find((name, index) => names.indexOf(name) !== index);
-  if (twice !== undefined) throw new Error(`--${flag}: "${value}" names the namespace "${twice}" twice`);
+  const names = value.trim() === '' ? [] : value.split(',').map((name) => name.trim());
+  const problem = watchedNamespacesProblem(names);
+  if (problem) throw new Error(`--${one === undefined ? 'namespaces' : 'namespace'}: ${problem}`);
   return names;
 }
 

@@ -147,7 +147,7 @@ export async function grantWorkloadPermissions(
   const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
   if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
   for (const [resource, object] of [
-    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, 'cluster') }],
+    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, ['cluster', 'watched-namespaces']) }],
     [
       CLUSTER_ROLE_BINDINGS,
       {

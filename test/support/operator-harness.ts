@@ -44,10 +44,13 @@ export class LogLines {
   }
 }
 
-/** Applies dist/ (the CRD, namespace, RBAC and the operator Deployment object) and waits for the CRD. */
-export async function installOperatorResources(cluster: TestCluster): Promise<void> {
-  const applied = await cluster.kubectl(['apply', '-f', DIST]);
-  if (applied.code !== 0) throw new Error(`kubectl apply -f dist/ failed: ${applied.stderr}`);
+/**
+ * Applies dist/ (the CRD, namespace, RBAC and the operator Deployment object), or another install synthesized into
+ * `dir`, and waits for the CRD.
+ */
+export async function installOperatorResources(cluster: TestCluster, dir = DIST): Promise<void> {
+  const applied = await cluster.kubectl(['apply', '-f', dir]);
+  if (applied.code !== 0) throw new Error(`kubectl apply -f ${dir} failed: ${applied.stderr}`);
   const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/customapps.app.example.com']);
   if (established.code !== 0) throw new Error(`the CRD is not established: ${established.stderr}`);
 }
@@ -147,7 +150,10 @@ export async function grantWorkloadPermissions(
   const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
   if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
   for (const [resource, object] of [
-    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, ['cluster', 'watched-namespaces']) }],
+    [
+      CLUSTER_ROLES,
+      { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, ['cluster', 'watched-namespaces']) },
+    ],
     [
       CLUSTER_ROLE_BINDINGS,
       {

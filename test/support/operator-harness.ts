@@ -14,7 +14,7 @@ import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
-import { policyRules } from '../../infra/operator-rbac.js';
+import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
 
@@ -134,38 +134,44 @@ const CLUSTER_ROLES: Resource = {
   namespaced: false,
 };
 const CLUSTER_ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'clusterrolebindings', kind: 'ClusterRoleBinding' };
+const ROLES: Resource = { ...CLUSTER_ROLES, plural: 'roles', kind: 'Role', namespaced: true };
+const ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'rolebindings', kind: 'RoleBinding', namespaced: true };
 
 /**
  * Grants the operator's ServiceAccount what the operator chart's `workloads` prop adds for `resources` (the same rules,
- * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding: what applying
- * a chart with that prop grants. A second call replaces the rules.
+ * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding, or, for an
+ * operator that watches `namespace` alone, as a Role there and its binding: what applying a chart with that prop (and
+ * `namespaces`) grants. A second call replaces the rules.
  */
 export async function grantWorkloadPermissions(
   admin: KubeClient,
   resources: readonly WorkloadResource[],
   permissions: readonly Permission[] = workloadPermissions(resources),
+  namespace?: string,
 ): Promise<void> {
   const name = `${OPERATOR_NAME}-workloads`;
+  const [role, binding] = namespace === undefined ? [CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS] : [ROLES, ROLE_BINDINGS];
+  const metadata = { name, ...(namespace === undefined ? {} : { namespace }) };
+  // The scopes the chart puts in the ClusterRole, or in the Role of a watched namespace.
+  const { cluster, roles } = roleScopes(OPERATOR_NAMESPACE, namespace === undefined ? undefined : [namespace]);
+  const scopes = namespace === undefined ? cluster : roles.get(namespace)!;
   const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
-  const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
-  if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
+  const existing = await getIfExists<KubeObject>(admin, role, namespace ?? '', name);
+  if (existing) await admin.delete(role, namespace, name);
   for (const [resource, object] of [
+    [role, { ...rbac, kind: role.kind, metadata, rules: policyRules(permissions, scopes) }],
     [
-      CLUSTER_ROLES,
-      { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, ['cluster', 'watched-namespaces']) },
-    ],
-    [
-      CLUSTER_ROLE_BINDINGS,
+      binding,
       {
         ...rbac,
-        kind: 'ClusterRoleBinding',
-        metadata: { name },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        kind: binding.kind,
+        metadata,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name },
         subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
       },
     ],
   ] as const) {
-    await admin.create(resource, undefined, object as unknown as KubeObject).catch((error: unknown) => {
+    await admin.create(resource, namespace, object as unknown as KubeObject).catch((error: unknown) => {
       if (!isAlreadyExists(error)) throw error;
     });
   }

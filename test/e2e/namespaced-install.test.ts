@@ -7,7 +7,7 @@ import { KubeClient } from '../../operator/kube/client.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, LEASES, SECRETS } from '../../operator/kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
-import { applyInstall } from '../support/namespaced-install.js';
+import { applyInstall } from '../support/synthesized-install.js';
 import {
   adminClient,
   createAll,

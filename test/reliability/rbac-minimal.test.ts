@@ -29,7 +29,7 @@ import {
   type TestOperator,
 } from '../support/operator-harness.js';
 import { allowed, distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
-import { applyInstall, synthInstall } from '../support/namespaced-install.js';
+import { applyInstall, synthInstall } from '../support/synthesized-install.js';
 import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 

@@ -1,5 +1,5 @@
-// The operator's install told to watch some namespaces (the operator chart's `namespaces` prop): synthesized into a
-// directory of its own, as `npm run synth` makes dist/, and applied to a test cluster.
+// The operator's install synthesized with the operator chart's props (its `namespaces`, its `workloads`) into a directory of
+// its own, as `npm run synth` makes dist/, and applied to a test cluster.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,7 +4,6 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
-import { ApiError } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, LEASES, SECRETS } from '../../operator/kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import { applyInstall } from '../support/synthesized-install.js';
@@ -15,6 +14,7 @@ import {
   eventually,
   objects,
   startTestOperator,
+  statusOf,
   type TestOperator,
 } from '../support/operator-harness.js';
 import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
@@ -22,17 +22,6 @@ import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-re
 const WATCHED = ['team-a', 'team-b'] as const;
 const ELSEWHERE = 'team-c';
 const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
-
-/** The HTTP status of a request: 200 when it succeeded, the API error's code when it was refused. */
-async function statusOf(request: Promise<unknown>): Promise<number> {
-  try {
-    await request;
-    return 200;
-  } catch (error) {
-    if (error instanceof ApiError) return error.statusCode;
-    throw error;
-  }
-}
 
 /** A ConfigMap, a Secret and a CustomApp that references both, in `namespace`. */
 async function createApp(admin: KubeClient, namespace: string): Promise<void> {

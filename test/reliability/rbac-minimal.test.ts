@@ -13,7 +13,7 @@ import {
 import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
-import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
@@ -26,6 +26,7 @@ import {
   installOperatorResources,
   objects,
   startTestOperator,
+  statusOf,
   type TestOperator,
 } from '../support/operator-harness.js';
 import { allowed, distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
@@ -157,17 +158,6 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   );
   await admin.delete(CUSTOM_APPS, namespace, 'app');
   await until('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
-}
-
-/** The HTTP status of a request's answer: 2xx when it succeeded, the API error's code when it was refused. */
-async function statusOf(request: Promise<unknown>): Promise<number> {
-  try {
-    await request;
-    return 200;
-  } catch (error) {
-    if (error instanceof ApiError) return error.statusCode;
-    throw error;
-  }
 }
 
 /** A Lease held by someone other than the operator (as kube-controller-manager and each kubelet hold theirs). */

@@ -7,7 +7,7 @@ import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
-import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
+import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
@@ -174,6 +174,17 @@ export async function grantWorkloadPermissions(
     await admin.create(resource, namespace, object as unknown as KubeObject).catch((error: unknown) => {
       if (!isAlreadyExists(error)) throw error;
     });
+  }
+}
+
+/** The HTTP status of a request's answer: 2xx when it succeeded, the API error's code when it was refused. */
+export async function statusOf(request: Promise<unknown>): Promise<number> {
+  try {
+    await request;
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiError) return error.statusCode;
+    throw error;
   }
 }
 

@@ -2,9 +2,15 @@
 import type { SchedulerLike } from 'rxjs';
 import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { CUSTOM_APPS } from '../customapp/custom-app.js';
-import { AccessGate, type AccessGateOptions, type GateClient, type GatedClient } from '../kube/access-gate.js';
+import type { Observable } from 'rxjs';
+import { AccessGate, type AccessGateOptions, type GateClient } from '../kube/access-gate.js';
+import type { KubeObject } from '../kube/objects.js';
 import { DEPLOYMENTS, type Resource, SERVICES } from '../kube/resources.js';
 import type { Logger } from '../log.js';
+import type { WatcherConfig, WatcherDeps } from '../watch/config.js';
+import type { WatcherEvent } from '../watch/events.js';
+import { acrossNamespaces } from '../watch/namespaces.js';
+import { watcher } from '../watch/watcher.js';
 
 /** How dist/ is installed: the CRD, the namespace, the ServiceAccount and its ClusterRole and binding. */
 export const INSTALL_COMMAND = 'kubectl apply -f dist/';
@@ -24,8 +30,15 @@ export const RBAC_REMEDY = `grant it to the identity the operator runs as (${INS
  */
 export interface ScopedGates {
   readonly gates: readonly AccessGate[];
-  /** The client of the watcher of `namespace` (undefined: every namespace), through its gate. */
-  client(namespace: string | undefined): GatedClient;
+  /**
+   * The events of `resource` in every watched namespace: one watcher per namespace through that namespace's gate,
+   * named by `config(scope)` (`scope`: the namespace, or `*`), merged into one stream ({@link acrossNamespaces}).
+   */
+  watch<T extends KubeObject>(
+    resource: Resource,
+    config: (scope: string) => Omit<WatcherConfig, 'namespace'>,
+    deps: WatcherDeps,
+  ): Observable<WatcherEvent<T>>;
 }
 
 /** One gate per namespace of `namespaces` (or one for every namespace when undefined), each made by `gate`. */
@@ -33,11 +46,10 @@ export function gatesIn(namespaces: readonly string[] | undefined, gate: (namesp
   const byNamespace = new Map((namespaces ?? [undefined]).map((namespace) => [namespace, gate(namespace)] as const));
   return {
     gates: [...byNamespace.values()],
-    client: (namespace) => {
-      const found = byNamespace.get(namespace);
-      if (!found) throw new Error(`no access gate for namespace "${namespace ?? '*'}" (watched: ${[...byNamespace.keys()].join(', ')})`);
-      return found.client;
-    },
+    watch: <T extends KubeObject>(resource: Resource, config: (scope: string) => Omit<WatcherConfig, 'namespace'>, deps: WatcherDeps) =>
+      acrossNamespaces<T>(namespaces, (namespace) =>
+        watcher<T>(byNamespace.get(namespace)!.client, resource, { ...config(namespace ?? '*'), namespace }, deps),
+      ),
   };
 }
 

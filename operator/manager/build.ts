@@ -14,18 +14,15 @@ import type { DependencySource } from '../deps/source.js';
 import { EventRecorder } from '../events/recorder.js';
 import { RolloutGovernance } from '../governance/governance.js';
 import { KubeClient } from '../kube/client.js';
-import type { Deployment, KubeObject, Service } from '../kube/objects.js';
-import { DEPLOYMENTS, type Resource, SERVICES } from '../kube/resources.js';
+import type { Deployment, Service } from '../kube/objects.js';
+import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';
 import { LeaderElector } from '../leader/leader-elector.js';
 import { type Logger, newTraceId } from '../log.js';
 import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
-import { type ApiAccess, apiAccess, type ScopedGates } from './api-access.js';
+import { type ApiAccess, apiAccess } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
-import type { WatcherConfig } from '../watch/config.js';
-import { acrossNamespaces } from '../watch/namespaces.js';
-import { watcher } from '../watch/watcher.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -83,17 +80,13 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
 
   const access = apiAccess(client, { namespaces, logger, scheduler });
   // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
-  const watchIn = <T extends KubeObject>(gates: ScopedGates, resource: Resource, config: (scope: string) => WatcherConfig) =>
-    acrossNamespaces<T>(namespaces, (namespace) =>
-      watcher<T>(gates.client(namespace), resource, { namespace, ...config(namespace ?? '*') }, watchDeps),
-    );
   const apps = informerOf<CustomApp>(
-    watchIn(access.apps, CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` })),
+    access.apps.watch(CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` }), watchDeps),
     CUSTOM_APP_INDEXERS,
   );
   const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
-  const deployments = informerOf<Deployment>(watchIn(access.deployments, DEPLOYMENTS, owned('deployment')));
-  const services = informerOf<Service>(watchIn(access.services, SERVICES, owned('service')));
+  const deployments = informerOf<Deployment>(access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps));
+  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps));
 
   const leaderElection = options.leaderElection;
   const leaseClient = leaderElection ? client.withOwnFence() : undefined;

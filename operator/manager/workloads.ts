@@ -16,8 +16,6 @@ import { trimWorkload } from '../workload/transform.js';
 import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
 import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
 import { WorkloadReconciler } from '../workload/workload-reconciler.js';
-import { acrossNamespaces } from '../watch/namespaces.js';
-import { watcher } from '../watch/watcher.js';
 import { gatesIn } from './api-access.js';
 
 /** The controller's name in metrics and logs. */
@@ -95,11 +93,11 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
     gates.push(...scoped.gates);
     if (ADD_ON_KINDS.has(kind)) addOns[kind] = scoped.gates;
     informers[kind] = informerOf<Workload>(
-      acrossNamespaces(namespaces, (namespace) =>
-        watcher<Workload>(scoped.client(namespace), resource, { namespace, name: `${name} ${namespace ?? '*'}` }, watchDeps),
-      ),
+      scoped.watch(resource, (scope) => ({ name: `${name} ${scope}` }), watchDeps),
       WORKLOAD_INDEXERS,
-      { transform: trimWorkload },
+      {
+        transform: trimWorkload,
+      },
     );
   }
   const reconciler = new WorkloadReconciler({

@@ -63,8 +63,7 @@ test('GIVEN metrics false WHEN synthesized THEN the operator serves no /metrics:
 });
 
 test('GIVEN a prop this version does not build WHEN synthesized THEN a synth error names it instead of ignoring it', (t) => {
-  t.deepEqual(install({ namespaces: ['a'], sharding: true }).errors, [
-    'CustomAppOperator: "namespaces" is not supported by this version of the library; leave it unset',
+  t.deepEqual(install({ sharding: true }).errors, [
     'CustomAppOperator: "sharding" is not supported by this version of the library; leave it unset',
   ]);
   t.deepEqual(install({ sharding: false }).errors, []);

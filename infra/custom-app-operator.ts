@@ -10,7 +10,7 @@ import { OperatorServiceMonitor, type OperatorServiceMonitorOptions } from './op
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
-import { OPERATOR_PERMISSIONS, type Permission, workloadPermissions } from './permissions.js';
+import { OPERATOR_PERMISSIONS, type Permission, watchedNamespacesProblem, workloadPermissions } from './permissions.js';
 import type { WorkloadResource } from './workload-api.js';
 
 /** Properties of {@link CustomAppOperator}. */
@@ -95,7 +95,7 @@ const INSTALL_LABELS = {
 };
 
 /** Props this version of the library takes but does not build yet: setting one fails the synth rather than be ignored. */
-const NOT_YET_BUILT = ['namespaces', 'sharding'] as const;
+const NOT_YET_BUILT = ['sharding'] as const;
 
 /**
  * The operator: Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding, Role and RoleBinding in its namespace
@@ -138,7 +138,13 @@ export class CustomAppOperator extends Construct {
     }
     const base = props.permissions ?? OPERATOR_PERMISSIONS;
     const permissions = [...base, ...workloadPermissions(props.workloads, base)];
-    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
+    const problem = props.namespaces && watchedNamespacesProblem(props.namespaces);
+    if (problem) throw new Error(`CustomAppOperator namespaces: ${problem}`);
+    const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels, namespaces: props.namespaces });
+    const extraArgs = [
+      ...(props.workloads?.length ? [`--workloads=${[...new Set(props.workloads)].join(',')}`] : []),
+      ...(props.namespaces ? [`--namespaces=${props.namespaces.join(',')}`] : []),
+    ];
     this.serviceAccountName = rbac.serviceAccountName;
     const metrics = props.metrics ?? true;
     new OperatorDeployment(this, 'Deployment', {
@@ -148,7 +154,7 @@ export class CustomAppOperator extends Construct {
       image: props.image,
       replicas: props.replicas,
       labels,
-      ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
+      ...(extraArgs.length > 0 ? { extraArgs } : {}),
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
     if (metrics) {

@@ -81,7 +81,7 @@ function templateWorkloads(synthesized: Manifest, items: TemplatedItems[], docum
   const placeholder = `helm-item-${document}`;
   if (manifest.kind === 'ClusterRole' && manifest.rules) {
     const byKind = ALL_WORKLOADS.flatMap((kind) =>
-      policyRules(workloadPermissions([kind], OPERATOR_PERMISSIONS), 'cluster').map((rule) => ({
+      policyRules(workloadPermissions([kind], OPERATOR_PERMISSIONS), ['cluster', 'watched-namespaces']).map((rule) => ({
         kind,
         rule: JSON.parse(JSON.stringify(rule)),
       })),

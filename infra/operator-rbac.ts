@@ -1,5 +1,5 @@
-// The operator's identity and permissions: a ServiceAccount bound to a ClusterRole and to a Role in its own namespace,
-// both generated from permissions.ts.
+// The operator's identity and permissions: a ServiceAccount bound to a ClusterRole, to a Role in its own namespace and,
+// when it watches some namespaces, to a Role in each of them, all generated from permissions.ts.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { OPERATOR_NAME } from './customapp-api.js';
@@ -21,15 +21,22 @@ export interface OperatorRbacProps {
   readonly permissions?: readonly Permission[];
   /** Labels on every object. @default {} */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The namespaces the operator watches (its `--namespaces`): the `watched-namespaces` permissions go into a Role of
+   * each, bound to the ServiceAccount, and the ClusterRole keeps only the `cluster` ones.
+   * @default every namespace: the `watched-namespaces` permissions are in the ClusterRole
+   */
+  readonly namespaces?: readonly string[];
 }
 
 /**
- * Turns the permissions of one scope into RBAC rules: one rule per row, verbs as listed, `resourceNames` where the
- * row has them.
+ * Turns the permissions of the scopes given into RBAC rules, in the table's order: one rule per row, verbs as listed,
+ * `resourceNames` where the row has them.
  */
-export function policyRules(permissions: readonly Permission[], scope: PermissionScope): k8s.PolicyRule[] {
+export function policyRules(permissions: readonly Permission[], scopes: PermissionScope | readonly PermissionScope[]): k8s.PolicyRule[] {
+  const wanted: readonly PermissionScope[] = typeof scopes === 'string' ? [scopes] : scopes;
   return permissions
-    .filter((permission) => permission.scope === scope)
+    .filter((permission) => wanted.includes(permission.scope))
     .map((permission) => ({
       apiGroups: [permission.apiGroup],
       resources: [permission.resource],
@@ -39,8 +46,24 @@ export function policyRules(permissions: readonly Permission[], scope: Permissio
 }
 
 /**
+ * The scopes of each role: the ClusterRole's, and each namespace's Role's. Watching every namespace, the
+ * `watched-namespaces` permissions are cluster-wide; watching some, they go into a Role of each, which in the operator's
+ * own namespace is the same Role as its Lease's.
+ */
+export function roleScopes(
+  namespace: string,
+  namespaces?: readonly string[],
+): { cluster: PermissionScope[]; roles: Map<string, PermissionScope[]> } {
+  if (!namespaces) return { cluster: ['cluster', 'watched-namespaces'], roles: new Map([[namespace, ['operator-namespace']]]) };
+  const roles = new Map<string, PermissionScope[]>([[namespace, ['operator-namespace']]]);
+  for (const watched of namespaces) roles.set(watched, [...(roles.get(watched) ?? []), 'watched-namespaces']);
+  return { cluster: ['cluster'], roles };
+}
+
+/**
  * A ServiceAccount; a ClusterRole with the operator's cluster-wide permissions and its ClusterRoleBinding; a Role with
- * the permissions it needs only in its own namespace (its Lease) and its RoleBinding.
+ * the permissions it needs only in its own namespace (its Lease) and its RoleBinding; and, when it watches some
+ * namespaces, a Role and RoleBinding in each with what it needs there (all named as the ServiceAccount).
  */
 export class OperatorRbac extends Construct {
   public readonly serviceAccountName: string;
@@ -52,27 +75,32 @@ export class OperatorRbac extends Construct {
     const labels = { ...props.labels };
     const permissions = props.permissions ?? OPERATOR_PERMISSIONS;
     const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+    const scopes = roleScopes(namespace, props.namespaces);
     this.serviceAccountName = name;
     new k8s.KubeServiceAccount(this, 'ServiceAccount', {
       metadata: { name, namespace, labels },
     });
     new k8s.KubeClusterRole(this, 'ClusterRole', {
       metadata: { name, labels },
-      rules: policyRules(permissions, 'cluster'),
+      rules: policyRules(permissions, scopes.cluster),
     });
     new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects,
     });
-    new k8s.KubeRole(this, 'Role', {
-      metadata: { name, namespace, labels },
-      rules: policyRules(permissions, 'operator-namespace'),
-    });
-    new k8s.KubeRoleBinding(this, 'RoleBinding', {
-      metadata: { name, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects,
-    });
+    for (const [roleNamespace, roleScope] of scopes.roles) {
+      // The operator's own namespace keeps the construct ids it always had, so that its objects keep their names.
+      const suffix = roleNamespace === namespace ? '' : `-${roleNamespace}`;
+      new k8s.KubeRole(this, `Role${suffix}`, {
+        metadata: { name, namespace: roleNamespace, labels },
+        rules: policyRules(permissions, roleScope),
+      });
+      new k8s.KubeRoleBinding(this, `RoleBinding${suffix}`, {
+        metadata: { name, namespace: roleNamespace, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      });
+    }
   }
 }

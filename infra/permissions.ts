@@ -6,10 +6,15 @@ import { WORKLOAD_KINDS, type WorkloadResource } from './workload-api.js';
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
 /**
- * Where a permission is granted: `cluster` in the ClusterRole (every namespace, and cluster-scoped resources), or
- * `operator-namespace` in the Role of the namespace the operator is installed in (and nowhere else).
+ * Where a permission is granted:
+ * - `cluster`: in the ClusterRole, always (cluster-scoped resources);
+ * - `watched-namespaces`: where the CustomApps are, so wherever the operator watches. An operator that watches every
+ *   namespace needs it in the ClusterRole (a list or watch across all namespaces can only be granted cluster-wide);
+ *   one told which namespaces to watch (`--namespaces`, the operator chart's `namespaces` prop) gets it in a Role of
+ *   each of them, and nowhere else;
+ * - `operator-namespace`: in the Role of the namespace the operator is installed in (and nowhere else).
  */
-export type PermissionScope = 'cluster' | 'operator-namespace';
+export type PermissionScope = 'cluster' | 'watched-namespaces' | 'operator-namespace';
 
 /** One rule of the operator's ClusterRole or Role: verbs on one resource (or subresource) of one API group. */
 export interface Permission {
@@ -44,13 +49,13 @@ export interface Permission {
  * (test/reliability/rbac-minimal.test.ts), except the `contractOnly` verbs, which no code path uses.
  *
  * Why each row has the scope it has:
- * - The CustomApps may live in any namespace (the operator watches all of them unless `--namespace` scopes it, and the
- *   install in dist/ does not), and everything the operator reads or writes for a CustomApp lives in that CustomApp's
- *   namespace: the ConfigMaps and Secrets it references, its Deployment and Service, the Events about it. Those rows are
- *   cluster-wide because their objects are wherever the CustomApps are; a list or watch across all namespaces (the
- *   CustomApp informer, the owned Deployments and Services) can only be granted cluster-wide. Under `--namespace`, the
- *   same rows in a Role of each watched namespace would do.
- * - TokenReviews and SubjectAccessReviews are cluster-scoped resources: only a ClusterRole can grant them.
+ * - The CustomApps may live in any watched namespace, and everything the operator reads or writes for a CustomApp lives
+ *   in that CustomApp's namespace: the ConfigMaps and Secrets it references (a reference names no namespace), its
+ *   Deployment and Service, the Events about it. Those rows are `watched-namespaces`: cluster-wide in dist/, which
+ *   watches every namespace (a list or watch across all namespaces can only be granted so), and in a Role of each
+ *   namespace for an install told which to watch, which then reads no Secret or ConfigMap anywhere else.
+ * - TokenReviews and SubjectAccessReviews are cluster-scoped resources: only a ClusterRole can grant them. They serve
+ *   the secure /metrics alone, and are the whole ClusterRole of a namespaced install.
  * - The Lease is the operator's own, in its own namespace (the chart passes it as `--leader-election-namespace`): a
  *   Role there. Cluster-wide, it would let the operator's identity rewrite any Lease, such as kube-controller-manager's
  *   in kube-system or a node's heartbeat in kube-node-lease.
@@ -60,7 +65,7 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     apiGroup: '',
     resource: 'configmaps',
     verbs: ['get', 'list', 'watch'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: 'dynamic watches on referenced ConfigMaps (list+watch with a name or namespace scope), in every CustomApp\'s namespace; get: the mission statement mandates "get, list and watch on configmaps"',
     contractOnly: ['get'],
   },
@@ -68,49 +73,49 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
     apiGroup: '',
     resource: 'secrets',
     verbs: ['list', 'watch'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: "dynamic watches on referenced Secrets, in every CustomApp's namespace, hashed on arrival (never a GET)",
   },
   {
     apiGroup: GROUP,
     resource: PLURAL,
     verbs: ['list', 'watch', 'patch'],
-    scope: 'cluster',
-    why: 'the CustomApp informer (one list and watch across all namespaces), and adding/removing the finalizer (merge patches guarded by resourceVersion)',
+    scope: 'watched-namespaces',
+    why: 'the CustomApp informer (one list and watch across all namespaces, or one in each watched namespace), and adding/removing the finalizer (merge patches guarded by resourceVersion)',
   },
   {
     apiGroup: GROUP,
     resource: `${PLURAL}/status`,
     verbs: ['patch'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: 'status conditions, hashes and observed references (a merge patch of the status), wherever the CustomApp is',
   },
   {
     apiGroup: GROUP,
     resource: `${PLURAL}/finalizers`,
     verbs: ['update'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: 'ownerReferences with blockOwnerDeletion on owned objects (OwnerReferencesPermissionEnforcement), wherever the CustomApp is',
   },
   {
     apiGroup: 'apps',
     resource: 'deployments',
     verbs: ['get', 'list', 'watch', 'create', 'update'],
-    scope: 'cluster',
-    why: "the owned Deployment, in its CustomApp's namespace: cache (one list and watch across all namespaces by label), create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference",
+    scope: 'watched-namespaces',
+    why: "the owned Deployment, in its CustomApp's namespace: cache (one list and watch by label across all namespaces, or in each watched namespace), create and update (garbage collection deletes it, with its own identity); get: after an AlreadyExists, to tell ours (its labels edited out of the cache) from a foreign one by its ownerReference",
   },
   {
     apiGroup: '',
     resource: 'services',
     verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: "the owned Service when spec.port is set, in its CustomApp's namespace; deleted when the port is removed; get: after an AlreadyExists, as for Deployments",
   },
   {
     apiGroup: '',
     resource: 'events',
     verbs: ['create', 'patch'],
-    scope: 'cluster',
+    scope: 'watched-namespaces',
     why: "core/v1 Events on CustomApps (created, updated, rollout triggered, rollout held), which Kubernetes keeps in the involved object's namespace: any CustomApp's; repeats patch the count",
   },
   {
@@ -165,9 +170,26 @@ export function workloadPermissions(resources: readonly WorkloadResource[] = [],
         apiGroup: group,
         resource,
         verbs,
-        scope: 'cluster',
+        scope: 'watched-namespaces',
         why: `--workloads=${resource}: the ${WORKLOAD_KINDS[resource].kind}s that opt in by annotation (informer; the rollout and its record, one merge patch)`,
       },
     ];
   });
+}
+
+/** A namespace's name: a DNS-1123 label (lower-case alphanumerics and '-', at most 63 characters). */
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * What is wrong with a list of namespaces to watch (the operator's `--namespaces`, the chart's `namespaces`), quoting
+ * it; undefined when nothing is. It must name at least one namespace, each a DNS-1123 label, each once.
+ */
+export function watchedNamespacesProblem(namespaces: readonly string[]): string | undefined {
+  const quoted = `"${namespaces.join(',')}"`;
+  if (namespaces.length === 0) return `${quoted} names no namespace (leave it out to watch all namespaces)`;
+  const invalid = namespaces.find((name) => !NAMESPACE_NAME.test(name));
+  if (invalid !== undefined) return `"${invalid}" is not a namespace name (a DNS-1123 label) in ${quoted}`;
+  const twice = namespaces.find((name, index) => namespaces.indexOf(name) !== index);
+  if (twice !== undefined) return `${quoted} names the namespace "${twice}" twice`;
+  return undefined;
 }

@@ -15,7 +15,7 @@ function synth(props: ConstructorParameters<typeof OperatorChart>[2]): { rules: 
 
 test('without workloads: the permission table alone, and no --workloads (a CustomApp-only install)', (t) => {
   const { rules, args } = synth({});
-  t.is(rules.length, OPERATOR_PERMISSIONS.filter((permission) => permission.scope === 'cluster').length);
+  t.is(rules.length, OPERATOR_PERMISSIONS.filter((permission) => permission.scope !== 'operator-namespace').length);
   t.false(args.some((arg) => arg.startsWith('--workloads')));
 });
 

@@ -6,7 +6,7 @@ import { parseFlags, usage } from './flags.js';
 test("with no flags, the defaults are controller-runtime's", (t) => {
   t.like(parseFlags([]), {
     kubeconfig: undefined,
-    namespace: undefined,
+    namespaces: undefined,
     metricsBindAddress: { host: undefined, port: 8080 },
     healthProbeBindAddress: { host: undefined, port: 8081 },
     metricsSecure: true,
@@ -58,7 +58,7 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
   ]);
   t.like(flags, {
     kubeconfig: '/tmp/kc',
-    namespace: 'team-a',
+    namespaces: ['team-a'],
     metricsBindAddress: { host: '127.0.0.1', port: 9090 },
     healthProbeBindAddress: undefined,
     leaderElect: true,
@@ -96,6 +96,20 @@ const bad: Array<[readonly string[], RegExp]> = [
   [['--flap-window=0s'], /--flap-window: "0s" must be longer than 0/],
   [['--metrics-bind-address=8080'], /--metrics-bind-address: "8080" is not a bind address/],
   [['--namespace=Team_A'], /--namespace: "Team_A" is not a namespace name/],
+  [['--namespaces=team-a,Team_B'], /^--namespaces: "Team_B" is not a namespace name \(a DNS-1123 label\) in "team-a,Team_B"$/],
+  [['--namespaces=team-a,team-b.x'], /--namespaces: "team-b.x" is not a namespace name/],
+  [[`--namespaces=${'a'.repeat(64)}`], /is not a namespace name \(a DNS-1123 label\)/],
+  [['--namespaces=-a'], /--namespaces: "-a" is not a namespace name/],
+  [['--namespaces=team-a,,team-b'], /^--namespaces: "" is not a namespace name \(a DNS-1123 label\) in "team-a,,team-b"$/],
+  [['--namespaces=team-a,'], /--namespaces: "" is not a namespace name/],
+  [['--namespaces='], /^--namespaces: "" names no namespace \(leave it out to watch all namespaces\)$/],
+  [['--namespace='], /^--namespace: "" names no namespace/],
+  [['--namespaces=team-a,team-b,team-a'], /^--namespaces: "team-a,team-b,team-a" names the namespace "team-a" twice$/],
+  [['--namespaces'], /--namespaces needs a value \(--namespaces=<names>\)/],
+  [
+    ['--namespace=team-a', '--namespaces=team-b'],
+    /^--namespace "team-a" and --namespaces "team-b" both given: use --namespaces=team-a,team-b$/,
+  ],
   [['--kubeconfig'], /--kubeconfig needs a value/],
   [['--leader-elect=yes'], /--leader-elect: "yes" is not true or false/],
   [['--leader-elect-lease-duration=15'], /"15" is not a duration/],
@@ -113,6 +127,15 @@ for (const [argv, message] of bad) {
   });
 }
 
+test('--namespaces reads a comma-separated list in its order, and --namespace is one namespace', (t) => {
+  t.deepEqual(parseFlags(['--namespaces=team-a,team-b']).namespaces, ['team-a', 'team-b']);
+  t.deepEqual(parseFlags(['--namespaces', 'b, a ,c']).namespaces, ['b', 'a', 'c'], 'spaces around a name are not part of it');
+  t.deepEqual(parseFlags(['--namespaces=team-a']).namespaces, ['team-a']);
+  t.deepEqual(parseFlags(['--namespace=team-a']).namespaces, ['team-a']);
+  t.deepEqual(parseFlags([`--namespaces=${'a'.repeat(63)},0-9`]).namespaces, ['a'.repeat(63), '0-9'], '63 characters and digits are names');
+  t.is(parseFlags([]).namespaces, undefined, 'no flag: every namespace');
+});
+
 test('bind addresses accept host:port, :port, [v6]:port and 0', (t) => {
   t.deepEqual(parseBindAddress('--x', ':8080'), { host: undefined, port: 8080 });
   t.deepEqual(parseBindAddress('--x', '0.0.0.0:1'), { host: '0.0.0.0', port: 1 });
@@ -125,6 +148,7 @@ test('--help lists every flag', (t) => {
   const text = usage();
   for (const flag of [
     '--kubeconfig',
+    '--namespaces',
     '--namespace',
     '--metrics-bind-address',
     '--metrics-secure',

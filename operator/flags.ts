@@ -1,6 +1,7 @@
 // The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
 import { parseArgs } from 'node:util';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { watchedNamespacesProblem } from '../infra/permissions.js';
 import { WORKLOAD_KINDS, type WorkloadResource } from '../infra/workload-api.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
@@ -9,8 +10,11 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js
 export interface Flags {
   /** `--kubeconfig`: a kubeconfig file. @default resolution order (KUBECONFIG, in-cluster, ~/.kube/config, embedded) */
   readonly kubeconfig?: string;
-  /** `--namespace`: watch only this namespace. @default all namespaces */
-  readonly namespace?: string;
+  /**
+   * `--namespaces` (or `--namespace` for one): watch only these namespaces, each a DNS-1123 label, each once.
+   * @default all namespaces
+   */
+  readonly namespaces?: readonly string[];
   /** `--metrics-bind-address`: where /metrics listens; `0` disables it. @default ":8080" */
   readonly metricsBindAddress?: BindAddress;
   /** `--health-probe-bind-address`: where /healthz and /readyz listen; `0` disables them. @default ":8081" */
@@ -71,7 +75,13 @@ const SPECS: readonly FlagSpec[] = [
     placeholder: 'path',
     help: 'kubeconfig file; else KUBECONFIG, in-cluster config, ~/.kube/config, and with none of those the embedded emulator',
   },
-  { name: 'namespace', kind: 'string', placeholder: 'name', help: 'watch CustomApps in this namespace only (default: all namespaces)' },
+  {
+    name: 'namespaces',
+    kind: 'string',
+    placeholder: 'names',
+    help: 'watch only these namespaces, comma-separated: CustomApps, their Deployments, Services, Events, ConfigMaps and Secrets, and workloads (default: all namespaces; RBAC: a Role in each)',
+  },
+  { name: 'namespace', kind: 'string', placeholder: 'name', help: 'watch this one namespace only: the same as --namespaces=<name>' },
   {
     name: 'metrics-bind-address',
     kind: 'string',
@@ -199,6 +209,22 @@ function parseWorkloads(value: string | undefined): WorkloadResource[] {
   return names as WorkloadResource[];
 }
 
+/**
+ * `--namespaces=a,b` or its one-namespace alias `--namespace=a` → the namespaces; neither → undefined (all of them).
+ * An empty list or name, a name that is not a DNS-1123 label, a name given twice or both flags at once fails, quoted.
+ */
+function parseNamespaces(list: string | undefined, one: string | undefined): string[] | undefined {
+  if (list !== undefined && one !== undefined) {
+    throw new Error(`--namespace "${one}" and --namespaces "${list}" both given: use --namespaces=${[one, list].join(',')}`);
+  }
+  const value = list ?? one;
+  if (value === undefined) return undefined;
+  const names = value.trim() === '' ? [] : value.split(',').map((name) => name.trim());
+  const problem = watchedNamespacesProblem(names);
+  if (problem) throw new Error(`--${one === undefined ? 'namespaces' : 'namespace'}: ${problem}`);
+  return names;
+}
+
 function closest(name: string): string | undefined {
   const candidates = SPECS.map((spec) => spec.name);
   return candidates.find(
@@ -249,10 +275,7 @@ export function parseFlags(argv: readonly string[]): Flags {
   const maxConcurrentRollouts = count('max-concurrent-rollouts', '10');
   const flapThreshold = count('flap-threshold', '5');
   const flapWindowMs = duration('flap-window', text('flap-window') ?? '60s');
-  const namespace = text('namespace');
-  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
-    throw new Error(`--namespace: "${namespace}" is not a namespace name (a DNS-1123 label)`);
-  }
+  const namespaces = parseNamespaces(text('namespaces'), text('namespace'));
   const leaseDurationMs = duration('leader-elect-lease-duration', text('leader-elect-lease-duration') ?? '15s');
   const renewDeadlineMs = duration('leader-elect-renew-deadline', text('leader-elect-renew-deadline') ?? '10s');
   const retryPeriodMs = duration('leader-elect-retry-period', text('leader-elect-retry-period') ?? '2s');
@@ -269,7 +292,7 @@ export function parseFlags(argv: readonly string[]): Flags {
   }
   return {
     kubeconfig: text('kubeconfig'),
-    namespace,
+    namespaces,
     metricsBindAddress: parseBindAddress('--metrics-bind-address', text('metrics-bind-address') ?? ':8080'),
     healthProbeBindAddress: parseBindAddress('--health-probe-bind-address', text('health-probe-bind-address') ?? ':8081'),
     metricsSecure,

@@ -45,7 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     operator = await createOperator({
       kubeConfig: resolved?.kubeConfig ?? embedded!.operatorKubeConfig,
-      namespace: flags.namespace,
+      namespaces: flags.namespaces,
       logger,
       maxConcurrentReconciles: flags.maxConcurrentReconciles,
       rollouts: {

@@ -23,7 +23,7 @@ export async function createOperator(options: OperatorOptions): Promise<Operator
   const lifecycle = runLifecycle(options, parts, endpoints);
   logger.info(
     {
-      namespace: options.namespace ?? '*',
+      namespaces: options.namespaces ?? '*',
       identity: parts.identity,
       leaderElection: Boolean(parts.elector),
       metrics: endpoints.metrics?.url,

@@ -5,6 +5,7 @@ import type { Resource } from '../kube/resources.js';
 import { reflect } from './reflector.js';
 import { watcher } from '../watch/watcher.js';
 import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
+import type { WatcherEvent } from '../watch/events.js';
 import { Store, type Indexers, type StoreChange } from './store.js';
 import { stripManagedFields, transformEvent, type CacheTransform } from './transform.js';
 
@@ -46,9 +47,21 @@ export function informer<T extends KubeObject>(
   deps: WatcherDeps = {},
   options: InformerOptions<T> = {},
 ): Informer<T> {
+  return informerOf(watcher<T>(client, resource, config, deps), indexers, options);
+}
+
+/**
+ * An informer over any stream of watcher events: for example one watcher per namespace, merged
+ * (`acrossNamespaces(namespaces, (namespace) => watcher(client, resource, { namespace }, deps))`).
+ */
+export function informerOf<T extends KubeObject>(
+  source: Observable<WatcherEvent<T>>,
+  indexers: Indexers<T> = {},
+  options: InformerOptions<T> = {},
+): Informer<T> {
   const store = new Store<T>(indexers);
   const transform = options.transform ?? stripManagedFields;
-  const events$ = watcher<T>(client, resource, config, deps).pipe(
+  const events$ = source.pipe(
     map((event) => transformEvent(event, transform)),
     reflect(store),
     share(),

@@ -142,3 +142,23 @@ test('an unsubscribe downstream reaches the source through the operator', (t) =>
     expectSubscriptions(source.subscriptions).toBe('^-!');
   });
 });
+
+test("a relist of one namespace (initDone with its namespace) replaces that namespace's objects alone and keeps the others", (t) => {
+  const store = newStore();
+  const other: App = { metadata: { namespace: 'other', name: 'z', resourceVersion: '4', uid: 'uid-z' }, spec: { configMapName: 'z' } };
+  const events: Record<string, WatcherEvent<App>> = {
+    ...EVENTS,
+    o: { type: 'initApply', object: other },
+    n: { type: 'initDone', resourceVersion: '9', namespace: 'ns' },
+  };
+  scheduler(t).run(({ cold, expectObservable }) => {
+    // First list: a@1, c and other/z. Relist of ns alone: a@5; c is gone, other/z is not in that list and stays.
+    const source = cold('iaocd-----iAn', events);
+    expectObservable(source.pipe(reflect(store))).toBe('----(aoc)---(yu)', {
+      ...CHANGES,
+      o: { type: 'apply', key: 'other/z', object: other },
+    });
+  });
+  t.deepEqual(store.keys().sort(), ['ns/a', 'other/z']);
+  t.true(store.synced);
+});

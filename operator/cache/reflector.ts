@@ -11,7 +11,8 @@ import type { WatcherEvent } from '../watch/events.js';
  * - `init` starts a buffer and `initApply` fills it: the store keeps serving its previous content meanwhile.
  * - `initDone` replaces the store with the buffer in one step (marking it synced) and emits one change per object
  *   that is new, has a new resourceVersion, or is gone. After the first list that is every object; after a relist
- *   it is only what moved while the watch was down.
+ *   it is only what moved while the watch was down. An `initDone` with a namespace replaces that namespace's objects
+ *   alone (one namespace of several relisted on its own).
  * - `apply` emits unless the store already holds that exact resourceVersion (a duplicate after a resume);
  *   `delete` emits unless the object was already absent.
  *
@@ -32,7 +33,7 @@ export function reflect<T extends KubeObject>(store: Store<T>): OperatorFunction
               (buffer ??= []).push(event.object);
               return [];
             case 'initDone': {
-              const changes = store.replace(buffer ?? []);
+              const changes = store.replace(buffer ?? [], event.namespace);
               buffer = undefined;
               return changes;
             }

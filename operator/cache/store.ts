@@ -99,19 +99,22 @@ export class Store<T extends KubeObject> {
 
   /**
    * Replaces the whole content at once (the end of a list), marks the store synced, and answers what changed:
-   * an `apply` per new or re-versioned object and a `delete` per object that is gone.
+   * an `apply` per new or re-versioned object and a `delete` per object that is gone. With `namespace`, the list
+   * covered that namespace alone (a relist of one namespace of several): only its objects can be gone, the others
+   * stay, and the synced flag is left as it is (the store syncs with the first list of every namespace).
    */
-  replace(objects: Iterable<T>): StoreChange<T>[] {
+  replace(objects: Iterable<T>, namespace?: string): StoreChange<T>[] {
     const changes: StoreChange<T>[] = [];
     const incoming = new Map<string, T>();
     for (const object of objects) incoming.set(objectKey(object), object);
     for (const [key, previous] of [...this.objects]) {
       if (incoming.has(key)) continue;
+      if (namespace !== undefined && previous.metadata.namespace !== namespace) continue;
       this.delete(previous);
       changes.push({ type: 'delete', key, object: previous });
     }
     for (const [key, object] of incoming) if (this.apply(object)) changes.push({ type: 'apply', key, object });
-    this.syncedSubject.next(true);
+    if (namespace === undefined) this.syncedSubject.next(true);
     return changes;
   }
 

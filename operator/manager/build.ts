@@ -1,7 +1,7 @@
 // Builds every part of an operator from its options: the client, the caches, the dependency source, the elector, the controller.
 import { OPERATOR_NAME } from '../../infra/customapp-api.js';
 import { FreshCache } from '../cache/fresh-cache.js';
-import { type Informer, informer } from '../cache/informer.js';
+import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller } from '../controller/controller.js';
 import { OperatorMetrics } from '../controller/metrics.js';
 import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
@@ -67,7 +67,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
     client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
   }
-  const { scheduler, namespace } = options;
+  const { scheduler, namespaces } = options;
   const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
 
   let registry: DependencyRegistry | undefined;
@@ -78,24 +78,15 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     dependencies = new RegistryDependencySource(registry, { logger });
   }
 
-  const scope = namespace ?? '*';
-  const access = apiAccess(client, { namespace, logger, scheduler });
-  const apps = informer<CustomApp>(
-    access.apps.client,
-    CUSTOM_APPS,
-    { namespace, name: `customapp ${scope}` },
+  const access = apiAccess(client, { namespaces, logger, scheduler });
+  // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
+  const apps = informerOf<CustomApp>(
+    access.apps.watch(CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` }), watchDeps),
     CUSTOM_APP_INDEXERS,
-    watchDeps,
   );
-  const owned = { namespace, labelSelector: OWNED_SELECTOR };
-  const deployments = informer<Deployment>(
-    access.deployments.client,
-    DEPLOYMENTS,
-    { ...owned, name: `deployment ${scope} (owned)` },
-    {},
-    watchDeps,
-  );
-  const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
+  const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
+  const deployments = informerOf<Deployment>(access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps));
+  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps));
 
   const leaderElection = options.leaderElection;
   const leaseClient = leaderElection ? client.withOwnFence() : undefined;
@@ -162,7 +153,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
   const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
     client,
     gateClient: client,
-    namespace,
+    namespaces,
     logger,
     scheduler,
     metrics,

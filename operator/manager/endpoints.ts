@@ -57,7 +57,7 @@ export async function serveEndpoints(options: OperatorOptions, parts: OperatorPa
         healthz: { ping: () => undefined },
         readyz: {
           api: () => {
-            const absent = notInstalled(parts.workloads).map((kind) => parts.workloads!.addOns[kind]);
+            const absent = notInstalled(parts.workloads).flatMap((kind) => parts.workloads!.addOns[kind] ?? []);
             const workloadReasons = (parts.workloads?.gates ?? []).filter((gate) => !absent.includes(gate)).map((gate) => gate.reason);
             const reasons = [parts.access.reason(), ...workloadReasons].filter(Boolean);
             return reasons.length === 0 ? undefined : reasons.join('; ');

@@ -94,7 +94,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   const run = async (): Promise<void> => {
     const workloadsSynced = Object.values(workloads?.informers ?? {}).map((informer) => informer.synced$);
     // An add-on's gate concluding that its CRD is not installed ends the wait for its cache as its sync would.
-    const addOnChecks = Object.values(workloads?.addOns ?? {}).map((gate) => gate.problems);
+    const addOnChecks = Object.values(workloads?.addOns ?? {}).flatMap((gates) => gates.map((gate) => gate.problems));
     const synced$ = merge(apps.synced$, deployments.synced$, services.synced$, ...workloadsSynced, ...addOnChecks).pipe(
       filter(() => unsyncedCaches(parts).length === 0),
     );

@@ -41,8 +41,12 @@ export interface OperatorOptions {
   readonly kubeConfig?: KubeConfig;
   /** An API client to use instead of one built from `kubeConfig`; its requests are not counted in our metrics then. */
   readonly client?: KubeClient;
-  /** Watch CustomApps in this namespace only. @default all namespaces */
-  readonly namespace?: string;
+  /**
+   * Watch only these namespaces: the CustomApps, their Deployments, Services and Events, the ConfigMaps and Secrets
+   * they reference and the opted-in workloads, each with one watcher per namespace and never at cluster scope (so a
+   * Role in each of them is all the RBAC it needs). At least one, each once. @default all namespaces
+   */
+  readonly namespaces?: readonly string[];
   /** @default a silent logger */
   readonly logger?: Logger;
   /** Keys reconciled at once. @default 4 */

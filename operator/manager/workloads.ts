@@ -1,7 +1,7 @@
 // Builds the workload domain when `--workloads` names kinds: an informer per kind (trimmed, through its access gate), the reconciler and its controller.
 import type { SchedulerLike } from 'rxjs';
 import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
-import { type Informer, informer } from '../cache/informer.js';
+import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller } from '../controller/controller.js';
 import type { OperatorMetrics } from '../controller/metrics.js';
 import type { DependencySource } from '../deps/source.js';
@@ -16,6 +16,7 @@ import { trimWorkload } from '../workload/transform.js';
 import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
 import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
 import { WorkloadReconciler } from '../workload/workload-reconciler.js';
+import { gatesIn } from './api-access.js';
 
 /** The controller's name in metrics and logs. */
 export const WORKLOAD_CONTROLLER_NAME = 'workload';
@@ -30,7 +31,7 @@ export interface WorkloadParts {
    * operator starts, or never: while one is not served it holds neither the start nor /readyz (its gate logs it once
    * and re-checks; once served, its informer syncs and its workloads are reconciled, with no restart).
    */
-  readonly addOns: Partial<Record<WorkloadKind, AccessGate>>;
+  readonly addOns: Partial<Record<WorkloadKind, readonly AccessGate[]>>;
   readonly controller: Controller;
 }
 
@@ -39,8 +40,8 @@ const ADD_ON_KINDS: ReadonlySet<WorkloadKind> = new Set(['Rollout']);
 
 /** The add-on kinds whose CRD is not installed now (their gate says NotServed): nothing waits for their caches. */
 export function notInstalled(workloads: WorkloadParts | undefined): WorkloadKind[] {
-  return (Object.entries(workloads?.addOns ?? {}) as [WorkloadKind, AccessGate][])
-    .filter(([, gate]) => gate.problem?.reason === 'NotServed')
+  return (Object.entries(workloads?.addOns ?? {}) as [WorkloadKind, readonly AccessGate[]][])
+    .filter(([, gates]) => gates.some((gate) => gate.problem?.reason === 'NotServed'))
     .map(([kind]) => kind);
 }
 
@@ -48,7 +49,8 @@ export function notInstalled(workloads: WorkloadParts | undefined): WorkloadKind
 export interface WorkloadContext {
   readonly client: KubeClient;
   readonly gateClient: GateClient;
-  readonly namespace?: string;
+  /** The watched namespaces (one watcher and gate per kind in each). @default all namespaces */
+  readonly namespaces?: readonly string[];
   readonly logger: Logger;
   readonly scheduler?: SchedulerLike;
   readonly metrics: OperatorMetrics;
@@ -64,35 +66,38 @@ export interface WorkloadContext {
  */
 export function buildWorkloads(resources: readonly WorkloadResource[] | undefined, context: WorkloadContext): WorkloadParts | undefined {
   if (!resources || resources.length === 0) return undefined;
-  const { namespace, logger, scheduler } = context;
+  const { namespaces, logger, scheduler } = context;
   const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
   const informers: Partial<Record<WorkloadKind, Informer<Workload>>> = {};
   const gates: AccessGate[] = [];
-  const addOns: Partial<Record<WorkloadKind, AccessGate>> = {};
+  const addOns: Partial<Record<WorkloadKind, readonly AccessGate[]>> = {};
   for (const name of new Set(resources)) {
     const kind = WORKLOAD_KINDS[name].kind;
     const resource = WORKLOAD_RESOURCES[kind];
-    // Argo's CRD may be installed after the operator starts: the gate holds the informer until discovery serves it.
-    const gate = new AccessGate({
-      client: context.gateClient,
-      namespace,
-      logger: logger.child({ component: 'api-access' }),
-      scheduler,
-      resource,
-      remedies: {
-        Forbidden: `grant list, watch and patch on ${resourceLabel(resource)} to the identity the operator runs as (the operator chart's workloads prop adds them)`,
-        ...(kind === 'Rollout' ? { NotServed: ROLLOUTS_NOT_SERVED_REMEDY } : {}),
-      },
-    });
-    gates.push(gate);
-    if (ADD_ON_KINDS.has(kind)) addOns[kind] = gate;
-    informers[kind] = informer<Workload>(
-      gate.client,
-      resource,
-      { namespace, name: `${name} ${namespace ?? '*'}` },
+    // Argo's CRD may be installed after the operator starts: the gates hold the informer until discovery serves it.
+    const scoped = gatesIn(
+      namespaces,
+      (namespace) =>
+        new AccessGate({
+          client: context.gateClient,
+          namespace,
+          logger: logger.child({ component: 'api-access' }),
+          scheduler,
+          resource,
+          remedies: {
+            Forbidden: `grant list, watch and patch on ${resourceLabel(resource)} to the identity the operator runs as (the operator chart's workloads prop adds them)`,
+            ...(kind === 'Rollout' ? { NotServed: ROLLOUTS_NOT_SERVED_REMEDY } : {}),
+          },
+        }),
+    );
+    gates.push(...scoped.gates);
+    if (ADD_ON_KINDS.has(kind)) addOns[kind] = scoped.gates;
+    informers[kind] = informerOf<Workload>(
+      scoped.watch(resource, (scope) => ({ name: `${name} ${scope}` }), watchDeps),
       WORKLOAD_INDEXERS,
-      watchDeps,
-      { transform: trimWorkload },
+      {
+        transform: trimWorkload,
+      },
     );
   }
   const reconciler = new WorkloadReconciler({

@@ -11,7 +11,8 @@ import type { KubeObject } from '../kube/objects.js';
  *   and do not act on it (a relist delivers every object again, most of them unchanged).
  * - `initDone`: the list is complete as of `resourceVersion`. Replace the store atomically with what the
  *   `initApply` events delivered: an object that is not in it was deleted while the watch was down, and no
- *   `delete` event will ever say so.
+ *   `delete` event will ever say so. With `namespace`, the list covered that namespace alone (one namespace of a
+ *   stream that watches several, relisted on its own: `acrossNamespaces` in watch/namespaces.ts): replace only that namespace's objects.
  * - `apply`: an object was added or modified. Caveat: after a resume or a relist the same version may arrive
  *   twice; compare `metadata.resourceVersion` if it matters.
  * - `delete`: an object was deleted, with its last known state. Caveat: deletes may be lost (a delete that
@@ -21,7 +22,7 @@ import type { KubeObject } from '../kube/objects.js';
 export type WatcherEvent<T extends KubeObject> =
   | { readonly type: 'init' }
   | { readonly type: 'initApply'; readonly object: T }
-  | { readonly type: 'initDone'; readonly resourceVersion: string }
+  | { readonly type: 'initDone'; readonly resourceVersion: string; readonly namespace?: string }
   | { readonly type: 'apply'; readonly object: T }
   | { readonly type: 'delete'; readonly object: T };
 

@@ -1,12 +1,7 @@
 // The workloads' users' path on a real node: a chart with the `workloads` prop installs the operator, and existing
 // StatefulSets, DaemonSets and Deployments of the demo image opted in by annotation roll with the new value in the pods.
 import test from 'ava';
-import { App, YamlOutputType } from 'cdk8s';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CrdChart } from '../../infra/crd-chart.js';
-import { OperatorChart } from '../../infra/operator-chart.js';
+import { rmSync } from 'node:fs';
 import {
   RELOAD_ANNOTATION,
   RELOADER_AUTO_ANNOTATION,
@@ -15,6 +10,7 @@ import {
   TEMPLATE_HASHES_ANNOTATION,
 } from '../../infra/workload-api.js';
 import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import { synthInstall } from '../support/synthesized-install.js';
 import { demoPage, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
@@ -32,21 +28,18 @@ if (!clusterSelected()) {
 } else {
   let cluster: TestCluster;
   let demoImage = '';
-  const chartDir = mkdtempSync(join(tmpdir(), 'workloads-chart-'));
+  let chartDir = '';
 
   test.before(async (t) => {
     cluster = await startNodeCluster(t);
     demoImage = cluster.node!.images.demo;
     // The users' path: their own cdk8s app with the operator's chart and its `workloads` prop, synthesized and applied.
-    const app = new App({ outdir: chartDir, yamlOutputType: YamlOutputType.FILE_PER_CHART });
-    new CrdChart(app, 'customapp-crd');
-    new OperatorChart(app, 'customapp-operator', { workloads: ['deployments', 'statefulsets', 'daemonsets'] });
-    app.synth();
+    chartDir = synthInstall({ workloads: ['deployments', 'statefulsets', 'daemonsets'] });
   });
 
   test.after.always(async () => {
     await cluster?.stop();
-    rmSync(chartDir, { recursive: true, force: true });
+    if (chartDir) rmSync(chartDir, { recursive: true, force: true });
   });
 
   const node = () => cluster.node!;

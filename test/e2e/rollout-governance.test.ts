@@ -43,7 +43,7 @@ for (const target of selectedTargets()) {
 
   /** An operator watching `namespace` only, with the governance on with `rollouts`; stopped when the test ends. */
   const operatorFor = async (t: ExecutionContext, namespace: string, rollouts: RolloutSettings): Promise<TestOperator> => {
-    const running = await startTestOperator(cluster, { namespace, rollouts });
+    const running = await startTestOperator(cluster, { namespaces: [namespace], rollouts });
     t.teardown(() => running.operator.stop());
     return running;
   };
@@ -363,7 +363,7 @@ for (const target of selectedTargets()) {
       const ns = 'gov-restart';
       const names = ['r1', 'r2', 'r3', 'r4'];
       const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
-      const firstOperator = await startTestOperator(cluster, { namespace: ns, rollouts: settings });
+      const firstOperator = await startTestOperator(cluster, { namespaces: [ns], rollouts: settings });
       let stopped = false;
       t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
       await readyApps(ns, names);
@@ -595,7 +595,7 @@ if (selectedTargets().includes('emulator')) {
       t.teardown(() => admin.close());
       const ns = 'gov-simulated';
       const names = Array.from({ length: 30 }, (_, index) => `app-${String(index).padStart(2, '0')}`);
-      const { operator } = await startTestOperator(cluster, { namespace: ns, rollouts: { maxConcurrentRollouts: 3, flapThreshold: 5 } });
+      const { operator } = await startTestOperator(cluster, { namespaces: [ns], rollouts: { maxConcurrentRollouts: 3, flapThreshold: 5 } });
       t.teardown(() => operator.stop());
       await createNamespace(admin, ns);
       await createAll(

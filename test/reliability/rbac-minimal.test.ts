@@ -1,5 +1,6 @@
-// RBAC proven sufficient and minimal: dist/'s ClusterRole and Role deny nothing, removing any one grant shows a denial,
-// and the operator's identity can write no Lease but its own.
+// RBAC proven sufficient and minimal, for dist/ and for the install told which namespaces to watch: its ClusterRole and
+// Roles deny nothing, removing any one grant shows a denial, the operator's identity can write no Lease but its own,
+// and the namespaced install's identity can read nothing outside its namespaces.
 import test from 'ava';
 import {
   CONFIG_HASH_ANNOTATION,
@@ -12,12 +13,12 @@ import {
 import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
-import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
 import type { Lease } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import {
   adminClient,
   createAll,
@@ -25,9 +26,11 @@ import {
   installOperatorResources,
   objects,
   startTestOperator,
+  statusOf,
   type TestOperator,
 } from '../support/operator-harness.js';
-import { distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
+import { allowed, distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
+import { applyInstall, synthInstall } from '../support/synthesized-install.js';
 import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 
@@ -47,19 +50,37 @@ interface ScenarioOutcome {
 /** Thrown inside the scenario to stop it as soon as the outcome is known. */
 class ScenarioStopped extends Error {}
 
-/** The grants the product contract mandates although no code path uses them (marked in infra/permissions.ts). */
-const MANDATED = new Set(
-  OPERATOR_PERMISSIONS.flatMap((permission) =>
-    (permission.contractOnly ?? []).map((verb) =>
-      grantLabel({
-        apiGroup: permission.apiGroup,
-        resource: permission.resource,
-        verb,
-        resourceNames: permission.resourceNames,
-        inOperatorNamespace: permission.scope === 'operator-namespace',
-      }),
+/** The installs proven: dist/, which watches every namespace, and one synthesized with the chart's `namespaces`. */
+type Install = 'dist' | 'namespaced';
+
+/**
+ * The grants the product contract mandates although no code path uses them (marked in infra/permissions.ts), as the
+ * install grants them: a `watched-namespaces` row is in the ClusterRole of dist/, in each watched Role when namespaced.
+ */
+function mandated(install: Install): Set<string> {
+  return new Set(
+    OPERATOR_PERMISSIONS.flatMap((permission) =>
+      (permission.contractOnly ?? []).map((verb) =>
+        grantLabel({
+          apiGroup: permission.apiGroup,
+          resource: permission.resource,
+          verb,
+          resourceNames: permission.resourceNames,
+          inOperatorNamespace: permission.scope === 'operator-namespace',
+          inWatchedNamespace: install === 'namespaced' && permission.scope === 'watched-namespaces',
+        }),
+      ),
     ),
-  ),
+  );
+}
+
+/**
+ * The namespaces the namespaced install watches: one per run (the baseline and one per grant removed), each run's
+ * operator watching its own, so that no run sees what an earlier one left.
+ */
+const NAMESPACED_RUNS = Array.from(
+  { length: grantsOf(distOperatorRules(synthInstall({ namespaces: ['rbac-ns-0'] }))).length + 1 },
+  (_, index) => `rbac-ns-${index}`,
 );
 
 /**
@@ -139,24 +160,22 @@ async function scenario(admin: KubeClient, running: TestOperator, namespace: str
   await until('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
 }
 
-/** The HTTP status of a request's answer: 2xx when it succeeded, the API error's code when it was refused. */
-async function statusOf(request: Promise<unknown>): Promise<number> {
-  try {
-    await request;
-    return 200;
-  } catch (error) {
-    if (error instanceof ApiError) return error.statusCode;
-    throw error;
-  }
-}
-
 /** A Lease held by someone other than the operator (as kube-controller-manager and each kubelet hold theirs). */
 function foreignLease(name: string): Lease {
   return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'someone-else' } };
 }
 
-/** Runs the scenario with a fresh operator (and no Lease), stopping at the first 403. */
-async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: string, scraper: string): Promise<ScenarioOutcome> {
+/**
+ * Runs the scenario in `namespace` with a fresh operator (and no Lease), stopping at the first 403; the operator
+ * watches that namespace alone when the install is namespaced, every namespace otherwise.
+ */
+async function runScenario(
+  cluster: TestCluster,
+  admin: KubeClient,
+  namespace: string,
+  scraper: string,
+  install: Install,
+): Promise<ScenarioOutcome> {
   await admin.delete(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
@@ -171,6 +190,7 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
         retryPeriodMs: 200,
       },
       metricsBindAddress: { host: '127.0.0.1', port: 0 },
+      ...(install === 'namespaced' ? { namespaces: [namespace] } : {}),
     },
     { waitForStart: false },
   );
@@ -202,17 +222,30 @@ async function runScenario(cluster: TestCluster, admin: KubeClient, namespace: s
 }
 
 for (const target of selectedTargets()) {
+  for (const install of ['dist', 'namespaced'] as const) {
+    provenInstall(target, install);
+  }
+}
+
+/** The tests of one install on one target, on a cluster of their own. */
+function provenInstall(target: ApiTarget, install: Install): void {
   let cluster: TestCluster | undefined;
   let admin: KubeClient;
   let runs = 0;
-  const rules = distOperatorRules();
+  const dir = install === 'namespaced' ? synthInstall({ namespaces: NAMESPACED_RUNS }) : undefined;
+  const rules = distOperatorRules(dir);
+  const MANDATED = mandated(install);
+  /** The next run's namespace: the one the install watches for it, when namespaced. */
+  const nextNamespace = (): string => (install === 'namespaced' ? NAMESPACED_RUNS[runs++]! : `rbac-${(runs += 1)}`);
+  const name = `${target}${install === 'namespaced' ? ', namespaced install' : ''}`;
 
   let scraper: string;
 
   test.before(async () => {
     cluster = await startCluster(target);
-    await installOperatorResources(cluster);
     admin = await adminClient(cluster);
+    if (dir) await applyInstall(cluster, admin, { namespaces: NAMESPACED_RUNS });
+    else await installOperatorResources(cluster);
     scraper = await metricsReaderToken(cluster, admin, 'monitoring', 'prometheus');
   });
   test.after.always(async () => {
@@ -220,15 +253,15 @@ for (const target of selectedTargets()) {
     await cluster?.stop();
   });
 
-  test.serial(`[${target}] with exactly dist/'s ClusterRole and Role the whole scenario passes and no request is denied`, async (t) => {
-    const outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`, scraper);
+  test.serial(`[${name}] with exactly dist/'s ClusterRole and Role the whole scenario passes and no request is denied`, async (t) => {
+    const outcome = await runScenario(cluster!, admin, nextNamespace(), scraper, install);
     t.is(outcome.failure, undefined);
     t.deepEqual(outcome.denied, []);
     t.is(outcome.deniedMetric, 0, 'rest_client_requests_total has no 403');
   });
 
   test.serial(
-    `[${target}] the operator's identity writes its own Lease and no other: 403 in kube-system, kube-node-lease and on other names`,
+    `[${name}] the operator's identity writes its own Lease and no other: 403 in kube-system, kube-node-lease and on other names`,
     async (t) => {
       const { kubeConfig } = await cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
       const operatorClient = await KubeClient.fromKubeConfig(kubeConfig);
@@ -270,25 +303,56 @@ for (const target of selectedTargets()) {
     },
   );
 
-  test.serial(`[${target}] the mandated grants are exactly those infra/permissions.ts marks as required by the product contract`, (t) => {
-    t.deepEqual([...MANDATED], ['get configmaps'], 'the mission statement mandates get, list and watch on configmaps');
+  test.serial(`[${name}] the mandated grants are exactly those infra/permissions.ts marks as required by the product contract`, (t) => {
+    t.deepEqual(
+      [...MANDATED],
+      [install === 'namespaced' ? 'get configmaps in the watched namespace' : 'get configmaps'],
+      'the mission statement mandates get, list and watch on configmaps',
+    );
     const granted = new Set(grantsOf(rules).map(grantLabel));
     t.true([...MANDATED].every((label) => granted.has(label)));
   });
+
+  if (install === 'namespaced') {
+    test.serial(
+      `[${name}] nothing outside the watched namespaces is granted: each grant of their Role is refused in another namespace and cluster-wide`,
+      async (t) => {
+        t.deepEqual(
+          rules.clusterRole.flatMap((rule) => rule.resources),
+          ['tokenreviews', 'subjectaccessreviews'],
+          'the ClusterRole: the secure metrics reviews alone',
+        );
+        const watched = grantsOf(rules).filter((grant) => grant.inWatchedNamespace);
+        t.true(watched.some((grant) => grant.resource === 'secrets' && grant.verb === 'list'));
+        const allowedElsewhere: string[] = [];
+        for (const grant of watched) {
+          for (const namespace of ['kube-system', 'default']) {
+            if (await allowed(admin, grant, namespace)) allowedElsewhere.push(`${grantLabel(grant)}: ${namespace}`);
+          }
+          if (await allowed(admin, { ...grant, inWatchedNamespace: false }, undefined, undefined)) {
+            allowedElsewhere.push(`${grantLabel(grant)}: all namespaces`);
+          }
+          t.true(await allowed(admin, grant, NAMESPACED_RUNS[0]), `${grantLabel(grant)}: granted in a watched namespace`);
+        }
+        t.deepEqual(allowedElsewhere, []);
+      },
+    );
+  }
 
   for (const grant of grantsOf(rules)) {
     const label = grantLabel(grant);
     const mandated = MANDATED.has(label);
     const title = mandated
-      ? `[${target}] without "${label}" the scenario still passes: it is kept only because the product contract mandates it`
-      : `[${target}] without "${label}" the scenario fails or a denied request is reported`;
+      ? `[${name}] without "${label}" the scenario still passes: it is kept only because the product contract mandates it`
+      : `[${name}] without "${label}" the scenario fails or a denied request is reported`;
     test.serial(title, async (t) => {
-      await setOperatorRules(admin, rulesWithout(rules, grant), grant);
+      const namespace = nextNamespace();
+      await setOperatorRules(admin, rulesWithout(rules, grant), grant, namespace);
       let outcome: ScenarioOutcome;
       try {
-        outcome = await runScenario(cluster!, admin, `rbac-${(runs += 1)}`, scraper);
+        outcome = await runScenario(cluster!, admin, namespace, scraper, install);
       } finally {
-        await setOperatorRules(admin, rules, grant);
+        await setOperatorRules(admin, rules, grant, namespace);
       }
       t.log(
         outcome.failure

@@ -1,6 +1,6 @@
 // The grants --workloads needs, proven sufficient and minimal: with the chart prop's rule the operator serves an
 // annotated StatefulSet (an annotated Argo Rollout, with Argo's CRD applied) and is denied nothing; without any one of
-// its list, watch or patch, that verb is denied. (StatefulSets: on deployments the prop adds patch alone, the table
+// its list, watch or patch, that verb is denied; the same with --namespaces, the rule in the watched namespace's Role. (StatefulSets: on deployments the prop adds patch alone, the table
 // granting list and watch for CustomApps.)
 import test from 'ava';
 import { RUNNING_HASHES_ANNOTATION, type WorkloadResource } from '../../infra/workload-api.js';
@@ -70,30 +70,39 @@ for (const target of selectedTargets()) {
       const removed = grant!.verbs.filter((verb) => !verbs.includes(verb));
       const title =
         removed.length === 0 ? 'the prop’s grants: an annotated one is served, nothing is denied' : `without ${removed[0]}: denied`;
-      test.serial(`[${target}] --workloads=${name}, ${title}`, async (t) => {
-        await install?.(scenario.cluster);
-        await grantWorkloadPermissions(scenario.admin, [name], [{ ...grant!, verbs }]);
-        const ns = `wl-rbac-${name}-${index}`;
-        await createNamespace(scenario.admin, ns);
-        await createAll(scenario.admin, objects.configMap(ns, 'web-config', { A: '1' }));
-        const running = await startTestOperator(scenario.cluster, { workloads: [name] }, { waitForStart: false });
-        try {
-          await scenario.admin.create(resource, ns, workload(ns));
-          const denied = (): string[] =>
-            running.requests.filter((sample) => sample.code === 403).map((sample) => `${sample.verb} ${sample.resource}`);
-          const outcome = await eventually('served, or denied', async () => {
-            if (denied().length > 0) return { denied: [...new Set(denied())] };
-            const served = (await getIfExists<KubeObject>(scenario.admin, resource, ns, 'web'))?.metadata.annotations?.[
-              RUNNING_HASHES_ANNOTATION
-            ];
-            return served ? { denied: [] as string[] } : undefined;
-          });
-          if (removed.length === 0) t.deepEqual(outcome.denied, [], 'nothing denied, the baseline recorded');
-          else t.deepEqual(outcome.denied, [`${removed[0]} ${resourceLabel(resource)}`]);
-        } finally {
-          await running.operator.stop();
-        }
-      });
+      // Watching every namespace, the grants are the ClusterRole's; watching one, the Role's of that namespace alone.
+      for (const namespaced of [false, true]) {
+        test.serial(`[${target}] --workloads=${name}${namespaced ? ' --namespaces=<one>' : ''}, ${title}`, async (t) => {
+          await install?.(scenario.cluster);
+          const ns = `wl-rbac-${name}-${index}${namespaced ? '-ns' : ''}`;
+          await createNamespace(scenario.admin, ns);
+          // Namespaced, the cluster-wide grant of the case before is emptied: the Role must suffice on its own.
+          if (namespaced) await grantWorkloadPermissions(scenario.admin, [name], []);
+          await grantWorkloadPermissions(scenario.admin, [name], [{ ...grant!, verbs }], namespaced ? ns : undefined);
+          await createAll(scenario.admin, objects.configMap(ns, 'web-config', { A: '1' }));
+          const running = await startTestOperator(
+            scenario.cluster,
+            { workloads: [name], ...(namespaced ? { namespaces: [ns] } : {}) },
+            { waitForStart: false },
+          );
+          try {
+            await scenario.admin.create(resource, ns, workload(ns));
+            const denied = (): string[] =>
+              running.requests.filter((sample) => sample.code === 403).map((sample) => `${sample.verb} ${sample.resource}`);
+            const outcome = await eventually('served, or denied', async () => {
+              if (denied().length > 0) return { denied: [...new Set(denied())] };
+              const served = (await getIfExists<KubeObject>(scenario.admin, resource, ns, 'web'))?.metadata.annotations?.[
+                RUNNING_HASHES_ANNOTATION
+              ];
+              return served ? { denied: [] as string[] } : undefined;
+            });
+            if (removed.length === 0) t.deepEqual(outcome.denied, [], 'nothing denied, the baseline recorded');
+            else t.deepEqual(outcome.denied, [`${removed[0]} ${resourceLabel(resource)}`]);
+          } finally {
+            await running.operator.stop();
+          }
+        });
+      }
     }
   }
 }

@@ -7,14 +7,14 @@ import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
-import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
+import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
-import { policyRules } from '../../infra/operator-rbac.js';
+import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
 
@@ -44,10 +44,13 @@ export class LogLines {
   }
 }
 
-/** Applies dist/ (the CRD, namespace, RBAC and the operator Deployment object) and waits for the CRD. */
-export async function installOperatorResources(cluster: TestCluster): Promise<void> {
-  const applied = await cluster.kubectl(['apply', '-f', DIST]);
-  if (applied.code !== 0) throw new Error(`kubectl apply -f dist/ failed: ${applied.stderr}`);
+/**
+ * Applies dist/ (the CRD, namespace, RBAC and the operator Deployment object), or another install synthesized into
+ * `dir`, and waits for the CRD.
+ */
+export async function installOperatorResources(cluster: TestCluster, dir = DIST): Promise<void> {
+  const applied = await cluster.kubectl(['apply', '-f', dir]);
+  if (applied.code !== 0) throw new Error(`kubectl apply -f ${dir} failed: ${applied.stderr}`);
   const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/customapps.app.example.com']);
   if (established.code !== 0) throw new Error(`the CRD is not established: ${established.stderr}`);
 }
@@ -131,37 +134,57 @@ const CLUSTER_ROLES: Resource = {
   namespaced: false,
 };
 const CLUSTER_ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'clusterrolebindings', kind: 'ClusterRoleBinding' };
+const ROLES: Resource = { ...CLUSTER_ROLES, plural: 'roles', kind: 'Role', namespaced: true };
+const ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'rolebindings', kind: 'RoleBinding', namespaced: true };
 
 /**
  * Grants the operator's ServiceAccount what the operator chart's `workloads` prop adds for `resources` (the same rules,
- * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding: what applying
- * a chart with that prop grants. A second call replaces the rules.
+ * `workloadPermissions`; or `permissions`, to narrow them), as a ClusterRole of its own and its binding, or, for an
+ * operator that watches `namespace` alone, as a Role there and its binding: what applying a chart with that prop (and
+ * `namespaces`) grants. A second call replaces the rules.
  */
 export async function grantWorkloadPermissions(
   admin: KubeClient,
   resources: readonly WorkloadResource[],
   permissions: readonly Permission[] = workloadPermissions(resources),
+  namespace?: string,
 ): Promise<void> {
   const name = `${OPERATOR_NAME}-workloads`;
+  const [role, binding] = namespace === undefined ? [CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS] : [ROLES, ROLE_BINDINGS];
+  const metadata = { name, ...(namespace === undefined ? {} : { namespace }) };
+  // The scopes the chart puts in the ClusterRole, or in the Role of a watched namespace.
+  const { cluster, roles } = roleScopes(OPERATOR_NAMESPACE, namespace === undefined ? undefined : [namespace]);
+  const scopes = namespace === undefined ? cluster : roles.get(namespace)!;
   const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
-  const existing = await getIfExists<KubeObject>(admin, CLUSTER_ROLES, '', name);
-  if (existing) await admin.delete(CLUSTER_ROLES, undefined, name);
+  const existing = await getIfExists<KubeObject>(admin, role, namespace ?? '', name);
+  if (existing) await admin.delete(role, namespace, name);
   for (const [resource, object] of [
-    [CLUSTER_ROLES, { ...rbac, kind: 'ClusterRole', metadata: { name }, rules: policyRules(permissions, 'cluster') }],
+    [role, { ...rbac, kind: role.kind, metadata, rules: policyRules(permissions, scopes) }],
     [
-      CLUSTER_ROLE_BINDINGS,
+      binding,
       {
         ...rbac,
-        kind: 'ClusterRoleBinding',
-        metadata: { name },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        kind: binding.kind,
+        metadata,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name },
         subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
       },
     ],
   ] as const) {
-    await admin.create(resource, undefined, object as unknown as KubeObject).catch((error: unknown) => {
+    await admin.create(resource, namespace, object as unknown as KubeObject).catch((error: unknown) => {
       if (!isAlreadyExists(error)) throw error;
     });
+  }
+}
+
+/** The HTTP status of a request's answer: 2xx when it succeeded, the API error's code when it was refused. */
+export async function statusOf(request: Promise<unknown>): Promise<number> {
+  try {
+    await request;
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiError) return error.statusCode;
+    throw error;
   }
 }
 

@@ -1,4 +1,5 @@
-// The operator's ClusterRole and Role as dist/ ships them, split into single grants, and swapped live in a test cluster.
+// The operator's ClusterRole and Roles as dist/ (or an install synthesized with `namespaces`) ships them, split into
+// single grants, and swapped live in a test cluster.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -8,7 +9,8 @@ import type { KubeObject } from '../../../operator/kube/objects.js';
 import type { Resource } from '../../../operator/kube/resources.js';
 import { eventually } from '../../support/operator-harness.js';
 
-const DIST_OPERATOR = resolve(import.meta.dirname, '../../../dist/customapp-operator.k8s.yaml');
+const DIST = resolve(import.meta.dirname, '../../../dist');
+const OPERATOR_FILE = 'customapp-operator.k8s.yaml';
 
 /** An rbac.authorization.k8s.io/v1 resource. */
 const rbacResource = (plural: string, kind: string, namespaced: boolean): Resource => ({
@@ -40,10 +42,15 @@ export interface PolicyRule {
   readonly resourceNames?: readonly string[];
 }
 
-/** The rules of the operator's two roles: the ClusterRole, and the Role in its own namespace. */
+/**
+ * The rules of the operator's roles: the ClusterRole, the Role in its own namespace and, for an install that watches
+ * some namespaces, the Role of each of them (the same rules in each).
+ */
 export interface OperatorRules {
   readonly clusterRole: readonly PolicyRule[];
   readonly role: readonly PolicyRule[];
+  /** @default none: the install watches every namespace */
+  readonly watchedRole?: readonly PolicyRule[];
 }
 
 /** One verb on one resource of one group: the unit the minimality test removes. */
@@ -56,6 +63,8 @@ export interface Grant {
   readonly resourceNames?: readonly string[];
   /** Granted by the Role in the operator's namespace. @default false: by the ClusterRole */
   readonly inOperatorNamespace?: boolean;
+  /** Granted by the Role of a watched namespace (an install with `namespaces`). @default false */
+  readonly inWatchedNamespace?: boolean;
 }
 
 interface RbacRole extends KubeObject {
@@ -68,24 +77,38 @@ interface RbacRole extends KubeObject {
  */
 export function grantLabel(grant: Grant): string {
   const names = (grant.resourceNames ?? []).map((name) => ` "${name}"`).join('');
-  const where = grant.inOperatorNamespace ? ` in ${OPERATOR_NAMESPACE}` : '';
+  const where = grant.inOperatorNamespace ? ` in ${OPERATOR_NAMESPACE}` : grant.inWatchedNamespace ? ' in the watched namespace' : '';
   return `${grant.verb} ${grant.resource}${grant.apiGroup ? `.${grant.apiGroup}` : ''}${names}${where}`;
 }
 
-/** The rules of the operator's ClusterRole and Role in dist/customapp-operator.k8s.yaml. */
-export function distOperatorRules(): OperatorRules {
-  const documents = parseAllDocuments(readFileSync(DIST_OPERATOR, 'utf8')).map((document) => document.toJS() as RbacRole);
-  const rulesOf = (kind: string): PolicyRule[] => {
-    const role = documents.find((document) => document.kind === kind && document.metadata.name === OPERATOR_NAME);
-    if (!role?.rules) throw new Error(`${DIST_OPERATOR}: no ${kind} "${OPERATOR_NAME}" with rules`);
+/**
+ * The rules of the operator's ClusterRole and Roles in dist/customapp-operator.k8s.yaml, or in the same file of an
+ * install synthesized into `dir` (test/support/namespaced-install.ts).
+ */
+export function distOperatorRules(dir = DIST): OperatorRules {
+  const file = resolve(dir, OPERATOR_FILE);
+  const documents = parseAllDocuments(readFileSync(file, 'utf8')).map((document) => document.toJS() as RbacRole);
+  const find = (kind: string, namespace?: (namespace: string | undefined) => boolean): RbacRole | undefined =>
+    documents.find(
+      (document) =>
+        document.kind === kind && document.metadata.name === OPERATOR_NAME && (namespace?.(document.metadata.namespace) ?? true),
+    );
+  const rulesOf = (kind: string, namespace?: (namespace: string | undefined) => boolean): PolicyRule[] => {
+    const role = find(kind, namespace);
+    if (!role?.rules) throw new Error(`${file}: no ${kind} "${OPERATOR_NAME}" with rules`);
     return role.rules;
   };
-  return { clusterRole: rulesOf('ClusterRole'), role: rulesOf('Role') };
+  const watched = find('Role', (namespace) => namespace !== OPERATOR_NAMESPACE);
+  return {
+    clusterRole: rulesOf('ClusterRole'),
+    role: rulesOf('Role', (namespace) => namespace === OPERATOR_NAMESPACE),
+    ...(watched ? { watchedRole: rulesOf('Role', (namespace) => namespace === watched.metadata.namespace) } : {}),
+  };
 }
 
-/** Every single grant of `rules`, the ClusterRole's then the Role's, in their order. */
+/** Every single grant of `rules`, the ClusterRole's, the operator namespace Role's, then a watched one's, in their order. */
 export function grantsOf(rules: OperatorRules): Grant[] {
-  const split = (of: readonly PolicyRule[], inOperatorNamespace: boolean): Grant[] =>
+  const split = (of: readonly PolicyRule[], where: Pick<Grant, 'inOperatorNamespace' | 'inWatchedNamespace'>): Grant[] =>
     of.flatMap((rule) =>
       rule.apiGroups.flatMap((apiGroup) =>
         rule.resources.flatMap((resource) =>
@@ -94,33 +117,47 @@ export function grantsOf(rules: OperatorRules): Grant[] {
             resource,
             verb,
             ...(rule.resourceNames ? { resourceNames: rule.resourceNames } : {}),
-            ...(inOperatorNamespace ? { inOperatorNamespace } : {}),
+            ...where,
           })),
         ),
       ),
     );
-  return [...split(rules.clusterRole, false), ...split(rules.role, true)];
+  return [
+    ...split(rules.clusterRole, {}),
+    ...split(rules.role, { inOperatorNamespace: true }),
+    ...split(rules.watchedRole ?? [], { inWatchedNamespace: true }),
+  ];
 }
 
 /** `rules` with one grant taken out (a rule left with no verb is dropped). */
 export function rulesWithout(rules: OperatorRules, grant: Grant): OperatorRules {
   const kept = grantsOf(rules).filter((each) => grantLabel(each) !== grantLabel(grant));
-  const asRules = (inOperatorNamespace: boolean): PolicyRule[] =>
-    kept
-      .filter((each) => (each.inOperatorNamespace ?? false) === inOperatorNamespace)
-      .map((each) => ({
-        apiGroups: [each.apiGroup],
-        resources: [each.resource],
-        verbs: [each.verb],
-        ...(each.resourceNames ? { resourceNames: each.resourceNames } : {}),
-      }));
-  return { clusterRole: asRules(false), role: asRules(true) };
+  const asRules = (where: (grant: Grant) => boolean): PolicyRule[] =>
+    kept.filter(where).map((each) => ({
+      apiGroups: [each.apiGroup],
+      resources: [each.resource],
+      verbs: [each.verb],
+      ...(each.resourceNames ? { resourceNames: each.resourceNames } : {}),
+    }));
+  return {
+    clusterRole: asRules((each) => !each.inOperatorNamespace && !each.inWatchedNamespace),
+    role: asRules((each) => each.inOperatorNamespace === true),
+    ...(rules.watchedRole ? { watchedRole: asRules((each) => each.inWatchedNamespace === true) } : {}),
+  };
 }
 
-/** Whether the operator's ServiceAccount may do `grant` now, as the API server's authorizer answers. */
-async function allowed(admin: KubeClient, grant: Grant): Promise<boolean> {
+/**
+ * Whether the operator's ServiceAccount may do `grant` now, as the API server's authorizer answers: in the operator's
+ * namespace, in `watchedNamespace`, or in `default` for a grant of the ClusterRole (undefined: at cluster scope).
+ */
+export async function allowed(
+  admin: KubeClient,
+  grant: Grant,
+  watchedNamespace?: string,
+  clusterNamespace: string | undefined = 'default',
+): Promise<boolean> {
   const [resource, subresource] = grant.resource.split('/');
-  const namespace = grant.inOperatorNamespace ? OPERATOR_NAMESPACE : 'default';
+  const namespace = grant.inOperatorNamespace ? OPERATOR_NAMESPACE : grant.inWatchedNamespace ? watchedNamespace : clusterNamespace;
   const review = await admin.create<KubeObject & { status?: { allowed?: boolean } }>(SUBJECT_ACCESS_REVIEWS, undefined, {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',
@@ -146,17 +183,19 @@ async function replaceRules(
 }
 
 /**
- * Replaces the rules of the operator's ClusterRole and Role, and waits until the authorizer answers accordingly for
- * `probe` (RBAC changes reach kube-apiserver's authorizer through an informer, a few milliseconds later).
+ * Replaces the rules of the operator's ClusterRole and Role (and of the Role in `watchedNamespace`, with the rules'
+ * `watchedRole`), and waits until the authorizer answers accordingly for `probe` (RBAC changes reach kube-apiserver's
+ * authorizer through an informer, a few milliseconds later).
  */
-export async function setOperatorRules(admin: KubeClient, rules: OperatorRules, probe?: Grant): Promise<void> {
+export async function setOperatorRules(admin: KubeClient, rules: OperatorRules, probe?: Grant, watchedNamespace?: string): Promise<void> {
   await replaceRules(admin, CLUSTER_ROLES, undefined, rules.clusterRole);
   await replaceRules(admin, ROLES, OPERATOR_NAMESPACE, rules.role);
+  if (rules.watchedRole && watchedNamespace) await replaceRules(admin, ROLES, watchedNamespace, rules.watchedRole);
   if (!probe) return;
   const expected = grantsOf(rules).some((grant) => grantLabel(grant) === grantLabel(probe));
   await eventually(
     `the authorizer answers ${expected} for ${grantLabel(probe)}`,
-    async () => (await allowed(admin, probe)) === expected,
+    async () => (await allowed(admin, probe, watchedNamespace)) === expected,
     10_000,
     20,
   );

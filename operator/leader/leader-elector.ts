@@ -137,6 +137,11 @@ export class LeaderElector {
     });
   }
 
+  /** The Lease, as `namespace/name`. */
+  get lease(): string {
+    return `${this.options.namespace}/${this.options.name}`;
+  }
+
   get isLeader(): boolean {
     return this.leading;
   }

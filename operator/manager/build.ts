@@ -24,6 +24,7 @@ import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
 import { buildShard, type ShardParts } from './sharding.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
+import { type WorkloadKind, workloadKey } from '../workload/workload.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -94,7 +95,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
           cachedKeys: (): Record<string, Iterable<string>> => ({
             customapp: apps.store.keys(),
             workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
-              store.list().map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
+              store.list().map((object) => workloadKey(kind as WorkloadKind, object.metadata.namespace ?? '', object.metadata.name ?? '')),
             ),
           }),
         })

@@ -61,10 +61,3 @@ test('GIVEN metrics false WHEN synthesized THEN the operator serves no /metrics:
   const policy = manifests.find((m) => m.kind === 'NetworkPolicy')!;
   t.deepEqual(policy.spec.ingress, [{ ports: [{ port: 8081, protocol: 'TCP' }] }]);
 });
-
-test('GIVEN a prop this version does not build WHEN synthesized THEN a synth error names it instead of ignoring it', (t) => {
-  t.deepEqual(install({ sharding: true }).errors, [
-    'CustomAppOperator: "sharding" is not supported by this version of the library; leave it unset',
-  ]);
-  t.deepEqual(install({ sharding: false }).errors, []);
-});

@@ -10,7 +10,13 @@ import { OperatorServiceMonitor, type OperatorServiceMonitorOptions } from './op
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
-import { OPERATOR_PERMISSIONS, type Permission, watchedNamespacesProblem, workloadPermissions } from './permissions.js';
+import {
+  OPERATOR_PERMISSIONS,
+  type Permission,
+  SHARDING_PERMISSIONS,
+  watchedNamespacesProblem,
+  workloadPermissions,
+} from './permissions.js';
 import type { WorkloadResource } from './workload-api.js';
 
 /** Properties of {@link CustomAppOperator}. */
@@ -38,8 +44,9 @@ export interface CustomAppOperatorProps {
    */
   readonly image?: string;
   /**
-   * Operator replicas (leader election keeps one active).
-   * @default 1
+   * Operator replicas (leader election keeps one active; with `sharding`, all of them work). Two or more add a
+   * PodDisruptionBudget.
+   * @default 1, or 3 with `sharding`
    */
   readonly replicas?: number;
   /**
@@ -73,8 +80,9 @@ export interface CustomAppOperatorProps {
    */
   readonly namespaces?: readonly string[];
   /**
-   * Spread the CustomApps and workloads over the replicas by consistent hashing on Leases, instead of one active
-   * leader and standbys.
+   * Every replica works on its share of the CustomApps and workloads (the operator's `--sharding`: a Lease per
+   * replica in the operator's namespace, rendezvous hashing over the live ones), instead of one active leader and
+   * standbys: adds `--sharding`, 3 replicas unless `replicas` says otherwise, and the Lease grants it needs there.
    * @default false (leader election)
    */
   readonly sharding?: boolean;
@@ -93,9 +101,6 @@ const INSTALL_LABELS = {
   'app.kubernetes.io/part-of': 'customapp-operator',
   'app.kubernetes.io/managed-by': 'cdk8s',
 };
-
-/** Props this version of the library takes but does not build yet: setting one fails the synth rather than be ignored. */
-const NOT_YET_BUILT = ['sharding'] as const;
 
 /**
  * The operator: Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding, Role and RoleBinding in its namespace
@@ -117,12 +122,6 @@ export class CustomAppOperator extends Construct {
     super(scope, id);
     const namespace = (this.namespace = props.namespace ?? OPERATOR_NAMESPACE);
     const labels = INSTALL_LABELS;
-    this.node.addValidation({
-      validate: () =>
-        NOT_YET_BUILT.filter((prop) => props[prop] !== undefined && props[prop] !== false).map(
-          (prop) => `CustomAppOperator: "${prop}" is not supported by this version of the library; leave it unset`,
-        ),
-    });
     if (props.crd) this.crd = new CustomAppCrd(this, 'Crd', props.crd === true ? {} : props.crd);
     if (props.createNamespace ?? true) {
       new k8s.KubeNamespace(this, 'Namespace', {
@@ -137,13 +136,15 @@ export class CustomAppOperator extends Construct {
       });
     }
     const base = props.permissions ?? OPERATOR_PERMISSIONS;
-    const permissions = [...base, ...workloadPermissions(props.workloads, base)];
+    const permissions = [...base, ...workloadPermissions(props.workloads, base), ...(props.sharding ? SHARDING_PERMISSIONS : [])];
     const problem = props.namespaces && watchedNamespacesProblem(props.namespaces);
     if (problem) throw new Error(`CustomAppOperator namespaces: ${problem}`);
     const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels, namespaces: props.namespaces });
+    const replicas = props.replicas ?? (props.sharding ? 3 : 1);
     const extraArgs = [
       ...(props.workloads?.length ? [`--workloads=${[...new Set(props.workloads)].join(',')}`] : []),
       ...(props.namespaces ? [`--namespaces=${props.namespaces.join(',')}`] : []),
+      ...(props.sharding ? ['--sharding'] : []),
     ];
     this.serviceAccountName = rbac.serviceAccountName;
     const metrics = props.metrics ?? true;
@@ -152,7 +153,7 @@ export class CustomAppOperator extends Construct {
       metrics,
       serviceAccountName: rbac.serviceAccountName,
       image: props.image,
-      replicas: props.replicas,
+      replicas,
       labels,
       ...(extraArgs.length > 0 ? { extraArgs } : {}),
     });
@@ -164,7 +165,7 @@ export class CustomAppOperator extends Construct {
         new OperatorServiceMonitor(this, 'ServiceMonitor', { ...options, namespace, serviceName: service.name, serviceLabels: labels });
       }
     }
-    if ((props.replicas ?? 1) >= MIN_REPLICAS_FOR_DISRUPTION_BUDGET)
+    if (replicas >= MIN_REPLICAS_FOR_DISRUPTION_BUDGET)
       new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, selector: podLabels, labels });
     if (metrics) new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     if (props.networkPolicy !== false) {

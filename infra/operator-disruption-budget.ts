@@ -23,6 +23,7 @@ export interface OperatorDisruptionBudgetProps {
  * where `minAvailable: 1` would let a drain evict all but one. Only for 2 replicas or more: with one, any budget
  * either blocks every drain or allows the eviction anyway. `unhealthyPodEvictionPolicy: AlwaysAllow` lets a pod that
  * is not Ready (crash-looping, or waiting on an API it cannot reach) be evicted, so that it never blocks a drain.
+ * Sharded, the same budget lets each stopping replica hand its share over (drain, release its Lease) before the next goes.
  */
 export class OperatorDisruptionBudget extends Construct {
   constructor(scope: Construct, id: string, props: OperatorDisruptionBudgetProps) {

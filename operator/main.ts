@@ -1,4 +1,5 @@
 // `npm start`: flags, the cluster (or the embedded emulator), then the operator until SIGTERM or SIGINT. Wiring only.
+import { hostname } from 'node:os';
 import { createOperator, type Operator } from './operator.js';
 import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
@@ -62,10 +63,20 @@ async function main(argv: readonly string[]): Promise<number> {
         orFreePort: orFreePort(ENDPOINT_FLAGS.probes),
       },
       processMetrics: true,
-      leaderElection: flags.leaderElect
+      leaderElection:
+        flags.leaderElect && !flags.sharding
+          ? {
+              namespace: flags.leaderElectionNamespace,
+              name: flags.leaderElectionId,
+              leaseDurationMs: flags.leaseDurationMs,
+              renewDeadlineMs: flags.renewDeadlineMs,
+              retryPeriodMs: flags.retryPeriodMs,
+            }
+          : undefined,
+      sharding: flags.sharding
         ? {
             namespace: flags.leaderElectionNamespace,
-            name: flags.leaderElectionId,
+            identity: flags.shardIdentity ?? process.env.POD_NAME ?? hostname(),
             leaseDurationMs: flags.leaseDurationMs,
             renewDeadlineMs: flags.renewDeadlineMs,
             retryPeriodMs: flags.retryPeriodMs,

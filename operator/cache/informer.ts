@@ -1,5 +1,5 @@
 // A watched, indexed cache of one resource: watcher + reflector + Store, shared by every subscriber.
-import { map, share, type Observable } from 'rxjs';
+import { BehaviorSubject, filter, map, type Observable, share, switchMap } from 'rxjs';
 import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 import { reflect } from './reflector.js';
@@ -22,12 +22,26 @@ export interface Informer<T extends KubeObject> {
   readonly events$: Observable<StoreChange<T>>;
   /** False until the first list is in the store, then true (see {@link Store.synced$}). */
   readonly synced$: Observable<boolean>;
+  /** With a {@link CacheScope}: the version of the scope whose list the store holds (-1 before the first). */
+  readonly listedScope$?: Observable<number>;
+}
+
+/**
+ * Which objects the store keeps, when it keeps only some (a shard's share): a filter before the store, and a version
+ * that moves whenever the filter may answer differently. Each new version lists again (one LIST), so that the store
+ * drops what left the scope (a `delete` change each) and gains what entered it (an `apply` each).
+ */
+export interface CacheScope<T extends KubeObject> {
+  readonly keeps: (object: T) => boolean;
+  readonly versions$: Observable<number>;
 }
 
 /** Options of {@link informer}. */
 export interface InformerOptions<T extends KubeObject> {
   /** What the store keeps of each object. @default {@link stripManagedFields} */
   readonly transform?: CacheTransform<T>;
+  /** Keep only the objects of this scope. @default every object the watch sees */
+  readonly scope?: CacheScope<T>;
 }
 
 /**
@@ -51,8 +65,9 @@ export function informer<T extends KubeObject>(
 }
 
 /**
- * An informer over any stream of watcher events: for example one watcher per namespace, merged
- * (`acrossNamespaces(namespaces, (namespace) => watcher(client, resource, { namespace }, deps))`).
+ * An informer over any cold stream of watcher events: for example one watcher per namespace, merged
+ * (`acrossNamespaces(namespaces, (namespace) => watcher(client, resource, { namespace }, deps))`). With a scope, each
+ * new version of it subscribes to `source` again (a new list).
  */
 export function informerOf<T extends KubeObject>(
   source: Observable<WatcherEvent<T>>,
@@ -61,10 +76,26 @@ export function informerOf<T extends KubeObject>(
 ): Informer<T> {
   const store = new Store<T>(indexers);
   const transform = options.transform ?? stripManagedFields;
-  const events$ = source.pipe(
-    map((event) => transformEvent(event, transform)),
-    reflect(store),
+  const { scope } = options;
+  if (!scope) {
+    const events$ = source.pipe(
+      map((event) => transformEvent(event, transform)),
+      reflect(store),
+      share(),
+    );
+    return { store, events$, synced$: store.synced$ };
+  }
+  const listed = new BehaviorSubject(-1);
+  const events$ = scope.versions$.pipe(
+    switchMap((version) =>
+      source.pipe(
+        // A delete passes: the store ignores an object it does not hold.
+        filter((event) => !(event.type === 'initApply' || event.type === 'apply') || scope.keeps(event.object)),
+        map((event) => transformEvent(event, transform)),
+        reflect(store, () => listed.next(version)),
+      ),
+    ),
     share(),
   );
-  return { store, events$, synced$: store.synced$ };
+  return { store, events$, synced$: store.synced$, listedScope$: listed };
 }

@@ -22,7 +22,9 @@ import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
 import { type ApiAccess, apiAccess } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
+import { buildShard, type ShardParts } from './sharding.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
+import { hasOptIn } from '../workload/reload-annotations.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -56,6 +58,8 @@ export interface OperatorParts {
   readonly recorder: EventRecorder;
   /** The workload domain, when `options.workloads` names kinds. */
   readonly workloads?: WorkloadParts;
+  /** This replica's shard, with `options.sharding` (then `elector` is its own Lease's). */
+  readonly sharding?: ShardParts;
 }
 
 /** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
@@ -78,20 +82,50 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     dependencies = new RegistryDependencySource(registry, { logger });
   }
 
+  if (options.sharding && options.leaderElection) throw new Error('createOperator: sharding and leaderElection exclude each other');
+  const leaseClient = options.leaderElection || options.sharding ? client.withOwnFence() : undefined;
+  const sharding: ShardParts | undefined =
+    options.sharding && leaseClient
+      ? buildShard(options.sharding, {
+          client,
+          leaseClient,
+          logger,
+          scheduler,
+          metrics: metrics.registry,
+          cachedKeys: (): Record<string, Iterable<string>> => ({
+            customapp: apps.store.keys(),
+            // The workload informers cache every object of their kinds (trimmed); only those opted in are workloads.
+            workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
+              store
+                .list()
+                .filter((object) => hasOptIn(object.metadata.annotations) || hasOptIn(object.spec.template?.metadata?.annotations))
+                .map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
+            ),
+          }),
+        })
+      : undefined;
   const access = apiAccess(client, { namespaces, logger, scheduler });
   // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
-  const apps = informerOf<CustomApp>(
+  const apps: Informer<CustomApp> = informerOf<CustomApp>(
     access.apps.watch(CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` }), watchDeps),
     CUSTOM_APP_INDEXERS,
+    { scope: sharding?.byName<CustomApp>() },
   );
   const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
-  const deployments = informerOf<Deployment>(access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps));
-  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps));
+  // A CustomApp's Deployment and Service are named after it: the same key, so the same shard.
+  const deployments = informerOf<Deployment>(
+    access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps),
+    {},
+    {
+      scope: sharding?.byName(),
+    },
+  );
+  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps), {}, { scope: sharding?.byName() });
 
   const leaderElection = options.leaderElection;
-  const leaseClient = leaderElection ? client.withOwnFence() : undefined;
   const elector =
-    leaderElection && leaseClient
+    sharding?.elector ??
+    (leaderElection && leaseClient
       ? new LeaderElector({
           client: leaseClient,
           ...leaderElection,
@@ -102,7 +136,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
           logger: logger.child({ component: 'leader-election' }),
           onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
         })
-      : undefined;
+      : undefined);
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
   const caches = {
@@ -149,6 +183,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     metrics,
     concurrency: options.maxConcurrentReconciles ?? 4,
     scheduler,
+    gate: sharding?.shard,
   });
   const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
     client,
@@ -161,6 +196,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     governance,
     recorder,
     concurrency: options.maxConcurrentReconciles ?? 4,
+    shard: sharding?.shard,
   });
   return {
     logger,
@@ -181,6 +217,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     controller,
     recorder,
     workloads,
+    sharding,
   };
 }
 

@@ -5,7 +5,7 @@ import { CONFIGMAPS, SECRETS, type Resource } from '../kube/resources.js';
 import type { WatcherEvent } from '../watch/events.js';
 import { watchObject } from '../watch/watch-object.js';
 import { watcher } from '../watch/watcher.js';
-import type { WatchClient, WatcherConfig, WatcherDeps } from '../watch/config.js';
+import { DEFAULT_PAGE_SIZE, type WatchClient, type WatcherConfig, type WatcherDeps } from '../watch/config.js';
 import type { HashableContent } from './content-hash.js';
 import type { ListHealth } from './list-health.js';
 import type { DependencyKind } from './source.js';
@@ -29,6 +29,12 @@ export const NAMESPACE_PAGE_BYTES = 16 * 1024 * 1024;
  * limit: their field selector answers at most one object.
  */
 export const NAMESPACE_PAGE_SIZE = Math.floor(NAMESPACE_PAGE_BYTES / MAX_OBJECT_BYTES);
+/**
+ * What a namespace list's page may grow to while its objects are small (the watcher's `maxPageSize`: twice as many
+ * after each full page under a quarter of the budget): the watcher's default page size. A namespace of 3,000 small
+ * ConfigMaps then lists in 10 requests instead of 300, and one of large Secrets stays at 10 per page.
+ */
+export const NAMESPACE_MAX_PAGE_SIZE = DEFAULT_PAGE_SIZE;
 
 /** A ConfigMap or a Secret as it arrives, before the registry hashes it and drops the payload. */
 export interface DependencyObject extends KubeObject, HashableContent {}
@@ -57,8 +63,9 @@ export type DependencyWatchConfig = Omit<WatcherConfig, 'namespace' | 'fieldSele
 /**
  * The real streams: {@link watchObject} (`fieldSelector=metadata.name=<name>`, named `configmap ns/name` in logs)
  * for an object scope, and an unfiltered {@link watcher} of the namespace (named `configmap ns/*`) for a
- * namespace scope, listed {@link NAMESPACE_PAGE_SIZE} objects per page within {@link NAMESPACE_PAGE_BYTES} (`pageSize`
- * and `maxPageBytes` in `config` override both, for namespace lists only). With `health`, every stream's list is
+ * namespace scope, listed {@link NAMESPACE_PAGE_SIZE} objects per page at first, growing to {@link NAMESPACE_MAX_PAGE_SIZE}
+ * while pages are small, within {@link NAMESPACE_PAGE_BYTES} (`pageSize`, `maxPageSize` and `maxPageBytes` in `config`
+ * override them, for namespace lists only). With `health`, every stream's list is
  * followed, so that one that keeps failing is reported ({@link ListHealth}).
  */
 export function watchDependencies(
@@ -76,6 +83,7 @@ export function watchDependencies(
           {
             ...config,
             pageSize: config.pageSize ?? NAMESPACE_PAGE_SIZE,
+            maxPageSize: config.maxPageSize ?? NAMESPACE_MAX_PAGE_SIZE,
             maxPageBytes: config.maxPageBytes ?? NAMESPACE_PAGE_BYTES,
             namespace,
             name: `${kind.toLowerCase()} ${namespace}/*`,

@@ -24,6 +24,13 @@ export interface WatcherConfig {
    */
   readonly maxPageBytes?: number;
   /**
+   * The page size a list may grow to: after a full page that took at most a quarter of `maxPageBytes`, the next asks
+   * for twice as many objects (up to this), so that a collection of small objects listed from a small `pageSize`
+   * takes a few requests, not one per `pageSize` objects. Growth stops for the attempt once a page came back too
+   * large. @default `pageSize` (no growth)
+   */
+  readonly maxPageSize?: number;
+  /**
    * The server ends each watch request after this many seconds, and the watcher resumes at once from the last
    * resourceVersion. @default a random whole number in [300, 600), as client-go's reflector picks it (its
    * `minWatchTimeout` of 5 minutes times 1 + a random fraction), so that many watches do not reconnect in step

@@ -124,9 +124,9 @@ export async function watchedUntilClosed<T extends KubeObject>(
  * Each page is let go before the next is asked for: at most one page's objects are held at once. An answer longer
  * than `maxPageBytes` is cut off by the client and asked again from the same continue token at half the page
  * size, down to one object, which is read whatever its size (the API server bounds it); the smaller size holds
- * for the rest of the attempt. Below `maxPageSize`, a full page that took at most a quarter of `maxPageBytes` doubles
- * the next page's size: at the bytes per object just seen, the next page takes at most half the budget, and one that
- * meets larger objects is cut off at the budget as any page is (after which the list grows no more).
+ * for the rest of the attempt. Below `maxPageSize`, a full page doubles the next page's size when, at the bytes per
+ * object just seen, the next page would take at most `growPageBytes` (a quarter of `maxPageBytes` by default); one
+ * that meets larger objects is cut off at the budget as any page is (after which the list grows no more).
  */
 export async function listed<T extends KubeObject>(
   steps: WatchSteps,
@@ -138,6 +138,7 @@ export async function listed<T extends KubeObject>(
   let limit = config.pageSize ?? DEFAULT_PAGE_SIZE;
   let maxBytes = limit > 1 ? maxPageBytes : undefined;
   let growTo = Math.max(config.maxPageSize ?? limit, limit);
+  const growPageBytes = config.growPageBytes ?? maxPageBytes / 4;
   /** The last page's length, when the client told it (a page of unknown length grows nothing). */
   let pageBytes: number | undefined;
   const onBytes = (bytes: number): void => {
@@ -168,7 +169,7 @@ export async function listed<T extends KubeObject>(
           emit({ type: 'initApply', object: items[index]! });
         }
         count += items.length;
-        if (limit < growTo && items.length >= limit && pageBytes !== undefined && pageBytes <= maxPageBytes / 4) {
+        if (limit < growTo && items.length >= limit && pageBytes !== undefined && pageBytes * 2 <= growPageBytes) {
           limit = Math.min(limit * 2, growTo);
           maxBytes = maxPageBytes;
         }

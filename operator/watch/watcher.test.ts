@@ -256,6 +256,36 @@ test('a list of small objects doubles its page size after each full page, up to 
   subscription.unsubscribe();
 });
 
+test('growPageBytes bounds the growth: a page grows only while the next, at the bytes per object seen, would fit it', async (t) => {
+  const clock = new VirtualClock();
+  const names = 'abcdefghijklmn'.split('');
+  const pages = [
+    [0, 2],
+    [2, 6],
+    [6, 10],
+    [10, 14],
+  ].map(([from, to], index, all) =>
+    page(
+      '10',
+      names.slice(from, to).map((name) => cm(name, '7')),
+      index < all.length - 1 ? `p${index + 1}` : undefined,
+    ),
+  );
+  const pageBytes = (index: number): number => Buffer.byteLength(JSON.stringify(pages[index]));
+  const client = new ScriptedClient(pages);
+  // Room for twice the first page, not for twice the second.
+  const growPageBytes = 2 * pageBytes(0) + 10;
+  t.true(2 * pageBytes(1) > growPageBytes);
+  const { seen, subscription } = record(client, { pageSize: 2, maxPageSize: 8, maxPageBytes: 100_000, growPageBytes }, clock);
+  await settle(80);
+  t.is(seen.filter((event) => event.startsWith('initApply')).length, 14);
+  t.deepEqual(
+    client.lists.map(({ limit }) => limit),
+    [2, 4, 4, 4],
+  );
+  subscription.unsubscribe();
+});
+
 test('a page over a quarter of maxPageBytes grows nothing, and a list whose page came back too large grows no more', async (t) => {
   const clock = new VirtualClock();
   const tooLarge = (): ApiError => new ApiError('list: answer larger than 2000 bytes', 0, { kind: 'Status', reason: 'AnswerTooLarge' });

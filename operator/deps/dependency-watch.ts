@@ -38,8 +38,8 @@ export const NAMESPACE_MAX_PAGE_SIZE = DEFAULT_PAGE_SIZE;
 /**
  * The bytes a grown namespace page stays within: 128 KiB. Measured at 1k (one namespace of 6,000 ConfigMaps of 1.3
  * KB): pages grown to 500 (650 KB answers) left the RSS after the cold start at 124 to 139 MiB over three runs,
- * against 110 to 112 without growth and 112.5 with pages of at most 100 (130 KB): a large answer is a large string
- * and large Buffers, which V8 frees only in a full collection. Within 128 KiB, such a namespace lists 80 per page:
+ * against 110 to 112 without growth and 112.5 with pages of at most 100 (130 KB); likely because V8 allocates a
+ * string past 128 KiB (the answer is read into one) where only a full collection frees it. Within 128 KiB, such a namespace lists 80 per page:
  * the cold start at 1k made 92 lists instead of 608, at the RSS of no growth (109.2 MiB).
  */
 export const NAMESPACE_GROW_PAGE_BYTES = 128 * 1024;

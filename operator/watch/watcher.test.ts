@@ -225,21 +225,21 @@ test('a page answer over maxPageBytes is asked again at half the limit from the 
   subscription.unsubscribe();
 });
 
-test('a list of small objects doubles its page size after each full page, up to maxPageSize', async (t) => {
-  const clock = new VirtualClock();
-  const names = 'abcdefghijklmnopq'.split('');
-  const pages = [
-    [0, 2],
-    [2, 6],
-    [6, 14],
-    [14, 17],
-  ].map(([from, to], index, all) =>
+/** Consecutive pages of small ConfigMaps (`a`, `b`, …) of the sizes given, each with a continue token but the last. */
+function smallPages(sizes: readonly number[]): ObjectList<ConfigMap>[] {
+  let next = 0;
+  return sizes.map((size, index) =>
     page(
       '10',
-      names.slice(from, to).map((name) => cm(name, '7')),
-      index < all.length - 1 ? `p${index + 1}` : undefined,
+      Array.from({ length: size }, () => cm(String.fromCharCode(97 + next++), '7')),
+      index < sizes.length - 1 ? `p${index + 1}` : undefined,
     ),
   );
+}
+
+test('a list of small objects doubles its page size after each full page, up to maxPageSize', async (t) => {
+  const clock = new VirtualClock();
+  const pages = smallPages([2, 4, 8, 3]);
   const client = new ScriptedClient(pages);
   const { seen, subscription } = record(client, { pageSize: 2, maxPageSize: 8, maxPageBytes: 100_000 }, clock);
   await settle(80);
@@ -258,19 +258,7 @@ test('a list of small objects doubles its page size after each full page, up to 
 
 test('growPageBytes bounds the growth: a page grows only while the next, at the bytes per object seen, would fit it', async (t) => {
   const clock = new VirtualClock();
-  const names = 'abcdefghijklmn'.split('');
-  const pages = [
-    [0, 2],
-    [2, 6],
-    [6, 10],
-    [10, 14],
-  ].map(([from, to], index, all) =>
-    page(
-      '10',
-      names.slice(from, to).map((name) => cm(name, '7')),
-      index < all.length - 1 ? `p${index + 1}` : undefined,
-    ),
-  );
+  const pages = smallPages([2, 4, 4, 4]);
   const pageBytes = (index: number): number => Buffer.byteLength(JSON.stringify(pages[index]));
   const client = new ScriptedClient(pages);
   // Room for twice the first page, not for twice the second.

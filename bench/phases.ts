@@ -177,27 +177,52 @@ export async function coldStart(session: Session): Promise<ColdStartResult> {
   };
 }
 
-/** Writes distinct own ConfigMaps at a steady pace; each CustomApp's Deployment must roll to the new hash. */
-export async function referencedUpdates(session: Session): Promise<PhaseResult> {
+/**
+ * The referenced-update phase's writes, the same for CustomApps and workloads: the own ConfigMaps of the profile's
+ * `referencedUpdates` apps spread over the load, each written once at the profile's pace. Answers the writes' probes
+ * and what `expect` makes of each (the change it should cause).
+ */
+export async function writeOwnConfigMaps<E>(
+  session: Pick<Session, 'configMaps' | 'now' | 'client' | 'plan' | 'options'>,
+  expect: (app: PlannedApp, probe: DeliveryProbe) => E,
+): Promise<{ writes: number; probes: DeliveryProbe[]; expectations: E[] }> {
   const { profile } = session.options;
-  const own = session.plan.apps.filter((app) => !app.sharer);
-  const targets = spread(own, profile.referencedUpdates);
-  const meter = await PhaseMeter.start(session);
-  const expectations: Expectation[] = [];
+  const targets = spread(
+    session.plan.apps.filter((app) => !app.sharer),
+    profile.referencedUpdates,
+  );
   const probes: DeliveryProbe[] = [];
+  const expectations: E[] = [];
   await paced(targets, profile.writesPerSecond, async (app) => {
     const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
     probes.push(probe);
-    expectations.push({ deployment: `${app.namespace}/${app.name}`, sentAt: probe.sentAt, hash: session.configMaps.get(probe.key)!.hash });
+    expectations.push(expect(app, probe));
   });
+  return { writes: targets.length, probes, expectations };
+}
+
+/** A delivery phase's figures: the latencies, the API floor of its writes, how many changes were expected and missed. */
+export function deliveryFigures(
+  session: Pick<Session, 'deliveries'>,
+  probes: readonly DeliveryProbe[],
+  latencies: readonly number[],
+  expected: number,
+  missed: number,
+): Partial<PhaseResult> {
+  return { latencyMs: summarize([...latencies]), floorMs: summarize(floorOf(session, probes)), expected, missed };
+}
+
+/** Writes distinct own ConfigMaps at a steady pace; each CustomApp's Deployment must roll to the new hash. */
+export async function referencedUpdates(session: Session): Promise<PhaseResult> {
+  const meter = await PhaseMeter.start(session);
+  const { writes, probes, expectations } = await writeOwnConfigMaps(session, (app, probe) => ({
+    deployment: `${app.namespace}/${app.name}`,
+    sentAt: probe.sentAt,
+    hash: session.configMaps.get(probe.key)!.hash,
+  }));
   const { latencies, missed } = await awaitExpectations(session, expectations, 'referenced updates');
   await session.settle();
-  return meter.finish(targets.length, {
-    latencyMs: summarize(latencies),
-    floorMs: summarize(floorOf(session, probes)),
-    expected: expectations.length,
-    missed,
-  });
+  return meter.finish(writes, deliveryFigures(session, probes, latencies, expectations.length, missed));
 }
 
 /** Writes ConfigMaps no CustomApp names: ideally nothing follows. */

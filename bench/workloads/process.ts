@@ -106,6 +106,8 @@ export async function workloadCommand(
       '--max-concurrent-rollouts=0',
       '--flap-threshold=0',
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      // Plain HTTP: the harness reads the heap from /metrics with no token (the default, HTTPS with authentication, refuses it).
+      '--metrics-secure=false',
       '--health-probe-bind-address=0',
       '--log-level=info',
     ],

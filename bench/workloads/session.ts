@@ -6,7 +6,7 @@ import { type CpuSeconds, diffCpu, processCpuSeconds } from '../cpu.js';
 import type { LoadPlan } from '../load.js';
 import { ConfigMapDeliveries, type Clock } from '../observers.js';
 import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
-import { awaitMet, type DeliveryProbe, floorOf, paced, spread, updateConfigMap } from '../phases.js';
+import { awaitMet, type DeliveryProbe, deliveryFigures, floorOf, paced, spread, updateConfigMap, writeOwnConfigMaps } from '../phases.js';
 import type { ColdStartResult, PhaseResult, RestartResult, SessionResult } from '../results.js';
 import type { BenchServer } from '../server.js';
 import {
@@ -215,27 +215,14 @@ async function coldStart(session: WorkloadSession): Promise<ColdStartResult> {
 
 /** Writes distinct own ConfigMaps at a steady pace; each one's Deployment must roll. */
 async function referencedUpdates(session: WorkloadSession): Promise<PhaseResult> {
-  const { profile } = session.options;
-  const targets = spread(
-    session.plan.apps.filter((app) => !app.sharer),
-    profile.referencedUpdates,
-  );
   const meter = await WorkloadMeter.start(session);
-  const expectations: Expectation[] = [];
-  const probes: DeliveryProbe[] = [];
-  await paced(targets, profile.writesPerSecond, async (app) => {
-    const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
-    probes.push(probe);
-    expectations.push({ deployment: `${app.namespace}/${app.name}`, sentAt: probe.sentAt });
-  });
+  const { writes, probes, expectations } = await writeOwnConfigMaps(session, (app, probe) => ({
+    deployment: `${app.namespace}/${app.name}`,
+    sentAt: probe.sentAt,
+  }));
   const { latencies, missed } = await awaitRollouts(session, expectations, 'referenced updates');
   await session.settle();
-  return meter.finish(targets.length, {
-    latencyMs: summarize(latencies),
-    floorMs: summarize(floorOf(session, probes)),
-    expected: expectations.length,
-    missed,
-  });
+  return meter.finish(writes, deliveryFigures(session, probes, latencies, expectations.length, missed));
 }
 
 /** Writes ConfigMaps no Deployment uses: nothing should roll. */

@@ -44,6 +44,8 @@ test('Reloader runs with the annotations strategy and its kubeconfig; ours-workl
     '--max-concurrent-rollouts=0',
     '--flap-threshold=0',
     '--max-old-space-size=512',
+    // Plain HTTP, so that the harness reads the heap from /metrics as it does Reloader's (HTTPS would refuse it).
+    '--metrics-secure=false',
   ])
     t.true(ours.args.includes(flag), flag);
   t.true(ours.args.includes(`--metrics-bind-address=127.0.0.1:${ours.metricsPort}`));

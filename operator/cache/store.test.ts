@@ -1,5 +1,6 @@
 // Tests of the Store: keys, indexes that follow every write, the atomic replace and its diff, the synced flag.
 import test from 'ava';
+import fc from 'fast-check';
 import type { KubeObject } from '../kube/objects.js';
 import { objectKey, Store } from './store.js';
 
@@ -63,4 +64,47 @@ test('replace swaps the whole content, answers the diff and marks the store sync
   t.deepEqual(synced, [false, true], 'synced$ replays the current value and emits each change once');
   t.true(store.synced);
   subscription.unsubscribe();
+});
+
+test('model: after any sequence of applies, deletes and replaces, each index answers exactly the keys whose object maps to the value', (t) => {
+  const names = ['a', 'b', 'c', 'd'];
+  const values = ['x', 'y', 'z'];
+  const write = fc.oneof(
+    fc.record({ op: fc.constant('apply' as const), name: fc.constantFrom(...names), configMap: fc.constantFrom(...values) }),
+    fc.record({ op: fc.constant('delete' as const), name: fc.constantFrom(...names) }),
+    fc.record({
+      op: fc.constant('replace' as const),
+      objects: fc.uniqueArray(fc.record({ name: fc.constantFrom(...names), configMap: fc.constantFrom(...values) }), {
+        selector: (object) => object.name,
+      }),
+    }),
+  );
+  fc.assert(
+    fc.property(fc.array(write, { maxLength: 40 }), (writes) => {
+      const store = appStore();
+      const model = new Map<string, string>();
+      let version = 0;
+      for (const step of writes) {
+        version += 1;
+        if (step.op === 'apply') {
+          store.apply(app(step.name, String(version), step.configMap));
+          model.set(`ns/${step.name}`, step.configMap);
+        } else if (step.op === 'delete') {
+          store.delete(app(step.name, String(version), 'x'));
+          model.delete(`ns/${step.name}`);
+        } else {
+          store.replace(step.objects.map((object) => app(object.name, String(version), object.configMap)));
+          model.clear();
+          for (const object of step.objects) model.set(`ns/${object.name}`, object.configMap);
+        }
+        for (const value of values) {
+          const expected = [...model].filter(([, configMap]) => configMap === value).map(([key]) => key);
+          if (JSON.stringify(store.byIndex('byConfigMap', `ns/${value}`).sort()) !== JSON.stringify(expected.sort())) return false;
+        }
+      }
+      return true;
+    }),
+    { verbose: true },
+  );
+  t.pass();
 });

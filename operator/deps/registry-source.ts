@@ -20,8 +20,11 @@ import { refKey, type DependencyRef, type DependencySource, type DependencyState
  * `close()` unsubscribes everything and completes `changes`. Calls after `close` are ignored.
  */
 export class RegistryDependencySource implements DependencySource {
-  /** owner → useKey → the ref and its subscription. */
-  private readonly held = new Map<string, Map<string, { readonly ref: DependencyRef; readonly subscription: Subscription }>>();
+  /**
+   * owner → what it holds: the one ref of an owner that holds one (most workloads), else useKey → each. A Map of one
+   * entry costs about 160 bytes more per owner: 1.6 MB at 10k workloads.
+   */
+  private readonly held = new Map<string, Held | Map<string, Held>>();
   /** useKey → how many owners hold it. */
   private readonly holds = new Map<string, number>();
   /** useKey → the last state forwarded to `changes`. */
@@ -42,18 +45,21 @@ export class RegistryDependencySource implements DependencySource {
   use(owner: string, refs: readonly DependencyRef[]): void {
     if (this.closed) return;
     const wanted = new Map(refs.map((ref) => [useKey(ref), ref]));
-    let mine = this.held.get(owner);
-    for (const [key, { subscription }] of [...(mine ?? [])]) {
-      if (!wanted.has(key)) this.drop(owner, key, subscription);
+    const before = heldBy(this.held.get(owner));
+    const mine = new Map<string, Held>();
+    for (const held of before) {
+      if (wanted.has(held.key)) mine.set(held.key, held);
+      else this.drop(owner, held);
     }
     for (const [key, ref] of wanted) {
-      if (mine?.has(key)) continue;
-      if (!mine) this.held.set(owner, (mine = new Map()));
+      if (mine.has(key)) continue;
       this.holds.set(key, (this.holds.get(key) ?? 0) + 1);
-      mine.set(key, { ref, subscription: this.registry.acquire(ref).subscribe((state) => this.forward(key, state)) });
+      mine.set(key, { key, ref, subscription: this.registry.acquire(ref).subscribe((state) => this.forward(key, state)) });
       this.log.debug({ owner, ref: key }, 'use');
     }
-    if (mine?.size === 0) this.held.delete(owner);
+    if (mine.size === 0) this.held.delete(owner);
+    else if (mine.size === 1) this.held.set(owner, mine.values().next().value!);
+    else this.held.set(owner, mine);
   }
 
   batch(useAll: () => void): void {
@@ -63,7 +69,7 @@ export class RegistryDependencySource implements DependencySource {
   release(owner: string): void {
     const mine = this.held.get(owner);
     if (!mine) return;
-    for (const [key, { subscription }] of [...mine]) this.drop(owner, key, subscription);
+    for (const held of heldBy(mine)) this.drop(owner, held);
     this.held.delete(owner);
     this.log.debug({ owner }, 'released');
   }
@@ -80,7 +86,7 @@ export class RegistryDependencySource implements DependencySource {
   holders(): ReadonlyMap<string, ReadonlySet<string>> {
     const holders = new Map<string, Set<string>>();
     for (const [owner, mine] of this.held) {
-      for (const { ref } of mine.values()) holders.set(refKey(ref), (holders.get(refKey(ref)) ?? new Set()).add(owner));
+      for (const { ref } of heldBy(mine)) holders.set(refKey(ref), (holders.get(refKey(ref)) ?? new Set()).add(owner));
     }
     return holders;
   }
@@ -100,8 +106,8 @@ export class RegistryDependencySource implements DependencySource {
     this.changeSubject.next(state);
   }
 
-  private drop(owner: string, key: string, subscription: Subscription): void {
-    this.held.get(owner)?.delete(key);
+  /** Ends one hold of `owner` (its caller updates {@link held}). */
+  private drop(owner: string, { key, subscription }: Held): void {
     const holds = (this.holds.get(key) ?? 1) - 1;
     if (holds > 0) this.holds.set(key, holds);
     else {
@@ -111,4 +117,16 @@ export class RegistryDependencySource implements DependencySource {
     subscription.unsubscribe();
     this.log.debug({ owner, ref: key }, 'drop');
   }
+}
+
+/** One ref an owner holds: its useKey, the ref, and the registry subscription that holds it. */
+interface Held {
+  readonly key: string;
+  readonly ref: DependencyRef;
+  readonly subscription: Subscription;
+}
+
+/** What an owner holds, as a list (a copy: safe to drop from while iterating). */
+function heldBy(mine: Held | Map<string, Held> | undefined): Held[] {
+  return mine === undefined ? [] : mine instanceof Map ? [...mine.values()] : [mine];
 }

@@ -1,6 +1,6 @@
 // The flap breaker: per referenced object, more than N content changes within a window hold its apps until it is quiet.
 import type { DependencyState } from '../deps/source.js';
-import { refKey, useKey } from '../deps/source.js';
+import { refKey, refKeys, useKey } from '../deps/source.js';
 
 /** Options of {@link FlapBreaker}. */
 export interface FlapBreakerOptions {
@@ -28,23 +28,31 @@ export type BreakerState =
 
 interface RefHistory {
   /**
-   * The last state seen through each view of the object (`useKey`: the whole object, or some keys of it): `absent`,
-   * or the content hash. A view's first state is no change.
+   * The last state seen through the first view of the object (`useKey`: the whole object, or some keys of it):
+   * `absent`, or the content hash. A view's first state is no change. Most objects are seen through one view: the
+   * others, if any, are in {@link more}, so that one entry per referenced object needs no Map of its own. Unset
+   * until a state is seen (an entry {@link FlapBreaker.reopen} or {@link FlapBreaker.touch} made at a restart).
    */
-  readonly last: Map<string, string>;
+  view?: string;
+  text?: string;
+  /** The last state seen through each further view. */
+  more?: Map<string, string>;
   /**
    * The object event the last change counted was seen in (its resourceVersion, or `absent`) and through which view:
    * the same event seen through another view (one edit of a key that a whole ref and a ref with keys both follow) is
    * the same change, counted once.
    */
   counted?: { readonly view: string; readonly event: string };
-  /** Times of the content changes within the window. */
-  changes: number[];
+  /** Times of the content changes within the window (a shared empty array while there is none). */
+  changes: readonly number[];
   /** When the last change was seen. */
   lastChange?: number;
   /** Set while open: when it opened. */
   openedAt?: number;
 }
+
+/** The changes of a ref that has had none within the window: shared, never written. */
+const NO_CHANGES: readonly number[] = Object.freeze([]);
 
 /** One full sweep of quiet, unreferenced refs per this many observations (amortized; no timer). */
 const SWEEP_EVERY = 512;
@@ -91,20 +99,26 @@ export class FlapBreaker {
     this.observations += 1;
     if (this.observations % SWEEP_EVERY === 0) this.sweep(now);
     const key = refKey(state.ref);
-    const view = useKey(state.ref);
+    // The whole object's view is its refKey: one string for both.
+    const view = refKeys(state.ref) ? useKey(state.ref) : key;
     const text = state.exists ? state.hash : 'absent';
     const history = this.history(key);
     this.refs.set(key, history);
-    const before = history.last.get(view);
-    history.last.set(view, text);
-    if (before === undefined) return history.last.size === 1 ? 'initial' : 'same';
+    if (history.view === undefined) {
+      history.view = view;
+      history.text = text;
+      return 'initial';
+    }
+    const before = history.view === view ? history.text : history.more?.get(view);
+    if (history.view === view) history.text = text;
+    else (history.more ??= new Map()).set(view, text);
+    if (before === undefined) return 'same';
     if (before === text) return 'same';
     const event = state.exists ? state.resourceVersion : 'absent';
     if (history.counted && history.counted.view !== view && history.counted.event === event) return 'same';
     history.counted = { view, event };
     this.closeIfQuiet(history, now);
-    history.changes = history.changes.filter((at) => now - at < this.options.windowMs);
-    history.changes.push(now);
+    history.changes = [...history.changes.filter((at) => now - at < this.options.windowMs), now];
     history.lastChange = now;
     if (this.enabled && history.openedAt === undefined && history.changes.length > this.options.threshold) {
       history.openedAt = now;
@@ -115,7 +129,7 @@ export class FlapBreaker {
 
   /** The history of `ref` (a {@link refKey}), a new one when it has none (the caller stores it). */
   private history(ref: string): RefHistory {
-    return this.refs.get(ref) ?? { last: new Map(), changes: [] };
+    return this.refs.get(ref) ?? { changes: NO_CHANGES };
   }
 
   /** The breaker of `ref` (a {@link refKey}) at `now`. */
@@ -141,7 +155,7 @@ export class FlapBreaker {
     const history = this.history(ref);
     history.lastChange = now;
     history.openedAt ??= now;
-    if (history.changes.length === 0) history.changes.push(now);
+    if (history.changes.length === 0) history.changes = [now];
     this.refs.set(ref, history);
   }
 
@@ -181,7 +195,7 @@ export class FlapBreaker {
   private closeIfQuiet(history: RefHistory, now: number): void {
     if (history.openedAt !== undefined && history.lastChange !== undefined && now - history.lastChange >= this.options.windowMs) {
       history.openedAt = undefined;
-      history.changes = [];
+      history.changes = NO_CHANGES;
     }
   }
 }

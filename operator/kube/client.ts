@@ -97,6 +97,7 @@ export class KubeClient {
     return this.json<ObjectList<T>>(
       { method: 'GET', verb: 'list', resource, namespace: options.namespace, path, signal },
       options.maxBytes,
+      options.onBytes,
     );
   }
 
@@ -284,8 +285,11 @@ export class KubeClient {
     this.transport.close();
   }
 
-  /** Sends `call` and parses its answer; an answer longer than `maxBytes` is refused ({@link readAll}). */
-  private async json<T>(call: Call, maxBytes?: number): Promise<T> {
+  /**
+   * Sends `call` and parses its answer; an answer longer than `maxBytes` is refused ({@link readAll}), and `onBytes` is
+   * told the length of one read whole.
+   */
+  private async json<T>(call: Call, maxBytes?: number, onBytes?: (bytes: number) => void): Promise<T> {
     const started = this.now();
     let code = 0;
     try {
@@ -294,6 +298,7 @@ export class KubeClient {
         code = response.statusCode ?? 0;
         if (code < 200 || code >= 300) throw await this.transport.failure(call, response);
         const text = await readAll(response, maxBytes, `${call.method} ${call.path}`);
+        onBytes?.(Buffer.byteLength(text));
         try {
           return JSON.parse(text) as T;
         } catch {

@@ -31,6 +31,8 @@ export interface ListOptions {
    * on a page; ask again with a smaller `limit`. @default no limit
    */
   readonly maxBytes?: number;
+  /** Told the length in bytes of the answer once it is read whole: a pager sizes its next page by it. @default none */
+  readonly onBytes?: (bytes: number) => void;
 }
 
 export interface WatchOptions {

@@ -124,7 +124,9 @@ export async function watchedUntilClosed<T extends KubeObject>(
  * Each page is let go before the next is asked for: at most one page's objects are held at once. An answer longer
  * than `maxPageBytes` is cut off by the client and asked again from the same continue token at half the page
  * size, down to one object, which is read whatever its size (the API server bounds it); the smaller size holds
- * for the rest of the attempt.
+ * for the rest of the attempt. Below `maxPageSize`, a full page doubles the next page's size when, at the bytes per
+ * object just seen, the next page would take at most `growPageBytes` (a quarter of `maxPageBytes` by default); one
+ * that meets larger objects is cut off at the budget as any page is (after which the list grows no more).
  */
 export async function listed<T extends KubeObject>(
   steps: WatchSteps,
@@ -135,6 +137,13 @@ export async function listed<T extends KubeObject>(
   const maxPageBytes = config.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
   let limit = config.pageSize ?? DEFAULT_PAGE_SIZE;
   let maxBytes = limit > 1 ? maxPageBytes : undefined;
+  let growTo = Math.max(config.maxPageSize ?? limit, limit);
+  const growPageBytes = config.growPageBytes ?? maxPageBytes / 4;
+  /** The last page's length, when the client told it (a page of unknown length grows nothing). */
+  let pageBytes: number | undefined;
+  const onBytes = (bytes: number): void => {
+    pageBytes = bytes;
+  };
   for (let restarts = 0; ; restarts += 1) {
     emit({ type: 'init' });
     let count = 0;
@@ -142,8 +151,10 @@ export async function listed<T extends KubeObject>(
     let resourceVersion: string | undefined;
     try {
       for (;;) {
-        let page: ObjectList<T> | undefined = await pageOrNone<T>(steps, signal, { limit, continue: token, maxBytes });
+        pageBytes = undefined;
+        let page: ObjectList<T> | undefined = await pageOrNone<T>(steps, signal, { limit, continue: token, maxBytes, onBytes });
         if (page === undefined) {
+          growTo = 0;
           limit = Math.ceil(limit / 2);
           maxBytes = limit > 1 ? maxBytes : undefined;
           steps.log.warn({ maxPageBytes, pageSize: limit, count }, 'page too large');
@@ -158,6 +169,10 @@ export async function listed<T extends KubeObject>(
           emit({ type: 'initApply', object: items[index]! });
         }
         count += items.length;
+        if (limit < growTo && items.length >= limit && pageBytes !== undefined && pageBytes * 2 <= growPageBytes) {
+          limit = Math.min(limit * 2, growTo);
+          maxBytes = maxPageBytes;
+        }
         // A suspended async function keeps its locals: the page's objects must not wait here for the next page.
         items = undefined;
         if (!token || signal.aborted) break;
@@ -178,7 +193,7 @@ export async function listed<T extends KubeObject>(
 async function pageOrNone<T extends KubeObject>(
   steps: WatchSteps,
   signal: AbortSignal,
-  page: Pick<ListOptions, 'limit' | 'continue' | 'maxBytes'>,
+  page: Pick<ListOptions, 'limit' | 'continue' | 'maxBytes' | 'onBytes'>,
 ): Promise<ObjectList<T> | undefined> {
   const { config } = steps;
   try {

@@ -24,6 +24,17 @@ export interface WatcherConfig {
    */
   readonly maxPageBytes?: number;
   /**
+   * The page size a list may grow to: after a full page, the next asks for twice as many objects (up to this) when,
+   * at the bytes per object just seen, it would take at most `growPageBytes`; so that a collection of small objects
+   * listed from a small `pageSize` takes a few requests, not one per `pageSize` objects. Growth stops for the attempt
+   * once a page came back too large. @default `pageSize` (no growth)
+   */
+  readonly maxPageSize?: number;
+  /**
+   * The bytes a grown page aims to stay within (see `maxPageSize`). @default a quarter of `maxPageBytes`
+   */
+  readonly growPageBytes?: number;
+  /**
    * The server ends each watch request after this many seconds, and the watcher resumes at once from the last
    * resourceVersion. @default a random whole number in [300, 600), as client-go's reflector picks it (its
    * `minWatchTimeout` of 5 minutes times 1 + a random fraction), so that many watches do not reconnect in step

@@ -225,6 +225,77 @@ test('a page answer over maxPageBytes is asked again at half the limit from the 
   subscription.unsubscribe();
 });
 
+/** Consecutive pages of small ConfigMaps (`a`, `b`, …) of the sizes given, each with a continue token but the last. */
+function smallPages(sizes: readonly number[]): ObjectList<ConfigMap>[] {
+  let next = 0;
+  return sizes.map((size, index) =>
+    page(
+      '10',
+      Array.from({ length: size }, () => cm(String.fromCharCode(97 + next++), '7')),
+      index < sizes.length - 1 ? `p${index + 1}` : undefined,
+    ),
+  );
+}
+
+test('a list of small objects doubles its page size after each full page, up to maxPageSize', async (t) => {
+  const clock = new VirtualClock();
+  const pages = smallPages([2, 4, 8, 3]);
+  const client = new ScriptedClient(pages);
+  const { seen, subscription } = record(client, { pageSize: 2, maxPageSize: 8, maxPageBytes: 100_000 }, clock);
+  await settle(80);
+  t.is(seen.filter((event) => event.startsWith('initApply')).length, 17);
+  t.deepEqual(
+    client.lists.map(({ limit, maxBytes }) => [limit, maxBytes]),
+    [
+      [2, 100_000],
+      [4, 100_000],
+      [8, 100_000],
+      [8, 100_000],
+    ],
+  );
+  subscription.unsubscribe();
+});
+
+test('growPageBytes bounds the growth: a page grows only while the next, at the bytes per object seen, would fit it', async (t) => {
+  const clock = new VirtualClock();
+  const pages = smallPages([2, 4, 4, 4]);
+  const pageBytes = (index: number): number => Buffer.byteLength(JSON.stringify(pages[index]));
+  const client = new ScriptedClient(pages);
+  // Room for twice the first page, not for twice the second.
+  const growPageBytes = 2 * pageBytes(0) + 10;
+  t.true(2 * pageBytes(1) > growPageBytes);
+  const { seen, subscription } = record(client, { pageSize: 2, maxPageSize: 8, maxPageBytes: 100_000, growPageBytes }, clock);
+  await settle(80);
+  t.is(seen.filter((event) => event.startsWith('initApply')).length, 14);
+  t.deepEqual(
+    client.lists.map(({ limit }) => limit),
+    [2, 4, 4, 4],
+  );
+  subscription.unsubscribe();
+});
+
+test('a page over a quarter of maxPageBytes grows nothing, and a list whose page came back too large grows no more', async (t) => {
+  const clock = new VirtualClock();
+  const tooLarge = (): ApiError => new ApiError('list: answer larger than 2000 bytes', 0, { kind: 'Status', reason: 'AnswerTooLarge' });
+  const big = (name: string): ConfigMap => cm(name, '7', 'x'.repeat(300));
+  const client = new ScriptedClient([
+    page('10', [big('a'), big('b')], 'p1'),
+    page('10', [cm('c', '7'), cm('d', '7')], 'p2'),
+    tooLarge(),
+    page('10', [cm('e', '7'), cm('f', '7')], 'p3'),
+    page('10', [cm('g', '7')]),
+  ]);
+  const { seen, subscription } = record(client, { pageSize: 2, maxPageSize: 8, maxPageBytes: 2000 }, clock);
+  await settle(80);
+  t.is(seen.filter((event) => event.startsWith('initApply')).length, 7);
+  t.deepEqual(
+    client.lists.map(({ limit }) => limit),
+    [2, 2, 4, 2, 2],
+    'not grown after the large page; grown after the small one; halved after the answer too large; never grown again',
+  );
+  subscription.unsubscribe();
+});
+
 test('a 410 ERROR event relists at once and watches from the new list', async (t) => {
   const clock = new VirtualClock();
   const client = new ScriptedClient(

@@ -1,4 +1,5 @@
 // The workload controller's sources of work: a workload's own changes, and new content of what it references.
+import { createHash } from 'node:crypto';
 import { Subscription } from 'rxjs';
 import type { Informer } from '../cache/informer.js';
 import type { Indexers } from '../cache/store.js';
@@ -19,10 +20,17 @@ export const WORKLOAD_INDEXERS: Indexers<Workload> = {
     ),
 };
 
-/** The parts of a cached (trimmed) workload whose change needs a reconcile: all of it but its resourceVersion. */
+/**
+ * The parts of a cached (trimmed) workload whose change needs a reconcile (all of it but its resourceVersion), as a
+ * SHA-1 digest in a 20-character one-byte string: the triggers keep one per workload, and that costs 40 bytes where
+ * the JSON costs about 500 (a workload with one reference; 5 MB at 10k workloads).
+ */
 function signature(workload: Workload): string {
   const { resourceVersion: _rv, ...metadata } = workload.metadata;
-  return JSON.stringify({ ...workload, metadata });
+  return createHash('sha1')
+    .update(JSON.stringify({ ...workload, metadata }))
+    .digest()
+    .toString('latin1');
 }
 
 /**

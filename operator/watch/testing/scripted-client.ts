@@ -38,6 +38,8 @@ export class ScriptedClient implements WatchClient {
       throw new ApiError('list aborted', 0);
     }
     if (answer instanceof ApiError) throw answer;
+    // What a real client reads: the answer's JSON.
+    options.onBytes?.(Buffer.byteLength(JSON.stringify(answer)));
     return answer as unknown as ObjectList<T>;
   }
 

@@ -40,8 +40,7 @@ interface Binding extends KubeObject {
 /**
  * Adds ServiceAccount `account` of the operator's namespace to every binding that names the operator's own
  * ServiceAccount (the ClusterRoleBindings and the RoleBindings the install made): it gets exactly the operator's grants.
- * Returns once the authorizer lets it update Leases in the operator's namespace (RBAC reaches the authorizer through
- * an informer, a moment later).
+ * Returns once the authorizer lets it list CustomApps (RBAC reaches the authorizer through an informer, a moment later).
  */
 export async function grantAsOperator(admin: KubeClient, account: string): Promise<void> {
   const isOperator = (subject: Subject): boolean =>
@@ -58,7 +57,7 @@ export async function grantAsOperator(admin: KubeClient, account: string): Promi
   }
   const user = `system:serviceaccount:${OPERATOR_NAMESPACE}:${account}`;
   await eventually(
-    `${user} may update Leases in ${OPERATOR_NAMESPACE}`,
+    `${user} may list CustomApps`,
     async () => {
       const review = await admin.create<KubeObject & { status?: { allowed?: boolean } }>(SUBJECT_ACCESS_REVIEWS, undefined, {
         apiVersion: 'authorization.k8s.io/v1',
@@ -67,7 +66,7 @@ export async function grantAsOperator(admin: KubeClient, account: string): Promi
         spec: {
           user,
           groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NAMESPACE}`, 'system:authenticated'],
-          resourceAttributes: { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: OPERATOR_NAMESPACE },
+          resourceAttributes: { group: 'app.example.com', resource: 'customapps', verb: 'list' },
         },
       } as KubeObject);
       return review.status?.allowed === true;

@@ -1,5 +1,6 @@
 // N operator processes with --sharding against one API server, each its own ServiceAccount so every write names its shard.
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../infra/customapp-api.js';
+import { SUBJECT_ACCESS_REVIEWS } from '../../../operator/http/metrics-auth.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import type { KubeObject } from '../../../operator/kube/objects.js';
 import type { Resource } from '../../../operator/kube/resources.js';
@@ -20,14 +21,6 @@ const BINDINGS: readonly Resource[] = [
   { group: RBAC_GROUP, version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
   { group: RBAC_GROUP, version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', namespaced: true },
 ];
-const SUBJECT_ACCESS_REVIEWS: Resource = {
-  group: 'authorization.k8s.io',
-  version: 'v1',
-  plural: 'subjectaccessreviews',
-  kind: 'SubjectAccessReview',
-  namespaced: false,
-};
-
 interface Subject {
   readonly kind: string;
   readonly name: string;

@@ -148,6 +148,22 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
 ];
 
 /**
+ * What `--sharding` needs besides the table (the operator chart's `sharding` prop adds it to the Role in the
+ * operator's namespace, never cluster-wide): each replica renews its own Lease, whose name comes from its identity
+ * (a pod name), so get and update cannot be limited by name; list and watch follow the ring's Leases (by label).
+ * Create is in the table already.
+ */
+export const SHARDING_PERMISSIONS: readonly Permission[] = [
+  {
+    apiGroup: 'coordination.k8s.io',
+    resource: 'leases',
+    verbs: ['get', 'list', 'watch', 'update'],
+    scope: 'operator-namespace',
+    why: "--sharding: each replica renews its own Lease (named after its pod, so not by name) and watches the ring's Leases to know the live members and what each acknowledged",
+  },
+];
+
+/**
  * The grants `--workloads` needs on each kind it names, less those `granted` already has (the operator chart's
  * `workloads` prop adds them, and only them: on deployments, the table's rule already lists and watches): list and
  * watch for the workload informer (its cache is trimmed, so no GET), patch for the one write of a rollout or a record

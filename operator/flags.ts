@@ -48,6 +48,13 @@ export interface Flags {
    * CustomApp-only operator watches nothing more, and needs no more permissions
    */
   readonly workloads: readonly WorkloadResource[];
+  /**
+   * `--sharding`: every replica holds its own Lease in `--leader-election-namespace` and reconciles its share of the
+   * objects (rendezvous hashing over the live replicas). Takes the place of `--leader-elect`. @default false
+   */
+  readonly sharding: boolean;
+  /** `--shard-identity`: this replica's name in the ring (its Lease is named after it). @default POD_NAME, else the hostname */
+  readonly shardIdentity?: string;
   /** `--help`. */
   readonly help: boolean;
   /** The names of the flags given on the command line (without `--`), to tell a chosen value from a default. */
@@ -157,6 +164,17 @@ const SPECS: readonly FlagSpec[] = [
     placeholder: 'kinds',
     help: `existing workloads that roll, by annotation, on the ConfigMaps and Secrets they use: a comma-separated list of ${Object.keys(WORKLOAD_KINDS).join(', ')} (default none)`,
   },
+  {
+    name: 'sharding',
+    kind: 'boolean',
+    help: "share the work among replicas: each holds its own Lease in --leader-election-namespace and reconciles its share of the objects (instead of --leader-elect's one leader)",
+  },
+  {
+    name: 'shard-identity',
+    kind: 'string',
+    placeholder: 'name',
+    help: "this replica's name in the ring, a DNS-1123 label (default: POD_NAME, else the hostname)",
+  },
   { name: 'help', kind: 'boolean', help: 'print this help and exit' },
 ];
 
@@ -262,6 +280,15 @@ export function parseFlags(argv: readonly string[]): Flags {
     );
   }
   const workloads = parseWorkloads(text('workloads'));
+  const sharding = values.get('sharding') === true;
+  const shardIdentity = text('shard-identity');
+  if (shardIdentity !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(shardIdentity)) {
+    throw new Error(`--shard-identity: "${shardIdentity}" is not a DNS-1123 label (lower case letters, digits and '-', at most 63)`);
+  }
+  if (shardIdentity !== undefined && !sharding) throw new Error(`--shard-identity "${shardIdentity}" needs --sharding`);
+  if (sharding && values.get('leader-elect') === true) {
+    throw new Error('--sharding and --leader-elect exclude each other: with --sharding every replica works on its share');
+  }
   const metricsSecure = values.get('metrics-secure') !== false;
   const metricsCertDir = text('metrics-cert-dir');
   if (metricsCertDir !== undefined && !metricsSecure) {
@@ -287,6 +314,8 @@ export function parseFlags(argv: readonly string[]): Flags {
     flapThreshold,
     flapWindowMs,
     workloads,
+    sharding,
+    shardIdentity,
     help: values.get('help') === true,
     explicit: new Set(values.keys()),
   };

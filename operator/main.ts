@@ -1,4 +1,5 @@
 // `npm start`: flags, the cluster (or the embedded emulator), then the operator until SIGTERM or SIGINT. Wiring only.
+import { hostname } from 'node:os';
 import { createOperator, type Operator } from './operator.js';
 import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
@@ -66,6 +67,15 @@ async function main(argv: readonly string[]): Promise<number> {
         ? {
             namespace: flags.leaderElectionNamespace,
             name: flags.leaderElectionId,
+            leaseDurationMs: flags.leaseDurationMs,
+            renewDeadlineMs: flags.renewDeadlineMs,
+            retryPeriodMs: flags.retryPeriodMs,
+          }
+        : undefined,
+      sharding: flags.sharding
+        ? {
+            namespace: flags.leaderElectionNamespace,
+            identity: flags.shardIdentity ?? process.env.POD_NAME ?? hostname(),
             leaseDurationMs: flags.leaseDurationMs,
             renewDeadlineMs: flags.renewDeadlineMs,
             retryPeriodMs: flags.retryPeriodMs,

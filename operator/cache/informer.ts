@@ -1,5 +1,5 @@
 // A watched, indexed cache of one resource: watcher + reflector + Store, shared by every subscriber.
-import { map, share, type Observable } from 'rxjs';
+import { BehaviorSubject, filter, map, type Observable, share, switchMap } from 'rxjs';
 import type { KubeObject } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 import { reflect } from './reflector.js';
@@ -21,12 +21,26 @@ export interface Informer<T extends KubeObject> {
   readonly events$: Observable<StoreChange<T>>;
   /** False until the first list is in the store, then true (see {@link Store.synced$}). */
   readonly synced$: Observable<boolean>;
+  /** With a {@link CacheScope}: the version of the scope whose list the store holds (-1 before the first). */
+  readonly listedScope$?: Observable<number>;
+}
+
+/**
+ * Which objects the store keeps, when it keeps only some (a shard's share): a filter before the store, and a version
+ * that moves whenever the filter may answer differently. Each new version lists again (one LIST), so that the store
+ * drops what left the scope (a `delete` change each) and gains what entered it (an `apply` each).
+ */
+export interface CacheScope<T extends KubeObject> {
+  readonly keeps: (object: T) => boolean;
+  readonly versions$: Observable<number>;
 }
 
 /** Options of {@link informer}. */
 export interface InformerOptions<T extends KubeObject> {
   /** What the store keeps of each object. @default {@link stripManagedFields} */
   readonly transform?: CacheTransform<T>;
+  /** Keep only the objects of this scope. @default every object the watch sees */
+  readonly scope?: CacheScope<T>;
 }
 
 /**
@@ -48,10 +62,26 @@ export function informer<T extends KubeObject>(
 ): Informer<T> {
   const store = new Store<T>(indexers);
   const transform = options.transform ?? stripManagedFields;
-  const events$ = watcher<T>(client, resource, config, deps).pipe(
-    map((event) => transformEvent(event, transform)),
-    reflect(store),
+  const { scope } = options;
+  if (!scope) {
+    const events$ = watcher<T>(client, resource, config, deps).pipe(
+      map((event) => transformEvent(event, transform)),
+      reflect(store),
+      share(),
+    );
+    return { store, events$, synced$: store.synced$ };
+  }
+  const listed = new BehaviorSubject(-1);
+  const events$ = scope.versions$.pipe(
+    switchMap((version) =>
+      watcher<T>(client, resource, config, deps).pipe(
+        // A delete passes: the store ignores an object it does not hold.
+        filter((event) => !(event.type === 'initApply' || event.type === 'apply') || scope.keeps(event.object)),
+        map((event) => transformEvent(event, transform)),
+        reflect(store, () => listed.next(version)),
+      ),
+    ),
     share(),
   );
-  return { store, events$, synced$: store.synced$ };
+  return { store, events$, synced$: store.synced$, listedScope$: listed };
 }

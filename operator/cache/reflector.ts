@@ -15,10 +15,11 @@ import type { WatcherEvent } from '../watch/events.js';
  * - `apply` emits unless the store already holds that exact resourceVersion (a duplicate after a resume);
  *   `delete` emits unless the object was already absent.
  *
+ * `onListed` is called each time a list is in the store, before its changes are emitted.
  * Errors and completion pass through; the store keeps its content (a later subscription relists and replaces it).
  * The buffer lives in the subscription, so resubscribing starts clean.
  */
-export function reflect<T extends KubeObject>(store: Store<T>): OperatorFunction<WatcherEvent<T>, StoreChange<T>> {
+export function reflect<T extends KubeObject>(store: Store<T>, onListed?: () => void): OperatorFunction<WatcherEvent<T>, StoreChange<T>> {
   return (source) =>
     defer(() => {
       let buffer: T[] | undefined;
@@ -34,6 +35,7 @@ export function reflect<T extends KubeObject>(store: Store<T>): OperatorFunction
             case 'initDone': {
               const changes = store.replace(buffer ?? []);
               buffer = undefined;
+              onListed?.();
               return changes;
             }
             case 'apply':

@@ -24,6 +24,18 @@ export interface ControllerOptions {
   readonly rateLimiter?: RateLimiter;
   /** The namespace and name of a key, for the Request. @default `splitKey` (`namespace/name`) */
   readonly splitKey?: (key: string) => { namespace: string; name: string };
+  /** Asked before each reconcile whether it may start, and told when it ended. @default every key may */
+  readonly gate?: ReconcileGate;
+}
+
+/**
+ * Who may act on a key at a time (a shard: the keys it owns and nobody else claims). A key refused is dropped from
+ * the queue (no retry): whoever refused it queues it again when it may go.
+ */
+export interface ReconcileGate {
+  /** True if a reconcile of `key` may start now; it then counts as in flight until {@link exit}. */
+  enter(key: string): boolean;
+  exit(key: string): void;
 }
 
 /** A trigger's description, logged with the enqueue it causes. */
@@ -88,7 +100,13 @@ export class Controller {
     for (;;) {
       const item = await this.queue.get();
       if (!item) return;
-      const { name, metrics } = this.options;
+      const { name, metrics, gate } = this.options;
+      if (gate && !gate.enter(item.key)) {
+        this.options.logger.debug({ key: item.key, traceId: item.traceId }, 'reconcile.refused');
+        this.queue.forget(item.key);
+        this.queue.done(item);
+        continue;
+      }
       const reason = item.coalesced.length > 0 ? `${item.reason} (+${item.coalesced.length}: ${item.coalesced.join('; ')})` : item.reason;
       const log = this.options.logger.child({ key: item.key, traceId: item.traceId });
       const started = this.scheduler.now();
@@ -122,6 +140,7 @@ export class Controller {
       } finally {
         metrics.activeWorkers.dec({ controller: name });
         this.queue.done(item);
+        gate?.exit(item.key);
       }
       metrics.observeReconcile(name, result, this.scheduler.now() - started);
     }

@@ -259,6 +259,11 @@ export class KubeClient {
     this.transport.fence(reason);
   }
 
+  /** Refuses each write for which `check` answers a reason (a Lease past its renew deadline), as the fence does. */
+  fenceWhen(check: () => string | undefined): void {
+    this.transport.fenceWhen(check);
+  }
+
   /**
    * Another client to the same server with the same options and credentials, over its own transport: its own
    * keep-alive sockets and its own fence, so that fencing either leaves the other writing. The Lease's client is one,

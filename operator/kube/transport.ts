@@ -34,6 +34,8 @@ export class Transport {
   private readonly inFlight = new Set<AbortController>();
   /** Why writes are refused, once fenced. */
   private fencedBecause: string | undefined;
+  /** Asked before each write is sent: a reason refuses it (see {@link Transport.fenceWhen}). */
+  private writeCheck: (() => string | undefined) | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -55,6 +57,15 @@ export class Transport {
   fence(reason: string): void {
     this.fencedBecause ??= reason;
     for (const request of [...this.inFlight]) request.abort();
+  }
+
+  /**
+   * Asks `check` before each write is sent (at the same two points as the fence): a reason refuses the write as a
+   * fence would, without fencing for good. A Lease's renew deadline checked here holds even when the process was
+   * frozen past it and its timers have not run yet.
+   */
+  fenceWhen(check: () => string | undefined): void {
+    this.writeCheck = check;
   }
 
   /** Why writes are refused, or undefined while they are not. */
@@ -146,11 +157,14 @@ export class Transport {
     });
   }
 
-  /** Throws when `call` may not be sent: its own signal aborted, or a write while fenced. */
+  /** Throws when `call` may not be sent: its own signal aborted, or a write while fenced or refused by the write check. */
   private refuse(call: Call): void {
     if (call.signal?.aborted)
       throw new ApiError(`${call.method} ${call.path}: aborted`, 0, undefined, undefined, { cause: call.signal.reason });
-    if (this.fencedBecause !== undefined && call.method !== 'GET') throw this.fencedError(call);
+    if (call.method === 'GET') return;
+    if (this.fencedBecause !== undefined) throw this.fencedError(call);
+    const late = this.writeCheck?.();
+    if (late !== undefined) throw new ApiError(`${call.method} ${call.path}: fenced: ${late}`, 0);
   }
 
   private fencedError(call: Call): ApiError {

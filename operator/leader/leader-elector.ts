@@ -48,6 +48,14 @@ export interface LeaderElectionOptions {
   readonly random?: () => number;
   /** Called with true when this process starts leading, false when it stops. @default none */
   readonly onLeadingChange?: (leading: boolean) => void;
+  /** Labels written on the Lease with every acquisition and renewal (a shard's ring label). @default none */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Annotations written with every acquisition and renewal, read at each write, so that the holder can publish a
+   * state of its own in its Lease (a shard's acknowledged view); {@link LeaderElector.renewNow} publishes at once.
+   * @default none
+   */
+  readonly annotations?: () => Readonly<Record<string, string>>;
 }
 
 /** client-go's wait.Jitter with JitterFactor 1.2: a delay in [d, 2.2 d). */
@@ -100,6 +108,10 @@ export class LeaderElector {
   private current?: Lease;
   private leading = false;
   private renewing?: Promise<void>;
+  /** Until when (monotonic) this process may act as holder: the renew deadline of its last successful renewal. */
+  private holdsUntil = Number.NEGATIVE_INFINITY;
+  /** Aborted to cut the renewal loop's wait short ({@link renewNow}), then replaced. */
+  private wake = new AbortController();
   /** Why the last attempt did not succeed, for the renewal's logs. */
   private lastFailure: string | undefined;
   /** Whether a 403 on the Lease was logged (once: the retries that follow are logged at debug). */
@@ -125,8 +137,27 @@ export class LeaderElector {
     });
   }
 
+  /** The Lease, as `namespace/name`. */
+  get lease(): string {
+    return `${this.options.namespace}/${this.options.name}`;
+  }
+
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * The monotonic time until which this process may act as holder: `renewDeadlineMs` after its last successful
+   * renewal was sent. `lost` fires then from a timer; a process frozen past it (a stopped container, a long pause of
+   * the event loop) may run other callbacks before that timer, so a write that must not outlive the Lease checks this.
+   */
+  get validUntil(): number {
+    return this.leading ? this.holdsUntil : Number.NEGATIVE_INFINITY;
+  }
+
+  /** Renews now rather than at the end of the current retry period, so that new {@link LeaderElectionOptions.annotations} go out at once. */
+  renewNow(): void {
+    this.wake.abort();
   }
 
   /**
@@ -205,16 +236,21 @@ export class LeaderElector {
   private async renewUntilStopped(sentAt: number): Promise<void> {
     const stop = this.stopping.signal;
     let validUntil = sentAt + this.renewDeadlineMs;
+    this.holdsUntil = validUntil;
     let failures = 0;
     for (;;) {
-      if (!(await pause(Math.min(this.retryPeriodMs, validUntil - this.now()), stop, this.scheduler))) return;
+      await pause(Math.min(this.retryPeriodMs, validUntil - this.now()), AbortSignal.any([stop, this.wake.signal]), this.scheduler);
+      if (stop.aborted) return;
+      if (this.wake.signal.aborted) this.wake = new AbortController();
       const attemptAt = this.now();
       if (attemptAt >= validUntil) break;
       this.lastFailure = undefined;
       const renewed = await withDeadline(validUntil - attemptAt, stop, this.scheduler, (signal) => this.tryAcquireOrRenew(signal));
       if (stop.aborted) return;
-      if (renewed) validUntil = attemptAt + this.renewDeadlineMs;
-      else {
+      if (renewed) {
+        validUntil = attemptAt + this.renewDeadlineMs;
+        this.holdsUntil = validUntil;
+      } else {
         failures += 1;
         const tookMs = this.now() - attemptAt;
         this.log.warn(
@@ -258,7 +294,7 @@ export class LeaderElector {
           {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
-            metadata: { name, namespace },
+            metadata: { name, namespace, ...this.metadataToWrite(undefined) },
             spec: {
               holderIdentity: this.identity,
               leaseDurationSeconds: durationSeconds,
@@ -288,6 +324,7 @@ export class LeaderElector {
         name,
         {
           ...lease,
+          metadata: { ...lease.metadata, ...this.metadataToWrite(lease) },
           spec: {
             holderIdentity: this.identity,
             leaseDurationSeconds: durationSeconds,
@@ -318,6 +355,15 @@ export class LeaderElector {
     if (!isForbidden(error) || this.forbiddenReported) return;
     this.forbiddenReported = true;
     this.log.error({ verb, problem: (error as Error).message }, 'leader.forbidden');
+  }
+
+  /** The labels and annotations of the options over those `lease` has (the others are kept as they are). */
+  private metadataToWrite(lease: Lease | undefined): Pick<Lease['metadata'], 'labels' | 'annotations'> {
+    const { labels, annotations } = this.options;
+    return {
+      ...(labels ? { labels: { ...lease?.metadata.labels, ...labels } } : {}),
+      ...(annotations ? { annotations: { ...lease?.metadata.annotations, ...annotations() } } : {}),
+    };
   }
 
   private observe(lease: Lease, at: number): void {

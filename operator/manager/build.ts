@@ -22,6 +22,7 @@ import { CustomAppReconciler } from '../reconcile/custom-app-reconciler.js';
 import { type ApiAccess, apiAccess } from './api-access.js';
 import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
+import { buildShard, type ShardParts } from './sharding.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
@@ -56,6 +57,8 @@ export interface OperatorParts {
   readonly recorder: EventRecorder;
   /** The workload domain, when `options.workloads` names kinds. */
   readonly workloads?: WorkloadParts;
+  /** This replica's shard, with `options.sharding` (then `elector` is its own Lease's). */
+  readonly sharding?: ShardParts;
 }
 
 /** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
@@ -78,14 +81,33 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     dependencies = new RegistryDependencySource(registry, { logger });
   }
 
+  if (options.sharding && options.leaderElection) throw new Error('createOperator: sharding and leaderElection exclude each other');
+  const leaseClient = options.leaderElection || options.sharding ? client.withOwnFence() : undefined;
+  const sharding: ShardParts | undefined =
+    options.sharding && leaseClient
+      ? buildShard(options.sharding, {
+          client,
+          leaseClient,
+          logger,
+          scheduler,
+          metrics: metrics.registry,
+          cachedKeys: (): Record<string, Iterable<string>> => ({
+            customapp: apps.store.keys(),
+            workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
+              store.list().map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
+            ),
+          }),
+        })
+      : undefined;
   const scope = namespace ?? '*';
   const access = apiAccess(client, { namespace, logger, scheduler });
-  const apps = informer<CustomApp>(
+  const apps: Informer<CustomApp> = informer<CustomApp>(
     access.apps.client,
     CUSTOM_APPS,
     { namespace, name: `customapp ${scope}` },
     CUSTOM_APP_INDEXERS,
     watchDeps,
+    { scope: sharding?.byName<CustomApp>() },
   );
   const owned = { namespace, labelSelector: OWNED_SELECTOR };
   const deployments = informer<Deployment>(
@@ -94,13 +116,17 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     { ...owned, name: `deployment ${scope} (owned)` },
     {},
     watchDeps,
+    { scope: sharding?.byName() },
   );
-  const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps);
+  // A CustomApp's Deployment and Service are named after it: the same key, so the same shard.
+  const services = informer<Service>(access.services.client, SERVICES, { ...owned, name: `service ${scope} (owned)` }, {}, watchDeps, {
+    scope: sharding?.byName(),
+  });
 
   const leaderElection = options.leaderElection;
-  const leaseClient = leaderElection ? client.withOwnFence() : undefined;
   const elector =
-    leaderElection && leaseClient
+    sharding?.elector ??
+    (leaderElection && leaseClient
       ? new LeaderElector({
           client: leaseClient,
           ...leaderElection,
@@ -111,7 +137,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
           logger: logger.child({ component: 'leader-election' }),
           onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
         })
-      : undefined;
+      : undefined);
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
   const caches = {
@@ -158,6 +184,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     metrics,
     concurrency: options.maxConcurrentReconciles ?? 4,
     scheduler,
+    gate: sharding?.shard,
   });
   const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
     client,
@@ -170,6 +197,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     governance,
     recorder,
     concurrency: options.maxConcurrentReconciles ?? 4,
+    shard: sharding?.shard,
   });
   return {
     logger,
@@ -190,6 +218,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     controller,
     recorder,
     workloads,
+    sharding,
   };
 }
 

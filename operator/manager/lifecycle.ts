@@ -1,5 +1,6 @@
 // Runs a built operator: triggers in, caches synced, the Lease held, workers on; fenced when the Lease is lost; stopped in order.
-import { filter, firstValueFrom, merge, Subscription } from 'rxjs';
+import { combineLatest, filter, firstValueFrom, merge, Subscription } from 'rxjs';
+import type { Trigger } from '../controller/controller.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
@@ -11,6 +12,7 @@ import { subscribeWorkloadTriggers } from '../workload/triggers.js';
 import { parseWorkloadKey } from '../workload/workload.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
+import { notInstalled } from './workloads.js';
 import type { Endpoints } from './endpoints.js';
 import { unsyncedCaches } from './endpoints.js';
 import type { OperatorOptions } from './options.js';
@@ -48,14 +50,18 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   const triggers = new Subscription();
   // The flap breakers count content changes before any reconcile can read them (both run on the same emission).
   triggers.add(parts.dependencies.changes.subscribe((state) => governance.observe(state)));
+  const route = (key: string, trigger: Trigger): void => {
+    if (workloads && parseWorkloadKey(key)) workloads.controller.enqueue(key, trigger);
+    else controller.enqueue(key, trigger);
+  };
   // A free slot of the rollout budget queues the CustomApps and workloads it lets go: the budget's own trigger, no polling.
-  triggers.add(
-    governance.eligible.subscribe((key) => {
-      const slotFree = { source: 'rollout-budget', reason: 'slot free' };
-      if (workloads && parseWorkloadKey(key)) workloads.controller.enqueue(key, slotFree);
-      else controller.enqueue(key, slotFree);
-    }),
-  );
+  triggers.add(governance.eligible.subscribe((key) => route(key, { source: 'rollout-budget', reason: 'slot free' })));
+  const { sharding } = parts;
+  if (sharding && elector) {
+    // Keys this shard held back (another member still claimed them) go once they are its alone.
+    triggers.add(sharding.shard.ready$.subscribe((key) => route(key, { source: 'shard', reason: 'acquired' })));
+    sharding.shard.start(elector, () => prepareView(sharding.shard.scopeVersionNow));
+  }
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
@@ -91,6 +97,34 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     markStarted = resolve;
   });
 
+  /** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
+  const rebuildGovernance = (): CustomApp[] => {
+    const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
+    const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
+    governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
+    return cachedApps;
+  };
+
+  /**
+   * Before a shard acknowledges a view: every scoped cache has listed with the scope `version` (or later), so that it
+   * holds the keys the shard takes, and the governance is rebuilt from them (their slots and their place in the queue
+   * come with them: both are in their objects). A workload kind not installed (Argo's CRD) has nothing to list.
+   */
+  const prepareView = async (version: number): Promise<void> => {
+    const absent = new Set<string>(notInstalled(workloads));
+    const scoped = [
+      apps,
+      deployments,
+      services,
+      ...Object.entries(workloads?.informers ?? {})
+        .filter(([kind]) => !absent.has(kind))
+        .map(([, each]) => each),
+    ];
+    const listed = scoped.flatMap((each) => (each.listedScope$ ? [each.listedScope$] : []));
+    await firstValueFrom(combineLatest(listed).pipe(filter((versions) => versions.every((each) => each >= version))));
+    rebuildGovernance();
+  };
+
   const run = async (): Promise<void> => {
     const workloadsSynced = Object.values(workloads?.informers ?? {}).map((informer) => informer.synced$);
     // An add-on's gate concluding that its CRD is not installed ends the wait for its cache as its sync would.
@@ -104,17 +138,14 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (elector && !(await elector.acquire(stopping.signal))) return;
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
-    const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
-    const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
-    governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
+    const cachedApps = rebuildGovernance();
     holdCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
     controller.start();
     workloads?.controller.start();
     reconciling = true;
     markStarted();
     if (elector && (await Promise.race([fenced.then(() => true), aborted]))) {
-      const { namespace, name } = options.leaderElection!;
-      throw new Error(`leader election lost: the Lease ${namespace}/${name} was not renewed within the renew deadline`);
+      throw new Error(`leader election lost: the Lease ${elector.lease} was not renewed within the renew deadline`);
     }
   };
 
@@ -127,6 +158,8 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     stopped ??= (async () => {
       logger.info('stopping');
       stopping.abort();
+      // A shard starts no reconcile from now on; those in flight drain below, then its Lease is released.
+      parts.sharding?.shard.stop();
       await Promise.all([controller.stop(), workloads?.controller.stop()]);
       reconciling = false;
       // The Events of the last reconciles, while this process may still write (it holds the Lease, if any).

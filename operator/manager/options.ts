@@ -35,6 +35,14 @@ export type LeaderElectionSettings = Pick<
   'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
 >;
 
+/**
+ * Sharding settings (`--sharding`): the namespace of the ring's Leases, this replica's name in the ring (its Lease is
+ * named after it) and the Lease durations (leader election's flags and defaults: 15 s, 10 s, 2 s).
+ */
+export type ShardingSettings = Pick<LeaderElectionOptions, 'namespace' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> & {
+  readonly identity: string;
+};
+
 /** Options of `createOperator` (operator/operator.ts). */
 export interface OperatorOptions {
   /** Where the API server is (or pass `client`). */
@@ -49,6 +57,11 @@ export interface OperatorOptions {
   readonly maxConcurrentReconciles?: number;
   /** Reconcile only while holding this Lease. @default no leader election */
   readonly leaderElection?: LeaderElectionSettings;
+  /**
+   * Share the work with the other replicas of the ring: each holds its own Lease and reconciles only the keys it owns
+   * (operator/shard/). Excludes `leaderElection`. @default no sharding
+   */
+  readonly sharding?: ShardingSettings;
   /** Where /metrics listens (`orFreePort`: or a free port when that one is busy). @default not served */
   readonly metricsBindAddress?: ListenAddress;
   /**

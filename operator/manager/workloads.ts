@@ -1,8 +1,8 @@
 // Builds the workload domain when `--workloads` names kinds: an informer per kind (trimmed, through its access gate), the reconciler and its controller.
-import type { SchedulerLike } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
 import { type Informer, informer } from '../cache/informer.js';
-import { Controller } from '../controller/controller.js';
+import { Controller, type ReconcileGate } from '../controller/controller.js';
 import type { OperatorMetrics } from '../controller/metrics.js';
 import type { DependencySource } from '../deps/source.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -14,7 +14,14 @@ import type { Logger } from '../log.js';
 import { ROLLOUTS_NOT_SERVED_REMEDY } from '../workload/argo-rollout.js';
 import { trimWorkload } from '../workload/transform.js';
 import { WORKLOAD_INDEXERS } from '../workload/triggers.js';
-import { type Workload, type WorkloadKind, WORKLOAD_RESOURCES, type WorkloadResource, parseWorkloadKey } from '../workload/workload.js';
+import {
+  type Workload,
+  type WorkloadKind,
+  WORKLOAD_RESOURCES,
+  type WorkloadResource,
+  parseWorkloadKey,
+  workloadKey,
+} from '../workload/workload.js';
 import { WorkloadReconciler } from '../workload/workload-reconciler.js';
 
 /** The controller's name in metrics and logs. */
@@ -56,6 +63,14 @@ export interface WorkloadContext {
   readonly governance: RolloutGovernance;
   readonly recorder: EventRecorder;
   readonly concurrency: number;
+  /** Keep only the workloads whose key is in scope (a shard's share), and let only those be reconciled. @default all */
+  readonly shard?: ScopeAndGate;
+}
+
+/** What a shard gives the caches and controllers it scopes: which keys they keep, when that changes, and who may act. */
+export interface ScopeAndGate extends ReconcileGate {
+  inScope(key: string): boolean;
+  readonly scope$: Observable<number>;
 }
 
 /**
@@ -92,7 +107,13 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       { namespace, name: `${name} ${namespace ?? '*'}` },
       WORKLOAD_INDEXERS,
       watchDeps,
-      { transform: trimWorkload },
+      {
+        transform: trimWorkload,
+        scope: context.shard && {
+          keeps: (object) => context.shard!.inScope(workloadKey(kind, object.metadata.namespace ?? '', object.metadata.name ?? '')),
+          versions$: context.shard.scope$,
+        },
+      },
     );
   }
   const reconciler = new WorkloadReconciler({
@@ -109,6 +130,7 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
     metrics: context.metrics,
     concurrency: context.concurrency,
     scheduler,
+    gate: context.shard,
     splitKey: (key) => {
       const parsed = parseWorkloadKey(key);
       if (!parsed) throw new Error(`work-queue key "${key}" is not Kind/namespace/name`);

@@ -15,7 +15,7 @@ import { createOperator, type Operator, type OperatorOptions } from '../../opera
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
 import { policyRules } from '../../infra/operator-rbac.js';
-import { type Permission, workloadPermissions } from '../../infra/permissions.js';
+import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
@@ -160,6 +160,36 @@ export async function grantWorkloadPermissions(
     ],
   ] as const) {
     await admin.create(resource, undefined, object as unknown as KubeObject).catch((error: unknown) => {
+      if (!isAlreadyExists(error)) throw error;
+    });
+  }
+}
+
+const ROLES: Resource = { ...CLUSTER_ROLES, plural: 'roles', kind: 'Role', namespaced: true };
+const ROLE_BINDINGS: Resource = { ...CLUSTER_ROLES, plural: 'rolebindings', kind: 'RoleBinding', namespaced: true };
+
+/**
+ * Grants the operator's ServiceAccount, in its own namespace, what the operator chart's `sharding` prop adds
+ * (`SHARDING_PERMISSIONS`), as a Role of its own and its binding: what applying a chart with that prop grants.
+ */
+export async function grantShardingPermissions(admin: KubeClient): Promise<void> {
+  const name = `${OPERATOR_NAME}-sharding`;
+  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
+  const metadata = { name, namespace: OPERATOR_NAMESPACE };
+  for (const [resource, object] of [
+    [ROLES, { ...rbac, kind: 'Role', metadata, rules: policyRules(SHARDING_PERMISSIONS, 'operator-namespace') }],
+    [
+      ROLE_BINDINGS,
+      {
+        ...rbac,
+        kind: 'RoleBinding',
+        metadata,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
+      },
+    ],
+  ] as const) {
+    await admin.create(resource, OPERATOR_NAMESPACE, object as unknown as KubeObject).catch((error: unknown) => {
       if (!isAlreadyExists(error)) throw error;
     });
   }

@@ -1,0 +1,346 @@
+// One replica's share of the work: the live members seen in the ring's Leases, the keys it owns, and the drain handshake.
+import { BehaviorSubject, type Observable, type SchedulerLike, Subject, type Subscription } from 'rxjs';
+import type { Lease } from '../kube/objects.js';
+import type { Logger } from '../log.js';
+import { ownerOf, sameView, type View, viewDigest, viewOf } from './ring.js';
+
+/** The label every shard's Lease carries: its value names the ring (the operator), so one ring's shards find each other. */
+export const RING_LABEL = 'app.example.com/ring';
+/**
+ * The annotation in which a shard publishes the view it has drained to, as a JSON array of member names: "I act only
+ * on keys I own in this view, and nothing else of mine is in flight". Empty before its first acknowledgement.
+ */
+export const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
+
+/** The shard's own Lease, as the {@link Shard} needs it (a `LeaderElector` on the shard's Lease has all of it). */
+export interface ShardLease {
+  /** True while this process holds its Lease. */
+  readonly isLeader: boolean;
+  /** The monotonic time until which this process may still act (the renew deadline of its last renewal). */
+  readonly validUntil: number;
+  /** Writes the Lease now, with the annotations {@link Shard.annotations} answers. */
+  renewNow(): void;
+}
+
+/** Options of {@link Shard}. */
+export interface ShardOptions {
+  /** This shard's member name: the name of its own Lease (member names are Lease names, stable across restarts). */
+  readonly member: string;
+  /**
+   * The ring's Leases as this process sees them, a whole snapshot at each change, in the order the API server made
+   * them (one list and watch). The first emission is the first list.
+   */
+  readonly leases$: Observable<readonly Lease[]>;
+  /** The clock of every observation and deadline, monotonic (as the leader elector's). */
+  readonly monotonicNow: () => number;
+  /** The timers that notice a member's Lease expire. */
+  readonly scheduler: SchedulerLike;
+  /** A Lease's duration when it states none. */
+  readonly defaultLeaseDurationMs: number;
+  readonly logger: Logger;
+  /** The keys in the caches, to count what an ownership change acquired and released. @default none */
+  readonly cachedKeys?: () => Iterable<string>;
+}
+
+/** One member of the ring, as this shard last saw its Lease. */
+interface Member {
+  readonly holder: string;
+  /** The Lease's record (holder and times); a change means its holder is alive. */
+  readonly record: string;
+  /** When (monotonic) this shard saw the record change: expiry runs from here, never from the holder's clock. */
+  readonly observedAt: number;
+  readonly durationMs: number;
+  /** The view the member acknowledged, or undefined (none yet, or not readable). */
+  readonly ack: View | undefined;
+}
+
+/** The view a Lease's annotation acknowledges: undefined when it has none or it does not read as a list of names. */
+export function acknowledgedView(lease: Lease): View | undefined {
+  const text = lease.metadata.annotations?.[RING_VIEW_ANNOTATION];
+  if (!text) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (Array.isArray(parsed) && parsed.every((name) => typeof name === 'string')) return viewOf(parsed);
+  } catch {
+    // Not JSON: read as no acknowledgement, below.
+  }
+  return undefined;
+}
+
+/**
+ * A shard: this replica's member of the ring. From the ring's Leases it knows the live members (a Lease whose
+ * record changed within its duration, on this process's monotonic clock, as leader election judges expiry) and so
+ * its **view**; a key belongs to the member that rendezvous hashing gives it in a view (`ring.ts`).
+ *
+ * **Acting.** It acts on a key (a reconcile may start: {@link enter}) only if it owns the key in its current view and
+ * in the view it has acknowledged, and no other live member claims the key in the view that member acknowledged.
+ * An acknowledgement counts once this shard has seen it in its own Lease through the watch: every Lease write the
+ * server applied before it has then been seen too. So of two shards that claim one key, the second to write its
+ * claim sees the first's and holds back until the first gives the key up (or its Lease expires: it stops acting at
+ * its renew deadline, before the others' lease duration from their observation, as a leader does).
+ *
+ * **A view change.** It stops starting keys it no longer owns, waits for its reconciles in flight on them, lets the
+ * caches list with the new scope ({@link ShardOptions.prepare}), then acknowledges the new view in its Lease. The
+ * new owners start on those keys when they see that (a watch: at once), or when its Lease expired.
+ *
+ * **Caches.** {@link inScope} is what its caches keep: the keys it owns in its view or in the view it acknowledged
+ * (still draining); {@link scope$} emits a new version whenever that changes.
+ */
+export class Shard {
+  private readonly members = new Map<string, Member>();
+  private view: View = [];
+  /** The view this shard asks its Lease to carry. */
+  private publishing: View | undefined;
+  /** The view its own Lease carries, as seen through the watch: what its claims are. */
+  private acknowledged: View | undefined;
+  private readonly inFlight = new Set<string>();
+  /** Keys refused while in scope, to queue again once they may go. */
+  private readonly blocked = new Set<string>();
+  private readonly scopeVersion = new BehaviorSubject(0);
+  private readonly readyKeys = new Subject<string>();
+  private readonly settledInFlight = new Subject<void>();
+  private lease: ShardLease | undefined;
+  private prepare: ((view: View) => Promise<void>) | undefined;
+  private subscription: Subscription | undefined;
+  private expiry: Subscription | undefined;
+  private handshake: Promise<void> | undefined;
+  private stopped = false;
+  private seenRing = false;
+  private readonly log: Logger;
+
+  constructor(private readonly options: ShardOptions) {
+    this.log = options.logger.child({ member: options.member });
+  }
+
+  /** A new version whenever {@link inScope} may answer differently (the caches list again then). */
+  get scope$(): Observable<number> {
+    return this.scopeVersion;
+  }
+
+  /** Keys refused earlier that may go now: queue them again. */
+  get ready$(): Observable<string> {
+    return this.readyKeys;
+  }
+
+  /** The live members this shard sees, itself included once its own Lease is live. */
+  get liveMembers(): View {
+    return this.view;
+  }
+
+  /** The annotations of this shard's Lease: the view it acknowledges (empty before the first). */
+  annotations(): Record<string, string> {
+    return { [RING_VIEW_ANNOTATION]: this.publishing ? JSON.stringify(this.publishing) : '' };
+  }
+
+  /**
+   * Starts following the ring; `lease` is this shard's own Lease, held (or being acquired) by its elector. `prepare`
+   * is called before this shard acknowledges a view, once nothing it gives up is in flight: the caches list again
+   * with the new scope, the rollout governance is rebuilt from them (a view change meanwhile starts over).
+   */
+  start(lease: ShardLease, prepare?: (view: View) => Promise<void>): void {
+    if (this.subscription) return;
+    this.lease = lease;
+    this.prepare = prepare;
+    this.subscription = this.options.leases$.subscribe((leases) => this.observe(leases));
+  }
+
+  /** Whether the caches keep `key`: owned in the view, or in the view acknowledged (a key still being handed off). */
+  inScope(key: string): boolean {
+    const self = this.options.member;
+    return ownerOf(key, this.view) === self || (this.acknowledged !== undefined && ownerOf(key, this.acknowledged) === self);
+  }
+
+  /** Whether a reconcile of `key` may start now (see the class). */
+  mayAct(key: string): boolean {
+    const { member } = this.options;
+    const lease = this.lease;
+    if (this.stopped || !lease?.isLeader || this.options.monotonicNow() >= lease.validUntil || !this.acknowledged) return false;
+    if (ownerOf(key, this.view) !== member || ownerOf(key, this.acknowledged) !== member) return false;
+    const now = this.options.monotonicNow();
+    for (const [name, other] of this.members) {
+      if (name === member || !this.isLive(other, now) || !other.ack) continue;
+      if (ownerOf(key, other.ack) === name) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A reconcile of `key` is about to start: true if it may (and it counts as in flight until {@link exit}), false
+   * if not (a key this shard holds in its caches comes back on {@link ready$} when it may).
+   */
+  enter(key: string): boolean {
+    if (!this.mayAct(key)) {
+      if (this.inScope(key) && !this.stopped) this.blocked.add(key);
+      return false;
+    }
+    this.blocked.delete(key);
+    this.inFlight.add(key);
+    return true;
+  }
+
+  /** The reconcile of `key` that {@link enter} let start has ended. */
+  exit(key: string): void {
+    this.inFlight.delete(key);
+    this.settledInFlight.next();
+  }
+
+  /** Its own Lease was acquired or lost: it joins or leaves its own view now, not at the next snapshot. */
+  leaseChanged(): void {
+    this.recompute();
+  }
+
+  /** The current version of {@link scope$}. */
+  get scopeVersionNow(): number {
+    return this.scopeVersion.value;
+  }
+
+  /** Stops acting: no reconcile starts from now on (the caller drains those in flight, then releases the Lease). */
+  stop(): void {
+    this.stopped = true;
+    this.subscription?.unsubscribe();
+    this.expiry?.unsubscribe();
+    this.blocked.clear();
+    this.readyKeys.complete();
+    this.scopeVersion.complete();
+    this.settledInFlight.complete();
+  }
+
+  /** A new snapshot of the ring: note whose record changed, then recompute. */
+  private observe(leases: readonly Lease[]): void {
+    const now = this.options.monotonicNow();
+    const seen = new Set<string>();
+    for (const lease of leases) {
+      const name = lease.metadata.name ?? '';
+      seen.add(name);
+      const spec = lease.spec ?? {};
+      const record = JSON.stringify([
+        spec.holderIdentity,
+        spec.leaseDurationSeconds,
+        spec.acquireTime,
+        spec.renewTime,
+        spec.leaseTransitions,
+      ]);
+      const previous = this.members.get(name);
+      this.members.set(name, {
+        holder: spec.holderIdentity ?? '',
+        record,
+        observedAt: previous?.record === record ? previous.observedAt : now,
+        durationMs: (spec.leaseDurationSeconds ?? this.options.defaultLeaseDurationMs / 1000) * 1000,
+        ack: acknowledgedView(lease),
+      });
+    }
+    for (const name of [...this.members.keys()]) if (!seen.has(name)) this.members.delete(name);
+    this.seenRing = true;
+    const own = this.members.get(this.options.member);
+    if (own && this.publishing && sameView(own.ack, this.publishing) && !sameView(this.acknowledged, own.ack)) this.acknowledge(own.ack!);
+    this.recompute();
+  }
+
+  /** Live: a holder, and a record seen to change within its duration (for itself: it holds its Lease). */
+  private isLive(member: Member, now: number): boolean {
+    return member.holder !== '' && member.observedAt + member.durationMs > now;
+  }
+
+  /** Recomputes the view from the members and the clock; starts the handshake when it changed; re-arms the expiry timer. */
+  private recompute(): void {
+    if (this.stopped || !this.seenRing) return;
+    const now = this.options.monotonicNow();
+    const self = this.options.member;
+    const live = [...this.members].filter(([name, member]) =>
+      name === self
+        ? this.lease?.isLeader === true && now < (this.lease?.validUntil ?? 0) && this.isLive(member, now)
+        : this.isLive(member, now),
+    );
+    const view = viewOf(live.map(([name]) => name));
+    if (!sameView(view, this.view)) {
+      const before = new Set(this.view);
+      for (const name of view) if (!before.has(name)) this.log.info({ joined: name, members: view.length }, 'shard.member.joined');
+      for (const name of before) if (!view.includes(name)) this.log.info({ left: name, members: view.length }, 'shard.member.left');
+      this.view = view;
+      this.scopeVersion.next(this.scopeVersion.value + 1);
+      this.handshake ??= this.runHandshake().finally(() => {
+        this.handshake = undefined;
+      });
+    }
+    this.releaseBlocked();
+    this.armExpiry(now);
+  }
+
+  /** Wakes up when the first live member's Lease (or this shard's own deadline) runs out. */
+  private armExpiry(now: number): void {
+    this.expiry?.unsubscribe();
+    const deadlines = [...this.members.values()]
+      .filter((member) => this.isLive(member, now))
+      .map((member) => member.observedAt + member.durationMs);
+    if (this.lease?.isLeader) deadlines.push(this.lease.validUntil);
+    const next = Math.min(...deadlines.filter((at) => at > now));
+    if (!Number.isFinite(next)) return;
+    this.expiry = this.options.scheduler.schedule(() => this.recompute(), next - now + 1);
+  }
+
+  /** Drains, prepares and publishes views until the one published is the current one. */
+  private async runHandshake(): Promise<void> {
+    while (!this.stopped && !sameView(this.view, this.publishing)) {
+      const target = this.view;
+      await this.drained(target);
+      if (this.stopped || !sameView(target, this.view)) continue;
+      try {
+        await this.prepare?.(target);
+      } catch (error) {
+        // Caches that could not list again: the old view stays published (its claims are safe), the next change retries.
+        this.log.error({ err: error, view: viewDigest(target) }, 'shard.prepare-failed');
+        return;
+      }
+      if (this.stopped || !sameView(target, this.view)) continue;
+      this.publishing = target;
+      this.lease?.renewNow();
+    }
+  }
+
+  /** Resolves when no reconcile is in flight on a key not owned in `target`, or the view moved on from it. */
+  private drained(target: View): Promise<void> {
+    const self = this.options.member;
+    const done = (): boolean =>
+      this.stopped || !sameView(target, this.view) || [...this.inFlight].every((key) => ownerOf(key, target) === self);
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.settledInFlight.subscribe({
+        next: () => {
+          if (!done()) return;
+          waiting.unsubscribe();
+          resolve();
+        },
+        complete: resolve,
+      });
+    });
+  }
+
+  /** Its own Lease now carries `view`: its claims are those; the caches may drop what it gave up. */
+  private acknowledge(view: View): void {
+    const self = this.options.member;
+    const previous = this.acknowledged;
+    this.acknowledged = view;
+    let acquired = 0;
+    let released = 0;
+    for (const key of this.options.cachedKeys?.() ?? []) {
+      const was = previous !== undefined && ownerOf(key, previous) === self;
+      const is = ownerOf(key, view) === self;
+      if (is && !was) acquired += 1;
+      if (was && !is) released += 1;
+    }
+    const digest = viewDigest(view);
+    this.log.info({ view: digest, members: view.length }, 'shard.drained');
+    this.log.info({ members: view, view: digest, acquired, released }, 'shard.ownership');
+    this.scopeVersion.next(this.scopeVersion.value + 1);
+  }
+
+  /** Queues again the refused keys that may go now, and forgets those no longer in scope. */
+  private releaseBlocked(): void {
+    for (const key of [...this.blocked]) {
+      if (this.mayAct(key)) {
+        this.blocked.delete(key);
+        this.readyKeys.next(key);
+      } else if (!this.inScope(key)) this.blocked.delete(key);
+    }
+  }
+}

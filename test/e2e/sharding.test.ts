@@ -1,0 +1,106 @@
+// Two operator processes with --sharding split the CustomApps between them, and one that stops hands its share over at once.
+import test from 'ava';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import type { Deployment } from '../../operator/kube/objects.js';
+import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { shardLeaseName } from '../../operator/manager/sharding.js';
+import { ownerOf, viewOf } from '../../operator/shard/ring.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import {
+  adminClient,
+  createAll,
+  createNamespace,
+  eventually,
+  getIfExists,
+  grantShardingPermissions,
+  installOperatorResources,
+  objects,
+} from '../support/operator-harness.js';
+import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
+
+/** Short Leases, so that the test needs seconds, not the default 15 s. */
+const FAST_LEASES = ['--leader-elect-lease-duration=2s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=250ms'];
+const APPS = Array.from({ length: 8 }, (_, index) => `app-${index}`);
+
+for (const target of selectedTargets()) {
+  let cluster: TestCluster;
+  let admin: KubeClient;
+  let kubeconfig: string;
+
+  test.before(async () => {
+    cluster = await startCluster(target);
+    await installOperatorResources(cluster);
+    admin = await adminClient(cluster);
+    await grantShardingPermissions(admin);
+    kubeconfig = (await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).path;
+  });
+  test.after.always(async () => {
+    admin?.close();
+    await cluster?.stop();
+  });
+
+  const start = (identity: string): OperatorProcess =>
+    new OperatorProcess([
+      `--kubeconfig=${kubeconfig}`,
+      '--sharding',
+      `--shard-identity=${identity}`,
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=0',
+      ...FAST_LEASES,
+      ...UNGOVERNED_FLAGS,
+    ]);
+  const reconciled = (process: OperatorProcess, key: string): boolean => process.find('reconcile.start', { key }).length > 0;
+
+  test.serial(
+    `[${target}] two shards each reconcile exactly the CustomApps the ring gives them; a stopped shard's share goes to the other at once`,
+    async (t) => {
+      const a = start('a');
+      t.teardown(() => a.dispose());
+      const b = start('b');
+      t.teardown(() => b.dispose());
+      const view = viewOf([shardLeaseName('a'), shardLeaseName('b')]);
+      const drainedBoth = (process: OperatorProcess): boolean =>
+        process.find('shard.ownership').some((line) => Array.isArray(line.members) && line.members.length === 2);
+      await a.waitFor('a acknowledged the view of both', () => drainedBoth(a));
+      await b.waitFor('b acknowledged the view of both', () => drainedBoth(b));
+
+      const ns = 'sharded';
+      await createNamespace(admin, ns);
+      await createAll(admin, ...APPS.map((name) => objects.customApp(ns, name, { image: 'example/a:1' })));
+      for (const name of APPS) await eventually(`the Deployment of ${name}`, () => getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name));
+      const shareOf = (member: string): string[] => APPS.map((name) => `${ns}/${name}`).filter((key) => ownerOf(key, view) === member);
+      const [ofA, ofB] = [shareOf(shardLeaseName('a')), shareOf(shardLeaseName('b'))];
+      t.true(ofA.length > 0 && ofB.length > 0, `both own some: a ${ofA.length}, b ${ofB.length}`);
+      for (const key of ofA) {
+        await a.waitFor(`a reconciled ${key}`, () => reconciled(a, key));
+        t.false(reconciled(b, key), `b never reconciled ${key}, which a owns`);
+      }
+      for (const key of ofB) {
+        await b.waitFor(`b reconciled ${key}`, () => reconciled(b, key));
+        t.false(reconciled(a, key), `a never reconciled ${key}, which b owns`);
+      }
+
+      // SIGTERM: b drains and releases its Lease; a takes b's CustomApps without waiting for the Lease to expire.
+      const stoppedAt = Date.now();
+      b.kill('SIGTERM');
+      t.is((await b.exited).code, 0);
+      await a.waitFor('a sees b leave', () => a.find('shard.member.left').length > 0, 10_000);
+      for (const key of ofB) {
+        await admin.patch(CUSTOM_APPS, ns, key.split('/')[1]!, 'merge', { spec: { image: 'example/a:2' } });
+      }
+      for (const key of ofB) {
+        const name = key.split('/')[1]!;
+        await eventually(`a rolls ${key} to the new image`, async () => {
+          const deployment = await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name);
+          return deployment?.spec?.template?.spec?.containers?.[0]?.image === 'example/a:2' ? deployment : undefined;
+        });
+        t.true(reconciled(a, key), `a reconciled ${key} after b stopped`);
+      }
+      const handOverMs = Date.now() - stoppedAt;
+      t.log(`b's ${ofB.length} CustomApps were reconciled by a ${handOverMs} ms after b's SIGTERM`);
+      t.true(a.find('shard.ownership').at(-1)?.members instanceof Array);
+    },
+  );
+}

@@ -24,6 +24,7 @@ import { CONTROLLER_NAME, type OperatorOptions } from './options.js';
 import { buildWorkloads, type WorkloadParts } from './workloads.js';
 import { buildShard, type ShardParts } from './sharding.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
+import { hasOptIn } from '../workload/reload-annotations.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -93,8 +94,12 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
           metrics: metrics.registry,
           cachedKeys: (): Record<string, Iterable<string>> => ({
             customapp: apps.store.keys(),
+            // The workload informers cache every object of their kinds (trimmed); only those opted in are workloads.
             workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
-              store.list().map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
+              store
+                .list()
+                .filter((object) => hasOptIn(object.metadata.annotations) || hasOptIn(object.spec.template?.metadata?.annotations))
+                .map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
             ),
           }),
         })

@@ -79,14 +79,18 @@ export interface Shard {
   stoppedBy?: NodeJS.Signals;
 }
 
-/** Lease timings short enough that a killed shard's objects move within a few seconds. */
+/**
+ * Lease timings short enough that a killed shard's objects move within seconds, and long enough that a shard on a
+ * loaded two-core machine (load averages of 15 and more while seven suites run) still renews in time: a renewal that
+ * misses the renew deadline ends the process, as it ends a leader.
+ */
 export const FAST_LEASE_FLAGS: readonly string[] = [
-  '--leader-elect-lease-duration=3s',
-  '--leader-elect-renew-deadline=2s',
-  '--leader-elect-retry-period=500ms',
+  '--leader-elect-lease-duration=8s',
+  '--leader-elect-renew-deadline=6s',
+  '--leader-elect-retry-period=1s',
 ];
 /** The Lease duration of {@link FAST_LEASE_FLAGS}. */
-export const FAST_LEASE_DURATION_MS = 3_000;
+export const FAST_LEASE_DURATION_MS = 8_000;
 
 /**
  * Operator processes with `--sharding`, started and stopped one by one. Each runs as its own ServiceAccount (with the
@@ -155,18 +159,37 @@ export class ShardFleet {
    */
   async settled(timeoutMs = 30_000): Promise<void> {
     const running = this.running();
+    const agreed = (shard: Shard): boolean => {
+      const ownership = shard.process.find('shard.ownership').at(-1);
+      const drained = shard.process.find('shard.drained').at(-1);
+      const members = ownership?.members;
+      return Array.isArray(members) && members.length === running.length && drained !== undefined && drained.view === ownership!.view;
+    };
     await eventually(
       `every shard of ${running.map((shard) => shard.name).join(', ')} sees ${running.length} members and drained to that view`,
-      () =>
-        running.every((shard) => {
-          const ownership = shard.process.find('shard.ownership').at(-1);
-          const drained = shard.process.find('shard.drained').at(-1);
-          const members = ownership?.members;
-          return Array.isArray(members) && members.length === running.length && drained !== undefined && drained.view === ownership!.view;
-        }),
+      () => {
+        // A shard that exited on its own (its Lease lost) will never agree: say so at once, below.
+        if (running.some((shard) => shard.process.hasExited)) throw new Error('a shard exited on its own');
+        return running.every(agreed);
+      },
       timeoutMs,
       100,
-    );
+    ).catch((error: Error) => {
+      const states = running.map((shard) => {
+        const { members, view } = shard.process.find('shard.ownership').at(-1) ?? {};
+        const drained = shard.process.find('shard.drained').at(-1)?.view;
+        const changes = shard.process.lines
+          .filter((line) => line.msg === 'shard.member.joined' || line.msg === 'shard.member.left')
+          .map((line) => `${line.msg === 'shard.member.joined' ? '+' : '-'}${String(line.joined ?? line.left)}`);
+        const exit = shard.process.find('exit').at(-1);
+        const failure = shard.process.lines.filter((line) => Number(line.level) >= 40).at(-1);
+        const end = exit
+          ? ` EXITED (${JSON.stringify(exit.code)}) after ${String(failure?.msg)}: ${JSON.stringify(failure?.err ?? '').slice(0, 300)};`
+          : '';
+        return `${shard.name}:${end} last ownership ${JSON.stringify(members)} view ${String(view)}, last drained view ${String(drained)}; members seen: ${changes.join(' ')}`;
+      });
+      throw new Error(`${error.message}\n${states.join('\n')}`, { cause: error });
+    });
   }
 
   /** Kills every process still running (SIGKILL) and waits for the exits. */

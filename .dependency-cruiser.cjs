@@ -6,13 +6,13 @@ const TEST_CODE = '\\.test\\.ts$|/testing/';
 
 // The operator's layers, lowest first. Each layer may import only itself and the layers in its `mayImport`:
 // kube ← watch ← cache ← queue ← controller, with deps/ (the dependency registry) on watch/ and cache/, the other
-// generic pieces (events, leader, http) on kube alone. Then what both domains share, on the generic layers alone:
+// generic pieces (events, leader, http) on kube alone, shard/ (the ring and a replica's share) on leader/ and kube/. Then what both domains share, on the generic layers alone:
 // governance/ (the rollout budget and flap breakers, the rollout cause and progress) and podtemplate/ (the references
 // of a pod template, the keyed hashes it carries). Then the two domains, neither importing the other: the CustomApp's,
 // customapp/ (the type, its labels, triggers and indexes) ← reconcile/ (the business logic), and workload/ (existing
 // Deployments, StatefulSets and DaemonSets that opt in by annotation). manager/ builds, serves and runs the whole. Files that
 // no layer names (operator.ts, main.ts, embedded.ts, flags.ts, kubeconfig.ts) are the top: they may import everything.
-const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'deps', 'events', 'leader', 'http', 'x509', 'log'];
+const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'deps', 'events', 'leader', 'shard', 'http', 'x509', 'log'];
 const LAYERS = [
   { name: 'log', path: '^operator/log(-pretty)?\\.ts$', mayImport: [] },
   { name: 'kube', path: '^operator/kube/', mayImport: ['log'] },
@@ -23,6 +23,7 @@ const LAYERS = [
   { name: 'deps', path: '^operator/deps/', mayImport: ['cache', 'watch', 'kube', 'log'] },
   { name: 'events', path: '^operator/events/', mayImport: ['kube', 'log'] },
   { name: 'leader', path: '^operator/leader/', mayImport: ['kube', 'log'] },
+  { name: 'shard', path: '^operator/shard/', mayImport: ['leader', 'kube', 'log'] },
   { name: 'x509', path: '^operator/x509/', mayImport: [] },
   { name: 'http', path: '^operator/http/', mayImport: ['kube', 'x509', 'log'] },
   { name: 'governance', path: '^operator/governance/', mayImport: GENERIC_LAYERS },

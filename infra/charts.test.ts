@@ -319,3 +319,32 @@ test('the samples chart holds a ConfigMap, a Secret and a CustomApp that referen
   t.truthy(app.spec.image);
   for (const manifest of manifests) t.is(manifest.metadata.namespace, 'default');
 });
+
+test('sharding: --sharding in place of one leader, 3 replicas, the ring Leases in its namespace only, and one pod disrupted at a time', (t) => {
+  // GIVEN the operator chart with sharding on
+  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { sharding: true }));
+  // THEN its replicas all work (--sharding), 3 of them
+  const deployment = one(manifests, 'Deployment', 'customapp-operator');
+  t.is(deployment.spec.replicas, 3);
+  t.true(deployment.spec.template.spec.containers[0].args.includes('--sharding'));
+  // AND the Role in its namespace (never the ClusterRole) lets each replica renew its own Lease and watch the ring's
+  t.deepEqual(one(manifests, 'Role').rules.at(-1), {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'update'],
+  });
+  t.false(JSON.stringify(one(manifests, 'ClusterRole', 'customapp-operator').rules).includes('leases'));
+  // AND a drain takes one operator pod at a time
+  const budget = one(manifests, 'PodDisruptionBudget');
+  t.like(budget, { metadata: { name: 'customapp-operator', namespace: 'customapp-system' }, spec: { maxUnavailable: 1 } });
+  t.deepEqual(budget.spec.selector, { matchLabels: { 'app.kubernetes.io/name': 'customapp-operator' } });
+  // AND without the prop nothing of it is there
+  const plain = operatorManifests();
+  t.is(byKind(plain, 'PodDisruptionBudget').length, 0);
+  t.false(one(plain, 'Deployment').spec.template.spec.containers[0].args.includes('--sharding'));
+});
+
+test('sharding keeps replicas the chart is given', (t) => {
+  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { sharding: true, replicas: 5 }));
+  t.is(one(manifests, 'Deployment', 'customapp-operator').spec.replicas, 5);
+});

@@ -8,7 +8,8 @@ import { MetricsService } from './metrics-service.js';
 import { OperatorDeployment } from './operator-deployment.js';
 import { OperatorNetworkPolicy, type OperatorNetworkPolicyProps } from './operator-network-policy.js';
 import { OperatorRbac } from './operator-rbac.js';
-import { OPERATOR_PERMISSIONS, type Permission, workloadPermissions } from './permissions.js';
+import { OperatorDisruptionBudget } from './operator-disruption-budget.js';
+import { OPERATOR_PERMISSIONS, type Permission, SHARDING_PERMISSIONS, workloadPermissions } from './permissions.js';
 import type { WorkloadResource } from './workload-api.js';
 
 /** Properties of {@link OperatorChart}. */
@@ -24,8 +25,8 @@ export interface OperatorChartProps extends ChartProps {
    */
   readonly image?: string;
   /**
-   * Operator replicas (leader election keeps one active).
-   * @default 1
+   * Operator replicas (leader election keeps one active; with `sharding`, all of them work).
+   * @default 1, or 3 with `sharding`
    */
   readonly replicas?: number;
   /**
@@ -45,6 +46,13 @@ export interface OperatorChartProps extends ChartProps {
    * @default none (a CustomApp-only install)
    */
   readonly workloads?: readonly WorkloadResource[];
+  /**
+   * Every replica works on its share of the objects (the operator's `--sharding`: a Lease per replica in the operator's
+   * namespace, rendezvous hashing over the live ones): adds `--sharding`, 3 replicas unless `replicas` says otherwise,
+   * get, list, watch and update on Leases in the operator's namespace, and a PodDisruptionBudget of one pod at a time.
+   * @default false (one active leader)
+   */
+  readonly sharding?: boolean;
 }
 
 /**
@@ -73,17 +81,21 @@ export class OperatorChart extends Chart {
       },
     });
     const base = props.permissions ?? OPERATOR_PERMISSIONS;
-    const permissions = [...base, ...workloadPermissions(props.workloads, base)];
+    const permissions = [...base, ...workloadPermissions(props.workloads, base), ...(props.sharding ? SHARDING_PERMISSIONS : [])];
     const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels });
     new OperatorDeployment(this, 'Deployment', {
       namespace,
       serviceAccountName: rbac.serviceAccountName,
       image: props.image,
-      replicas: props.replicas,
+      replicas: props.replicas ?? (props.sharding ? 3 : undefined),
       labels,
-      ...(props.workloads?.length ? { extraArgs: [`--workloads=${[...new Set(props.workloads)].join(',')}`] } : {}),
+      extraArgs: [
+        ...(props.workloads?.length ? [`--workloads=${[...new Set(props.workloads)].join(',')}`] : []),
+        ...(props.sharding ? ['--sharding'] : []),
+      ],
     });
     const podLabels = { 'app.kubernetes.io/name': OPERATOR_NAME };
+    if (props.sharding) new OperatorDisruptionBudget(this, 'DisruptionBudget', { namespace, podLabels, labels });
     new MetricsService(this, 'MetricsService', { namespace, selector: podLabels, labels });
     new MetricsReaderRole(this, 'MetricsReaderRole', { labels });
     if (props.networkPolicy !== false) {

@@ -50,7 +50,7 @@ export interface Flags {
   readonly workloads: readonly WorkloadResource[];
   /**
    * `--sharding`: every replica holds its own Lease in `--leader-election-namespace` and reconciles its share of the
-   * objects (rendezvous hashing over the live replicas). Takes the place of `--leader-elect`. @default false
+   * objects (rendezvous hashing over the live replicas). Takes the place of `--leader-elect` (ignored with it). @default false
    */
   readonly sharding: boolean;
   /** `--shard-identity`: this replica's name in the ring (its Lease is named after it). @default POD_NAME, else the hostname */
@@ -167,7 +167,7 @@ const SPECS: readonly FlagSpec[] = [
   {
     name: 'sharding',
     kind: 'boolean',
-    help: "share the work among replicas: each holds its own Lease in --leader-election-namespace and reconciles its share of the objects (instead of --leader-elect's one leader)",
+    help: "share the work among replicas: each holds its own Lease in --leader-election-namespace and reconciles its share of the objects (takes the place of --leader-elect's one leader)",
   },
   {
     name: 'shard-identity',
@@ -286,9 +286,6 @@ export function parseFlags(argv: readonly string[]): Flags {
     throw new Error(`--shard-identity: "${shardIdentity}" is not a DNS-1123 label (lower case letters, digits and '-', at most 63)`);
   }
   if (shardIdentity !== undefined && !sharding) throw new Error(`--shard-identity "${shardIdentity}" needs --sharding`);
-  if (sharding && values.get('leader-elect') === true) {
-    throw new Error('--sharding and --leader-elect exclude each other: with --sharding every replica works on its share');
-  }
   const metricsSecure = values.get('metrics-secure') !== false;
   const metricsCertDir = text('metrics-cert-dir');
   if (metricsCertDir !== undefined && !metricsSecure) {

@@ -63,15 +63,16 @@ async function main(argv: readonly string[]): Promise<number> {
         orFreePort: orFreePort(ENDPOINT_FLAGS.probes),
       },
       processMetrics: true,
-      leaderElection: flags.leaderElect
-        ? {
-            namespace: flags.leaderElectionNamespace,
-            name: flags.leaderElectionId,
-            leaseDurationMs: flags.leaseDurationMs,
-            renewDeadlineMs: flags.renewDeadlineMs,
-            retryPeriodMs: flags.retryPeriodMs,
-          }
-        : undefined,
+      leaderElection:
+        flags.leaderElect && !flags.sharding
+          ? {
+              namespace: flags.leaderElectionNamespace,
+              name: flags.leaderElectionId,
+              leaseDurationMs: flags.leaseDurationMs,
+              renewDeadlineMs: flags.renewDeadlineMs,
+              retryPeriodMs: flags.retryPeriodMs,
+            }
+          : undefined,
       sharding: flags.sharding
         ? {
             namespace: flags.leaderElectionNamespace,

@@ -18,7 +18,7 @@ export interface Delivery {
 
 /** Something the server applied, in the order it applied it. */
 export type Landed =
-  | { readonly seq: number; readonly at: number; readonly kind: 'lease'; readonly holder: string }
+  | { readonly seq: number; readonly at: number; readonly kind: 'lease'; readonly name: string; readonly holder: string }
   | { readonly seq: number; readonly at: number; readonly kind: 'write'; readonly writer: string };
 
 /** One process's connection: a Lease client for its elector, and a workload write that its fence can stop. */
@@ -26,6 +26,11 @@ export interface Connection {
   readonly client: LeaseClient;
   /** A write of the process's own work (a Deployment update, say), refused once fenced. */
   write(): Promise<void>;
+  /**
+   * A write of the process's own work that `apply` carries out on the server when it lands; refused once fenced.
+   * `signal` abandons it (it still lands, if it was sent).
+   */
+  request<T>(apply: () => T, signal?: AbortSignal): Promise<T>;
   /** Refuses every later write and abandons those in flight (which still land: they were sent). */
   fence(): void;
 }
@@ -34,15 +39,24 @@ function apiError(code: number, reason: string, message: string): ApiError {
   return new ApiError(message, code, { kind: 'Status', status: 'Failure', code, reason, message });
 }
 
+/** A watch of every Lease: each change delivers a snapshot of all of them, in the server's order. */
+export interface LeaseWatch {
+  /** How long the next snapshot takes to arrive, from now (never earlier than the one before it: a watch is ordered). */
+  readonly delayMs: () => number;
+  readonly deliver: (leases: readonly Lease[]) => void;
+}
+
 /**
- * One Lease on a server in virtual time. Every request lands after its transit time (even if its client gave up
- * on it), is applied in landing order with the API's optimistic concurrency (a stale resourceVersion is a 409),
- * and its answer comes back later or never, as the client's network decides. Everything that changes the Lease
- * holder and every workload write is recorded in `landed`, in the order the server applied it.
+ * Leases, by name, on a server in virtual time. Every request lands after its transit time (even if its client gave
+ * up on it), is applied in landing order with the API's optimistic concurrency (a stale resourceVersion is a 409),
+ * and its answer comes back later or never, as the client's network decides. Everything that changes a Lease's
+ * holder and every workload write is recorded in `landed`, in the order the server applied it. A watch gets a
+ * snapshot of every Lease after each change, in order, as late as its network says.
  */
 export class FakeLeaseServer {
   readonly landed: Landed[] = [];
-  private lease: Lease | undefined;
+  private readonly leases = new Map<string, Lease>();
+  private readonly watches = new Set<LeaseWatch & { arrivesAt: number }>();
   private revision = 0;
 
   constructor(private readonly clock: SchedulerLike) {}
@@ -53,43 +67,84 @@ export class FakeLeaseServer {
     const call = <T>(kind: RequestKind, signal: AbortSignal | undefined, apply: () => T): Promise<T> =>
       this.call(network(kind), signal, apply);
     const client: LeaseClient = {
-      get: <T>(_resource: Resource, _namespace: string | undefined, _name: string, options: { signal?: AbortSignal } = {}) =>
+      get: <T>(_resource: Resource, _namespace: string | undefined, name: string, options: { signal?: AbortSignal } = {}) =>
         call('get', options.signal, () => {
-          if (!this.lease) throw apiError(404, 'NotFound', 'leases "lease" not found');
-          return structuredClone(this.lease) as unknown as T;
+          const lease = this.leases.get(name);
+          if (!lease) throw apiError(404, 'NotFound', `leases "${name}" not found`);
+          return structuredClone(lease) as unknown as T;
         }),
       create: <T>(_resource: Resource, _namespace: string | undefined, body: T, options: { signal?: AbortSignal } = {}) =>
         call('create', options.signal, () => {
-          if (this.lease) throw apiError(409, 'AlreadyExists', 'leases "lease" already exists');
+          const name = (body as unknown as Lease).metadata.name ?? '';
+          if (this.leases.has(name)) throw apiError(409, 'AlreadyExists', `leases "${name}" already exists`);
           return this.store(body as unknown as Lease) as unknown as T;
         }),
-      replace: <T>(_resource: Resource, _namespace: string | undefined, _name: string, body: T, options: { signal?: AbortSignal } = {}) =>
+      replace: <T>(_resource: Resource, _namespace: string | undefined, name: string, body: T, options: { signal?: AbortSignal } = {}) =>
         call('replace', options.signal, () => {
-          if (!this.lease) throw apiError(404, 'NotFound', 'leases "lease" not found');
+          const current = this.leases.get(name);
+          if (!current) throw apiError(404, 'NotFound', `leases "${name}" not found`);
           const lease = body as unknown as Lease;
-          if (lease.metadata.resourceVersion !== this.lease.metadata.resourceVersion)
+          if (lease.metadata.resourceVersion !== current.metadata.resourceVersion)
             throw apiError(409, 'Conflict', 'the object has been modified');
           return this.store(lease) as unknown as T;
         }),
     };
+    const request = <T>(apply: () => T, signal?: AbortSignal): Promise<T> => {
+      if (fence.signal.aborted) return Promise.reject(new ApiError('fenced', 0));
+      if (!signal) return call('write', fence.signal, apply);
+      // Either the fence or the caller's signal abandons it: listeners on both (the sources hold them strongly).
+      const either = new AbortController();
+      const abandon = (): void => either.abort();
+      fence.signal.addEventListener('abort', abandon, { once: true });
+      signal.addEventListener('abort', abandon, { once: true });
+      if (signal.aborted) abandon();
+      return call('write', either.signal, apply).finally(() => {
+        fence.signal.removeEventListener('abort', abandon);
+        signal.removeEventListener('abort', abandon);
+      });
+    };
     return {
       client,
-      write: () => {
-        if (fence.signal.aborted) return Promise.reject(new ApiError('fenced', 0));
-        return call('write', fence.signal, () => {
+      write: () =>
+        request(() => {
           this.landed.push({ seq: this.landed.length, at: this.clock.now(), kind: 'write', writer: identity });
-        });
-      },
+        }),
+      request,
       fence: () => fence.abort(),
     };
   }
 
+  /** Starts a watch of every Lease: the current snapshot first, then one after each change. Returns its stop. */
+  watch(watch: LeaseWatch): () => void {
+    const entry = { ...watch, arrivesAt: this.clock.now() };
+    this.watches.add(entry);
+    this.send(entry);
+    return () => this.watches.delete(entry);
+  }
+
+  /** Every Lease as it is now. */
+  snapshot(): Lease[] {
+    return [...this.leases.values()].map((lease) => structuredClone(lease));
+  }
+
+  private send(watch: LeaseWatch & { arrivesAt: number }): void {
+    const leases = this.snapshot();
+    const now = this.clock.now();
+    watch.arrivesAt = Math.max(watch.arrivesAt, now + watch.delayMs());
+    this.clock.schedule(() => {
+      if (this.watches.has(watch)) watch.deliver(leases);
+    }, watch.arrivesAt - now);
+  }
+
   private store(lease: Lease): Lease {
+    const name = lease.metadata.name ?? '';
     const holder = lease.spec?.holderIdentity ?? '';
-    const changed = holder !== (this.lease?.spec?.holderIdentity ?? undefined);
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.revision) } };
-    if (changed) this.landed.push({ seq: this.landed.length, at: this.clock.now(), kind: 'lease', holder });
-    return structuredClone(this.lease);
+    const changed = holder !== (this.leases.get(name)?.spec?.holderIdentity ?? undefined);
+    const stored = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.revision) } };
+    this.leases.set(name, stored);
+    if (changed) this.landed.push({ seq: this.landed.length, at: this.clock.now(), kind: 'lease', name, holder });
+    for (const watch of this.watches) this.send(watch);
+    return structuredClone(stored);
   }
 
   /** Sends a request: it lands (and is applied) after its transit; its answer, if any, comes back after its delay. */

@@ -29,8 +29,10 @@ const meanOf = (values: readonly number[]): number => values.reduce((sum, value)
 function failoverCell(failover: FailoverResult | undefined, shards: number): string {
   if (!failover) return shards < 2 ? '– (one shard: no one takes over)' : '–';
   const last = failover.sinceStopMs;
-  if (!last) return `none of ${failover.updates} rolled`;
-  return `${seconds(last.max)} (${failover.delayed} of ${failover.updates} after 1 s${failover.missed ? `, **${failover.missed} missed**` : ''})`;
+  const missed = failover.missed ? `, **${failover.missed} missed**` : '';
+  if (!last) return `none of ${failover.stoppedShardApps} rolled${missed}`;
+  const others = failover.othersSinceWriteMs ? `; the others' max ${seconds(failover.othersSinceWriteMs.max)} after their write` : '';
+  return `${seconds(last.max)} (its ${failover.stoppedShardApps} of ${failover.updates} apps${others}${missed})`;
 }
 
 /** The single-shard session of the same size: the baseline of the RSS ratios. */
@@ -121,8 +123,9 @@ export function renderShardReport(results: ShardBenchResults): string {
     '## Shards side by side',
     'Each row: N CustomApps on a fresh API server, then that many `operator/main.ts --sharding` processes started at once.',
     "RSS: each shard's /proc VmRSS once the cold start settled. A failover: one shard stopped (SIGKILL, or SIGTERM after a " +
-      "replacement joined), then a write to 200 CustomApps' own ConfigMaps at once; the time is from the stop to the last of " +
-      "their Deployments rolled, as a raw watcher sees it (the stopped shard's objects are the ones that wait; about 1/N of them).",
+      "replacement joined), then writes to 200 CustomApps' own ConfigMaps (32 at a time); the time is from the stop to the " +
+      "last Deployment of the stopped shard's apps rolled (its apps by the ring, about 1/N), as a raw watcher sees it; beside " +
+      "it, how long the other shards' apps took from their write to their roll, while the view changed under them.",
     '',
     shardTable(sessions),
     '',

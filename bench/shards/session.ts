@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Lease } from '../../operator/kube/objects.js';
 import { LEASES } from '../../operator/kube/resources.js';
+import { RING_SELECTOR, shardLeaseName } from '../../operator/manager/sharding.js';
+import { ownerOf, viewOf } from '../../operator/shard/ring.js';
+import { RING_VIEW_ANNOTATION } from '../../operator/shard/shard.js';
 import { customAppObject, forEachConcurrent } from '../load.js';
 import { DeploymentObserver } from '../observers.js';
 import type { BenchTarget, Profile } from '../options.js';
@@ -13,10 +16,6 @@ import { createLoad, openSession, POLL_MS, sleep, untilQuiet, type Session } fro
 import { type LatencySummary, summarize } from '../stats.js';
 import { type ShardCommand, type ShardProcess, startShard } from './process.js';
 
-/** The label every shard's Lease carries (the ring's). */
-const RING_SELECTOR = 'app.example.com/ring=customapp-operator';
-/** The annotation in which a shard publishes the view (member names, JSON) it has drained to. */
-const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
 /** The shards' Lease duration: the operator's default (`--leader-elect-lease-duration`), which the goal is stated in. */
 export const LEASE_DURATION_MS = 15_000;
 /** ConfigMap writes (each to another app's own ConfigMap) right after a shard stops: about 1/N of them are its. */
@@ -29,10 +28,14 @@ export interface FailoverResult {
   readonly signal: 'SIGKILL' | 'SIGTERM';
   /** Writes made right after the stop. */
   readonly updates: number;
-  /** Stop → each Deployment rolled to its new hash, for those seen. */
+  /** Stop → the last write answered. */
+  readonly writesMs: number;
+  /** Of the written apps, those the stopped shard owned (by the ring, in the view all shards had agreed on). */
+  readonly stoppedShardApps: number;
+  /** The stopped shard's apps: stop → each Deployment rolled to its new hash, for those seen. */
   readonly sinceStopMs?: LatencySummary;
-  /** Of the writes, those whose Deployment rolled more than a second after the stop: the stopped shard's objects. */
-  readonly delayed: number;
+  /** The other shards' apps: their write → their Deployment rolled (how much the view change held the survivors). */
+  readonly othersSinceWriteMs?: LatencySummary;
   /** Writes whose Deployment never rolled within the phase. */
   readonly missed: number;
 }
@@ -129,11 +132,15 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
       const stoppedAt = session.now();
       const stopped = victim!.stop(signal);
       running.delete(victim!.identity);
-      const expectations: { key: string; hash: string }[] = [];
+      const view = viewOf([...running.keys(), victim!.identity].map(shardLeaseName));
+      const expectations: { key: string; hash: string; sentAt: number; stoppedShard: boolean }[] = [];
       await forEachConcurrent(sample, WRITE_CONCURRENCY, async (app) => {
         const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
-        expectations.push({ key: `${app.namespace}/${app.name}`, hash: session.configMaps.get(probe.key)!.hash });
+        const key = `${app.namespace}/${app.name}`;
+        const stoppedShard = ownerOf(key, view) === shardLeaseName(victim!.identity);
+        expectations.push({ key, hash: session.configMaps.get(probe.key)!.hash, sentAt: probe.sentAt, stoppedShard });
       });
+      const writesMs = session.now() - stoppedAt;
       await stopped;
       const seenAt = (key: string, hash: string): number | undefined =>
         session.deployments.changesSince(key, stoppedAt).find((seen) => seen.hash === hash)?.at;
@@ -142,19 +149,31 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
         assertAlive(running);
         await sleep(POLL_MS);
       }
-      const latencies = expectations
-        .map(({ key, hash }) => seenAt(key, hash))
-        .filter((at): at is number => at !== undefined)
-        .map((at) => at - stoppedAt);
+      const latencies = (of: typeof expectations, from: (expectation: (typeof expectations)[number]) => number): number[] =>
+        of.flatMap((expectation) => {
+          const at = seenAt(expectation.key, expectation.hash);
+          return at === undefined ? [] : [at - from(expectation)];
+        });
+      const stoppedShards = expectations.filter((expectation) => expectation.stoppedShard);
       const outcome: FailoverResult = {
         signal,
         updates: expectations.length,
-        sinceStopMs: summarize(latencies),
-        delayed: latencies.filter((latency) => latency > 1_000).length,
-        missed: expectations.length - latencies.length,
+        writesMs,
+        stoppedShardApps: stoppedShards.length,
+        sinceStopMs: summarize(latencies(stoppedShards, () => stoppedAt)),
+        othersSinceWriteMs: summarize(
+          latencies(
+            expectations.filter((expectation) => !expectation.stoppedShard),
+            (expectation) => expectation.sentAt,
+          ),
+        ),
+        missed: expectations.filter(({ key, hash }) => seenAt(key, hash) === undefined).length,
       };
+      const seconds = (ms: number | undefined): string => ((ms ?? Number.NaN) / 1000).toFixed(1);
       log(
-        `${signal}: the last of ${outcome.updates} Deployments rolled ${((outcome.sinceStopMs?.max ?? Number.NaN) / 1000).toFixed(1)} s after the stop (${outcome.delayed} later than 1 s, ${outcome.missed} missed)`,
+        `${signal}: the stopped shard's ${outcome.stoppedShardApps} apps rolled again ${seconds(outcome.sinceStopMs?.max)} s after the stop at the latest; ` +
+          `the others' ${outcome.updates - outcome.stoppedShardApps} within ${seconds(outcome.othersSinceWriteMs?.max)} s of their write; ` +
+          `writes took ${seconds(writesMs)} s, ${outcome.missed} missed`,
       );
       return outcome;
     };
@@ -202,7 +221,7 @@ async function settled(
     assertAlive(running);
     const leases = (await session.client.list<Lease>(LEASES, { namespace: OPERATOR_NAMESPACE, labelSelector: RING_SELECTOR })).items;
     const views = [...running.keys()].map((identity) => {
-      const lease = leases.find((each) => each.spec?.holderIdentity === identity || each.metadata.name?.endsWith(identity));
+      const lease = leases.find((each) => each.metadata.name === shardLeaseName(identity));
       return lease?.metadata.annotations?.[RING_VIEW_ANNOTATION] ?? '';
     });
     const ready = views.every((view) => view !== '' && view === views[0] && (JSON.parse(view) as unknown[]).length === running.size);

@@ -23,6 +23,8 @@ test("with no flags, the defaults are controller-runtime's", (t) => {
     maxConcurrentRollouts: 10,
     flapThreshold: 5,
     flapWindowMs: 60_000,
+    sharding: false,
+    shardIdentity: undefined,
     help: false,
   });
   t.deepEqual([...parseFlags([]).explicit], []);
@@ -138,6 +140,8 @@ test('--help lists every flag', (t) => {
     '--max-concurrent-rollouts',
     '--flap-threshold',
     '--flap-window',
+    '--sharding',
+    '--shard-identity',
     '--help',
   ]) {
     t.true(text.includes(flag), flag);
@@ -155,4 +159,14 @@ test('--workloads: none by default; a comma-separated list of kinds; an unknown 
   t.throws(() => parseFlags(['--workloads=deployments,deployments']), {
     message: '--workloads: "deployments,deployments" names a kind twice',
   });
+});
+
+test('--sharding: off by default; --shard-identity names the replica, a DNS-1123 label, only with --sharding', (t) => {
+  t.like(parseFlags(['--sharding']), { sharding: true, shardIdentity: undefined });
+  t.like(parseFlags(['--sharding', '--shard-identity=shard-a']), { sharding: true, shardIdentity: 'shard-a' });
+  t.like(parseFlags(['--sharding', '--leader-elect']), { sharding: true, leaderElect: true }, 'the chart adds --sharding to fixed args');
+  t.throws(() => parseFlags(['--sharding', '--shard-identity=Shard_A']), {
+    message: `--shard-identity: "Shard_A" is not a DNS-1123 label (lower case letters, digits and '-', at most 63)`,
+  });
+  t.throws(() => parseFlags(['--shard-identity=a']), { message: '--shard-identity "a" needs --sharding' });
 });

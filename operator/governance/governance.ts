@@ -218,6 +218,11 @@ export class RolloutGovernance {
     this.countOutcome(trigger, result);
   }
 
+  /** This process's part of the rollout budget, when several share it (a shard); undefined for the whole of it. */
+  setShare(share: number | undefined): void {
+    this.budget.setShare(share);
+  }
+
   /**
    * Rebuilds the memory from the caches after a restart or a failover, before any reconcile, from where each governed
    * key stands (each domain reads its own objects): the slots held by the keys in a dependency-triggered rollout; the

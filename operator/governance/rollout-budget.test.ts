@@ -185,3 +185,39 @@ test('a key let go but refused again (a resumed rollout took the slot first) is 
   b.settle('c', { rolling: false, waiting: false });
   t.deepEqual(eligible, ['b', 'b'], 'b is told again: nobody else would reconcile it');
 });
+
+test("a share of the limit grants only that many; a share of 0 grants nothing new; a larger share lets the queue's head go", (t) => {
+  const { budget: b, eligible } = budget(4);
+  b.setShare(1);
+  t.like(b.admit('a', 1), { granted: true });
+  t.like(b.admit('b', 2), { granted: false, position: 1 });
+  b.setShare(0);
+  b.settle('a', { rolling: false, waiting: false });
+  t.deepEqual(eligible, [], 'a share of 0 lets nobody go, though the slot freed');
+  t.like(b.admit('c', 3), { granted: false, position: 2 });
+  b.setShare(2);
+  t.deepEqual(eligible, ['b', 'c'], 'a larger share emits the keys it lets go, in order');
+  b.setShare(undefined);
+  t.like(b.admit('b', 4), { granted: true });
+});
+
+test('slots held stay held when the share shrinks below them, and nothing new is granted until they end', (t) => {
+  const { budget: b } = budget(3);
+  b.admit('a', 1);
+  b.admit('b', 2);
+  b.settle('a', { rolling: true, waiting: false });
+  b.settle('b', { rolling: true, waiting: false });
+  b.setShare(1);
+  t.is(b.inProgress, 2);
+  t.like(b.admit('c', 3), { granted: false });
+  b.settle('a', { rolling: false, waiting: false });
+  t.like(b.admit('c', 4), { granted: false }, 'one still rolls: the share of 1 is full');
+  b.settle('b', { rolling: false, waiting: false });
+  t.like(b.admit('c', 5), { granted: true });
+});
+
+test('an unlimited budget stays unlimited whatever the share', (t) => {
+  const { budget: b } = budget(0);
+  b.setShare(0);
+  t.like(b.admit('a', 1), { granted: true });
+});

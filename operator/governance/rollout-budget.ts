@@ -52,6 +52,8 @@ export class RolloutBudget {
   /** Queued keys already emitted on `eligible` and not yet granted or gone. */
   private readonly notified = new Set<string>();
   private readonly eligibleKeys = new Subject<string>();
+  /** This process's part of the limit, when several processes share it ({@link setShare}). */
+  private share: number | undefined;
 
   /** Keys that a free slot now lets go; each emitted once per turn at the head of the queue. */
   readonly eligible: Observable<string> = this.eligibleKeys.asObservable();
@@ -59,6 +61,22 @@ export class RolloutBudget {
   /** @param limit at most this many keys hold a slot at once; 0 = unlimited. */
   constructor(readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 0) throw new Error(`rollout budget: limit ${JSON.stringify(limit)} is not an integer ≥ 0`);
+  }
+
+  /**
+   * Limits this process to `share` of the limit's slots (a shard's part of the cluster-wide budget), or to the whole
+   * limit again with undefined; 0 grants nothing new. Slots held already stay held. Emits the keys a larger share lets
+   * go. An unlimited budget (limit 0) stays unlimited.
+   */
+  setShare(share: number | undefined): void {
+    if (share === this.share) return;
+    this.share = share;
+    this.announce();
+  }
+
+  /** The slots this process may fill: the limit, or its share of it. */
+  private get capacity(): number {
+    return this.share === undefined ? this.limit : Math.min(this.limit, this.share);
   }
 
   get inProgress(): number {
@@ -82,7 +100,7 @@ export class RolloutBudget {
     }
     this.slots.delete(key);
     const ahead = this.ahead(key);
-    if (ahead < this.limit - this.slots.size) {
+    if (ahead < this.capacity - this.slots.size) {
       this.take(key);
       return { granted: true };
     }
@@ -202,7 +220,7 @@ export class RolloutBudget {
   /** Emits, once each, the queued keys within the free slots. */
   private announce(): void {
     if (this.limit === 0) return;
-    let free = this.limit - this.slots.size;
+    let free = this.capacity - this.slots.size;
     if (free <= 0) return;
     const ready: string[] = [];
     for (const key of this.queue.keys()) {

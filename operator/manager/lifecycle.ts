@@ -4,6 +4,7 @@ import type { Trigger } from '../controller/controller.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
+import { DEFAULT_ROLLOUT_SETTINGS } from '../governance/governance.js';
 import type { DependencyRef } from '../deps/source.js';
 import { heldRefs } from '../reconcile/dependencies-step.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
@@ -60,6 +61,12 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   if (sharding && elector) {
     // Keys this shard held back (another member still claimed them) go once they are its alone.
     triggers.add(sharding.shard.ready$.subscribe((key) => route(key, { source: 'shard', reason: 'acquired' })));
+    // The cluster-wide rollout budget, split among the members: this shard's part in every view still in play.
+    const limit = options.rollouts?.maxConcurrentRollouts ?? DEFAULT_ROLLOUT_SETTINGS.maxConcurrentRollouts;
+    if (limit > 0) {
+      governance.setShare(0);
+      triggers.add(sharding.shard.viewsChanged$.subscribe(() => governance.setShare(sharding.shard.budgetShare(limit))));
+    }
     sharding.shard.start(elector, () => prepareView(sharding.shard.scopeVersionNow));
   }
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));

@@ -61,3 +61,13 @@ export function ownerOf(key: string, view: View): string | undefined {
   }
   return owner;
 }
+
+/**
+ * `member`'s part of `limit` slots shared by the members of `view`: an even split, the first `limit mod n` members by
+ * name getting one more, so that the parts add up to `limit`; 0 for a member not in the view.
+ */
+export function shareOf(member: string, view: View, limit: number): number {
+  const rank = view.indexOf(member);
+  if (rank < 0) return 0;
+  return Math.floor(limit / view.length) + (rank < limit % view.length ? 1 : 0);
+}

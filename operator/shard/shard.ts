@@ -2,7 +2,7 @@
 import { BehaviorSubject, type Observable, type SchedulerLike, Subject, type Subscription } from 'rxjs';
 import type { Lease } from '../kube/objects.js';
 import type { Logger } from '../log.js';
-import { ownerOf, sameView, type View, viewDigest, viewOf } from './ring.js';
+import { ownerOf, sameView, shareOf, type View, viewDigest, viewOf } from './ring.js';
 
 /** The label every shard's Lease carries: its value names the ring (the operator), so one ring's shards find each other. */
 export const RING_LABEL = 'app.example.com/ring';
@@ -99,6 +99,7 @@ export class Shard {
   private readonly scopeVersion = new BehaviorSubject(0);
   private readonly readyKeys = new Subject<string>();
   private readonly settledInFlight = new Subject<void>();
+  private readonly viewsChanged = new Subject<void>();
   private lease: ShardLease | undefined;
   private prepare: ((view: View) => Promise<void>) | undefined;
   private subscription: Subscription | undefined;
@@ -120,6 +121,25 @@ export class Shard {
   /** Keys refused earlier that may go now: queue them again. */
   get ready$(): Observable<string> {
     return this.readyKeys;
+  }
+
+  /** Emits when a view in play may have changed (this shard's, the one it acknowledged, or another member's acknowledged one). */
+  get viewsChanged$(): Observable<void> {
+    return this.viewsChanged;
+  }
+
+  /**
+   * This shard's part of a budget of `limit` slots shared by the ring: the smallest it has in any view still in play
+   * (its own view, the one it acknowledged, and those the other live members acknowledged; 0 in a view it is not in),
+   * so that while the members disagree no two of them count on the same slot.
+   */
+  budgetShare(limit: number): number {
+    const self = this.options.member;
+    const now = this.options.monotonicNow();
+    const views: View[] = [this.view];
+    if (this.acknowledged) views.push(this.acknowledged);
+    for (const [name, member] of this.members) if (name !== self && member.ack && this.isLive(member, now)) views.push(member.ack);
+    return Math.min(...views.map((view) => shareOf(self, view, limit)));
   }
 
   /** The live members this shard sees, itself included once its own Lease is live. */
@@ -201,6 +221,7 @@ export class Shard {
     this.expiry?.unsubscribe();
     this.blocked.clear();
     this.readyKeys.complete();
+    this.viewsChanged.complete();
     this.scopeVersion.complete();
     this.settledInFlight.complete();
   }
@@ -264,6 +285,7 @@ export class Shard {
     }
     this.releaseBlocked();
     this.armExpiry(now);
+    this.viewsChanged.next();
   }
 
   /** Wakes up when the first live member's Lease (or this shard's own deadline) runs out. */

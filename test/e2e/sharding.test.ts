@@ -2,20 +2,18 @@
 import test from 'ava';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets } from '../support/cluster.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   eventually,
   getIfExists,
   grantShardingPermissions,
-  installOperatorResources,
   objects,
 } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
@@ -25,23 +23,9 @@ const FAST_LEASES = ['--leader-elect-lease-duration=2s', '--leader-elect-renew-d
 const APPS = Array.from({ length: 8 }, (_, index) => `app-${index}`);
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
-  let kubeconfig: string;
+  const scenario = clusterScenario(test, target);
 
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
-    await grantShardingPermissions(admin);
-    kubeconfig = (await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).path;
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
-
-  const start = (identity: string): OperatorProcess =>
+  const start = (kubeconfig: string, identity: string): OperatorProcess =>
     new OperatorProcess([
       `--kubeconfig=${kubeconfig}`,
       '--sharding',
@@ -56,9 +40,12 @@ for (const target of selectedTargets()) {
   test.serial(
     `[${target}] two shards each reconcile exactly the CustomApps the ring gives them; a stopped shard's share goes to the other at once`,
     async (t) => {
-      const a = start('a');
+      const { admin, cluster } = scenario;
+      await grantShardingPermissions(admin);
+      const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+      const a = start(kubeconfig, 'a');
       t.teardown(() => a.dispose());
-      const b = start('b');
+      const b = start(kubeconfig, 'b');
       t.teardown(() => b.dispose());
       const view = viewOf([shardLeaseName('a'), shardLeaseName('b')]);
       const drainedBoth = (process: OperatorProcess): boolean =>

@@ -69,7 +69,7 @@ export const scenarioArbitrary: fc.Arbitrary<ElectorScenario> = fc.record({
 });
 
 /** A small deterministic PRNG (mulberry32), so that a scenario replays exactly. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -207,19 +207,36 @@ export interface ElectorCheckOptions {
   readonly path?: string;
 }
 
-/** Checks {@link runElectorScenario} over `numRuns` random scenarios; a failure throws fast-check's report (seed, path, counterexample). */
-export async function checkElectorModel(options: ElectorCheckOptions): Promise<{ seed: number; terms: number; writes: number }> {
+/**
+ * Runs `run` over `numRuns` scenarios of `arbitrary` and throws fast-check's report (seed, path, counterexample) when a
+ * run reports violations (the first three in the message); `tally` sees every report. Shrinks the counterexample when
+ * `shrink` says so. Answers the seed.
+ */
+export async function checkScenarios<S, R extends { readonly violations: readonly string[] }>(
+  arbitrary: fc.Arbitrary<S>,
+  run: (scenario: S) => Promise<R>,
+  options: ElectorCheckOptions & { readonly shrink: boolean },
+  tally: (report: R) => void,
+): Promise<number> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  let terms = 0;
-  let writes = 0;
   await fc.assert(
-    fc.asyncProperty(scenarioArbitrary, async (scenario) => {
-      const report = await runElectorScenario(scenario);
-      terms += report.terms;
-      writes += report.writes;
+    fc.asyncProperty(arbitrary, async (scenario) => {
+      const report = await run(scenario);
+      tally(report);
       if (report.violations.length > 0) throw new Error(report.violations.slice(0, 3).join('; '));
     }),
-    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false },
+    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: !options.shrink },
   );
+  return seed;
+}
+
+/** Checks {@link runElectorScenario} over `numRuns` random scenarios; a failure throws fast-check's report (seed, path, counterexample). */
+export async function checkElectorModel(options: ElectorCheckOptions): Promise<{ seed: number; terms: number; writes: number }> {
+  let terms = 0;
+  let writes = 0;
+  const seed = await checkScenarios(scenarioArbitrary, runElectorScenario, { ...options, shrink: true }, (report) => {
+    terms += report.terms;
+    writes += report.writes;
+  });
   return { seed, terms, writes };
 }

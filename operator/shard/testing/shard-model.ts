@@ -5,7 +5,14 @@ import { Subject } from 'rxjs';
 import { VirtualClock } from '../../../test/support/virtual-time.js';
 import type { Lease } from '../../kube/objects.js';
 import { LeaderElector } from '../../leader/leader-elector.js';
-import { MAX_TRANSIT_MS, MODEL_TIMINGS, timersWithWallNow } from '../../leader/testing/elector-model.js';
+import {
+  checkScenarios,
+  type ElectorCheckOptions,
+  MAX_TRANSIT_MS,
+  MODEL_TIMINGS,
+  prng,
+  timersWithWallNow,
+} from '../../leader/testing/elector-model.js';
 import { type Delivery, FakeLeaseServer } from '../../leader/testing/fake-lease-api.js';
 import { withDeadline } from '../../leader/timers.js';
 import { ownerOf, viewOf } from '../ring.js';
@@ -72,18 +79,6 @@ export const shardScenarioArbitrary: fc.Arbitrary<ShardScenario> = fc.record({
   }),
   seed: fc.integer(),
 });
-
-/** A small deterministic PRNG (mulberry32), so that a scenario replays exactly. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What a run saw. */
 export interface ShardRunReport {
@@ -385,31 +380,17 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
   return { acts, handoffs, violations };
 }
 
-/** Options of {@link checkShardModel}. */
-export interface ShardCheckOptions {
-  readonly numRuns: number;
-  /** Replays a failure: the seed fast-check printed. @default a fresh seed */
-  readonly seed?: number;
-  readonly path?: string;
-}
-
 /**
  * Checks {@link runShardScenario} over `numRuns` random scenarios; a failure throws fast-check's report (seed, path,
  * counterexample) at once, unshrunk: a run takes about 100 ms, and shrinking one takes minutes (replay it with the seed
  * and path, then cut it down by hand into a fixed case).
  */
-export async function checkShardModel(options: ShardCheckOptions): Promise<{ seed: number; acts: number; handoffs: number }> {
-  const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
+export async function checkShardModel(options: ElectorCheckOptions): Promise<{ seed: number; acts: number; handoffs: number }> {
   let acts = 0;
   let handoffs = 0;
-  await fc.assert(
-    fc.asyncProperty(shardScenarioArbitrary, async (scenario) => {
-      const report = await runShardScenario(scenario);
-      acts += report.acts;
-      handoffs += report.handoffs;
-      if (report.violations.length > 0) throw new Error(report.violations.slice(0, 3).join('; '));
-    }),
-    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: true },
-  );
+  const seed = await checkScenarios(shardScenarioArbitrary, runShardScenario, { ...options, shrink: false }, (report) => {
+    acts += report.acts;
+    handoffs += report.handoffs;
+  });
   return { seed, acts, handoffs };
 }

@@ -1,0 +1,144 @@
+// One shard's state machine in virtual time, driven by hand-made snapshots of the ring: what it may act on, when, and its share.
+import test from 'ava';
+import pino from 'pino';
+import { Subject } from 'rxjs';
+import { VirtualClock } from '../../test/support/virtual-time.js';
+import type { Lease } from '../kube/objects.js';
+import { ownerOf, shareOf, viewOf } from './ring.js';
+import { RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
+
+const DURATION_MS = 3_000;
+const KEYS = Array.from({ length: 40 }, (_, index) => `ns/app-${index}`);
+
+/** A member's Lease as the watch shows it: its holder, a renewal counter (a new record each time), its acknowledged view. */
+function lease(name: string, renewal: number, ack?: readonly string[], holder = `${name}.0`): Lease {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace: 'ns', annotations: { [RING_VIEW_ANNOTATION]: ack ? JSON.stringify(ack) : '' } },
+    spec: {
+      holderIdentity: holder,
+      leaseDurationSeconds: DURATION_MS / 1000,
+      renewTime: `2026-01-01T00:00:${String(renewal).padStart(2, '0')}.000000Z`,
+    },
+  };
+}
+
+/** A shard named `member` on a virtual clock, its own Lease held until told otherwise, and what it asked of that Lease. */
+function shardOf(member: string): {
+  shard: Shard;
+  ring: Subject<readonly Lease[]>;
+  clock: VirtualClock;
+  renewals: () => number;
+  ready: string[];
+} {
+  const clock = new VirtualClock();
+  const ring = new Subject<readonly Lease[]>();
+  let renewals = 0;
+  const own: ShardLease = {
+    isLeader: true,
+    get validUntil() {
+      return clock.now() + 1_000;
+    },
+    renewNow: () => {
+      renewals += 1;
+    },
+  };
+  const shard = new Shard({
+    member,
+    leases$: ring,
+    monotonicNow: () => clock.now(),
+    scheduler: clock,
+    defaultLeaseDurationMs: DURATION_MS,
+    logger: pino({ level: 'silent' }),
+  });
+  const ready: string[] = [];
+  shard.ready$.subscribe((key) => ready.push(key));
+  shard.start(own);
+  return { shard, ring, clock, renewals: () => renewals, ready };
+}
+
+/** Lets the handshake's promises run. */
+const turns = async (): Promise<void> => {
+  for (let turn = 0; turn < 20; turn += 1) await Promise.resolve();
+};
+
+test('a shard acts on nothing until its own Lease shows its acknowledgement, then on every key it owns alone', async (t) => {
+  const { shard, ring, renewals } = shardOf('a');
+  ring.next([lease('a', 1)]);
+  await turns();
+  t.deepEqual(shard.liveMembers, ['a']);
+  t.is(renewals(), 1, 'it asked its Lease to publish the view');
+  t.is(shard.annotations()[RING_VIEW_ANNOTATION], '["a"]');
+  t.false(shard.enter(KEYS[0]!), 'published is not acknowledged: the watch has not shown it yet');
+  ring.next([lease('a', 2, ['a'])]);
+  t.true(KEYS.every((key) => shard.mayAct(key)));
+});
+
+test("a member that joins takes its keys only once the old owner's Lease shows it gave them up", async (t) => {
+  const b = shardOf('b');
+  // a acts alone on everything ([a] acknowledged); b joins.
+  b.ring.next([lease('a', 1, ['a']), lease('b', 1)]);
+  await turns();
+  b.ring.next([lease('a', 1, ['a']), lease('b', 2, ['a', 'b'])]);
+  const ofB = KEYS.filter((key) => ownerOf(key, ['a', 'b']) === 'b');
+  t.true(ofB.length > 0);
+  t.is(b.shard.annotations()[RING_VIEW_ANNOTATION], '["a","b"]');
+  for (const key of ofB) t.false(b.shard.enter(key), `${key}: a still claims it`);
+  t.deepEqual(b.ready, []);
+  // a acknowledges [a, b]: its claims shrink to its own keys, and b's refused keys come back on ready$.
+  b.ring.next([lease('a', 2, ['a', 'b']), lease('b', 2, ['a', 'b'])]);
+  t.deepEqual(b.ready.sort(), [...ofB].sort());
+  for (const key of ofB) t.true(b.shard.enter(key));
+  for (const key of KEYS.filter((key) => !ofB.includes(key))) t.false(b.shard.mayAct(key), `${key} is a's`);
+});
+
+test('a shard gives keys up only after its reconciles on them ended, then acknowledges the view that moves them', async (t) => {
+  const a = shardOf('a');
+  a.ring.next([lease('a', 1)]);
+  await turns();
+  a.ring.next([lease('a', 2, ['a'])]);
+  const ofB = KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'b')!;
+  t.true(a.shard.enter(ofB));
+  // b joins: a stops starting b's keys at once, but keeps its acknowledgement of [a] while one is in flight.
+  a.ring.next([lease('a', 2, ['a']), lease('b', 1)]);
+  await turns();
+  t.deepEqual(a.shard.liveMembers, ['a', 'b']);
+  t.false(a.shard.mayAct(ofB));
+  t.is(a.shard.annotations()[RING_VIEW_ANNOTATION], '["a"]', 'not acknowledged while a reconcile of a moved key runs');
+  t.true(a.shard.inScope(ofB), 'its caches keep it meanwhile');
+  a.shard.exit(ofB);
+  await turns();
+  t.is(a.shard.annotations()[RING_VIEW_ANNOTATION], '["a","b"]');
+  a.ring.next([lease('a', 3, ['a', 'b']), lease('b', 1)]);
+  t.false(a.shard.inScope(ofB), 'acknowledged: its caches let it go');
+});
+
+test('a member whose Lease is not renewed for its duration leaves the view, and its claims with it', async (t) => {
+  const b = shardOf('b');
+  b.ring.next([lease('a', 1, ['a', 'b']), lease('b', 1, ['a', 'b'])]);
+  const ofA = KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'a')!;
+  b.clock.advance(DURATION_MS - 1);
+  b.ring.next([lease('a', 1, ['a', 'b']), lease('b', 2, ['a', 'b'])]);
+  t.deepEqual(b.shard.liveMembers, ['a', 'b'], 'a renewed within its duration, as b observed it');
+  b.clock.advance(2);
+  t.deepEqual(b.shard.liveMembers, ['b'], 'expired on b’s own clock: the expiry timer fired');
+  await turns();
+  b.ring.next([lease('a', 1, ['a', 'b']), lease('b', 3, ['b'])]);
+  t.true(b.shard.mayAct(ofA));
+});
+
+test("a shard's part of the budget is its smallest in every view in play", (t) => {
+  t.deepEqual(
+    ['a', 'b', 'c'].map((member) => shareOf(member, viewOf(['a', 'b', 'c']), 10)),
+    [4, 3, 3],
+  );
+  t.is(shareOf('d', viewOf(['a', 'b', 'c']), 10), 0);
+  t.is(shareOf('a', viewOf(['a', 'b', 'c']), 2) + shareOf('b', viewOf(['a', 'b', 'c']), 2) + shareOf('c', viewOf(['a', 'b', 'c']), 2), 2);
+  const { shard, ring } = shardOf('b');
+  // b sees [a, b] and acknowledged it, but a still acknowledges [a] alone: b's part is 0 until a moves on.
+  ring.next([lease('a', 1, ['a']), lease('b', 1, ['a', 'b'])]);
+  t.is(shard.budgetShare(10), 0);
+  ring.next([lease('a', 2, ['a', 'b']), lease('b', 1, ['a', 'b'])]);
+  t.is(shard.budgetShare(10), 5);
+});

@@ -40,22 +40,26 @@ export async function runShardBench(
   });
   const files = shardResultFiles(options.outDir, options);
   mkdirSync(options.outDir, { recursive: true });
-  for (const [index, { size, shards }] of plan.entries()) {
-    sessions.push(
-      await runShardSession({
-        shards,
-        size,
-        profile: options.profile,
-        target: options.target,
-        command: shardCommand,
-        logDir,
-        progress,
-        label: `[${index + 1}/${plan.length} ${shards} shard${shards === 1 ? '' : 's'} ${sizeLabel(size)}]`,
-      }),
-    );
-    const results = snapshot();
-    writeFileSync(files.json, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(files.markdown, renderShardReport(results));
+  try {
+    for (const [index, { size, shards }] of plan.entries()) {
+      sessions.push(
+        await runShardSession({
+          shards,
+          size,
+          profile: options.profile,
+          target: options.target,
+          command: shardCommand,
+          logDir,
+          progress,
+          label: `[${index + 1}/${plan.length} ${shards} shard${shards === 1 ? '' : 's'} ${sizeLabel(size)}]`,
+        }),
+      );
+      const results = snapshot();
+      writeFileSync(files.json, `${JSON.stringify(results, null, 2)}\n`);
+      writeFileSync(files.markdown, renderShardReport(results));
+    }
+  } finally {
+    shardCommand.dispose();
   }
   progress.done();
   return snapshot();

@@ -218,6 +218,11 @@ export class RolloutGovernance {
     this.countOutcome(trigger, result);
   }
 
+  /** The keys holding a slot of the budget: rolling, or granted and not yet seen rolling. */
+  inProgressKeys(): readonly string[] {
+    return this.budget.snapshot().inProgress;
+  }
+
   /** This process's part of the rollout budget, when several share it (a shard); undefined for the whole of it. */
   setShare(share: number | undefined): void {
     this.budget.setShare(share);

@@ -25,7 +25,6 @@ import { buildWorkloads, type WorkloadParts } from './workloads.js';
 import { buildShard, type ShardParts } from './sharding.js';
 import { BY_REFERENCE } from '../workload/triggers.js';
 import { hasOptIn } from '../workload/reload-annotations.js';
-import { type WorkloadKind, workloadKey } from '../workload/workload.js';
 
 /** The parts of an operator, built and not started (no watch, timer or server runs yet). */
 export interface OperatorParts {
@@ -100,7 +99,7 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
               store
                 .list()
                 .filter((object) => hasOptIn(object.metadata.annotations) || hasOptIn(object.spec.template?.metadata?.annotations))
-                .map((object) => workloadKey(kind as WorkloadKind, object.metadata.namespace ?? '', object.metadata.name ?? '')),
+                .map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
             ),
           }),
         })

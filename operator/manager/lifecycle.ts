@@ -10,7 +10,7 @@ import { heldRefs } from '../reconcile/dependencies-step.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
 import { workloadStandings } from '../workload/standings.js';
 import { subscribeWorkloadTriggers } from '../workload/triggers.js';
-import { parseWorkloadKey } from '../workload/workload.js';
+import { parseWorkloadKey, type WorkloadKind, workloadKey } from '../workload/workload.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import { notInstalled } from './workloads.js';
@@ -65,9 +65,28 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     const limit = options.rollouts?.maxConcurrentRollouts ?? DEFAULT_ROLLOUT_SETTINGS.maxConcurrentRollouts;
     if (limit > 0) {
       governance.setShare(0);
+      sharding.shard.countRollouts(() => governance.inProgressKeys().length);
       triggers.add(sharding.shard.viewsChanged$.subscribe(() => governance.setShare(sharding.shard.budgetShare(limit))));
     }
-    sharding.shard.start(elector, () => prepareView(sharding.shard.scopeVersionNow));
+    // A key that left this shard's caches (given up: the relist after an acknowledgement) leaves its governance too,
+    // slot and place: its new owner counts it; kept here, it would hold a slot or a place ahead of this shard's own keys.
+    const givenUp = (key: string): void => {
+      if (!sharding.shard.inScope(key)) governance.forget(key);
+    };
+    triggers.add(apps.events$.subscribe((change) => change.type === 'delete' && givenUp(change.key)));
+    for (const [kind, { events$ }] of Object.entries(workloads?.informers ?? {})) {
+      triggers.add(
+        events$.subscribe((change) => {
+          const { namespace, name } = change.object.metadata;
+          if (change.type === 'delete') givenUp(workloadKey(kind as WorkloadKind, namespace ?? '', name ?? ''));
+        }),
+      );
+    }
+    sharding.shard.start(elector, async (view) => {
+      // The rollouts it gives up stay counted here until their new owners count them.
+      sharding.shard.handOff(governance.inProgressKeys(), view);
+      await prepareView(sharding.shard.scopeVersionNow);
+    });
   }
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));

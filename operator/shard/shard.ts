@@ -11,6 +11,11 @@ export const RING_LABEL = 'app.example.com/ring';
  * on keys I own in this view, and nothing else of mine is in flight". Empty before its first acknowledgement.
  */
 export const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
+/**
+ * The annotation in which a shard publishes, with each acknowledgement and renewal, how many rollouts it counts in
+ * progress: its own, and those it handed to a member whose acknowledgement does not show them yet.
+ */
+export const RING_ROLLOUTS_ANNOTATION = 'app.example.com/ring-rollouts';
 
 /** The shard's own Lease, as the {@link Shard} needs it (a `LeaderElector` on the shard's Lease has all of it). */
 export interface ShardLease {
@@ -52,6 +57,14 @@ interface Member {
   readonly durationMs: number;
   /** The view the member acknowledged, or undefined (none yet, or not readable). */
   readonly ack: View | undefined;
+  /** The rollouts in progress it counts (0 when it publishes none). */
+  readonly rollouts: number;
+}
+
+/** The rollouts a Lease's annotation says its holder counts: a whole number, else 0. */
+function publishedRollouts(lease: Lease): number {
+  const count = Number(lease.metadata.annotations?.[RING_ROLLOUTS_ANNOTATION] ?? 0);
+  return Number.isSafeInteger(count) && count >= 0 ? count : 0;
 }
 
 /** The view a Lease's annotation acknowledges: undefined when it has none or it does not read as a list of names. */
@@ -100,6 +113,9 @@ export class Shard {
   private readonly readyKeys = new Subject<string>();
   private readonly settledInFlight = new Subject<void>();
   private readonly viewsChanged = new Subject<void>();
+  /** Rollouts in progress handed off: key → the member that takes it, counted here until its acknowledgement shows it. */
+  private readonly handedOff = new Map<string, string>();
+  private ownRollouts: () => number = () => 0;
   private lease: ShardLease | undefined;
   private prepare: ((view: View) => Promise<void>) | undefined;
   private subscription: Subscription | undefined;
@@ -131,15 +147,21 @@ export class Shard {
   /**
    * This shard's part of a budget of `limit` slots shared by the ring: the smallest it has in any view still in play
    * (its own view, the one it acknowledged, and those the other live members acknowledged; 0 in a view it is not in),
-   * so that while the members disagree no two of them count on the same slot.
+   * so that while the members disagree no two of them count on the same slot; less what the other live members publish
+   * beyond their own share (rollouts in progress handed to them), so that those still count against the whole.
    */
   budgetShare(limit: number): number {
     const self = this.options.member;
     const now = this.options.monotonicNow();
     const views: View[] = [this.view];
     if (this.acknowledged) views.push(this.acknowledged);
-    for (const [name, member] of this.members) if (name !== self && member.ack && this.isLive(member, now)) views.push(member.ack);
-    return Math.min(...views.map((view) => shareOf(self, view, limit)));
+    let beyond = 0;
+    for (const [name, member] of this.members) {
+      if (name === self || !this.isLive(member, now)) continue;
+      if (member.ack) views.push(member.ack);
+      beyond += Math.max(0, member.rollouts - shareOf(name, this.view, limit));
+    }
+    return Math.max(0, Math.min(...views.map((view) => shareOf(self, view, limit))) - beyond);
   }
 
   /** The live members this shard sees, itself included once its own Lease is live. */
@@ -147,9 +169,34 @@ export class Shard {
     return this.view;
   }
 
-  /** The annotations of this shard's Lease: the view it acknowledges (empty before the first). */
+  /** The annotations of this shard's Lease: the view it acknowledges (empty before the first), the rollouts it counts. */
   annotations(): Record<string, string> {
-    return { [RING_VIEW_ANNOTATION]: this.publishing ? JSON.stringify(this.publishing) : '' };
+    return {
+      [RING_VIEW_ANNOTATION]: this.publishing ? JSON.stringify(this.publishing) : '',
+      [RING_ROLLOUTS_ANNOTATION]: String(this.rolloutsCounted()),
+    };
+  }
+
+  /** Where this shard's own rollouts in progress are counted (its governance). */
+  countRollouts(inProgress: () => number): void {
+    this.ownRollouts = inProgress;
+  }
+
+  /**
+   * Before acknowledging `view`: the rollouts in progress on keys it gives up in it. They stay counted here, and
+   * published, until the member that takes each one shows an acknowledgement in which it owns it (it rebuilt its
+   * budget, counting them, before that): no moment when nobody counts a rollout that runs.
+   */
+  handOff(rolling: Iterable<string>, view: View): void {
+    const self = this.options.member;
+    for (const key of rolling) {
+      const owner = ownerOf(key, view);
+      if (owner !== undefined && owner !== self) this.handedOff.set(key, owner);
+    }
+  }
+
+  private rolloutsCounted(): number {
+    return this.ownRollouts() + this.handedOff.size;
   }
 
   /**
@@ -248,9 +295,15 @@ export class Shard {
         observedAt: previous?.record === record ? previous.observedAt : now,
         durationMs: (spec.leaseDurationSeconds ?? this.options.defaultLeaseDurationMs / 1000) * 1000,
         ack: acknowledgedView(lease),
+        rollouts: publishedRollouts(lease),
       });
     }
     for (const name of [...this.members.keys()]) if (!seen.has(name)) this.members.delete(name);
+    for (const [key, owner] of this.handedOff) {
+      const taker = this.members.get(owner);
+      // Counted by its new owner now; or never will be (its owner is gone: the key goes on to whoever acknowledges it next).
+      if (!taker || (taker.ack && ownerOf(key, taker.ack) === owner) || !this.isLive(taker, now)) this.handedOff.delete(key);
+    }
     this.seenRing = true;
     const own = this.members.get(this.options.member);
     if (own && this.publishing && sameView(own.ack, this.publishing) && !sameView(this.acknowledged, own.ack)) this.acknowledge(own.ack!);

@@ -14,6 +14,7 @@ import {
   timersWithWallNow,
 } from '../../leader/testing/elector-model.js';
 import { type Delivery, FakeLeaseServer } from '../../leader/testing/fake-lease-api.js';
+import { RolloutBudget } from '../../governance/rollout-budget.js';
 import { withDeadline } from '../../leader/timers.js';
 import { ownerOf, viewOf } from '../ring.js';
 import { RING_LABEL, Shard } from '../shard.js';
@@ -26,6 +27,8 @@ const ACTIVE_MS = 24_000;
 const QUIET_MS = 12_000;
 /** Workers per shard (the operator's `--max-concurrent-reconciles`). */
 const WORKERS = 2;
+/** The cluster-wide rollout budget (`--max-concurrent-rollouts`): each change of a key is a rollout. */
+const ROLLOUT_LIMIT = 2;
 
 /** How one shard's network behaves for a while. */
 export interface ShardNetworkPhase {
@@ -80,6 +83,15 @@ export const shardScenarioArbitrary: fc.Arbitrary<ShardScenario> = fc.record({
   seed: fc.integer(),
 });
 
+/** What a run models besides the handoff. */
+export interface ShardModelOptions {
+  /**
+   * Each change of a key is a rollout that runs a while, under a cluster-wide budget of {@link ROLLOUT_LIMIT} split
+   * among the shards as the operator splits it; checked: never more in progress than that. @default false
+   */
+  readonly rollouts?: boolean;
+}
+
 /** What a run saw. */
 export interface ShardRunReport {
   /** Reconciles that started. */
@@ -107,7 +119,8 @@ interface KeyState {
  * after quiescence every shard still running sees the same members, has acknowledged that view, every key's owner
  * runs, and every key's latest change was applied.
  */
-export async function runShardScenario(scenario: ShardScenario): Promise<ShardRunReport> {
+export async function runShardScenario(scenario: ShardScenario, options: ShardModelOptions = {}): Promise<ShardRunReport> {
+  const governed = options.rollouts ?? false;
   const clock = new VirtualClock();
   const server = new FakeLeaseServer(clock);
   const random = prng(scenario.seed);
@@ -115,6 +128,8 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
   const violations: string[] = [];
   const keys = new Map<string, KeyState>(KEYS.map((key) => [key, { version: 1 }]));
   const applications = new Map<string, number>();
+  /** The rollouts running in the cluster: key → when it ends. */
+  const rollouts = new Map<string, number>();
   /** The reconciles in flight: key → shard → whether that shard can still write (its Lease within its renew deadline). */
   const acting = new Map<string, Map<string, () => boolean>>();
   const running = new Map<string, { readonly shard: Shard; enqueue: (key: string) => void }>();
@@ -231,9 +246,25 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
     };
     running.set(member, { shard, enqueue });
     shard.ready$.subscribe(enqueue);
-    shard.start(elector, async () => {
-      // The caches list again: a while, then every key of the new scope comes in as a change.
+    // The rollout budget, wired as the operator wires it (manager/lifecycle.ts).
+    const budget = new RolloutBudget(ROLLOUT_LIMIT);
+    budget.setShare(0);
+    budget.eligible.subscribe(enqueue);
+    shard.countRollouts(() => budget.inProgress);
+    shard.viewsChanged$.subscribe(() => {
+      // A key that left the caches leaves the budget.
+      const { inProgress, queue } = budget.snapshot();
+      for (const key of [...inProgress, ...queue.map((each) => each.key)]) if (!shard.inScope(key)) budget.forget(key);
+      budget.setShare(shard.budgetShare(ROLLOUT_LIMIT));
+    });
+    shard.start(elector, async (view) => {
+      shard.handOff(budget.snapshot().inProgress, view);
+      // The caches list again: a while, then the budget is rebuilt from them, and every key of the new scope comes in.
       await nap(Math.floor(random() * 200));
+      budget.rebuild(
+        [...rollouts.keys()].filter((key) => shard.inScope(key)),
+        [],
+      );
       for (const key of KEYS) enqueue(key);
       handoffs += 1;
     });
@@ -263,7 +294,17 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
           const state = keys.get(key)!;
           const version = state.version;
           await nap(Math.floor(random() * 300));
-          if (state.applied?.version === version || crashed) continue;
+          if (crashed) continue;
+          // Where its rollout stands, as a reconcile reads it from the Deployment.
+          const rolling = rollouts.has(key);
+          if (state.applied?.version === version || (governed && rolling)) {
+            budget.settle(key, { rolling, waiting: state.applied?.version !== version });
+            continue;
+          }
+          if (governed) {
+            budget.settle(key, { rolling: false, waiting: true });
+            if (!budget.admit(key, clock.now()).granted) continue;
+          }
           // The operator's client refuses a write past the Lease's renew deadline (KubeClient.fenceWhen).
           if (!canWrite()) continue;
           await withDeadline(1_000, stop.signal, clock, (signal) =>
@@ -279,8 +320,23 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
               if (applications.get(counted)! > 1)
                 violations.push(`at ${clock.now()} ms ${key} version ${version} was applied again, by ${holder}`);
               state.applied = { version, writer: holder, startedAt };
+              if (!governed) return;
+              if (rollouts.size >= ROLLOUT_LIMIT) {
+                violations.push(
+                  `at ${clock.now()} ms ${holder} started a rollout of ${key} with ${rollouts.size} in progress, the budget is ${ROLLOUT_LIMIT}`,
+                );
+              }
+              rollouts.set(key, clock.now());
+              clock.schedule(
+                () => {
+                  rollouts.delete(key);
+                  enqueueEverywhere(key);
+                },
+                300 + Math.floor(random() * 2_000),
+              );
             }, signal),
           );
+          budget.settle(key, { rolling: rollouts.has(key), waiting: false });
         } catch {
           // Refused (fenced), lost or late: the key goes again, as a failed reconcile is retried.
           if (!stop.signal.aborted) queue.add(key);
@@ -385,10 +441,13 @@ export async function runShardScenario(scenario: ShardScenario): Promise<ShardRu
  * counterexample) at once, unshrunk: a run takes about 100 ms, and shrinking one takes minutes (replay it with the seed
  * and path, then cut it down by hand into a fixed case).
  */
-export async function checkShardModel(options: ElectorCheckOptions): Promise<{ seed: number; acts: number; handoffs: number }> {
+export async function checkShardModel(
+  options: ElectorCheckOptions & ShardModelOptions,
+): Promise<{ seed: number; acts: number; handoffs: number }> {
   let acts = 0;
   let handoffs = 0;
-  const seed = await checkScenarios(shardScenarioArbitrary, runShardScenario, { ...options, shrink: false }, (report) => {
+  const run = (scenario: ShardScenario): Promise<ShardRunReport> => runShardScenario(scenario, options);
+  const seed = await checkScenarios(shardScenarioArbitrary, run, { ...options, shrink: false }, (report) => {
     acts += report.acts;
     handoffs += report.handoffs;
   });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AuditLog, auditPolicy, auditTimeMs, parseAuditLine } from './audit.js';
+import { auditTimeMs } from '../envtest/audit.js';
+import { AuditLog, auditPolicy, parseAuditLine } from './audit.js';
 import { idleFigures } from './idle.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');

@@ -1,5 +1,6 @@
 // The API server's audit log of the operator's identity: every request it made, counted on the server side.
 import { open, type FileHandle } from 'node:fs/promises';
+import { auditTimeMs } from '../envtest/audit.js';
 import { countRequest, type RequestCounts } from './stats.js';
 
 /**
@@ -18,18 +19,6 @@ export function auditPolicy(username: string): string {
     '- level: None',
     '',
   ].join('\n');
-}
-
-/** kube-apiserver flags that write the audit log of `policyPath` to `logPath` as JSON lines, unbuffered and unrotated. */
-export function auditFlags(policyPath: string, logPath: string): string[] {
-  return [
-    `--audit-policy-file=${policyPath}`,
-    `--audit-log-path=${logPath}`,
-    '--audit-log-format=json',
-    '--audit-log-mode=blocking',
-    '--audit-log-maxsize=100000',
-    '--audit-log-maxbackup=1',
-  ];
 }
 
 /** One request as the audit log tells it. */
@@ -58,14 +47,6 @@ interface AuditEvent {
   responseStatus?: { code?: number };
   requestReceivedTimestamp: string;
   stageTimestamp: string;
-}
-
-/** RFC 3339 with microseconds → epoch milliseconds with the microseconds as a fraction. */
-export function auditTimeMs(stamp: string): number {
-  const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(stamp);
-  if (!match) return Date.parse(stamp);
-  const fraction = Number(`0.${match[2] ?? '0'}`);
-  return Date.parse(`${match[1]}Z`) + fraction * 1000;
 }
 
 /** A request's stream identity: what a renewal of the same list or watch repeats. */

@@ -9,6 +9,8 @@ import { createProgress, type Progress } from './progress.js';
 import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
 import type { BenchResults, SessionResult } from './results.js';
 import { runSession } from './session.js';
+import { shardTable } from './shards/report.js';
+import { runShardBench, shardResultFiles } from './shards/run.js';
 import { buildReloader } from './workloads/process.js';
 
 /** The files a run writes, named after its profile and target so that a quick run never overwrites a full one. */
@@ -121,6 +123,13 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), { outDir, isTty: Boolean(process.stderr.isTTY) });
   const progress = createProgress(process.stderr, options.progress);
   const command = ['npm run bench --', ...process.argv.slice(2)].join(' ').replace(/ --$/, '');
+  if (options.shards) {
+    const shardResults = await runShardBench({ ...options, shards: options.shards }, command, progress);
+    const files = shardResultFiles(options.outDir, options);
+    process.stdout.write(`\n${shardTable(shardResults.sessions)}\n\nreport: ${files.markdown}\nraw figures: ${files.json}\n`);
+    if (shardResults.sessions.some((session) => session.error)) process.exitCode = 1;
+    return;
+  }
   const results = await runBench(options, command, progress);
   const files = resultFiles(options.outDir, options);
   process.stdout.write(`\n${requestsTable(results.sessions)}\n\n${resourcesTable(results.sessions)}\n\n`);

@@ -80,3 +80,12 @@ test('--cold-start-only ends the sessions after the cold start, as --cpu-prof do
   t.true(parseOptions(['--cpu-prof', '/tmp/p'], defaults).coldStartOnly);
   t.is(parseOptions([], defaults).coldStartOnly, undefined);
 });
+
+test('--shards runs the shard benchmark: the counts sorted once each, at 1k with --quick, else 10k and 25k, unless --sizes', (t) => {
+  t.deepEqual(parseOptions(['--shards', '4,1,2,2', '--quick'], defaults).shards, [1, 2, 4]);
+  t.deepEqual(parseOptions(['--shards', '1,2,4', '--quick'], defaults).sizes, [1000]);
+  t.deepEqual(parseOptions(['--shards=1,2,4'], defaults).sizes, [10_000, 25_000]);
+  t.deepEqual(parseOptions(['--shards=1,2', '--sizes', '2k'], defaults).sizes, [2000]);
+  t.is(parseOptions([], defaults).shards, undefined);
+  t.throws(() => parseOptions(['--shards', '1,0'], defaults), { message: /--shards: "0" is not a positive whole number/ });
+});

@@ -129,6 +129,16 @@ export interface BenchOptions {
   readonly coldStartOnly?: boolean;
   /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
   readonly memoryLimitMiB?: number;
+  /**
+   * `--shards 1,2,4`: run the shard benchmark instead of the participants: for each size, that many `--sharding`
+   * processes side by side (bench/shards/), at 1k with `--quick` and at 10k and 25k in the full profile.
+   */
+  readonly shards?: readonly number[];
+}
+
+/** The sizes of the shard benchmark when `--sizes` is not given: the quick profile's 1k, else 10k and 25k. */
+export function shardSizes(profile: Profile): readonly number[] {
+  return profile.name === 'quick' ? profile.sizes : [10_000, 25_000];
 }
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
@@ -141,7 +151,9 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --cold-start-only  end each session after its cold start and memory figures
   --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
-  --render FILE   render the report and chart again from a run's JSON (runs nothing)`;
+  --render FILE   render the report and chart again from a run's JSON (runs nothing)
+  --shards 1,2,4  the shard benchmark instead: that many --sharding processes per size (1k with --quick, else 10k,25k),
+                  RSS per shard, the cold start and the failovers, into shards-<profile>-<target>.md`;
 
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
 export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {
@@ -154,6 +166,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let cpuProfileDir: string | undefined;
   let memoryLimitMiB: number | undefined;
   let coldStartOnly = false;
+  let shards: number[] | undefined;
   const args = [...argv];
   const flagValue = (flag: string, inline: string | undefined): string => {
     const value = inline ?? args.shift();
@@ -204,6 +217,16 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
           throw new Error(`--memory-limit: "${value}" is not a whole number of MiB ≥ 16`);
         break;
       }
+      case '--shards': {
+        const value = flagValue(flag, inline);
+        shards = value.split(',').map((text) => {
+          const count = Number(text.trim());
+          if (!Number.isInteger(count) || count < 1) throw new Error(`--shards: "${text}" is not a positive whole number`);
+          return count;
+        });
+        shards = [...new Set(shards)].sort((a, b) => a - b);
+        break;
+      }
       case '--help':
       case '-h':
         throw new Error(USAGE);
@@ -215,13 +238,14 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
     profile,
     target,
     participants,
-    sizes: sizes ?? profile.sizes,
+    sizes: sizes ?? (shards ? shardSizes(profile) : profile.sizes),
     sizesGiven: sizes !== undefined,
     outDir,
     progress,
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
     ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
     ...(coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
+    ...(shards ? { shards } : {}),
   };
 }
 

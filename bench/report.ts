@@ -65,7 +65,8 @@ function row(cells: readonly string[]): string {
   return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/** A Markdown table. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   return [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
 }
 
@@ -385,7 +386,8 @@ export function peerRatioChecks(ours: SessionResult, peer: SessionResult | undef
   ];
 }
 
-function targetsTable(checks: readonly TargetCheck[]): string {
+/** The targets table: each target, what was measured, and whether it was met. */
+export function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
     ['target (ours)', 'measured', 'met'],
     checks.map((check) => [check.target, check.measured, check.met === undefined ? 'n/a' : check.met ? 'yes' : '**no**']),

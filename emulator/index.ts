@@ -10,6 +10,7 @@ import type { UserInfo } from './authz.js';
 import { builtinResources } from './builtin/kinds.js';
 import { ControllerQueue, type Logger, silentLogger } from './controllers/queue.js';
 import { Counters } from './counters.js';
+import { WriteLog } from './write-log.js';
 import { CrdController } from './crd/controller.js';
 import { type DeploymentStatusOptions, DeploymentStatusSimulator } from './controllers/deployment-status.js';
 import { servedSchemas } from './crd/definition.js';
@@ -28,6 +29,7 @@ import { emulatorCertificate } from './tls.js';
 import { WatchHub } from './watch.js';
 
 export type { Counters, CountersSnapshot, CountFilter } from './counters.js';
+export type { WriteLog, WriteRecord } from './write-log.js';
 export type { Faults, FailureFault, LatencyFault, RequestMatch, WatchMatch } from './faults.js';
 export type { Logger } from './controllers/queue.js';
 export type { DeploymentStatusOptions } from './controllers/deployment-status.js';
@@ -61,6 +63,12 @@ export interface EmulatorOptions {
    * @default false
    */
   readonly simulateDeploymentStatus?: boolean | DeploymentStatusOptions;
+  /**
+   * Record every write (user, user agent, object, received and completed times, code) in {@link Emulator.writes}, as
+   * kube-apiserver's audit log at the Metadata level would: to attribute each write to the process that sent it.
+   * @default false
+   */
+  readonly recordWrites?: boolean;
 }
 
 export interface KubeconfigScheme {
@@ -91,6 +99,8 @@ export interface Emulator {
   /** A token of an arbitrary user (RBAC tests of users and groups). */
   userToken(user: UserInfo): string;
   readonly counters: Counters;
+  /** Every write since the start (empty unless started with `recordWrites`). */
+  readonly writes: WriteLog;
   readonly faults: Faults;
   /** The current global resourceVersion. */
   readonly resourceVersion: number;
@@ -157,6 +167,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   );
   const rbac = new RbacAuthorizer(store);
   const counters = new Counters(() => hub.watches());
+  const writes = new WriteLog(options.recordWrites ?? false);
   const faults = new Faults(store, hub, random, historyWindow);
   const crdType = registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
   const openapi = new OpenApiDocuments(registry, (rt) => {
@@ -191,6 +202,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     authn,
     rbac,
     counters,
+    writes,
     faults,
     openapi,
     logger,
@@ -253,6 +265,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       kubeconfigYaml({ server: server(scheme), token: serviceAccountToken(namespace, name), name: `${namespace}-${name}`, namespace }),
     userToken: (user) => authn.userToken(user),
     counters,
+    writes,
     faults,
     get resourceVersion() {
       return store.currentRv;

@@ -85,6 +85,7 @@ export class RequestHandler {
         namespace: info.namespace,
         user: user.username,
       };
+      if (info.resourceRequest) this.deps.writes.begin(req, res, { ...fault, name: info.name });
       const latency = this.deps.faults.latencyFor(fault);
       if (latency > 0) await sleep(latency);
       const failure = this.deps.faults.failureFor(fault);

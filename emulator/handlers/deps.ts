@@ -10,6 +10,7 @@ import type { OpenApiDocuments } from '../openapi.js';
 import { forbiddenFor, type RbacAuthorizer } from '../rbac.js';
 import type { ResourceRegistry } from '../resources.js';
 import type { WatchHub } from '../watch.js';
+import type { WriteLog } from '../write-log.js';
 
 export interface ServerDeps {
   readonly api: Api;
@@ -18,6 +19,7 @@ export interface ServerDeps {
   readonly authn: Authenticator;
   readonly rbac: RbacAuthorizer;
   readonly counters: Counters;
+  readonly writes: WriteLog;
   readonly faults: Faults;
   readonly openapi: OpenApiDocuments;
   readonly logger: Logger;

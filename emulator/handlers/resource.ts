@@ -116,6 +116,7 @@ export async function serveResource(
       const ctx = writeContext(deps, req, query, user);
       const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
       const result = api.create(rt, namespace, body, ctx);
+      deps.writes.named(req, result.object.metadata.name);
       return respondObject(deps, res, 201, rt, result.object, rendering, query, pretty, warningHeaders(ctx.warnings));
     }
     case 'update': {

@@ -58,6 +58,11 @@ export class OperatorProcess {
     return this.child.pid;
   }
 
+  /** Whether the process has exited (by a signal or on its own). */
+  get hasExited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
   /** The log lines with this `msg` (and these fields). */
   find(msg: string, fields: Readonly<Record<string, unknown>> = {}): Record<string, unknown>[] {
     return this.lines.filter((line) => line.msg === msg && Object.entries(fields).every(([name, value]) => line[name] === value));

@@ -7,5 +7,6 @@ import { ShopChart } from './shop-chart.js';
 const app = new App();
 new kplus.Namespace(new Chart(app, 'shop-namespace'), 'shop', { metadata: { name: 'shop' } });
 new CustomAppOperator(new Chart(app, 'operator'), 'operator', { crd: true, workloads: ['deployments'] });
-new ShopChart(app, 'shop');
+// SHOP_IMAGE: the image the shop runs (its default is a public nginx; a cluster without a registry passes one it has).
+new ShopChart(app, 'shop', { image: process.env.SHOP_IMAGE });
 app.synth();

@@ -9,7 +9,8 @@ import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
-import { selectedTargets, startCluster } from '../support/cluster.js';
+import { clusterSelected, selectedTargets, startCluster } from '../support/cluster.js';
+import { envInPod, get, kubectlOk, podReady, podsOf, rolloutComplete, startNodeCluster, waitFor } from '../cluster/node-helpers.js';
 import { adminClient, eventually, getIfExists, startTestOperator } from '../support/operator-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -17,12 +18,17 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TOOLS = join(ROOT, 'node_modules/.bin');
 
 /** Runs a command to completion; rejects with its output when it fails. */
-function run(command: string, args: readonly string[], cwd: string, timeout = 180_000): Promise<string> {
+function run(command: string, args: readonly string[], cwd: string, timeout = 180_000, env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((done, fail) => {
     execFile(
       command,
       args,
-      { cwd, timeout, maxBuffer: 64 << 20, env: { ...process.env, PATH: `${TOOLS}:${process.env.PATH}`, CDK8S_CHECK_UPGRADE: 'false' } },
+      {
+        cwd,
+        timeout,
+        maxBuffer: 64 << 20,
+        env: { ...process.env, ...env, PATH: `${TOOLS}:${process.env.PATH}`, CDK8S_CHECK_UPGRADE: 'false' },
+      },
       (error, stdout, stderr) => {
         if (error) fail(new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`, { cause: error }));
         else done(stdout);
@@ -69,7 +75,8 @@ test.serial('a fresh copy of examples/ installs the tarball offline, with one cd
   t.true(existsSync(join(appDir, 'node_modules/cdk8s-plus-27')));
   t.false(existsSync(join(appDir, 'node_modules/customapp-operator/node_modules/cdk8s-plus-27')), 'a peer, not a second copy');
   // The example type-checks against the packed declarations (package.json `exports` and `types`).
-  await run('tsc', ['--noEmit', '-p', '.'], appDir);
+  // Its @types/node is dev tooling too: the repository's.
+  await run('tsc', ['--noEmit', '-p', '.', '--typeRoots', join(ROOT, 'node_modules/@types')], appDir);
   t.pass();
 });
 
@@ -177,6 +184,62 @@ for (const target of selectedTargets()) {
         app.status?.observedConfigMaps?.map((each) => each.name),
         ['shop-config'],
       );
+    },
+  );
+}
+
+if (clusterSelected()) {
+  test.serial(
+    "[cluster] on the real node, the example app synthesized with the demo image runs the operator from its image, and a GREETING edit reaches web's pods",
+    async (t) => {
+      const cluster = await startNodeCluster(t);
+      t.teardown(() => cluster.stop());
+      t.timeout(15 * 60_000);
+      const node = cluster.node!;
+      const out = join(appDir, 'dist-node');
+      await run('cdk8s', ['synth', '--output', out], appDir, 180_000, { SHOP_IMAGE: node.images.demo });
+      await kubectlOk(cluster, ['apply', '-f', join(out, 'shop-namespace.k8s.yaml'), '-f', join(out, 'operator.k8s.yaml')]);
+      await kubectlOk(cluster, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/customapps.app.example.com']);
+      await kubectlOk(cluster, ['apply', '-f', join(out, 'shop.k8s.yaml')]);
+      const describe = async (): Promise<string> => kubectlOk(cluster, ['get', 'customapp,deploy,pods', '-o', 'wide', '-A']).catch(String);
+      await waitFor(
+        'the operator pod Ready, from the image the construct names',
+        240_000,
+        async () =>
+          (await podsOf(node, 'customapp-system', 'app.kubernetes.io/name=customapp-operator')).some(podReady) ? true : undefined,
+        { describe, intervalMs: 500 },
+      );
+      const web = async (): Promise<any> => get(node, '/apis/apps/v1/namespaces/shop/deployments/web');
+      const first = await waitFor(
+        'web rolled out',
+        300_000,
+        async () => ((await web()) && rolloutComplete(await web()) ? web() : undefined),
+        {
+          describe,
+          intervalMs: 500,
+        },
+      );
+      /** GREETING in each of web's running pods. */
+      const greetings = async (): Promise<string[]> => {
+        const pods = (await podsOf(node, 'shop', 'app.kubernetes.io/name=web')).filter(
+          (pod) => !pod.metadata.deletionTimestamp && podReady(pod),
+        );
+        return Promise.all(pods.map((pod) => envInPod(cluster, 'shop', pod.metadata.name, 'GREETING')));
+      };
+      t.deepEqual(await greetings(), ['hello', 'hello']);
+      await kubectlOk(cluster, ['-n', 'shop', 'patch', 'configmap', 'shop-config', '--type=merge', '-p', '{"data":{"GREETING":"hi"}}']);
+      await waitFor(
+        'web rolled again, its pods reading the new GREETING',
+        300_000,
+        async () => {
+          const now = await web();
+          if (now.metadata.generation <= first.metadata.generation || !rolloutComplete(now)) return undefined;
+          const values = await greetings();
+          return values.length === 2 && values.every((value) => value === 'hi') ? values : undefined;
+        },
+        { describe, intervalMs: 500 },
+      );
+      t.pass();
     },
   );
 }

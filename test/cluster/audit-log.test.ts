@@ -1,6 +1,6 @@
 // The audit log readers on literal events: Lease terms, writes out of term, LISTs against WATCH streams.
 import test from 'ava';
-import { type AuditEvent, auditMs, leaseTerms, listsAndWatches, writesOutsideTerms } from './audit-log.js';
+import { type AuditEvent, auditMs, leaseTerms, listsAndWatches, senderOf, writesOutsideTerms } from './audit-log.js';
 
 const LEASE = 'operator-leader';
 const at = (second: number): string => `2026-12-01T17:00:${String(second).padStart(2, '0')}.250000Z`;
@@ -33,10 +33,19 @@ test('auditMs keeps the microseconds as a fraction of a millisecond', (t) => {
   t.is(auditMs('2026-12-01T17:00:01.250500Z') - auditMs('2026-12-01T17:00:01Z'), 250.5);
 });
 
+test("the sender is the pod a bound token names, else the request's address", (t) => {
+  const bound = {
+    ...leaseWrite(1, '10.0.0.1', 'a_1'),
+    user: { username: 'operator', extra: { 'authentication.kubernetes.io/pod-name': ['a'] } },
+  };
+  t.is(senderOf(bound), 'a');
+  t.is(senderOf(leaseWrite(1, '10.0.0.1', 'a_1')), '10.0.0.1');
+});
+
 test('a renewal continues a term; a new holder starts one', (t) => {
   const terms = leaseTerms([leaseWrite(1, '10.0.0.1', 'a_1'), leaseWrite(3, '10.0.0.1', 'a_1'), leaseWrite(20, '10.0.0.2', 'b_1')], LEASE);
   t.deepEqual(
-    terms.map((term) => [term.holder, term.ip]),
+    terms.map((term) => [term.holder, term.sender]),
     [
       ['a_1', '10.0.0.1'],
       ['b_1', '10.0.0.2'],
@@ -56,8 +65,8 @@ test("a write by the old leader after its successor took the Lease is reported; 
   const { violations, writes } = writesOutsideTerms(events, LEASE);
   t.is(writes, 3, 'a refused write landed nothing and is not counted');
   t.deepEqual(
-    violations.map((violation) => [violation.writerIp, violation.holder]),
-    [['10.0.0.1', 'b_1 at 10.0.0.2']],
+    violations.map((violation) => [violation.writer, violation.holder]),
+    [['10.0.0.1', 'b_1 from 10.0.0.2']],
   );
 });
 
@@ -70,7 +79,7 @@ test('a write before any Lease write, or after the Lease was released, is report
   ];
   t.deepEqual(
     writesOutsideTerms(events, LEASE).violations.map((violation) => violation.holder),
-    ['(before any holder)', '(released) at 10.0.0.1'],
+    ['(before any holder)', '(released) from 10.0.0.1'],
   );
 });
 
@@ -83,6 +92,6 @@ test('LISTs are counted per collection and WATCH streams once each, however ofte
     request(14, '10.0.0.1', 'watch', '/apis/apps/v1/deployments?labelSelector=a%3Db&watch=true'),
   ];
   t.deepEqual(listsAndWatches(events, auditMs(at(10)), auditMs(at(20))), [
-    { ip: '10.0.0.1', lists: 1, watches: 2, listed: { '/api/v1/namespaces/ns/configmaps?metadata.name=x': 1 } },
+    { sender: '10.0.0.1', lists: 1, watches: 2, listed: { '/api/v1/namespaces/ns/configmaps?metadata.name=x': 1 } },
   ]);
 });

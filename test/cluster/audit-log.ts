@@ -7,7 +7,7 @@ export interface AuditEvent {
   readonly stage: string;
   readonly verb: string;
   readonly requestURI: string;
-  readonly user: { readonly username: string };
+  readonly user: { readonly username: string; readonly extra?: Readonly<Record<string, readonly string[]>> };
   readonly sourceIPs?: readonly string[];
   readonly objectRef?: { readonly resource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string };
   readonly responseStatus?: { readonly code?: number };
@@ -25,6 +25,14 @@ export function readAuditLog(path: string, username?: string): AuditEvent[] {
     .filter((event) => event.stage === 'ResponseComplete' && (username === undefined || event.user.username === username));
 }
 
+/** The pod a bound ServiceAccount token was issued to, as the API server recorded it. */
+const POD_NAME = 'authentication.kubernetes.io/pod-name';
+
+/** Who sent a request: the pod its token was bound to when known (every in-cluster client's), else its address. */
+export function senderOf(event: AuditEvent): string {
+  return event.user.extra?.[POD_NAME]?.[0] ?? event.sourceIPs?.[0] ?? '';
+}
+
 /** An audit timestamp (RFC 3339 with microseconds) in milliseconds since the epoch, the microseconds kept as a fraction. */
 export function auditMs(timestamp: string): number {
   const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-].*)$/.exec(timestamp);
@@ -36,8 +44,8 @@ export function auditMs(timestamp: string): number {
 export interface LeaseTerm {
   /** The holder identity (`<pod>_<uuid>`), or '' for a released Lease. */
   readonly holder: string;
-  /** The address its Lease writes came from. */
-  readonly ip: string;
+  /** Who its Lease writes came from ({@link senderOf}). */
+  readonly sender: string;
   readonly fromMs: number;
 }
 
@@ -54,7 +62,7 @@ export function leaseTerms(events: readonly AuditEvent[], lease: string): LeaseT
   for (const write of writes) {
     const holder = write.responseObject?.spec?.holderIdentity ?? '';
     if (terms.at(-1)?.holder === holder) continue;
-    terms.push({ holder, ip: write.sourceIPs?.[0] ?? '', fromMs: auditMs(write.stageTimestamp) });
+    terms.push({ holder, sender: senderOf(write), fromMs: auditMs(write.stageTimestamp) });
   }
   return terms;
 }
@@ -67,14 +75,14 @@ const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection
 export interface FencingViolation {
   readonly write: string;
   readonly at: string;
-  readonly writerIp: string;
+  readonly writer: string;
   readonly holder: string;
 }
 
 /**
  * The successful writes (every verb that stores, the Lease's own excepted) that arrived while the Lease was held by
- * another replica than the writer, or by no one: the writer is told by its source address, the holder by the address
- * of its Lease writes (each operator pod has its own). A write that arrived before the first term is reported too.
+ * another replica than the writer, or by no one: writer and holder are told apart by {@link senderOf} (their pods).
+ * A write that arrived before the first term is reported too.
  */
 export function writesOutsideTerms(events: readonly AuditEvent[], lease: string): { violations: FencingViolation[]; writes: number } {
   const terms = leaseTerms(events, lease);
@@ -86,22 +94,23 @@ export function writesOutsideTerms(events: readonly AuditEvent[], lease: string)
     writes += 1;
     const at = auditMs(event.requestReceivedTimestamp);
     const term = terms.filter((each) => each.fromMs <= at).at(-1);
-    const writerIp = event.sourceIPs?.[0] ?? '';
-    if (!term || term.holder === '' || term.ip !== writerIp) {
+    const writer = senderOf(event);
+    if (!term || term.holder === '' || term.sender !== writer) {
       violations.push({
         write: `${event.verb} ${event.requestURI}`,
         at: event.requestReceivedTimestamp,
-        writerIp,
-        holder: term ? `${term.holder || '(released)'} at ${term.ip}` : '(before any holder)',
+        writer,
+        holder: term ? `${term.holder || '(released)'} from ${term.sender}` : '(before any holder)',
       });
     }
   }
   return { violations, writes };
 }
 
-/** The LISTs and the distinct WATCH streams each source address sent within a window. */
+/** The LISTs and the distinct WATCH streams each sender sent within a window. */
 export interface ListsAndWatches {
-  readonly ip: string;
+  /** {@link senderOf}: the pod. */
+  readonly sender: string;
   readonly lists: number;
   /** Distinct watched collections (resource, namespace, selectors), each counted once however often it resumed. */
   readonly watches: number;
@@ -119,21 +128,21 @@ function collectionOf(event: AuditEvent): string {
   return selectors ? `${url.pathname}?${selectors}` : url.pathname;
 }
 
-/** The LISTs and distinct WATCH streams per source address among `events` that arrived in [fromMs, toMs). */
+/** The LISTs and distinct WATCH streams per sender among `events` that arrived in [fromMs, toMs). */
 export function listsAndWatches(events: readonly AuditEvent[], fromMs: number, toMs: number): ListsAndWatches[] {
-  const perIp = new Map<string, { listed: Record<string, number>; watched: Set<string> }>();
+  const perSender = new Map<string, { listed: Record<string, number>; watched: Set<string> }>();
   for (const event of events) {
     const at = auditMs(event.requestReceivedTimestamp);
     if (at < fromMs || at >= toMs || (event.verb !== 'list' && event.verb !== 'watch')) continue;
-    const ip = event.sourceIPs?.[0] ?? '';
-    const entry = perIp.get(ip) ?? { listed: {}, watched: new Set<string>() };
-    perIp.set(ip, entry);
+    const sender = senderOf(event);
+    const entry = perSender.get(sender) ?? { listed: {}, watched: new Set<string>() };
+    perSender.set(sender, entry);
     const collection = collectionOf(event);
     if (event.verb === 'list') entry.listed[collection] = (entry.listed[collection] ?? 0) + 1;
     else entry.watched.add(collection);
   }
-  return [...perIp].map(([ip, { listed, watched }]) => ({
-    ip,
+  return [...perSender].map(([sender, { listed, watched }]) => ({
+    sender,
     lists: Object.values(listed).reduce((sum, count) => sum + count, 0),
     watches: watched.size,
     listed,

@@ -1,7 +1,7 @@
 // The fault soak on the real node: the operator's image (2 replicas, leader-elected) under user edits and node faults,
 // then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the leader's metrics).
 import { App, YamlOutputType } from 'cdk8s';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
@@ -40,6 +40,8 @@ export interface NodeSoakOptions {
   readonly operatorArgs?: readonly string[];
   /** How long the end waits for every app to run its latest content. @default 300_000 */
   readonly quiescenceTimeoutMs?: number;
+  /** A directory for the operator pods' logs (current and previous containers) and the audit log, at the end. @default none */
+  readonly artifactsDir?: string;
   readonly log?: (line: string) => void;
 }
 
@@ -51,6 +53,8 @@ export interface Recovery extends InjectedFault {
   readonly rolloutMs?: number;
   /** After a kube-apiserver or etcd restart: each operator pod's LISTs and distinct WATCH streams in the next 60 s. */
   readonly relists?: readonly ListsAndWatches[];
+  /** The operator pods whose container restarted between the fault's start and the probe's rollout (a fresh process lists everything). */
+  readonly restarted: readonly string[];
 }
 
 /** What a run found. */
@@ -363,6 +367,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
       const editProbe = (): Promise<void> =>
         write('editProbe', [probe], () => admin.patch(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }));
+      const restartsBefore = await operatorRestarts(node);
       const blocks = BLOCKS_THE_API.has(planned.kind);
       blocked = blocks;
       const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
@@ -374,7 +379,9 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
           return {};
         },
       );
-      recoveries.push({ ...fault, ...recovery });
+      const restartsAfter = await operatorRestarts(node);
+      const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
+      recoveries.push({ ...fault, ...recovery, restarted });
       log(
         `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); reconcile ${recovery.reconcileMs ?? '–'} ms and rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
       );
@@ -438,6 +445,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
             );
       return { ...recovery, relists };
     });
+    if (options.artifactsDir) await saveArtifacts(cluster, options.artifactsDir);
     const faultsByKind: Record<string, number> = {};
     for (const recovery of recoveries) faultsByKind[recovery.kind] = (faultsByKind[recovery.kind] ?? 0) + 1;
     const { log: _log, ...reported } = options;
@@ -466,6 +474,26 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     };
   } finally {
     admin.close();
+  }
+}
+
+/** Each live operator pod's container restarts. */
+async function operatorRestarts(node: NonNullable<TestCluster['node']>): Promise<Map<string, number>> {
+  const { pods } = await operatorPods(node, INSTALL);
+  return new Map(pods.map((pod) => [pod.metadata.name as string, (pod.status?.containerStatuses?.[0]?.restartCount as number) ?? 0]));
+}
+
+/** Writes every operator pod's log (and its previous container's) and a copy of the audit log into `dir`. */
+async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(cluster.node!.auditLogPath, join(dir, 'audit.log'));
+  const { pods } = await operatorPods(cluster.node!, INSTALL);
+  for (const pod of pods) {
+    for (const previous of [false, true]) {
+      const args = ['-n', OPERATOR_NAMESPACE, 'logs', pod.metadata.name, ...(previous ? ['--previous'] : [])];
+      const answer = await cluster.kubectl(args);
+      if (answer.code === 0) writeFileSync(join(dir, `${pod.metadata.name}${previous ? '.previous' : ''}.log`), answer.stdout);
+    }
   }
 }
 
@@ -599,6 +627,7 @@ async function leaderWatchMismatches(cluster: TestCluster, admin: KubeClient, li
 export function recoveryLines(report: NodeSoakReport): string[] {
   return report.recoveries.map((recovery) => {
     const relists = recovery.relists?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches`).join('; ');
-    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}  (${recovery.detail})`;
+    const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
+    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
   });
 }

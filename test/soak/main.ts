@@ -1,6 +1,7 @@
 // `npm run soak`: the full fault soak (1,000 CustomApps, ≥ 3 SIGKILLs) and the full churn (10 × 1,000), with their
 // figures; `--target cluster`: the fault soak on the real node (the operator's image, node faults).
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../support/cluster.js';
 import { installOperatorResources } from '../support/operator-harness.js';
@@ -19,6 +20,7 @@ const USAGE = `npm run soak -- [options]
   --workloads <n>      with --target cluster: Deployments opted in by annotation (default 20)
   --faults <n>         with --target cluster: node faults per run, every kind once first (default 12)
   --runs <n>           with --target cluster: runs, each on a fresh node, seeds seed, seed+1, … (default 1)
+  --artifacts <dir>    with --target cluster: the operator pods' logs and the audit log of each run, in <dir>/run-<n>
   --apps <n>           CustomApps in the fault soak (default 1000)
   --stream <seconds>   length of the random stream of changes and faults (default 120)
   --ops <n>            user operations per second during the stream (default 40)
@@ -102,6 +104,7 @@ async function main(argv: readonly string[]): Promise<number> {
       workloads: { type: 'string' },
       faults: { type: 'string' },
       runs: { type: 'string' },
+      artifacts: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -132,6 +135,7 @@ async function main(argv: readonly string[]): Promise<number> {
           faults: positive('faults', values.faults, 12),
           opsPerSecond: positive('ops', values.ops, 0.5),
           seed: runSeed,
+          ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
           log: (line) => say(`  · ${line}`),
         });
         reports.push(report);

@@ -169,7 +169,15 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  // The whole process group (the watchdog and its binary): a SIGKILL of the watchdog alone would orphan a binary
+  // still busy with its shutdown.
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }, 10_000);
   await exited;
   clearTimeout(timer);
 }
@@ -333,7 +341,11 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
       if (!stopped && !expectedExits.has(child))
         exits.set(name, `${name} exited (code ${code}, signal ${signal}); last log lines:\n${tail(logPath)}`);
     });
-    children.push(child);
+    // A component started again takes its predecessor's place: stop() goes in reverse start order, so that
+    // kube-apiserver always stops before etcd (without etcd it cannot finish its shutdown).
+    const previous = running.get(name);
+    if (previous) children[children.indexOf(previous.child)] = child;
+    else children.push(child);
     running.set(name, { child, args });
     return child;
   };

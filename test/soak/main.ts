@@ -16,10 +16,13 @@ import { type NodeSoakReport, nodeSoakHolds, nodeSoakSummary, recoveryLines, run
 const USAGE = `npm run soak -- [options]
   --target <where>     emulator (default: the soak, churn and models below) or cluster: the fault soak on the real
                        node (npm run cluster), with the operator's image and node faults; it takes --apps (default 40),
-                       --workloads, --faults, --ops, --runs, --seed and --json
+                       --workloads, --faults, --ops (default 0.5), --runs, --seed and --json
   --workloads <n>      with --target cluster: Deployments opted in by annotation (default 20)
   --faults <n>         with --target cluster: node faults per run, every kind once first (default 12)
   --runs <n>           with --target cluster: runs, each on a fresh node, seeds seed, seed+1, … (default 1)
+  --replicas <n>       with --target cluster: operator replicas (default 2)
+  --operator-arg <a>   with --target cluster: one more operator argument (repeatable), for example a sharded run's
+                       --sharding flags
   --artifacts <dir>    with --target cluster: the operator pods' logs and the audit log of each run, in <dir>/run-<n>
   --apps <n>           CustomApps in the fault soak (default 1000)
   --stream <seconds>   length of the random stream of changes and faults (default 120)
@@ -105,6 +108,8 @@ async function main(argv: readonly string[]): Promise<number> {
       faults: { type: 'string' },
       runs: { type: 'string' },
       artifacts: { type: 'string' },
+      replicas: { type: 'string' },
+      'operator-arg': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -135,6 +140,8 @@ async function main(argv: readonly string[]): Promise<number> {
           faults: positive('faults', values.faults, 12),
           opsPerSecond: positive('ops', values.ops, 0.5),
           seed: runSeed,
+          replicas: positive('replicas', values.replicas, 2),
+          operatorArgs: values['operator-arg'] ?? [],
           ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
           log: (line) => say(`  · ${line}`),
         });

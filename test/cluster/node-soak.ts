@@ -93,6 +93,11 @@ const INSTALL: OperatorInstall = {
 };
 const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
 const REVISION = 'deployment.kubernetes.io/revision';
+/**
+ * The demo app's resources: a small CPU request, so that dozens of apps and their surge pods fit the node's two cores
+ * (the CustomApp's default request is 50m).
+ */
+export const DEMO_RESOURCES = { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '64Mi' } } as const;
 
 /** Every invariant held. */
 export function nodeSoakHolds(report: NodeSoakReport): boolean {
@@ -230,7 +235,13 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       targets.set(`CustomApp/${name}`, target);
       await createAll(
         admin,
-        objects.customApp(NS, name, { image, configMapName: target.configMap, secretName: target.secret, replicas: target.replicas }),
+        objects.customApp(NS, name, {
+          image,
+          configMapName: target.configMap,
+          secretName: target.secret,
+          replicas: target.replicas,
+          resources: DEMO_RESOURCES,
+        }),
       );
     };
     for (let index = 0; index < options.apps; index += 1) await addApp(`app-${index}`);
@@ -244,7 +255,10 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       changes: 0,
     };
     targets.set('CustomApp/probe', probe);
-    await createAll(admin, objects.customApp(NS, 'probe', { image, configMapName: 'probe', secretName: probe.secret, replicas: 1 }));
+    await createAll(
+      admin,
+      objects.customApp(NS, 'probe', { image, configMapName: 'probe', secretName: probe.secret, replicas: 1, resources: DEMO_RESOURCES }),
+    );
     const workloads = Array.from({ length: options.workloads }, (_, index): [string, Target] => [
       `wl-${index}`,
       {

@@ -11,7 +11,7 @@ import type { KubeClient } from '../../operator/kube/client.js';
 import { clusterSelected, type TestCluster } from '../support/cluster.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
 import { get, kubectlOk, podsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
-import { staleTargets, type Target } from './node-soak.js';
+import { DEMO_RESOURCES, staleTargets, type Target } from './node-soak.js';
 
 /** The commit whose operator is upgraded from: `UPGRADE_FROM_REF`, by default the last commit before the fault soak. */
 const FROM_REF = process.env.UPGRADE_FROM_REF?.trim() || 'c656fed';
@@ -144,7 +144,13 @@ if (!clusterSelected()) {
       targets.push(target);
       await createAll(
         admin,
-        objects.customApp(NS, target.name, { image, configMapName: target.configMap, secretName: 'token', replicas: 1 }),
+        objects.customApp(NS, target.name, {
+          image,
+          configMapName: target.configMap,
+          secretName: 'token',
+          replicas: 1,
+          resources: DEMO_RESOURCES,
+        }),
       );
     }
     await allRolledOut();

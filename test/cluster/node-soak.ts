@@ -11,6 +11,8 @@ import { RELOAD_ANNOTATION } from '../../infra/workload-api.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
+import type { KubeObject } from '../../operator/kube/objects.js';
+import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
 import type { TestCluster } from '../support/cluster.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
@@ -47,8 +49,13 @@ export interface NodeSoakOptions {
 
 /** How the operator came back after one fault. */
 export interface Recovery extends InjectedFault {
-  /** From the fault's end to the operator's write of the probe's new template (its next successful reconcile). */
+  /**
+   * From the fault's end to the operator's first reconcile of the probe's edit: the new hash in its Deployment's
+   * template, or in `status.pendingRollout` when the rollout budget queues it.
+   */
   readonly reconcileMs?: number;
+  /** From the fault's end to the probe's new template written (the budget let it go). */
+  readonly writtenMs?: number;
   /** From the fault's end to the probe's rollout complete with the new template (rollouts resumed). */
   readonly rolloutMs?: number;
   /** After a kube-apiserver or etcd restart: each operator pod's LISTs and distinct WATCH streams in the next 60 s. */
@@ -379,25 +386,34 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     for (const planned of faultSchedule(faultRandom, options.faults)) {
       await sleep(10_000 + faultRandom.int(10_001));
       const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+      let expected: string | undefined;
       const editProbe = (): Promise<void> =>
-        write('editProbe', [probe], () => admin.patch(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }));
+        write('editProbe', [probe], async () => {
+          expected = contentHash(
+            await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+          );
+        });
       const restartsBefore = await operatorRestarts(node);
       const blocks = BLOCKS_THE_API.has(planned.kind);
       blocked = blocks;
       const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
       blocked = false;
       if (blocks) await editProbe();
-      const recovery: { reconcileMs?: number; rolloutMs?: number } = await measureRecovery(node, probe.name, before, fault.endedAt).catch(
-        (error: Error) => {
-          log(`  no recovery after ${fault.kind}: ${error.message}`);
-          return {};
-        },
-      );
+      const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
+        node,
+        probe.name,
+        before,
+        expected,
+        fault.endedAt,
+      ).catch((error: Error) => {
+        log(`  no recovery after ${fault.kind}: ${error.message}`);
+        return {};
+      });
       const restartsAfter = await operatorRestarts(node);
       const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
       recoveries.push({ ...fault, ...recovery, restarted });
       log(
-        `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); reconcile ${recovery.reconcileMs ?? '–'} ms and rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
+        `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
       );
     }
     streaming = false;
@@ -512,23 +528,32 @@ async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
 }
 
 /**
- * Waits from a fault's end until the operator wrote the probe's Deployment with a new ConfigMap hash (its next
- * successful reconcile), then until that rollout completed; answers both in ms from the fault's end.
+ * Waits from a fault's end until the operator reconciled the probe's edit (the `expected` hash, or any other than
+ * `hashBefore` when the edit's answer was lost, in its Deployment's template or its `status.pendingRollout`), until it
+ * wrote the template, and until that rollout completed; answers each in ms from the fault's end.
  */
 async function measureRecovery(
   node: NonNullable<TestCluster['node']>,
   name: string,
   hashBefore: string | undefined,
+  expected: string | undefined,
   endedAt: number,
-): Promise<{ reconcileMs: number; rolloutMs: number }> {
+): Promise<{ reconcileMs: number; writtenMs: number; rolloutMs: number }> {
   const path = `/apis/apps/v1/namespaces/${NS}/deployments/${name}`;
+  const isNew = (hash: string | undefined): boolean => hash !== undefined && (expected ? hash === expected : hash !== hashBefore);
+  const written = async (): Promise<boolean> => isNew((await get(node, path)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION]);
   const reconciledAt = await waitFor(
-    `the probe's template written after the fault`,
+    "the probe's edit reconciled after the fault",
     180_000,
-    async () =>
-      (await get(node, path)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== hashBefore ? Date.now() : undefined,
+    async () => {
+      const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${name}`);
+      return isNew(app.status?.pendingRollout?.toHash) || (await written()) ? Date.now() : undefined;
+    },
     { intervalMs: 100 },
   );
+  const writtenAt = await waitFor("the probe's template written", 180_000, async () => ((await written()) ? Date.now() : undefined), {
+    intervalMs: 100,
+  });
   const rolledAt = await waitFor(
     'the probe rolled out',
     180_000,
@@ -537,7 +562,8 @@ async function measureRecovery(
       intervalMs: 250,
     },
   );
-  return { reconcileMs: Math.max(0, reconciledAt - endedAt), rolloutMs: Math.max(0, rolledAt - endedAt) };
+  const since = (at: number): number => Math.max(0, at - endedAt);
+  return { reconcileMs: since(reconciledAt), writtenMs: since(writtenAt), rolloutMs: since(rolledAt) };
 }
 
 /**
@@ -642,6 +668,6 @@ export function recoveryLines(report: NodeSoakReport): string[] {
   return report.recoveries.map((recovery) => {
     const relists = recovery.relists?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches`).join('; ');
     const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
-    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
+    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
   });
 }

@@ -1,6 +1,9 @@
 // The audit log readers on literal events: Lease terms, writes out of term, LISTs against WATCH streams.
 import test from 'ava';
-import { type AuditEvent, auditMs, leaseTerms, listsAndWatches, senderOf, writesOutsideTerms } from './audit-log.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AuditEvent, auditMs, leaseTerms, listsAndWatches, readAuditLog, senderOf, writesOutsideTerms } from './audit-log.js';
 
 const LEASE = 'operator-leader';
 const at = (second: number): string => `2026-12-01T17:00:${String(second).padStart(2, '0')}.250000Z`;
@@ -94,4 +97,19 @@ test('LISTs are counted per collection and WATCH streams once each, however ofte
   t.deepEqual(listsAndWatches(events, auditMs(at(10)), auditMs(at(20))), [
     { sender: '10.0.0.1', lists: 1, watches: 2, listed: { '/api/v1/namespaces/ns/configmaps?metadata.name=x': 1 } },
   ]);
+});
+
+test('a WATCH still open when the log is read counts by its start; other requests by their end alone', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'audit-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const open = { ...request(12, '10.0.0.1', 'watch', '/api/v1/configmaps?watch=true'), stage: 'ResponseStarted' };
+  const list = request(11, '10.0.0.1', 'list', '/api/v1/configmaps');
+  const lines = [open, { ...list, stage: 'ResponseStarted' }, list, { ...list, user: { username: 'other' } }];
+  writeFileSync(join(dir, 'audit.log'), `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+  const events = readAuditLog(join(dir, 'audit.log'), 'operator');
+  t.deepEqual(
+    events.map((event) => `${event.verb} ${event.stage}`),
+    ['watch ResponseStarted', 'list ResponseComplete'],
+  );
+  t.is(listsAndWatches(events, auditMs(at(10)), auditMs(at(20)))[0]?.watches, 1);
 });

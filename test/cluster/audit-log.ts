@@ -16,13 +16,20 @@ export interface AuditEvent {
   readonly stageTimestamp: string;
 }
 
-/** The events of the audit log (JSON lines) at the end of their request, of `username` alone when given. */
+/**
+ * The events of the audit log (JSON lines), of `username` alone when given: each request at its end, and each WATCH
+ * also at its start (one still open when the log is read has no end yet).
+ */
 export function readAuditLog(path: string, username?: string): AuditEvent[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as AuditEvent)
-    .filter((event) => event.stage === 'ResponseComplete' && (username === undefined || event.user.username === username));
+    .filter(
+      (event) =>
+        (event.stage === 'ResponseComplete' || (event.stage === 'ResponseStarted' && event.verb === 'watch')) &&
+        (username === undefined || event.user.username === username),
+    );
 }
 
 /** The pod a bound ServiceAccount token was issued to, as the API server recorded it. */

@@ -58,8 +58,11 @@ export interface Recovery extends InjectedFault {
   readonly writtenMs?: number;
   /** From the fault's end to the probe's rollout complete with the new template (rollouts resumed). */
   readonly rolloutMs?: number;
-  /** After a kube-apiserver or etcd restart: each operator pod's LISTs and distinct WATCH streams in the next 60 s. */
-  readonly relists?: readonly ListsAndWatches[];
+  /**
+   * After a kube-apiserver or etcd restart: each operator pod's LISTs and distinct WATCH streams in the next 60 s, and
+   * whether its process started in that time (a cold start lists every collection once, which is no relist).
+   */
+  readonly relists?: readonly (ListsAndWatches & { readonly coldStart: boolean })[];
   /** The operator pods whose container restarted between the fault's start and the probe's rollout (a fresh process lists everything). */
   readonly restarted: readonly string[];
 }
@@ -382,6 +385,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
 
     const streamStarted = Date.now();
     const recoveries: Recovery[] = [];
+    const processStarts = new Map<string, Set<number>>();
     const faultRandom = random.fork();
     for (const planned of faultSchedule(faultRandom, options.faults)) {
       await sleep(10_000 + faultRandom.int(10_001));
@@ -393,7 +397,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
             await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
           );
         });
-      const restartsBefore = await operatorRestarts(node);
+      const restartsBefore = await operatorRestarts(node, processStarts);
       const blocks = BLOCKS_THE_API.has(planned.kind);
       blocked = blocks;
       const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
@@ -409,7 +413,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
         log(`  no recovery after ${fault.kind}: ${error.message}`);
         return {};
       });
-      const restartsAfter = await operatorRestarts(node);
+      const restartsAfter = await operatorRestarts(node, processStarts);
       const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
       recoveries.push({ ...fault, ...recovery, restarted });
       log(
@@ -461,15 +465,20 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       ),
     );
     const watchMismatches = await leaderWatchMismatches(cluster, admin, live);
+    await operatorRestarts(node, processStarts);
     const events = readAuditLog(node.auditLogPath, OPERATOR_USER);
     const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
     const relistStorms: string[] = [];
     const withRelists = recoveries.map((recovery): Recovery => {
       if (recovery.kind !== 'apiserver-restart' && recovery.kind !== 'etcd-restart') return recovery;
-      const relists = listsAndWatches(events, recovery.endedAt - 1_000, recovery.endedAt + 60_000);
+      const [from, to] = [recovery.endedAt - 1_000, recovery.endedAt + 60_000];
+      const relists = listsAndWatches(events, from, to).map((each) => ({
+        ...each,
+        coldStart: [...(processStarts.get(each.sender) ?? [])].some((at) => at >= from && at < to),
+      }));
       if (recovery.kind === 'apiserver-restart')
         for (const each of relists)
-          if (each.lists > each.watches)
+          if (!each.coldStart && each.lists > each.watches)
             relistStorms.push(
               `${each.sender} after the restart at ${new Date(recovery.endedAt).toISOString()}: ${each.lists} LISTs for ${each.watches} watches ${JSON.stringify(each.listed)}`,
             );
@@ -507,9 +516,18 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
   }
 }
 
-/** Each live operator pod's container restarts. */
-async function operatorRestarts(node: NonNullable<TestCluster['node']>): Promise<Map<string, number>> {
+/**
+ * Each live operator pod's container restarts; the start times of its current and previous containers are added to
+ * `starts` (by pod), so that a fresh process's first LISTs are not taken for a relist.
+ */
+async function operatorRestarts(node: NonNullable<TestCluster['node']>, starts: Map<string, Set<number>>): Promise<Map<string, number>> {
   const { pods } = await operatorPods(node, INSTALL);
+  for (const pod of pods) {
+    const status = pod.status?.containerStatuses?.[0];
+    const seen = starts.get(pod.metadata.name) ?? new Set<number>();
+    starts.set(pod.metadata.name, seen);
+    for (const at of [status?.state?.running?.startedAt, status?.lastState?.terminated?.startedAt]) if (at) seen.add(Date.parse(at));
+  }
   return new Map(pods.map((pod) => [pod.metadata.name as string, (pod.status?.containerStatuses?.[0]?.restartCount as number) ?? 0]));
 }
 
@@ -666,7 +684,9 @@ async function leaderWatchMismatches(cluster: TestCluster, admin: KubeClient, li
 /** The faults of a report by kind, and each one's recovery, as lines (the README's figures). */
 export function recoveryLines(report: NodeSoakReport): string[] {
   return report.recoveries.map((recovery) => {
-    const relists = recovery.relists?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches`).join('; ');
+    const relists = recovery.relists
+      ?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches${each.coldStart ? ' (a cold start)' : ''}`)
+      .join('; ');
     const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
     return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
   });

@@ -31,6 +31,8 @@ if (!clusterSelected()) {
       opsPerSecond: 0.5,
       seed,
       quiescenceTimeoutMs: 240_000,
+      // The operator pods' logs and the audit log, kept for a failing seed.
+      ...(process.env.SOAK_ARTIFACTS ? { artifactsDir: process.env.SOAK_ARTIFACTS } : {}),
       log: (line) => t.log(line),
     });
     t.log(nodeSoakSummary([report]));

@@ -86,7 +86,7 @@ export interface NodeSoakReport {
     /** Writes that arrived while another replica (or no one) held the Lease, out of all the operator's writes. */
     readonly fencing: { readonly violations: readonly string[]; readonly writes: number };
     /** Content rollouts seen in progress at once, sampled, against the budget. */
-    readonly budget: { readonly maxSeen: number; readonly limit: number; readonly samples: number };
+    readonly budget: { readonly maxSeen: number; readonly limit: number; readonly samples: number; readonly overruns: readonly string[] };
     /** LISTs beyond one per watch after a kube-apiserver restart. */
     readonly relistStorms: readonly string[];
   };
@@ -371,13 +371,14 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
         await sleep(gapMs * (0.5 + random.next()));
       }
     })();
-    const budget = { maxSeen: 0, limit: ROLLOUT_BUDGET, samples: 0 };
+    const budget = { maxSeen: 0, limit: ROLLOUT_BUDGET, samples: 0, overruns: [] as string[] };
     const sampleLoop = (async () => {
       while (streaming) {
         const seen = await contentRolloutsInProgress(node).catch(() => undefined);
         if (seen !== undefined) {
           budget.samples += 1;
-          budget.maxSeen = Math.max(budget.maxSeen, seen);
+          budget.maxSeen = Math.max(budget.maxSeen, seen.length);
+          if (seen.length > ROLLOUT_BUDGET) budget.overruns.push(`${new Date().toISOString()}: ${seen.join('; ')}`);
         }
         await sleep(2_000);
       }
@@ -409,8 +410,13 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
         before,
         expected,
         fault.endedAt,
-      ).catch((error: Error) => {
-        log(`  no recovery after ${fault.kind}: ${error.message}`);
+      ).catch(async (error: Error) => {
+        // What the operator showed of the probe when it did not act, for the next look.
+        const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
+        const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
+        log(
+          `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}`,
+        );
         return {};
       });
       const restartsAfter = await operatorRestarts(node, processStarts);
@@ -589,12 +595,12 @@ async function measureRecovery(
  * an older ReplicaSet remain, and whose newest ReplicaSet differs from the one before only in its annotations (the
  * hashes: a spec change, which the budget does not govern, changes the pod spec).
  */
-async function contentRolloutsInProgress(node: NonNullable<TestCluster['node']>): Promise<number> {
+async function contentRolloutsInProgress(node: NonNullable<TestCluster['node']>): Promise<string[]> {
   const [deployments, replicaSets] = await Promise.all([
     get(node, `/apis/apps/v1/namespaces/${NS}/deployments`),
     get(node, `/apis/apps/v1/namespaces/${NS}/replicasets`),
   ]);
-  let inProgress = 0;
+  const inProgress: string[] = [];
   for (const deployment of deployments.items as any[]) {
     if (rolloutComplete(deployment)) continue;
     const owned = (replicaSets.items as any[])
@@ -602,7 +608,12 @@ async function contentRolloutsInProgress(node: NonNullable<TestCluster['node']>)
       .sort((a, b) => Number(b.metadata.annotations?.[REVISION] ?? 0) - Number(a.metadata.annotations?.[REVISION] ?? 0));
     const [newest, previous] = owned;
     if (!newest || !previous || !owned.slice(1).some((rs) => (rs.status?.replicas ?? 0) > 0)) continue;
-    if (JSON.stringify(newest.spec.template.spec) === JSON.stringify(previous.spec.template.spec)) inProgress += 1;
+    if (JSON.stringify(newest.spec.template.spec) === JSON.stringify(previous.spec.template.spec)) {
+      const replicas = owned.map(
+        (rs) => `${rs.metadata.annotations?.[REVISION]}:${rs.status?.replicas ?? 0}/${rs.status?.availableReplicas ?? 0}`,
+      );
+      inProgress.push(`${deployment.metadata.name} (revision:replicas/available ${replicas.join(' ')})`);
+    }
   }
   return inProgress;
 }

@@ -42,6 +42,27 @@ test('startEnvtest serves a real kube-apiserver with an admin identity, and stop
   t.throws(() => execFileSync('test', ['-e', env.dir]));
 });
 
+test('etcd and kube-apiserver stopped and started again serve the same data, and stop() still leaves no process', async (t) => {
+  const env = await startEnvtest();
+  t.teardown(() => env.stop());
+  const created = await env.request('POST', '/api/v1/namespaces/default/configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kept' },
+    data: { A: '1' },
+  });
+  t.is(created.status, 201);
+  // kube-apiserver first: the last one started again is etcd, which stop() must still stop after kube-apiserver.
+  for (const component of ['kube-apiserver', 'etcd'] as const) {
+    await env.stopComponent(component);
+    t.not((await env.request('GET', '/readyz').catch(() => ({ status: 0 }))).status, 200, `not ready while ${component} is stopped`);
+    await env.startComponent(component);
+    t.is((await env.request('GET', '/api/v1/namespaces/default/configmaps/kept')).body.data?.A, '1', `the data outlived ${component}`);
+  }
+  await env.stop();
+  t.deepEqual(processesMentioning(env.dir), [], 'no etcd or kube-apiserver is left running, the restarted ones included');
+});
+
 test('a ServiceAccount kubeconfig carries a TokenRequest token that authenticates as that ServiceAccount', async (t) => {
   const env = await startEnvtest();
   t.teardown(() => env.stop());

@@ -110,9 +110,19 @@ export interface Envtest {
   serviceAccountKubeconfig(namespace: string, name: string, expirationSeconds?: number): Promise<{ kubeconfig: string; path: string }>;
   /** Sends one request as admin and returns the status and parsed body (tests, setup). */
   request(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; body: any }>;
+  /**
+   * Stops one control-plane process (SIGTERM, then SIGKILL after 10 s), as an outage would: its data and flags stay,
+   * and {@link Envtest.startComponent} starts it again. Its exit is not a failure.
+   */
+  stopComponent(name: ControlPlaneComponent): Promise<void>;
+  /** Starts a component stopped by {@link Envtest.stopComponent} with the same flags, and waits until kube-apiserver is ready. */
+  startComponent(name: ControlPlaneComponent): Promise<void>;
   /** Kills every process and removes the temporary directory. Safe to call twice. */
   stop(): Promise<void>;
 }
+
+/** The processes {@link Envtest.stopComponent} can stop and start again. */
+export type ControlPlaneComponent = 'etcd' | 'kube-apiserver';
 
 /** Finds the envtest binaries: `KUBEBUILDER_ASSETS` as is, else the cache that envtest/build.sh fills (building it once). */
 export async function envtestAssets(env: NodeJS.ProcessEnv = process.env): Promise<string> {
@@ -159,7 +169,15 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  // The whole process group (the watchdog and its binary): a SIGKILL of the watchdog alone would orphan a binary
+  // still busy with its shutdown.
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }, 10_000);
   await exited;
   clearTimeout(timer);
 }
@@ -301,6 +319,9 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
   const children: ChildProcess[] = [];
   const logs: WriteStream[] = [];
   const exits = new Map<string, string>();
+  /** Each process by name, with its arguments, so that a stopped component starts again as it was. */
+  const running = new Map<string, { child: ChildProcess; args: readonly string[] }>();
+  const expectedExits = new Set<ChildProcess>();
   let stopped = false;
 
   const stop = async (): Promise<void> => {
@@ -312,13 +333,20 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
   };
   const launch = (name: string, args: readonly string[]): ChildProcess => {
     const logPath = join(logDir, `${name}.log`);
-    const log = createWriteStream(logPath);
+    // Appended: a component started again keeps its earlier lines.
+    const log = createWriteStream(logPath, { flags: running.has(name) ? 'a' : 'w' });
     logs.push(log);
     const child = spawnWatched(join(assets, name), args, log);
     child.once('exit', (code, signal) => {
-      if (!stopped) exits.set(name, `${name} exited (code ${code}, signal ${signal}); last log lines:\n${tail(logPath)}`);
+      if (!stopped && !expectedExits.has(child))
+        exits.set(name, `${name} exited (code ${code}, signal ${signal}); last log lines:\n${tail(logPath)}`);
     });
-    children.push(child);
+    // A component started again takes its predecessor's place: stop() goes in reverse start order, so that
+    // kube-apiserver always stops before etcd (without etcd it cannot finish its shutdown).
+    const previous = running.get(name);
+    if (previous) children[children.indexOf(previous.child)] = child;
+    else children.push(child);
+    running.set(name, { child, args });
     return child;
   };
   const failure = (): string | undefined => [...exits.values()][0];
@@ -452,6 +480,23 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
       return { kubeconfig: yaml, path };
     };
 
+    const component = (name: ControlPlaneComponent): { child: ChildProcess; args: readonly string[] } => {
+      const found = running.get(name);
+      if (!found) throw new Error(`no ${name} in this envtest`);
+      return found;
+    };
+    const stopComponent = async (name: ControlPlaneComponent): Promise<void> => {
+      const { child } = component(name);
+      expectedExits.add(child);
+      await stopProcess(child);
+    };
+    const startComponent = async (name: ControlPlaneComponent): Promise<void> => {
+      const { child, args } = component(name);
+      if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is running: stop it first`);
+      launch(name, args);
+      await waitFor(`${name} started again`, timeoutMs, async () => (await request('GET', '/readyz')).status === 200, failure);
+    };
+
     return {
       server,
       adminToken,
@@ -460,6 +505,8 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
       kubeconfig,
       version,
       dir,
+      stopComponent,
+      startComponent,
       tokenKubeconfig: (user, token) => tokenKubeconfig(server, caPem, user, token),
       controllerManager: Boolean(controllerManager),
       startMs: Date.now() - started,

@@ -9,6 +9,10 @@
 #        prints one line per image: "<role> <image-name> <archive>" (roles: pause, demo, operator)
 # Env:   CUSTOMAPP_CLUSTER_CACHE   cache root (default ~/.cache/customapp-operator/cluster)
 #        CUSTOMAPP_DEBIAN_MIRROR   the Debian mirror of the base image (default http://deb.debian.org/debian)
+#        CUSTOMAPP_OPERATOR_SOURCE the source tree of the operator image (default this repository): another commit's
+#                                  tree, exported by build.ts operatorImageAt(), for the upgrade test
+#        CUSTOMAPP_OPERATOR_ROLE   the operator archive's name prefix (default operator), so that another commit's
+#                                  image is kept beside this tree's
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +22,8 @@ OPERATOR_IMAGE="${2:?usage: build-images.sh <binaries-dir> <operator-image-name>
 CACHE="${CUSTOMAPP_CLUSTER_CACHE:-${HOME}/.cache/customapp-operator/cluster}"
 MIRROR="${CUSTOMAPP_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 IMAGES="${CACHE}/images"
+SOURCE="$(cd "${CUSTOMAPP_OPERATOR_SOURCE:-${REPO}}" && pwd)"
+OPERATOR_ROLE="${CUSTOMAPP_OPERATOR_ROLE:-operator}"
 PAUSE_TAG="3.10.1"
 
 log() { echo "cluster-images: $*" >&2; }
@@ -60,7 +66,8 @@ save() {
   role="$(basename "${archive}" | sed 's/-[0-9a-f]*\.tar$//')"
   b push --quiet "${image}" "docker-archive:${archive}.tmp:${image}" >&2
   mv "${archive}.tmp" "${archive}"
-  find "${IMAGES}" -maxdepth 1 -name "${role}-*.tar" ! -path "${archive}" -delete
+  # Exactly this role: the operator's archives, not another commit's (commit-<commit>-<hash>.tar).
+  find "${IMAGES}" -maxdepth 1 -regextype posix-extended -regex ".*/${role}-[0-9a-f]+\.tar" ! -path "${archive}" -delete
 }
 
 # ---- pause: the static pause binary alone, as the upstream image.
@@ -139,14 +146,14 @@ fi
 # ---- operator: the repository's Dockerfile, with the local base for both stages. Named after every file the build
 # copies (the Dockerfile's COPY sources, tests excluded as .dockerignore does) and the base.
 operator_hash="$(
-  cd "${REPO}"
+  cd "${SOURCE}"
   {
     echo "${OPERATOR_IMAGE} ${base_hash}"
     find Dockerfile .dockerignore package.json package-lock.json tsconfig.json infra imports operator dist -type f \
       ! -name '*.test.ts' | LC_ALL=C sort | xargs sha256sum
   } | hash_of
 )"
-operator_archive="${IMAGES}/operator-${operator_hash}.tar"
+operator_archive="${IMAGES}/${OPERATOR_ROLE}-${operator_hash}.tar"
 if [[ ! -f "${operator_archive}" ]]; then
   log "operator image ${OPERATOR_IMAGE}: buildah bud of the Dockerfile on ${base_image} (npm ci inside: a few minutes)"
   b pull --quiet "docker-archive:${base_archive}" >/dev/null
@@ -165,7 +172,7 @@ if [[ ! -f "${operator_archive}" ]]; then
   npm_mounts+=(--volume "${work}/npmrc:/root/.npmrc:ro")
   b bud --quiet --isolation chroot --pull=never --layers=false "${npm_mounts[@]}" \
     --build-arg "NODE_IMAGE=${base_image}" --build-arg "NODE_SLIM_IMAGE=${base_image}" \
-    -t "${OPERATOR_IMAGE}" -f "${REPO}/Dockerfile" "${REPO}" >&2
+    -t "${OPERATOR_IMAGE}" -f "${SOURCE}/Dockerfile" "${SOURCE}" >&2
   save "${OPERATOR_IMAGE}" "${operator_archive}"
 fi
 

@@ -1,6 +1,7 @@
 // Everything a node cluster needs, built or found: Debian packages, envtest's binaries, the node's binaries and images.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -26,9 +27,14 @@ export interface ClusterAssets {
   readonly images: { readonly pause: BuiltImage; readonly demo: BuiltImage; readonly operator: BuiltImage };
 }
 
-async function script(name: string, args: readonly string[], onProgress: (line: string) => void): Promise<string> {
+async function script(
+  name: string,
+  args: readonly string[],
+  onProgress: (line: string) => void,
+  env: Readonly<Record<string, string>> = {},
+): Promise<string> {
   const path = resolve(HERE, name);
-  const child = execFileAsync('bash', [path, ...args], { maxBuffer: 64 << 20, timeout: 30 * 60_000 });
+  const child = execFileAsync('bash', [path, ...args], { maxBuffer: 64 << 20, timeout: 30 * 60_000, env: { ...process.env, ...env } });
   // Progress lines go to stderr; they are passed on as they come.
   let pending = '';
   child.child.stderr!.on('data', (chunk: Buffer) => {
@@ -89,4 +95,48 @@ export async function clusterAssets(onProgress: (line: string) => void = () => {
     return found;
   };
   return { envtestDir, binDir, images: { pause: image('pause'), demo: image('demo'), operator: image('operator') } };
+}
+
+/** The operator image of another commit, and that commit's tree (its dist/ is the install that image shipped with). */
+export interface CommitImage extends BuiltImage {
+  /** The full commit id the ref named. */
+  readonly commit: string;
+  /** The commit's files (`git archive`), for its dist/; removed by {@link CommitImage.dispose}. */
+  readonly tree: string;
+  dispose(): void;
+}
+
+/**
+ * Builds (or finds in the cache) the operator image of the commit `ref` names, with the same recipe as this tree's
+ * (build-images.sh on that commit's files: its Dockerfile, package-lock.json, operator/ and dist/), named
+ * `<dist's image repository>:git-<commit>` so that it sits in a node beside this tree's image. The archive is cached by
+ * the commit's files, so a second call costs a `git archive`.
+ */
+export async function operatorImageAt(ref: string, onProgress: (line: string) => void = () => {}): Promise<CommitImage> {
+  const repo = resolve(HERE, '../..');
+  const git = async (args: readonly string[]): Promise<string> => {
+    try {
+      return (await execFileAsync('git', ['-C', repo, ...args], { maxBuffer: 256 << 20, encoding: 'buffer' })).stdout.toString();
+    } catch (error) {
+      throw new Error(`git ${args.join(' ')}: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`, { cause: error });
+    }
+  };
+  const commit = (await git(['rev-parse', '--verify', `${ref}^{commit}`])).trim();
+  const tree = mkdtempSync(join(tmpdir(), `customapp-operator-${commit.slice(0, 12)}-`));
+  const dispose = (): void => rmSync(tree, { recursive: true, force: true });
+  try {
+    await execFileAsync('bash', ['-c', 'git -C "$0" archive --format=tar "$1" | tar -x -C "$2"', repo, commit, tree]);
+    const binDir = lastLine(await script('build-binaries.sh', [], onProgress));
+    const name = `${operatorImageInDist().replace(/:[^:/]+$/, '')}:git-${commit.slice(0, 12)}`;
+    const output = await script('build-images.sh', [binDir, name], onProgress, {
+      CUSTOMAPP_OPERATOR_SOURCE: tree,
+      CUSTOMAPP_OPERATOR_ROLE: `commit-${commit.slice(0, 12)}`,
+    });
+    const line = output.split('\n').find((each) => each.startsWith('operator '));
+    if (!line) throw new Error(`build-images.sh printed no operator image for ${ref} (${commit}):\n${output}`);
+    return { name, archive: line.split(' ')[2]!, commit, tree, dispose };
+  } catch (error) {
+    dispose();
+    throw error;
+  }
 }

@@ -14,6 +14,31 @@ import { acquireSlot, SLOTS_DIR, type SlotLease } from './slot.js';
 /** The ConfigMap where the cluster records its demo image: `kube-public/customapp-demo-image`, key `image`. */
 export const DEMO_IMAGE_CONFIGMAP = { namespace: 'kube-public', name: 'customapp-demo-image', key: 'image' } as const;
 
+/** The components {@link NodeCluster.stopComponent} stops and starts again. */
+export type NodeComponent = 'etcd' | 'kube-apiserver' | 'containerd';
+
+/**
+ * The API server's audit policy: nothing from kube-system's controllers (their volume would drown the rest), Lease
+ * writes of other ServiceAccounts with their request and response (the holder and its renew time), and every other
+ * request of a ServiceAccount at the Metadata level (who, which verb on what, when, with which answer).
+ */
+export const AUDIT_POLICY = JSON.stringify({
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived'],
+  rules: [
+    { level: 'None', userGroups: ['system:serviceaccounts:kube-system'] },
+    {
+      level: 'RequestResponse',
+      userGroups: ['system:serviceaccounts'],
+      verbs: ['create', 'update', 'patch'],
+      resources: [{ group: 'coordination.k8s.io', resources: ['leases'] }],
+    },
+    { level: 'Metadata', userGroups: ['system:serviceaccounts'] },
+    { level: 'None' },
+  ],
+});
+
 /** A progress event of {@link startNodeCluster}: a step and its fields (durations in ms). */
 export type ProgressLog = (event: string, fields?: Record<string, unknown>) => void;
 
@@ -51,6 +76,19 @@ export interface NodeCluster {
   nodeRun(command: string, args: readonly string[]): Promise<string>;
   /** Runs containerd's `ctr` in the node, in the CRI's `k8s.io` namespace. */
   ctr(args: readonly string[]): Promise<string>;
+  /**
+   * The API server's audit log (JSON lines, one per request at its end): the requests of every ServiceAccount outside
+   * kube-system at the Metadata level, and their Lease writes with the request and response, so a test can tell who
+   * held a Lease when each write landed ({@link AUDIT_POLICY}).
+   */
+  readonly auditLogPath: string;
+  /**
+   * Stops a component as an outage would: etcd or kube-apiserver (data and flags kept), or containerd (its shims and
+   * so the pods' containers keep running, as on a node whose runtime restarts). Its exit is not a failure.
+   */
+  stopComponent(name: NodeComponent): Promise<void>;
+  /** Starts a component stopped by {@link NodeCluster.stopComponent} as it was, and waits until it answers. */
+  startComponent(name: NodeComponent): Promise<void>;
   /** Why a component stopped, if one did. */
   failure(): string | undefined;
   /** Removes everything: pods, containers, the node's namespaces, interfaces, mounts, cgroups, processes, files. */
@@ -139,22 +177,28 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
     mkdirSync(cniDir, { recursive: true });
     writeFileSync(join(cniDir, '10-customapp.conflist'), cniConfig(addresses));
     writeFileSync(join(hostDir, 'containerd.toml'), containerdConfig({ pauseImage: assets.images.pause.name, cniConfDir: cniDir }));
-    const ctr = (args: readonly string[]): Promise<string> =>
-      sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
-
-    // The node's runtime and the control plane start side by side.
-    const runtimeReady = (async () => {
+    const startContainerd = async (): Promise<void> => {
       daemons.push(sandbox.spawnDaemon('containerd', 'containerd', ['--config', join(hostDir, 'containerd.toml')]));
       await poll('containerd', 30_000, now, failure, async () => {
         await ctr(['version']);
         return true;
       });
+    };
+    const ctr = (args: readonly string[]): Promise<string> =>
+      sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
+
+    // The node's runtime and the control plane start side by side.
+    const runtimeReady = (async () => {
+      await startContainerd();
       const importStart = now();
       for (const image of Object.values(assets.images)) await ctr(['images', 'import', image.archive]);
       return now() - importStart;
     })();
 
     const tokens = componentTokens(addresses.nodeName);
+    const auditPolicyPath = join(hostDir, 'audit-policy.json');
+    writeFileSync(auditPolicyPath, AUDIT_POLICY);
+    const auditLogPath = join(logDir, 'audit.log');
     envtest = await startEnvtest({
       controllerManager: 'all',
       bindAddress: addresses.hostIp,
@@ -169,6 +213,10 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
         'kubelet-client-certificate': certs.certFile,
         'kubelet-client-key': certs.keyFile,
         'kubelet-preferred-address-types': 'InternalIP',
+        'audit-policy-file': auditPolicyPath,
+        'audit-log-path': auditLogPath,
+        'audit-log-format': 'json',
+        'audit-log-mode': 'blocking',
       },
     });
     const env = envtest;
@@ -241,6 +289,21 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
     phase('accounts');
     timings.total = now() - started;
 
+    const stopComponent = async (name: NodeComponent): Promise<void> => {
+      if (name !== 'containerd') return env.stopComponent(name);
+      const index = daemons.findIndex((daemon) => daemon.name === 'containerd');
+      if (index < 0) throw new Error('containerd is not running');
+      const [daemon] = daemons.splice(index, 1);
+      if (daemon!.exitReason()) return;
+      const exited = new Promise<void>((done) => daemon!.process.once('exit', () => done()));
+      daemon!.process.kill('SIGTERM');
+      await exited;
+    };
+    const startComponent = async (name: NodeComponent): Promise<void> => {
+      if (name !== 'containerd') return env.startComponent(name);
+      if (daemons.some((daemon) => daemon.name === 'containerd')) throw new Error('containerd is running: stop it first');
+      await startContainerd();
+    };
     return {
       server: env.server,
       kubeconfigPath: env.kubeconfigPath,
@@ -255,6 +318,9 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
       envtest: env,
       nodeRun: (command, args) => sandbox.run(command, args),
       ctr,
+      auditLogPath,
+      stopComponent,
+      startComponent,
       failure,
       stop,
     };

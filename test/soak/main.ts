@@ -1,5 +1,7 @@
-// `npm run soak`: the full fault soak (1,000 CustomApps, ≥ 3 SIGKILLs) and the full churn (10 × 1,000), with their figures.
+// `npm run soak`: the full fault soak (1,000 CustomApps, ≥ 3 SIGKILLs) and the full churn (10 × 1,000), with their
+// figures; `--target cluster`: the fault soak on the real node (the operator's image, node faults).
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../support/cluster.js';
 import { installOperatorResources } from '../support/operator-harness.js';
@@ -9,8 +11,19 @@ import { SeededRandom, seedFromEnvironment } from '../reliability/support/random
 import { checkRegistryModel } from '../../operator/deps/testing/registry-model.js';
 import { checkElectorModel } from '../../operator/leader/testing/elector-model.js';
 import { checkRolloutModel } from '../../operator/reconcile/testing/rollout-model.js';
+import { type NodeSoakReport, nodeSoakHolds, nodeSoakSummary, recoveryLines, runNodeSoak } from '../cluster/node-soak.js';
 
 const USAGE = `npm run soak -- [options]
+  --target <where>     emulator (default: the soak, churn and models below) or cluster: the fault soak on the real
+                       node (npm run cluster), with the operator's image and node faults; it takes --apps (default 40),
+                       --workloads, --faults, --ops (default 0.5), --runs, --seed and --json
+  --workloads <n>      with --target cluster: Deployments opted in by annotation (default 20)
+  --faults <n>         with --target cluster: node faults per run, every kind once first (default 12)
+  --runs <n>           with --target cluster: runs, each on a fresh node, seeds seed, seed+1, … (default 1)
+  --replicas <n>       with --target cluster: operator replicas (default 2)
+  --operator-arg <a>   with --target cluster: one more operator argument (repeatable), for example a sharded run's
+                       --sharding flags
+  --artifacts <dir>    with --target cluster: the operator pods' logs and the audit log of each run, in <dir>/run-<n>
   --apps <n>           CustomApps in the fault soak (default 1000)
   --stream <seconds>   length of the random stream of changes and faults (default 120)
   --ops <n>            user operations per second during the stream (default 40)
@@ -90,6 +103,13 @@ async function main(argv: readonly string[]): Promise<number> {
       'rollout-runs': { type: 'string' },
       json: { type: 'string' },
       seed: { type: 'string' },
+      target: { type: 'string' },
+      workloads: { type: 'string' },
+      faults: { type: 'string' },
+      runs: { type: 'string' },
+      artifacts: { type: 'string' },
+      replicas: { type: 'string' },
+      'operator-arg': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -97,6 +117,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (values.target !== undefined && !['emulator', 'cluster'].includes(values.target))
+    throw new Error(`--target: "${values.target}" is not emulator or cluster`);
   if (values.only !== undefined && !['soak', 'churn', 'models'].includes(values.only))
     throw new Error(`--only: "${values.only}" is not soak, churn or models`);
   const seed = values.seed === undefined ? seedFromEnvironment() : seedFromEnvironment({ SOAK_SEED: values.seed });
@@ -104,6 +126,37 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${line}\n`);
   };
   say(`seed ${seed} (repeat with SOAK_SEED=${seed})`);
+  if (values.target === 'cluster') {
+    const reports: NodeSoakReport[] = [];
+    for (let run = 0; run < positive('runs', values.runs, 1); run += 1) {
+      const runSeed = (seed + run) % 4294967296;
+      const cluster = await startCluster('cluster', { cluster: { log: (event) => event !== 'build' && say(`  · node ${event}`) } });
+      try {
+        const report = await runNodeSoak(cluster, {
+          apps: positive('apps', values.apps, 40),
+          workloads: positive('workloads', values.workloads, 20),
+          configMaps: 4,
+          secrets: 3,
+          faults: positive('faults', values.faults, 12),
+          opsPerSecond: positive('ops', values.ops, 0.5),
+          seed: runSeed,
+          replicas: positive('replicas', values.replicas, 2),
+          operatorArgs: values['operator-arg'] ?? [],
+          ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
+          log: (line) => say(`  · ${line}`),
+        });
+        reports.push(report);
+        say(`run ${run + 1} (seed ${runSeed}): ${nodeSoakHolds(report) ? 'every invariant holds' : 'SOME INVARIANTS ARE BROKEN'}`);
+        for (const line of recoveryLines(report)) say(`  ${line}`);
+        say(`  invariants: ${JSON.stringify(report.invariants)}`);
+      } finally {
+        await cluster.stop();
+      }
+    }
+    say(nodeSoakSummary(reports));
+    if (values.json) writeFileSync(values.json, `${JSON.stringify(reports, null, 2)}\n`);
+    return reports.every(nodeSoakHolds) ? 0 : 1;
+  }
   let holds = true;
   const reports: { soak?: SoakReport; churn?: ChurnReport } = {};
 

@@ -1,0 +1,704 @@
+// The fault soak on the real node: the operator's image (2 replicas, leader-elected) under user edits and node faults,
+// then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the leader's metrics).
+import { App, YamlOutputType } from 'cdk8s';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { CrdChart } from '../../infra/crd-chart.js';
+import { OperatorChart, type OperatorChartProps } from '../../infra/operator-chart.js';
+import { RELOAD_ANNOTATION } from '../../infra/workload-api.js';
+import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
+import type { KubeObject } from '../../operator/kube/objects.js';
+import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
+import type { TestCluster } from '../support/cluster.js';
+import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
+import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
+import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
+import { SeededRandom } from '../reliability/support/random.js';
+import { listsAndWatches, type ListsAndWatches, readAuditLog, writesOutsideTerms } from './audit-log.js';
+import { BLOCKS_THE_API, faultSchedule, type InjectedFault, injectFault, type OperatorInstall, operatorPods } from './node-faults.js';
+import { demoPage, get, kubectlOk, podReady, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
+
+/** Options of {@link runNodeSoak}. */
+export interface NodeSoakOptions {
+  /** CustomApps (besides the probe). */
+  readonly apps: number;
+  /** Deployments opted in by annotation. */
+  readonly workloads: number;
+  /** Shared ConfigMaps and Secrets the apps and workloads read. */
+  readonly configMaps: number;
+  readonly secrets: number;
+  /** Faults injected, one after another (every kind once first). */
+  readonly faults: number;
+  /** User operations per second while the faults run. */
+  readonly opsPerSecond: number;
+  readonly seed: number;
+  /** Operator replicas. @default 2 */
+  readonly replicas?: number;
+  /** More operator arguments (a sharded run's flags). @default none */
+  readonly operatorArgs?: readonly string[];
+  /** How long the end waits for every app to run its latest content. @default 300_000 */
+  readonly quiescenceTimeoutMs?: number;
+  /** A directory for the operator pods' logs (current and previous containers) and the audit log, at the end. @default none */
+  readonly artifactsDir?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** How the operator came back after one fault. */
+export interface Recovery extends InjectedFault {
+  /**
+   * From the fault's end to the operator's first reconcile of the probe's edit: the new hash in its Deployment's
+   * template, or in `status.pendingRollout` when the rollout budget queues it.
+   */
+  readonly reconcileMs?: number;
+  /** From the fault's end to the probe's new template written (the budget let it go). */
+  readonly writtenMs?: number;
+  /** From the fault's end to the probe's rollout complete with the new template (rollouts resumed). */
+  readonly rolloutMs?: number;
+  /**
+   * After a kube-apiserver or etcd restart: each operator pod's LISTs and distinct WATCH streams in the next 60 s, and
+   * whether its process started in that time (a cold start lists every collection once, which is no relist).
+   */
+  readonly relists?: readonly (ListsAndWatches & { readonly coldStart: boolean })[];
+  /** The operator pods whose container restarted between the fault's start and the probe's rollout (a fresh process lists everything). */
+  readonly restarted: readonly string[];
+}
+
+/** What a run found. */
+export interface NodeSoakReport {
+  readonly seed: number;
+  readonly options: Omit<NodeSoakOptions, 'log'>;
+  readonly operations: Readonly<Record<string, number>>;
+  readonly recoveries: readonly Recovery[];
+  readonly faultsByKind: Readonly<Record<string, number>>;
+  readonly invariants: {
+    /** Apps or workloads whose pods do not all run their latest content (read in the pods). */
+    readonly stale: readonly string[];
+    /** Apps or workloads with more template revisions than content changes made to them (a double rollout). */
+    readonly doubleRollouts: readonly string[];
+    readonly stuckFinalizers: readonly string[];
+    readonly orphans: readonly string[];
+    /** The leader's dependency watches against what the live apps and workloads reference. */
+    readonly watchMismatches: readonly string[];
+    /** Writes that arrived while another replica (or no one) held the Lease, out of all the operator's writes. */
+    readonly fencing: { readonly violations: readonly string[]; readonly writes: number };
+    /** Content rollouts seen in progress at once, sampled, against the budget. */
+    readonly budget: { readonly maxSeen: number; readonly limit: number; readonly samples: number; readonly overruns: readonly string[] };
+    /** LISTs beyond one per watch after a kube-apiserver restart. */
+    readonly relistStorms: readonly string[];
+  };
+  readonly timings: { readonly setupMs: number; readonly streamMs: number; readonly quiescenceMs: number };
+}
+
+/** The rollout budget the chart's Deployment runs with (`--max-concurrent-rollouts`' default). */
+const ROLLOUT_BUDGET = 10;
+const NS = 'node-soak';
+const INSTALL: OperatorInstall = {
+  namespace: OPERATOR_NAMESPACE,
+  selector: `app.kubernetes.io/name=${OPERATOR_NAME}`,
+  lease: LEADER_ELECTION_LEASE,
+};
+const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
+const REVISION = 'deployment.kubernetes.io/revision';
+/**
+ * The demo app's resources: a small CPU request, so that dozens of apps and their surge pods fit the node's two cores
+ * (the CustomApp's default request is 50m).
+ */
+export const DEMO_RESOURCES = { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '64Mi' } } as const;
+
+/** Every invariant held. */
+export function nodeSoakHolds(report: NodeSoakReport): boolean {
+  const { invariants } = report;
+  return (
+    invariants.stale.length === 0 &&
+    invariants.doubleRollouts.length === 0 &&
+    invariants.stuckFinalizers.length === 0 &&
+    invariants.orphans.length === 0 &&
+    invariants.watchMismatches.length === 0 &&
+    invariants.fencing.violations.length === 0 &&
+    invariants.budget.maxSeen <= invariants.budget.limit &&
+    invariants.relistStorms.length === 0
+  );
+}
+
+/** The soak's summary line: runs, faults by kind, invariants held. */
+export function nodeSoakSummary(reports: readonly NodeSoakReport[]): string {
+  const kinds: Record<string, number> = {};
+  for (const report of reports) for (const [kind, count] of Object.entries(report.faultsByKind)) kinds[kind] = (kinds[kind] ?? 0) + count;
+  const held = reports.filter(nodeSoakHolds).length;
+  return `node soak: ${reports.length} runs (seeds ${reports.map((report) => report.seed).join(', ')}), faults ${Object.entries(kinds)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ')}; invariants held in ${held}/${reports.length} runs`;
+}
+
+/** One target of the soak: a CustomApp or an opted-in Deployment, what it reads, and the content changes made to it. */
+export interface Target {
+  readonly kind: 'CustomApp' | 'Deployment';
+  readonly name: string;
+  configMap: string;
+  readonly secret: string;
+  replicas: number;
+  live: boolean;
+  /** Content or template changes the soak made to it (a failed write counts: it may have landed). */
+  changes: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, Math.max(0, ms)));
+
+/** Synthesizes the operator's chart with `props` (the users' path: their cdk8s app) and applies it with the CRD. */
+export async function applyOperatorChart(cluster: TestCluster, props: OperatorChartProps): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'operator-chart-'));
+  try {
+    const app = new App({ outdir: dir, yamlOutputType: YamlOutputType.FILE_PER_CHART });
+    new CrdChart(app, 'customapp-crd');
+    new OperatorChart(app, 'customapp-operator', props);
+    app.synth();
+    await kubectlOk(cluster, ['apply', '-f', dir]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function workload(name: string, target: Target, image: string): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NS, annotations: { [RELOAD_ANNOTATION]: 'true' } },
+    spec: {
+      replicas: target.replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'app',
+              image,
+              envFrom: [{ configMapRef: { name: target.configMap } }],
+              env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: target.secret, key: 'TOKEN' } } }],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Runs one soak on a started node: installs the operator's chart (2 replicas, `--workloads=deployments`), creates the
+ * apps, workloads and their shared objects, then runs the seeded stream of edits while it injects the seeded faults
+ * one after another (each followed by the probe's recovery), and ends with every invariant. It throws only when the
+ * soak itself cannot run; a broken invariant is in the report.
+ */
+export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions): Promise<NodeSoakReport> {
+  const node = cluster.node;
+  if (!node) throw new Error('the node soak needs the real node (KUBE_TARGET=cluster)');
+  const log = options.log ?? (() => {});
+  const random = new SeededRandom(options.seed);
+  const admin: KubeClient = await adminClient(cluster);
+  const started = Date.now();
+  const image = node.images.demo;
+  const operations: Record<string, number> = {};
+  const count = (op: string): void => {
+    operations[op] = (operations[op] ?? 0) + 1;
+  };
+  let version = 0;
+  const nextValue = (): string => `v${(version += 1)}`;
+  try {
+    await applyOperatorChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
+    if (options.operatorArgs?.length) {
+      const patch = options.operatorArgs.map((arg) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: arg }));
+      await kubectlOk(cluster, [
+        '-n',
+        OPERATOR_NAMESPACE,
+        'patch',
+        'deployment',
+        OPERATOR_NAME,
+        '--type=json',
+        '-p',
+        JSON.stringify(patch),
+      ]);
+    }
+    await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
+      timeoutMs: 320_000,
+    });
+    await createNamespace(admin, NS);
+    const configMaps = Array.from({ length: options.configMaps }, (_, index) => `shared-${index}`);
+    const secrets = Array.from({ length: options.secrets }, (_, index) => `token-${index}`);
+    for (const name of [...configMaps, 'probe']) await createAll(admin, objects.configMap(NS, name, { VALUE: nextValue() }));
+    for (const name of secrets) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
+    const targets = new Map<string, Target>();
+    const addApp = async (name: string): Promise<void> => {
+      const target: Target = {
+        kind: 'CustomApp',
+        name,
+        configMap: random.pick(configMaps),
+        secret: random.pick(secrets),
+        replicas: 1,
+        live: true,
+        changes: 0,
+      };
+      targets.set(`CustomApp/${name}`, target);
+      await createAll(
+        admin,
+        objects.customApp(NS, name, {
+          image,
+          configMapName: target.configMap,
+          secretName: target.secret,
+          replicas: target.replicas,
+          resources: DEMO_RESOURCES,
+        }),
+      );
+    };
+    for (let index = 0; index < options.apps; index += 1) await addApp(`app-${index}`);
+    const probe: Target = {
+      kind: 'CustomApp',
+      name: 'probe',
+      configMap: 'probe',
+      secret: secrets[0]!,
+      replicas: 1,
+      live: true,
+      changes: 0,
+    };
+    targets.set('CustomApp/probe', probe);
+    await createAll(
+      admin,
+      objects.customApp(NS, 'probe', { image, configMapName: 'probe', secretName: probe.secret, replicas: 1, resources: DEMO_RESOURCES }),
+    );
+    const workloads = Array.from({ length: options.workloads }, (_, index): [string, Target] => [
+      `wl-${index}`,
+      {
+        kind: 'Deployment',
+        name: `wl-${index}`,
+        configMap: random.pick(configMaps),
+        secret: random.pick(secrets),
+        replicas: 1,
+        live: true,
+        changes: 0,
+      },
+    ]);
+    for (const [name, target] of workloads) targets.set(`Deployment/${name}`, target);
+    await kubectlOk(cluster, ['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads.map(([name, target]) => workload(name, target, image)) }),
+    });
+    const deploymentOf = (target: Target): Promise<any> => get(node, `/apis/apps/v1/namespaces/${NS}/deployments/${target.name}`);
+    await waitFor(
+      'every app and workload rolled out',
+      600_000,
+      async () => {
+        const deployments = (await get(node, `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[];
+        return deployments.length === targets.size && deployments.every(rolloutComplete) ? true : undefined;
+      },
+      { intervalMs: 2_000 },
+    );
+    const setupMs = Date.now() - started;
+    log(`setup: ${options.apps} CustomApps and ${options.workloads} workloads rolled out in ${(setupMs / 1000).toFixed(1)} s`);
+
+    // ── the stream of user edits, the budget sampler, and the faults one after another ──
+    let blocked = false;
+    let streaming = true;
+    let nextApp = options.apps;
+    const referencing = (kind: 'ConfigMap' | 'Secret', name: string): Target[] =>
+      [...targets.values()].filter((target) => target.live && (kind === 'ConfigMap' ? target.configMap : target.secret) === name);
+    const write = async (op: string, affected: readonly Target[], request: () => Promise<unknown>): Promise<void> => {
+      // A write that fails may still have landed (its answer lost): it counts as a change of what it touches.
+      for (const target of affected) target.changes += 1;
+      await request().then(
+        () => count(op),
+        () => count(`${op} (failed)`),
+      );
+    };
+    const step = async (): Promise<void> => {
+      const apps = [...targets.values()].filter((target) => target.kind === 'CustomApp' && target.live && target !== probe);
+      const op = random.weighted({
+        editConfigMap: 30,
+        editSecret: 20,
+        labelConfigMap: 8,
+        switchConfigMap: 8,
+        replicas: 6,
+        deleteApp: 4,
+        createApp: 4,
+      });
+      switch (op) {
+        case 'editConfigMap': {
+          const name = random.pick(configMaps);
+          return write(op, referencing('ConfigMap', name), () =>
+            admin.patch(CONFIGMAPS, NS, name, 'merge', { data: { VALUE: nextValue() } }),
+          );
+        }
+        case 'editSecret': {
+          const name = random.pick(secrets);
+          return write(op, referencing('Secret', name), () =>
+            admin.patch(SECRETS, NS, name, 'merge', { stringData: { TOKEN: nextValue() } }),
+          );
+        }
+        case 'labelConfigMap': {
+          const name = random.pick(configMaps);
+          return write(op, [], () => admin.patch(CONFIGMAPS, NS, name, 'merge', { metadata: { labels: { touched: nextValue() } } }));
+        }
+        case 'switchConfigMap': {
+          if (apps.length === 0) return;
+          const app = random.pick(apps);
+          app.configMap = random.pick(configMaps.filter((name) => name !== app.configMap));
+          return write(op, [app], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { configMapName: app.configMap } }));
+        }
+        case 'replicas': {
+          if (apps.length === 0) return;
+          const app = random.pick(apps);
+          app.replicas = app.replicas === 1 ? 2 : 1;
+          return write(op, [], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { replicas: app.replicas } }));
+        }
+        case 'deleteApp': {
+          if (apps.length <= 1) return;
+          const app = random.pick(apps);
+          app.live = false;
+          return write(op, [], () => admin.delete(CUSTOM_APPS, NS, app.name));
+        }
+        case 'createApp': {
+          const name = `app-${nextApp++}`;
+          return write(op, [], () => addApp(name));
+        }
+      }
+    };
+    const streamLoop = (async () => {
+      const gapMs = 1000 / options.opsPerSecond;
+      while (streaming) {
+        if (!blocked) await step();
+        await sleep(gapMs * (0.5 + random.next()));
+      }
+    })();
+    const budget = { maxSeen: 0, limit: ROLLOUT_BUDGET, samples: 0, overruns: [] as string[] };
+    const sampleLoop = (async () => {
+      while (streaming) {
+        const seen = await contentRolloutsInProgress(node).catch(() => undefined);
+        if (seen !== undefined) {
+          budget.samples += 1;
+          budget.maxSeen = Math.max(budget.maxSeen, seen.length);
+          if (seen.length > ROLLOUT_BUDGET) budget.overruns.push(`${new Date().toISOString()}: ${seen.join('; ')}`);
+        }
+        await sleep(2_000);
+      }
+    })();
+
+    const streamStarted = Date.now();
+    const recoveries: Recovery[] = [];
+    const processStarts = new Map<string, Set<number>>();
+    const faultRandom = random.fork();
+    for (const planned of faultSchedule(faultRandom, options.faults)) {
+      await sleep(10_000 + faultRandom.int(10_001));
+      const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+      let expected: string | undefined;
+      const editProbe = (): Promise<void> =>
+        write('editProbe', [probe], async () => {
+          expected = contentHash(
+            await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+          );
+        });
+      const restartsBefore = await operatorRestarts(node, processStarts);
+      const blocks = BLOCKS_THE_API.has(planned.kind);
+      blocked = blocks;
+      const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
+      blocked = false;
+      if (blocks) await editProbe();
+      const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
+        node,
+        probe.name,
+        before,
+        expected,
+        fault.endedAt,
+      ).catch(async (error: Error) => {
+        // What the operator showed of the probe when it did not act, for the next look.
+        const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
+        const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
+        log(
+          `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}`,
+        );
+        return {};
+      });
+      const restartsAfter = await operatorRestarts(node, processStarts);
+      const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
+      recoveries.push({ ...fault, ...recovery, restarted });
+      log(
+        `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
+      );
+    }
+    streaming = false;
+    await Promise.all([streamLoop, sampleLoop]);
+    const streamMs = Date.now() - streamStarted;
+
+    // ── quiescence, then every invariant from the cluster ──
+    const quiescenceStarted = Date.now();
+    const live = [...targets.values()].filter((target) => target.live);
+    const stale = await waitFor(
+      'every app and workload running its latest content',
+      options.quiescenceTimeoutMs ?? 300_000,
+      async () => {
+        const problems = await staleTargets(cluster, live);
+        return problems.length === 0 ? problems : undefined;
+      },
+      { intervalMs: 5_000 },
+    ).catch(() => staleTargets(cluster, live));
+    const quiescenceMs = Date.now() - quiescenceStarted;
+    log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
+
+    const doubleRollouts: string[] = [];
+    for (const target of live) {
+      const revision = Number((await deploymentOf(target)).metadata.annotations?.[REVISION] ?? 0);
+      if (revision > 1 + target.changes)
+        doubleRollouts.push(`${target.kind}/${target.name}: revision ${revision} after ${target.changes} content or template changes`);
+    }
+    const apps = (await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items as any[];
+    const stuckFinalizers = apps.filter((app) => app.metadata.deletionTimestamp).map((app) => app.metadata.name as string);
+    const orphans = await waitFor(
+      'the deleted apps gone',
+      60_000,
+      async () => {
+        const found = await orphansOf(
+          node,
+          [...targets.values()].filter((target) => !target.live),
+        );
+        return found.length === 0 ? found : undefined;
+      },
+      { intervalMs: 2_000 },
+    ).catch(() =>
+      orphansOf(
+        node,
+        [...targets.values()].filter((target) => !target.live),
+      ),
+    );
+    const watchMismatches = await leaderWatchMismatches(cluster, admin, live);
+    await operatorRestarts(node, processStarts);
+    const events = readAuditLog(node.auditLogPath, OPERATOR_USER);
+    const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
+    const relistStorms: string[] = [];
+    const withRelists = recoveries.map((recovery): Recovery => {
+      if (recovery.kind !== 'apiserver-restart' && recovery.kind !== 'etcd-restart') return recovery;
+      const [from, to] = [recovery.endedAt - 1_000, recovery.endedAt + 60_000];
+      const relists = listsAndWatches(events, from, to).map((each) => ({
+        ...each,
+        coldStart: [...(processStarts.get(each.sender) ?? [])].some((at) => at >= from && at < to),
+      }));
+      if (recovery.kind === 'apiserver-restart')
+        for (const each of relists)
+          if (!each.coldStart && each.lists > each.watches)
+            relistStorms.push(
+              `${each.sender} after the restart at ${new Date(recovery.endedAt).toISOString()}: ${each.lists} LISTs for ${each.watches} watches ${JSON.stringify(each.listed)}`,
+            );
+      return { ...recovery, relists };
+    });
+    if (options.artifactsDir) await saveArtifacts(cluster, options.artifactsDir);
+    const faultsByKind: Record<string, number> = {};
+    for (const recovery of recoveries) faultsByKind[recovery.kind] = (faultsByKind[recovery.kind] ?? 0) + 1;
+    const { log: _log, ...reported } = options;
+    return {
+      seed: options.seed,
+      options: reported,
+      operations,
+      recoveries: withRelists,
+      faultsByKind,
+      invariants: {
+        stale,
+        doubleRollouts,
+        stuckFinalizers,
+        orphans,
+        watchMismatches,
+        fencing: {
+          violations: fencing.violations.map(
+            (each) => `${each.write} at ${each.at} from ${each.writer} while ${each.holder} held the Lease`,
+          ),
+          writes: fencing.writes,
+        },
+        budget,
+        relistStorms,
+      },
+      timings: { setupMs, streamMs, quiescenceMs },
+    };
+  } finally {
+    admin.close();
+  }
+}
+
+/**
+ * Each live operator pod's container restarts; the start times of its current and previous containers are added to
+ * `starts` (by pod), so that a fresh process's first LISTs are not taken for a relist.
+ */
+async function operatorRestarts(node: NonNullable<TestCluster['node']>, starts: Map<string, Set<number>>): Promise<Map<string, number>> {
+  const { pods } = await operatorPods(node, INSTALL);
+  for (const pod of pods) {
+    const status = pod.status?.containerStatuses?.[0];
+    const seen = starts.get(pod.metadata.name) ?? new Set<number>();
+    starts.set(pod.metadata.name, seen);
+    for (const at of [status?.state?.running?.startedAt, status?.lastState?.terminated?.startedAt]) if (at) seen.add(Date.parse(at));
+  }
+  return new Map(pods.map((pod) => [pod.metadata.name as string, (pod.status?.containerStatuses?.[0]?.restartCount as number) ?? 0]));
+}
+
+/** Writes every operator pod's log (and its previous container's) and a copy of the audit log into `dir`. */
+async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(cluster.node!.auditLogPath, join(dir, 'audit.log'));
+  const { pods } = await operatorPods(cluster.node!, INSTALL);
+  for (const pod of pods) {
+    for (const previous of [false, true]) {
+      const args = ['-n', OPERATOR_NAMESPACE, 'logs', pod.metadata.name, ...(previous ? ['--previous'] : [])];
+      const answer = await cluster.kubectl(args);
+      if (answer.code === 0) writeFileSync(join(dir, `${pod.metadata.name}${previous ? '.previous' : ''}.log`), answer.stdout);
+    }
+  }
+}
+
+/**
+ * Waits from a fault's end until the operator reconciled the probe's edit (the `expected` hash, or any other than
+ * `hashBefore` when the edit's answer was lost, in its Deployment's template or its `status.pendingRollout`), until it
+ * wrote the template, and until that rollout completed; answers each in ms from the fault's end.
+ */
+async function measureRecovery(
+  node: NonNullable<TestCluster['node']>,
+  name: string,
+  hashBefore: string | undefined,
+  expected: string | undefined,
+  endedAt: number,
+): Promise<{ reconcileMs: number; writtenMs: number; rolloutMs: number }> {
+  const path = `/apis/apps/v1/namespaces/${NS}/deployments/${name}`;
+  const isNew = (hash: string | undefined): boolean => hash !== undefined && (expected ? hash === expected : hash !== hashBefore);
+  const written = async (): Promise<boolean> => isNew((await get(node, path)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION]);
+  const reconciledAt = await waitFor(
+    "the probe's edit reconciled after the fault",
+    180_000,
+    async () => {
+      const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${name}`);
+      return isNew(app.status?.pendingRollout?.toHash) || (await written()) ? Date.now() : undefined;
+    },
+    { intervalMs: 100 },
+  );
+  const writtenAt = await waitFor("the probe's template written", 180_000, async () => ((await written()) ? Date.now() : undefined), {
+    intervalMs: 100,
+  });
+  const rolledAt = await waitFor(
+    'the probe rolled out',
+    180_000,
+    async () => (rolloutComplete(await get(node, path)) ? Date.now() : undefined),
+    {
+      intervalMs: 250,
+    },
+  );
+  const since = (at: number): number => Math.max(0, at - endedAt);
+  return { reconcileMs: since(reconciledAt), writtenMs: since(writtenAt), rolloutMs: since(rolledAt) };
+}
+
+/**
+ * Content rollouts in progress now, as the cluster shows them: Deployments whose rollout is not complete while pods of
+ * an older ReplicaSet remain, and whose newest ReplicaSet differs from the one before only in its annotations (the
+ * hashes: a spec change, which the budget does not govern, changes the pod spec).
+ */
+async function contentRolloutsInProgress(node: NonNullable<TestCluster['node']>): Promise<string[]> {
+  const [deployments, replicaSets] = await Promise.all([
+    get(node, `/apis/apps/v1/namespaces/${NS}/deployments`),
+    get(node, `/apis/apps/v1/namespaces/${NS}/replicasets`),
+  ]);
+  const inProgress: string[] = [];
+  for (const deployment of deployments.items as any[]) {
+    if (rolloutComplete(deployment)) continue;
+    const owned = (replicaSets.items as any[])
+      .filter((rs) => rs.metadata.ownerReferences?.some((owner: any) => owner.uid === deployment.metadata.uid))
+      .sort((a, b) => Number(b.metadata.annotations?.[REVISION] ?? 0) - Number(a.metadata.annotations?.[REVISION] ?? 0));
+    const [newest, previous] = owned;
+    if (!newest || !previous || !owned.slice(1).some((rs) => (rs.status?.replicas ?? 0) > 0)) continue;
+    if (JSON.stringify(newest.spec.template.spec) === JSON.stringify(previous.spec.template.spec)) {
+      const replicas = owned.map(
+        (rs) => `${rs.metadata.annotations?.[REVISION]}:${rs.status?.replicas ?? 0}/${rs.status?.availableReplicas ?? 0}`,
+      );
+      inProgress.push(`${deployment.metadata.name} (revision:replicas/available ${replicas.join(' ')})`);
+    }
+  }
+  return inProgress;
+}
+
+/**
+ * The live targets in `namespace` whose pods are not all Ready, as many as wanted, and showing the current VALUE of
+ * their ConfigMap and TOKEN of their Secret on the demo's `/`.
+ */
+export async function staleTargets(cluster: TestCluster, live: readonly Target[], namespace = NS): Promise<string[]> {
+  const node = cluster.node!;
+  const problems: string[] = [];
+  const configMaps = new Map(
+    ((await get(node, `/api/v1/namespaces/${namespace}/configmaps`)).items as any[]).map((cm) => [cm.metadata.name, cm]),
+  );
+  const secrets = new Map(
+    ((await get(node, `/api/v1/namespaces/${namespace}/secrets`)).items as any[]).map((secret) => [secret.metadata.name, secret]),
+  );
+  for (const target of live) {
+    const selector = target.kind === 'CustomApp' ? `app.kubernetes.io/instance=${target.name}` : `app=${target.name}`;
+    const pods = (await podsOf(node, namespace, selector)).filter((pod) => !pod.metadata.deletionTimestamp);
+    const want = {
+      VALUE: configMaps.get(target.configMap)?.data?.VALUE,
+      TOKEN: Buffer.from(secrets.get(target.secret)?.data?.TOKEN ?? '', 'base64').toString(),
+    };
+    if (pods.length !== target.replicas || !pods.every(podReady)) {
+      problems.push(
+        `${target.kind}/${target.name}: ${pods.filter(podReady).length} Ready pods of ${pods.length}, ${target.replicas} wanted`,
+      );
+      continue;
+    }
+    for (const pod of pods) {
+      const page = await demoPage(cluster, namespace, pod.metadata.name).catch((error: Error) => `(unread: ${error.message})`);
+      const shown = (name: string): string | undefined => new RegExp(`^${name}=(.*)$`, 'm').exec(page)?.[1];
+      if (shown('VALUE') !== want.VALUE || shown('TOKEN') !== want.TOKEN)
+        problems.push(
+          `${target.kind}/${target.name}: pod ${pod.metadata.name} shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}`,
+        );
+    }
+  }
+  return problems;
+}
+
+/** What is left of deleted CustomApps: their Deployment, Service or pods. */
+async function orphansOf(node: NonNullable<TestCluster['node']>, deleted: readonly Target[]): Promise<string[]> {
+  const orphans: string[] = [];
+  for (const target of deleted) {
+    for (const path of [`/apis/apps/v1/namespaces/${NS}/deployments/${target.name}`, `/api/v1/namespaces/${NS}/services/${target.name}`]) {
+      if ((await node.envtest.request('GET', path)).status !== 404) orphans.push(`${target.name}: ${path} left`);
+    }
+    const pods = await podsOf(node, NS, `app.kubernetes.io/instance=${target.name}`);
+    if (pods.length > 0) orphans.push(`${target.name}: ${pods.length} pods left`);
+  }
+  return orphans;
+}
+
+/**
+ * The leader's dependency watches and subscriptions (its /metrics, scraped on its pod's address with a
+ * metrics-reader token) against the distinct ConfigMaps and Secrets the live apps and workloads reference.
+ */
+async function leaderWatchMismatches(cluster: TestCluster, admin: KubeClient, live: readonly Target[]): Promise<string[]> {
+  const node = cluster.node!;
+  const token = await metricsReaderToken(cluster, admin, 'node-soak-metrics', 'scraper');
+  const { leader } = await operatorPods(node, INSTALL);
+  if (!leader) return ['no operator pod leads'];
+  const answer = await scrapeHttps(`https://${leader.status.podIP}:8443/metrics`, { token });
+  if (answer.status !== 200) return [`GET /metrics on the leader ${leader.metadata.name}: ${answer.status} ${answer.body.slice(0, 200)}`];
+  const metrics = parseMetrics(answer.body);
+  const mismatches: string[] = [];
+  for (const kind of ['ConfigMap', 'Secret'] as const) {
+    const names = live.map((target) => (kind === 'ConfigMap' ? target.configMap : target.secret));
+    const watched = sumOf(metrics, 'customapp_dependency_watches_active', { kind });
+    const subscribers = sumOf(metrics, 'customapp_dependency_subscribers', { kind });
+    if (watched !== new Set(names).size) mismatches.push(`${kind}: ${watched} watched ≠ ${new Set(names).size} referenced`);
+    if (subscribers !== names.length) mismatches.push(`${kind}: ${subscribers} subscriptions ≠ ${names.length} (holder, ${kind}) pairs`);
+  }
+  return mismatches;
+}
+
+/** The faults of a report by kind, and each one's recovery, as lines (the README's figures). */
+export function recoveryLines(report: NodeSoakReport): string[] {
+  return report.recoveries.map((recovery) => {
+    const relists = recovery.relists
+      ?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches${each.coldStart ? ' (a cold start)' : ''}`)
+      .join('; ');
+    const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
+    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
+  });
+}

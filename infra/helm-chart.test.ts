@@ -25,7 +25,15 @@ test('every sentinel and placeholder was replaced, and every value is used', (t)
   for (const leftover of ['helm-value-', 'helm-item-', '31415926']) t.false(template.includes(leftover), leftover);
   const schema = JSON.parse(files.get('values.schema.json')!) as { required: string[] };
   t.deepEqual(schema.required.sort(), Object.keys(DEFAULT_HELM_VALUES).sort());
-  for (const value of ['.Values.image', '.Values.replicas', '.Values.namespace', '.Values.workloads', '.Values.serviceMonitor.enabled']) {
+  for (const value of [
+    '.Values.image',
+    '.Values.replicas',
+    '.Values.namespace',
+    '.Values.workloads',
+    '.Values.sharding',
+    '.Values.namespaces',
+    '.Values.serviceMonitor.enabled',
+  ]) {
     t.true(template.includes(value), value);
   }
 });

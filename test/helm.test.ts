@@ -73,6 +73,17 @@ const VALUES: readonly { readonly set: readonly string[]; readonly props: Operat
     props: { replicas: 2, serviceMonitor: true, workloads: ['deployments', 'daemonsets'] },
   },
   { set: ['--set', 'replicas=1,serviceMonitor.enabled=true'], props: { serviceMonitor: true } },
+  { set: ['--set', 'sharding=true'], props: { sharding: true } },
+  { set: ['--set', 'sharding=true,replicas=1'], props: { sharding: true, replicas: 1 } },
+  { set: ['--set', 'namespaces={a,b}'], props: { namespaces: ['a', 'b'] } },
+  {
+    set: ['--set', 'namespaces={team-b,ops},namespace=ops,sharding=true', '--set', 'workloads={statefulsets,deployments}'],
+    props: { namespaces: ['team-b', 'ops'], operatorNamespace: 'ops', sharding: true, workloads: ['statefulsets', 'deployments'] },
+  },
+  {
+    set: ['--set', 'namespaces={a,b},sharding=true,replicas=2', '--set', 'workloads={rollouts,deployments,daemonsets}'],
+    props: { namespaces: ['a', 'b'], sharding: true, replicas: 2, workloads: ['rollouts', 'deployments', 'daemonsets'] },
+  },
 ];
 
 for (const { set, props } of VALUES) {
@@ -88,6 +99,9 @@ test('helm refuses values outside values.schema.json, naming the value', async (
     ['workloads={pods}', 'workloads'],
     ['namespace=Bad_Name', 'namespace'],
     ['replica=2', 'replica'],
+    ['sharding=yes', 'sharding'],
+    ['namespaces={Bad_Name}', 'namespaces'],
+    ['namespaces={a,a}', 'namespaces'],
   ] as const) {
     const refused = await runHelm(['template', RELEASE, CHART, '--set', value]);
     t.not(refused.code, 0, value);

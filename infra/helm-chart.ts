@@ -133,15 +133,32 @@ const ruleOf = (permission: Permission): unknown => JSON.parse(JSON.stringify(po
 const guarded = (condition: string | true, body: string): string =>
   condition === true ? body : `{{- if ${condition} }}\n${body}{{- end }}\n`;
 
+/** Template text under a condition (`true`: none). */
+interface Guarded {
+  readonly condition: string | true;
+  readonly body: string;
+}
+
+/** The parts in order, each run of parts under the same condition under one `if`, so that the chart reads as a list. */
+function joinGuarded(parts: readonly Guarded[]): string {
+  const runs: Guarded[] = [];
+  for (const part of parts) {
+    const last = runs.at(-1);
+    if (last?.condition === part.condition) runs[runs.length - 1] = { condition: last.condition, body: last.body + part.body };
+    else runs.push(part);
+  }
+  return runs.map(({ condition, body }) => guarded(condition, body)).join('');
+}
+
 /**
  * The rules template of a role, and the rules it gives with the values the chart was synthesized with (every
  * workload kind, sharding, one watched namespace that is not the operator's). Throws unless those are exactly the
  * synthesized rules: a template that does not follow the construct is worse than no chart.
  */
-function templateRules(role: keyof typeof PLACEMENTS, synthesized: readonly unknown[]): string {
+export function templateRules(role: keyof typeof PLACEMENTS, synthesized: readonly unknown[]): string {
   const placement = PLACEMENTS[role];
   const expected: unknown[] = [];
-  const parts = RULE_SOURCES.flatMap((source): string[] => {
+  const parts = RULE_SOURCES.flatMap((source): Guarded[] => {
     const scope = source.from === 'workloads' ? 'watched-namespaces' : source.permission.scope;
     const where = placement[scope];
     if (where === false) return [];
@@ -153,12 +170,12 @@ function templateRules(role: keyof typeof PLACEMENTS, synthesized: readonly unkn
         ({ kind, permission }, index) =>
           `{{- ${index === 0 ? 'if' : 'else if'} eq . ${JSON.stringify(kind)} }}\n${stringify([ruleOf(permission)])}`,
       );
-      return [guarded(place, `{{- range $.Values.workloads }}\n${branches.join('')}{{- end }}\n{{- end }}\n`)];
+      return [{ condition: place, body: `{{- range $.Values.workloads }}\n${branches.join('')}{{- end }}\n{{- end }}\n` }];
     }
     const rule = ruleOf(source.permission);
     if (present) expected.push(rule);
     const condition = source.from === 'sharding' ? (place === true ? '$.Values.sharding' : `and $.Values.sharding (${place})`) : place;
-    return [guarded(condition, stringify([rule]))];
+    return [{ condition, body: stringify([rule]) }];
   });
   if (!isDeepStrictEqual(synthesized, expected)) {
     throw new Error(
@@ -166,7 +183,7 @@ function templateRules(role: keyof typeof PLACEMENTS, synthesized: readonly unkn
         `synthesized ${JSON.stringify(synthesized)}\nexpected ${JSON.stringify(expected)}`,
     );
   }
-  return parts.join('');
+  return joinGuarded(parts);
 }
 
 /** Which role of {@link PLACEMENTS} a synthesized manifest is, if any. */

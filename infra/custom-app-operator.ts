@@ -19,6 +19,9 @@ import {
 } from './permissions.js';
 import type { WorkloadResource } from './workload-api.js';
 
+/** Operator replicas with `sharding` when `replicas` is not given (the Helm chart's default too). */
+export const DEFAULT_SHARDED_REPLICAS = 3;
+
 /** Properties of {@link CustomAppOperator}. */
 export interface CustomAppOperatorProps {
   /**
@@ -140,7 +143,7 @@ export class CustomAppOperator extends Construct {
     const problem = props.namespaces && watchedNamespacesProblem(props.namespaces);
     if (problem) throw new Error(`CustomAppOperator namespaces: ${problem}`);
     const rbac = new OperatorRbac(this, 'Rbac', { namespace, permissions, labels, namespaces: props.namespaces });
-    const replicas = props.replicas ?? (props.sharding ? 3 : 1);
+    const replicas = props.replicas ?? (props.sharding ? DEFAULT_SHARDED_REPLICAS : 1);
     const extraArgs = [
       ...(props.workloads?.length ? [`--workloads=${[...new Set(props.workloads)].join(',')}`] : []),
       ...(props.namespaces ? [`--namespaces=${props.namespaces.join(',')}`] : []),

@@ -1,7 +1,7 @@
 // Tests of the generated Helm chart's text (the helm binary's own tests are in test/helm.test.ts).
 import test from 'ava';
 import { parse } from 'yaml';
-import { DEFAULT_HELM_VALUES, helmChartFiles } from './helm-chart.js';
+import { DEFAULT_HELM_VALUES, helmChartFiles, templateRules } from './helm-chart.js';
 
 const files = helmChartFiles('1.2.3');
 const template = files.get('templates/customapp-operator.yaml')!;
@@ -25,7 +25,22 @@ test('every sentinel and placeholder was replaced, and every value is used', (t)
   for (const leftover of ['helm-value-', 'helm-item-', '31415926']) t.false(template.includes(leftover), leftover);
   const schema = JSON.parse(files.get('values.schema.json')!) as { required: string[] };
   t.deepEqual(schema.required.sort(), Object.keys(DEFAULT_HELM_VALUES).sort());
-  for (const value of ['.Values.image', '.Values.replicas', '.Values.namespace', '.Values.workloads', '.Values.serviceMonitor.enabled']) {
+  for (const value of [
+    '.Values.image',
+    '.Values.replicas',
+    '.Values.namespace',
+    '.Values.workloads',
+    '.Values.sharding',
+    '.Values.namespaces',
+    '.Values.serviceMonitor.enabled',
+  ]) {
     t.true(template.includes(value), value);
   }
+});
+
+test('a role whose synthesized rules are not what its template gives fails the chart, naming the role and both lists', (t) => {
+  const rule = { apiGroups: [''], resources: ['pods'], verbs: ['delete'] };
+  const error = t.throws(() => templateRules('operator', [rule]));
+  t.regex(error.message, /^helm chart: the operator role's synthesized rules are not those the template gives/);
+  t.regex(error.message, /synthesized \[\{"apiGroups":\[""\],"resources":\["pods"\],"verbs":\["delete"\]\}\]/);
 });

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { OperatorChart, type OperatorChartProps } from '../infra/operator-chart.js';
@@ -73,6 +74,17 @@ const VALUES: readonly { readonly set: readonly string[]; readonly props: Operat
     props: { replicas: 2, serviceMonitor: true, workloads: ['deployments', 'daemonsets'] },
   },
   { set: ['--set', 'replicas=1,serviceMonitor.enabled=true'], props: { serviceMonitor: true } },
+  { set: ['--set', 'sharding=true'], props: { sharding: true } },
+  { set: ['--set', 'sharding=true,replicas=1'], props: { sharding: true, replicas: 1 } },
+  { set: ['--set', 'namespaces={a,b}'], props: { namespaces: ['a', 'b'] } },
+  {
+    set: ['--set', 'namespaces={team-b,ops},namespace=ops,sharding=true', '--set', 'workloads={statefulsets,deployments}'],
+    props: { namespaces: ['team-b', 'ops'], operatorNamespace: 'ops', sharding: true, workloads: ['statefulsets', 'deployments'] },
+  },
+  {
+    set: ['--set', 'namespaces={a,b},sharding=true,replicas=2', '--set', 'workloads={rollouts,deployments,daemonsets}'],
+    props: { namespaces: ['a', 'b'], sharding: true, replicas: 2, workloads: ['rollouts', 'deployments', 'daemonsets'] },
+  },
 ];
 
 for (const { set, props } of VALUES) {
@@ -88,6 +100,9 @@ test('helm refuses values outside values.schema.json, naming the value', async (
     ['workloads={pods}', 'workloads'],
     ['namespace=Bad_Name', 'namespace'],
     ['replica=2', 'replica'],
+    ['sharding=yes', 'sharding'],
+    ['namespaces={Bad_Name}', 'namespaces'],
+    ['namespaces={a,a}', 'namespaces'],
   ] as const) {
     const refused = await runHelm(['template', RELEASE, CHART, '--set', value]);
     t.not(refused.code, 0, value);
@@ -97,6 +112,9 @@ test('helm refuses values outside values.schema.json, naming the value', async (
 
 const INSTALL_TITLE =
   '[envtest] helm install creates the CRD and the operator objects, the operator works with their RBAC, an upgrade to 2 replicas adds the PodDisruptionBudget, and uninstall removes them but the CRD';
+
+const NAMESPACED_TITLE =
+  '[envtest] helm install with namespaces puts the grants in a Role there, the operator works with them, its identity cannot list Secrets elsewhere, and uninstall removes the Role';
 
 if (selectedTargets().includes('envtest')) {
   let cluster: TestCluster;
@@ -159,4 +177,46 @@ if (selectedTargets().includes('envtest')) {
     t.is((await get('crd', CRD_NAME)).code, 0, 'Helm never deletes what crds/ installed');
     admin.close();
   });
-} else test.skip(`${INSTALL_TITLE} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select envtest)`, () => {});
+
+  test.serial(NAMESPACED_TITLE, async (t) => {
+    const admin = await adminClient(cluster);
+    const get = async (...args: string[]) => cluster.kubectl(['get', ...args, '-o', 'name']);
+    // The install before this one uninstalled the chart's namespace: a namespace being deleted takes no new objects.
+    await eventually(
+      `namespace ${OPERATOR_NAMESPACE} of an earlier install is gone`,
+      async () => (await get('namespace', OPERATOR_NAMESPACE)).code !== 0,
+      120_000,
+    );
+    for (const namespace of ['helm-watched', 'helm-other']) await createNamespace(admin, namespace);
+    const installed = await runHelm(
+      ['install', RELEASE, CHART, '--set', 'namespaces={helm-watched}', '--set', 'workloads={statefulsets}'],
+      cluster.kubeconfigPath,
+    );
+    t.is(installed.code, 0, installed.stderr);
+    for (const kind of ['role', 'rolebinding'])
+      t.is((await get('-n', 'helm-watched', kind, OPERATOR_NAME)).code, 0, `${kind} in helm-watched`);
+    t.not((await get('-n', 'helm-other', 'role', OPERATOR_NAME)).code, 0, 'no Role outside the watched namespaces');
+
+    const running = await startTestOperator(cluster, { namespaces: ['helm-watched'], workloads: ['statefulsets'] });
+    try {
+      await createAll(admin, objects.customApp('helm-watched', 'web', { image: 'example/web:1' }));
+      await eventually('the CustomApp gets its Deployment', () => getIfExists<Deployment>(admin, DEPLOYMENTS, 'helm-watched', 'web'));
+    } finally {
+      await running.operator.stop();
+    }
+    const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    await t.notThrowsAsync(core.listNamespacedSecret({ namespace: 'helm-watched' }), 'the Role in the watched namespace reads Secrets');
+    const denied = await t.throwsAsync(core.listNamespacedSecret({ namespace: 'helm-other' }));
+    t.is((denied as { code?: number }).code, 403, 'the chart grants no read of Secrets outside its namespaces');
+
+    const uninstalled = await runHelm(['uninstall', RELEASE], cluster.kubeconfigPath);
+    t.is(uninstalled.code, 0, uninstalled.stderr);
+    await eventually('the watched namespace Role is gone', async () => (await get('-n', 'helm-watched', 'role', OPERATOR_NAME)).code !== 0);
+    admin.close();
+  });
+} else {
+  for (const title of [INSTALL_TITLE, NAMESPACED_TITLE]) {
+    test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select envtest)`, () => {});
+  }
+}

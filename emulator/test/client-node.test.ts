@@ -222,10 +222,11 @@ test('a write to the main resource ignores .status, and /status writes only .sta
 test('generation bumps on spec changes only', async (t) => {
   const created: any = await custom.createNamespacedCustomObject({
     ...customApps,
-    body: { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'gen' }, spec: { image: 'a' } },
+    body: { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'gen' }, spec: { image: 'a', rollout: {} } },
   });
   t.is(created.metadata.generation, 1);
-  t.deepEqual(created.spec, { image: 'a', replicas: 1 }, 'the schema default is applied');
+  t.like(created.spec, { image: 'a', rollout: { debounceSeconds: 0, paused: false } }, 'the schema defaults are applied');
+  t.false('replicas' in created.spec, 'spec.replicas has no default');
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   const labelled: any = await custom.patchNamespacedCustomObject(
     { ...customApps, name: 'gen', body: { metadata: { labels: { a: 'b' }, annotations: { c: 'd' } } } },

@@ -225,7 +225,13 @@ if (!clusterSelected()) {
     const [old] = await operatorPods();
     const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort();
     const generation = (await deployment()).metadata.generation;
-    const podsBefore = (await appPods()).map((pod) => pod.metadata.name).sort();
+    // Running pods only: a pod of the previous rollout may still be terminating, and leaves meanwhile.
+    const running = async (): Promise<string[]> =>
+      (await appPods())
+        .filter((pod) => !pod.metadata.deletionTimestamp)
+        .map((pod) => pod.metadata.name)
+        .sort();
+    const podsBefore = await running();
     await kubectlOk(cluster, ['-n', SYSTEM, 'delete', 'pod', old.metadata.name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
     const replacement = await waitFor('the replacement operator pod Ready', 120_000, async () => {
       const pods = (await operatorPods()).filter((pod) => pod.metadata.name !== old.metadata.name);
@@ -243,7 +249,7 @@ if (!clusterSelected()) {
     await new Promise((done) => setTimeout(done, 3_000));
     t.deepEqual((await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
     t.is((await deployment()).metadata.generation, generation, 'the Deployment was not changed');
-    t.deepEqual((await appPods()).map((pod) => pod.metadata.name).sort(), podsBefore, 'the same pods run');
+    t.deepEqual(await running(), podsBefore, 'the same pods run');
     t.log(`Lease taken by ${lease.holder}`);
   });
 

@@ -11,6 +11,13 @@ export interface CacheReader<T extends KubeObject> {
   get(key: string): T | undefined;
 }
 
+/** A cache the reconcile reads, which also learns from the reconcile's own writes. */
+export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
+  /** Learns the API's answer to a write (`created` for a create, or an object found outside the cache). */
+  wrote(object: T, created?: boolean): void;
+  forget(key: string): void;
+}
+
 /** Options of {@link FreshCache}. */
 export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
   /** How long a written object may shadow the store at most. @default 60_000 */
@@ -40,7 +47,7 @@ export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
  * hidden for long. An object with another uid (deleted and recreated) is taken from the store. Entries go away as
  * soon as the store has the same or a newer version, or after the TTL.
  */
-export class FreshCache<T extends KubeObject> implements CacheReader<T> {
+export class FreshCache<T extends KubeObject> implements WritableCache<T> {
   private readonly written = new Map<string, { object: T; at: number; created: boolean }>();
   private readonly ttlMs: number;
   private readonly createdTtlMs: number;

@@ -226,7 +226,7 @@ export function closeDependencies(parts: OperatorParts): void {
   parts.dependencies.close();
   parts.governance.close();
   parts.registry?.close();
-  for (const cache of Object.values(parts.caches)) cache.close();
+  for (const cache of [...Object.values(parts.caches), ...Object.values(parts.workloads?.caches ?? {})]) cache.close();
 }
 
 /** Closes what building opened, when the operator never started: the above, and the client if it was built here. */

@@ -1,6 +1,7 @@
 // Runs a built operator: triggers in, caches synced, the Lease held, workers on; fenced when the Lease is lost; stopped in order.
 import { combineLatest, filter, firstValueFrom, merge, Subscription } from 'rxjs';
 import type { Trigger } from '../controller/controller.js';
+import type { Informer } from '../cache/informer.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
@@ -10,7 +11,7 @@ import { heldRefs } from '../reconcile/dependencies-step.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
 import { workloadStandings } from '../workload/standings.js';
 import { subscribeWorkloadTriggers } from '../workload/triggers.js';
-import { parseWorkloadKey, type WorkloadKind, workloadKey } from '../workload/workload.js';
+import { parseWorkloadKey, type Workload, type WorkloadKind, workloadKey } from '../workload/workload.js';
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import { notInstalled } from './workloads.js';
@@ -91,6 +92,10 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
   triggers.add(deployments.events$.subscribe((change) => caches.deployments.observe(change)));
   triggers.add(services.events$.subscribe((change) => caches.services.observe(change)));
+  for (const [kind, { events$ }] of Object.entries(workloads?.informers ?? {}) as [WorkloadKind, Informer<Workload>][]) {
+    const cache = workloads!.caches[kind]!;
+    triggers.add(events$.subscribe((change) => cache.observe(change)));
+  }
   triggers.add(
     subscribeTriggers(
       { apps, deployments, services, dependencies: parts.dependencies },

@@ -1,6 +1,7 @@
 // Builds the workload domain when `--workloads` names kinds: an informer per kind (trimmed, through its access gate), the reconciler and its controller.
 import type { Observable, SchedulerLike } from 'rxjs';
 import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
+import { FreshCache } from '../cache/fresh-cache.js';
 import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller, type ReconcileGate } from '../controller/controller.js';
 import type { OperatorMetrics } from '../controller/metrics.js';
@@ -39,6 +40,8 @@ export interface WorkloadParts {
    * and re-checks; once served, its informer syncs and its workloads are reconciled, with no restart).
    */
   readonly addOns: Partial<Record<WorkloadKind, readonly AccessGate[]>>;
+  /** Each informer's store read through the reconciler's own writes (the CustomApp domain's caches do the same). */
+  readonly caches: Partial<Record<WorkloadKind, FreshCache<Workload>>>;
   readonly controller: Controller;
 }
 
@@ -119,9 +122,12 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       },
     );
   }
+  const caches: Partial<Record<WorkloadKind, FreshCache<Workload>>> = Object.fromEntries(
+    Object.entries(informers).map(([kind, { store }]) => [kind, new FreshCache(store, { scheduler, transform: trimWorkload })]),
+  );
   const reconciler = new WorkloadReconciler({
     client: context.client,
-    workloads: Object.fromEntries(Object.entries(informers).map(([kind, { store }]) => [kind, store])),
+    workloads: caches,
     dependencies: context.dependencies,
     recorder: context.recorder,
     governance: context.governance,
@@ -140,5 +146,5 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       return { namespace: parsed.namespace, name: parsed.name };
     },
   });
-  return { informers, gates, addOns, controller };
+  return { informers, gates, addOns, caches, controller };
 }

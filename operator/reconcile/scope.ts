@@ -1,6 +1,6 @@
 // What the steps of one reconcile share: the world it acts on, the request, the CustomApp, and how to write and report.
 import { API_VERSION, KIND } from '../../infra/customapp-api.js';
-import type { CacheReader } from '../cache/fresh-cache.js';
+import type { WritableCache } from '../cache/fresh-cache.js';
 import type { Request } from '../controller/reconciler.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
@@ -13,12 +13,7 @@ import type { Deployment, KubeObject, Service } from '../kube/objects.js';
 import { type Resource, resourceLabel } from '../kube/resources.js';
 import { rfc3339 } from '../kube/time.js';
 
-/** A cache the reconcile reads, which also learns from the reconcile's own writes. */
-export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
-  /** Learns the API's answer to a write (`created` for a create, or an object found outside the cache). */
-  wrote(object: T, created?: boolean): void;
-  forget(key: string): void;
-}
+export type { WritableCache } from '../cache/fresh-cache.js';
 
 /** Everything the reconcile reads and writes through. */
 export interface ReconcileWorld {

@@ -1,7 +1,7 @@
 // The workload reconcile: a Deployment, StatefulSet or DaemonSet that opted in rolls, once, on new content of what it uses.
 import { FIELD_MANAGER, GROUP, KIND } from '../../infra/customapp-api.js';
 import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
-import type { CacheReader } from '../cache/fresh-cache.js';
+import type { WritableCache } from '../cache/fresh-cache.js';
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import type { DependencyRef, DependencySource, DependencyState } from '../deps/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
@@ -20,8 +20,12 @@ import { parseWorkloadKey, WORKLOAD_RESOURCES, type Workload, type WorkloadKind 
 /** What the workload reconcile reads and writes through. */
 export interface WorkloadWorld {
   readonly client: Pick<WriteClient, 'patch'>;
-  /** The (trimmed) cache of each kind served, by `namespace/name`. */
-  readonly workloads: Partial<Record<WorkloadKind, CacheReader<Workload>>>;
+  /**
+   * The (trimmed) cache of each kind served, by `namespace/name`, read through this reconciler's own writes: a reconcile
+   * that runs again before the watch delivers its write (a trigger that came while it was in flight) must see the
+   * rollout it started, or it would take it for one not started and free its slot of the budget, or roll it twice.
+   */
+  readonly workloads: Partial<Record<WorkloadKind, WritableCache<Workload>>>;
   /** The same registry as the CustomApps': a workload holds its refs under its workload key. */
   readonly dependencies: DependencySource;
   readonly recorder: EventRecorder;
@@ -100,7 +104,7 @@ export class WorkloadReconciler implements Reconciler {
       this.waiting.delete(request.key);
       this.warn(request.key, writes, spec.problems, []);
       if (workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION] !== undefined) writes.annotations[RUNNING_HASHES_ANNOTATION] = null;
-      await this.write(request, kind, workload, writes);
+      await this.write(request, kind, cache, workload, writes);
       this.world.governance.settle(request.key, { rolling, waiting: false });
       return {};
     }
@@ -163,7 +167,7 @@ export class WorkloadReconciler implements Reconciler {
         }
       }
     }
-    await this.write(request, kind, workload, writes);
+    await this.write(request, kind, cache, workload, writes);
     this.world.governance.settle(request.key, { rolling: rolling || writes.template !== undefined, waiting: waits });
     return result;
   }
@@ -238,10 +242,16 @@ export class WorkloadReconciler implements Reconciler {
 
   /**
    * The one write (a merge patch guarded by resourceVersion), then its Events and what it lets the reconciler remember;
-   * no request when nothing differs. A failed write (a 409 on a stale cache) posts and remembers nothing: the retry
-   * computes it all again.
+   * no request when nothing differs. The API's answer goes into `cache`, so that the next reconcile reads it. A failed
+   * write (a 409 on a stale cache) posts and remembers nothing: the retry computes it all again.
    */
-  private async write(request: Request, kind: WorkloadKind, workload: Workload, writes: Writes): Promise<void> {
+  private async write(
+    request: Request,
+    kind: WorkloadKind,
+    cache: WritableCache<Workload>,
+    workload: Workload,
+    writes: Writes,
+  ): Promise<void> {
     const { metadata } = workload;
     const resource = WORKLOAD_RESOURCES[kind];
     if (Object.keys(writes.annotations).length > 0 || writes.template !== undefined) {
@@ -253,7 +263,11 @@ export class WorkloadReconciler implements Reconciler {
       };
       const started = performance.now();
       try {
-        await this.world.client.patch(resource, metadata.namespace, metadata.name!, 'merge', patch, { fieldManager: FIELD_MANAGER });
+        cache.wrote(
+          await this.world.client.patch<Workload>(resource, metadata.namespace, metadata.name!, 'merge', patch, {
+            fieldManager: FIELD_MANAGER,
+          }),
+        );
       } catch (error) {
         request.log.info({ verb: 'patch', resource: `${resource.plural}.${resource.group}`, failed: (error as Error).message }, 'write');
         throw error;

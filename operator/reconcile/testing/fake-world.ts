@@ -28,6 +28,8 @@ import { workloadStandings } from '../../workload/standings.js';
 /** A cache over a map: what an informer would hold, filled by {@link FakeWorld.sync} and by the reconcile's own writes. */
 class MapCache<T extends KubeObject> implements WritableCache<T> {
   readonly objects = new Map<string, T>();
+  /** @param transform what is kept of an object, as the informer keeps what it caches */
+  constructor(private readonly transform: (object: T) => T = (object) => object) {}
   get(key: string): T | undefined {
     return this.objects.get(key);
   }
@@ -35,7 +37,7 @@ class MapCache<T extends KubeObject> implements WritableCache<T> {
     return [...this.objects.values()];
   }
   wrote(object: T): void {
-    this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, object);
+    this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, this.transform(object));
   }
   forget(key: string): void {
     this.objects.delete(key);
@@ -90,11 +92,16 @@ export class FakeWorld {
   reconciler: CustomAppReconciler;
   /** The workload caches (trimmed as the operator's informers trim them), filled by {@link FakeWorld.sync}. */
   readonly workloads: Record<WorkloadKind, MapCache<Workload>> = {
-    Deployment: new MapCache<Workload>(),
-    StatefulSet: new MapCache<Workload>(),
-    DaemonSet: new MapCache<Workload>(),
-    Rollout: new MapCache<Workload>(),
+    Deployment: new MapCache<Workload>(trimWorkload),
+    StatefulSet: new MapCache<Workload>(trimWorkload),
+    DaemonSet: new MapCache<Workload>(trimWorkload),
+    Rollout: new MapCache<Workload>(trimWorkload),
   };
+  /**
+   * Workload keys (`Kind/namespace/name`) whose watch is slow: {@link FakeWorld.sync} leaves their cached copy as it is
+   * (what a reconcile read last, or wrote itself), until a sync with `catchUp` delivers what the server holds.
+   */
+  readonly lagging = new Set<string>();
   /** The workload reconciler, over the same client, dependencies, recorder and governance as the CustomApps'. */
   workloadReconciler!: WorkloadReconciler;
   /** The rollout governance: off unless the test asks for settings (a fake world runs no Deployment controller). */
@@ -266,14 +273,19 @@ export class FakeWorld {
     this.sync();
   }
 
-  /** Copies the server's CustomApps, and the owned objects still labelled as ours, into the caches (the informers' view). */
-  sync(): void {
+  /**
+   * Copies the server's CustomApps, and the owned objects still labelled as ours, into the caches (the informers' view);
+   * the workloads in {@link lagging} keep their cached copy unless `catchUp`.
+   */
+  sync(options: { readonly catchUp?: boolean } = {}): void {
     this.fill(this.apps, CUSTOM_APPS, () => true);
     this.fill(this.deployments, DEPLOYMENTS, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
     this.fill(this.services, SERVICES, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
     for (const [kind, cache] of Object.entries(this.workloads) as [WorkloadKind, MapCache<Workload>][]) {
+      const behind = options.catchUp ? [] : [...cache.objects].filter(([key]) => this.lagging.has(`${kind}/${key}`));
       cache.objects.clear();
-      for (const object of this.client.all<Workload>(WORKLOAD_RESOURCES[kind])) cache.wrote(trimWorkload(object));
+      for (const object of this.client.all<Workload>(WORKLOAD_RESOURCES[kind])) cache.wrote(object);
+      for (const [key, object] of behind) cache.objects.set(key, object);
     }
   }
 

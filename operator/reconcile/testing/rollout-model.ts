@@ -6,7 +6,7 @@ import type { RolloutSettings } from '../../governance/governance.js';
 import { isGoverned, rolloutCause } from '../../governance/rollout-cause.js';
 import { rolloutProgress } from '../../governance/rollout-progress.js';
 import type { Deployment } from '../../kube/objects.js';
-import { ApiError } from '../../kube/errors.js';
+import { ApiError, isConflict } from '../../kube/errors.js';
 import { DEPLOYMENTS, SERVICES } from '../../kube/resources.js';
 import { FakeWorld } from './fake-world.js';
 import {
@@ -71,7 +71,18 @@ export type Step =
   /** One app's Service is deleted and its re-creation refused (a quota), or the refusal lifted: its reconciles fail at the Service. */
   | { readonly type: 'refuseService'; readonly app: number; readonly refused: boolean }
   /** `kubectl rollout pause` or `resume` on one app's Deployment: a paused Deployment makes no progress and has no deadline. */
-  | { readonly type: 'pauseDeployment'; readonly app: number; readonly paused: boolean };
+  | { readonly type: 'pauseDeployment'; readonly app: number; readonly paused: boolean }
+  /**
+   * The workload watch is slow on one workload from now on: the operator's cache keeps its copy (what it read, or wrote
+   * itself) while the server moves on, until `catchUp` delivers the events (or a restart lists again).
+   */
+  | { readonly type: 'lag'; readonly workload: number }
+  /**
+   * A change that concerns one workload alone (another object its pod template reads, say), or one that came while its
+   * reconcile was in flight: the controller runs it now, whatever its cache says.
+   */
+  | { readonly type: 'trigger'; readonly workload: number }
+  | { readonly type: 'catchUp' };
 
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
@@ -85,6 +96,9 @@ const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('restart' as const) }),
   fc.record({ type: fc.constant('refuseService' as const), app: fc.nat({ max: APPS.length - 1 }), refused: fc.boolean() }),
   fc.record({ type: fc.constant('pauseDeployment' as const), app: fc.nat({ max: APPS.length - 1 }), paused: fc.boolean() }),
+  fc.record({ type: fc.constant('lag' as const), workload: fc.nat({ max: Object.keys(WORKLOADS).length - 1 }) }),
+  fc.record({ type: fc.constant('catchUp' as const) }),
+  fc.record({ type: fc.constant('trigger' as const), workload: fc.nat({ max: Object.keys(WORKLOADS).length - 1 }) }),
 ];
 
 /** Steps drawn as swarm testing does: a weight from 0 to 4 per kind (edit and reconcile at least 1), then the steps. */
@@ -103,12 +117,15 @@ export interface ModelSettings {
   readonly flapThreshold: number;
   /** Debounce of app `a` (the others have none), in seconds. */
   readonly debounceSeconds: number;
+  /** The workloads whose watch is slow from the start (see the `lag` step). @default none */
+  readonly lagging?: readonly string[];
 }
 
 export const settingsArbitrary: fc.Arbitrary<ModelSettings> = fc.record({
   limit: fc.integer({ min: 1, max: 3 }),
   flapThreshold: fc.constantFrom(0, 2, 3),
   debounceSeconds: fc.constantFrom(0, 0, 2),
+  lagging: fc.constantFrom([], Object.keys(WORKLOADS), Object.keys(WORKLOADS)),
 });
 
 /** The flap window of every run. */
@@ -130,7 +147,8 @@ export interface RunStats {
  * Runs `steps` against the real reconcilers and governance in a {@link FakeWorld} (one ConfigMap per app: a, b, c
  * share `one`; d, e share `two`; and the {@link WORKLOADS}: a StatefulSet and a Deployment on `one`, a DaemonSet on
  * `two`, sharing the budget), with a trivial controller (a set of queued keys, requeue-after timers, the budget's
- * eligible keys queued), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
+ * eligible keys queued; a 409 retried) and workload watches that may be slow (the cache keeps a workload's old copy
+ * while its reconcile runs again, as a trigger that came while it was in flight does), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
  * - **never over the limit**: after every step, at most `limit` CustomApp Deployments and workloads together are in a
  *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours),
  *   restarts included;
@@ -140,7 +158,8 @@ export interface RunStats {
  *   not counting those still rolling) than there were free slots;
  *   (a workload keeps no status of ours, so a workload granted a slot is not judged by this order);
  * - **a slot only while rolling**: after its reconcile, whatever step failed, an app or a workload holds a slot of the
- *   budget only while it is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline);
+ *   budget only while it is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline;
+ *   a workload is judged once its cache has the server's copy: an end not delivered yet cannot free its slot);
  * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app or
  *   workload rolls twice to the same content (each edit is a new value);
  * - **nothing starved**: once settled, every app runs its ConfigMap's latest content (unpaused), nothing is queued or
@@ -263,6 +282,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const settle = (owner: Owner, outcome: 'Succeeded' | 'Failed'): void =>
     isApp(owner) ? world.settleDeployment(owner, outcome) : settleWorkload(owner, outcome);
   for (const name of Object.keys(WORKLOADS) as WorkloadName[]) settleWorkload(name, 'Succeeded');
+  for (const name of settings.lagging ?? []) world.lagging.add(keyOf(name as WorkloadName));
   /** Lifts the refusal of each app's Service (a quota raised, say). */
   const refusals = new Map<App, () => void>();
   const refusal = new ApiError('services is forbidden: exceeded quota: no-services', 403);
@@ -296,12 +316,21 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     const { kind } = WORKLOADS[name];
     const rollingBefore = contentRolling().filter((other) => other !== name && !unseen.has(other as App));
     const before = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
-    const result = await world.reconcileWorkload(kind, name);
+    let result: Awaited<ReturnType<FakeWorld['reconcileWorkload']>> = {};
+    try {
+      result = await world.reconcileWorkload(kind, name);
+      if (!baselines.has(name)) baselines.set(name, latestFor(name, WORKLOADS[name].configMap));
+    } catch (error) {
+      // A write on a stale copy is refused (409): the controller retries it.
+      if (!isConflict(error)) throw error;
+      queued.add(name);
+    }
     world.sync();
     if (result.requeueAfterMs) timers.set(name, now() + result.requeueAfterMs);
-    if (!baselines.has(name)) baselines.set(name, latestFor(name, WORKLOADS[name].configMap));
     if (world.governance.budget.snapshot().queue.some((entry) => entry.key === keyOf(name))) workloadsQueued += 1;
-    if (world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
+    // An end the watch has not delivered yet cannot free the slot: judged once the cache has the server's copy.
+    const seen = world.workloads[kind].get(`ns/${name}`)?.metadata.resourceVersion === workload(name).metadata.resourceVersion;
+    if (seen && world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
       throw new Error(`${name} holds a slot after its reconcile, but it is in no content rollout (${describe()})`);
     }
     const after = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
@@ -317,6 +346,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (rollingBefore.filter((other) => !resumed.has(other as App)).length >= settings.limit) {
       throw new Error(`${name} was granted a slot while ${JSON.stringify(rollingBefore)} held every one (${describe()})`);
     }
+  };
+
+  /** The slow watches deliver what they held back: the caches catch up, and each event queues its workload. */
+  const deliver = (): void => {
+    world.sync({ catchUp: true });
+    for (const name of Object.keys(WORKLOADS) as WorkloadName[]) if (world.lagging.has(keyOf(name))) queued.add(name);
   };
 
   const reconcile = async (owner: Owner): Promise<void> => {
@@ -449,6 +484,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         break;
       case 'restart':
         restarts += 1;
+        // A new process lists every workload afresh.
+        world.sync({ catchUp: true });
         world.restart();
         unseen.clear();
         subscribe();
@@ -476,12 +513,25 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         pauseDeployment(app, step.paused);
         break;
       }
+      case 'lag': {
+        const name = (Object.keys(WORKLOADS) as WorkloadName[])[step.workload]!;
+        world.lagging.add(keyOf(name));
+        break;
+      }
+      case 'catchUp':
+        deliver();
+        break;
+      case 'trigger':
+        await reconcile((Object.keys(WORKLOADS) as WorkloadName[])[step.workload]!);
+        break;
     }
     check(step.type);
   }
 
-  // Settle: lift the refusals, resume the paused Deployments and unpause everything, then let rollouts end, time pass
+  // Settle: the watches keep up, lift the refusals, resume the paused Deployments and unpause everything, then let rollouts end, time pass
   // and every queued key run, until nothing moves.
+  deliver();
+  world.lagging.clear();
   for (const [app, lift] of refusals) {
     lift();
     queued.add(app);

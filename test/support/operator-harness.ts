@@ -150,16 +150,25 @@ export async function grantWorkloadPermissions(
   namespace?: string,
 ): Promise<void> {
   const name = `${OPERATOR_NAME}-workloads`;
-  const [role, binding] = namespace === undefined ? [CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS] : [ROLES, ROLE_BINDINGS];
-  const metadata = { name, ...(namespace === undefined ? {} : { namespace }) };
   // The scopes the chart puts in the ClusterRole, or in the Role of a watched namespace.
   const { cluster, roles } = roleScopes(OPERATOR_NAMESPACE, namespace === undefined ? undefined : [namespace]);
   const scopes = namespace === undefined ? cluster : roles.get(namespace)!;
-  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
+  const role = namespace === undefined ? CLUSTER_ROLES : ROLES;
   const existing = await getIfExists<KubeObject>(admin, role, namespace ?? '', name);
   if (existing) await admin.delete(role, namespace, name);
+  await bindToOperator(admin, name, policyRules(permissions, scopes), namespace);
+}
+
+/**
+ * Creates `rules` as a ClusterRole named `name` (a Role in `namespace` when given) and its binding to the operator's
+ * ServiceAccount; one that exists already is kept as it is.
+ */
+async function bindToOperator(admin: KubeClient, name: string, rules: unknown[], namespace?: string): Promise<void> {
+  const [role, binding] = namespace === undefined ? [CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS] : [ROLES, ROLE_BINDINGS];
+  const metadata = { name, ...(namespace === undefined ? {} : { namespace }) };
+  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
   for (const [resource, object] of [
-    [role, { ...rbac, kind: role.kind, metadata, rules: policyRules(permissions, scopes) }],
+    [role, { ...rbac, kind: role.kind, metadata, rules }],
     [
       binding,
       {
@@ -193,26 +202,7 @@ export async function statusOf(request: Promise<unknown>): Promise<number> {
  * (`SHARDING_PERMISSIONS`), as a Role of its own and its binding: what applying a chart with that prop grants.
  */
 export async function grantShardingPermissions(admin: KubeClient): Promise<void> {
-  const name = `${OPERATOR_NAME}-sharding`;
-  const rbac = { apiVersion: 'rbac.authorization.k8s.io/v1' };
-  const metadata = { name, namespace: OPERATOR_NAMESPACE };
-  for (const [resource, object] of [
-    [ROLES, { ...rbac, kind: 'Role', metadata, rules: policyRules(SHARDING_PERMISSIONS, 'operator-namespace') }],
-    [
-      ROLE_BINDINGS,
-      {
-        ...rbac,
-        kind: 'RoleBinding',
-        metadata,
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-        subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: OPERATOR_NAMESPACE }],
-      },
-    ],
-  ] as const) {
-    await admin.create(resource, OPERATOR_NAMESPACE, object as unknown as KubeObject).catch((error: unknown) => {
-      if (!isAlreadyExists(error)) throw error;
-    });
-  }
+  await bindToOperator(admin, `${OPERATOR_NAME}-sharding`, policyRules(SHARDING_PERMISSIONS, 'operator-namespace'), OPERATOR_NAMESPACE);
 }
 
 /** Resolves `promise`, or rejects after `ms` with `what`. */

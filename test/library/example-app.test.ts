@@ -213,7 +213,10 @@ if (clusterSelected()) {
       const first = await waitFor(
         'web rolled out',
         300_000,
-        async () => ((await web()) && rolloutComplete(await web()) ? web() : undefined),
+        async () => {
+          const now = await web();
+          return rolloutComplete(now) ? now : undefined;
+        },
         {
           describe,
           intervalMs: 500,

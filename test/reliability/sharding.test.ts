@@ -1,5 +1,8 @@
 // Operator processes with --sharding on one API server: each object is written by one shard at a time, the shares add up,
 // and a shard killed, joining or leaving during a fan-out loses no update and rolls no app twice.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
@@ -172,6 +175,9 @@ for (const target of selectedTargets()) {
     ]);
     t.teardown(async () => {
       await fleet.dispose();
+      // Kept for reading a failed run (the processes are gone by the time its report is read).
+      const dir = await fleet.writeLogs(await mkdtemp(join(tmpdir(), `${namespace}-`)));
+      t.log(`the shards' logs: ${dir}`);
       // A killed shard's Lease outlives it; the next test's fleet must not count it as a member while it lapses.
       for (const lease of (await admin.list(LEASES, { namespace: OPERATOR_NAMESPACE, labelSelector: RING_SELECTOR })).items) {
         await admin.delete(LEASES, OPERATOR_NAMESPACE, lease.metadata.name!).catch((error: unknown) => {

@@ -1,4 +1,6 @@
 // N operator processes with --sharding against one API server, each its own ServiceAccount so every write names its shard.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../infra/customapp-api.js';
 import { SUBJECT_ACCESS_REVIEWS } from '../../../operator/http/metrics-auth.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
@@ -190,6 +192,18 @@ export class ShardFleet {
       });
       throw new Error(`${error.message}\n${states.join('\n')}`, { cause: error });
     });
+  }
+
+  /**
+   * Writes each shard's log lines (JSON, one per line) to `<dir>/<name>.log`, for reading a failed run after the fact;
+   * answers `dir`.
+   */
+  async writeLogs(dir: string): Promise<string> {
+    await mkdir(dir, { recursive: true });
+    for (const shard of this.shards.values()) {
+      await writeFile(join(dir, `${shard.name}.log`), shard.process.lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    }
+    return dir;
   }
 
   /** Kills every process still running (SIGKILL) and waits for the exits. */

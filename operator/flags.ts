@@ -43,7 +43,7 @@ export interface Flags {
   readonly maxConcurrentReconciles: number;
   /** `--max-concurrent-rollouts`: rollouts caused by ConfigMap or Secret content in progress at once; 0 = unlimited. @default 10 */
   readonly maxConcurrentRollouts: number;
-  /** `--flap-threshold`: more content changes than this of one object within the window hold its apps; 0 = off. @default 5 */
+  /** `--flap-threshold`: more content changes than this of one object within the window open its breaker (its apps wait); 0 = off. @default 5 */
   readonly flapThreshold: number;
   /** `--flap-window`: the flap breaker's window, and how long a flapping object must stay unchanged. @default 60 s */
   readonly flapWindowMs: number;
@@ -160,13 +160,13 @@ const SPECS: readonly FlagSpec[] = [
     name: 'flap-threshold',
     kind: 'string',
     placeholder: 'n',
-    help: "more content changes than this of one ConfigMap or Secret within --flap-window hold its apps' rollouts (default 5; 0 = off)",
+    help: "more content changes than this of one ConfigMap or Secret within --flap-window open its flap breaker: its apps' rollouts wait (default 5; 0 = off)",
   },
   {
     name: 'flap-window',
     kind: 'string',
     placeholder: 'duration',
-    help: 'the flap breaker window; a held object rolls once it has not changed for this long (default 60s)',
+    help: 'the flap breaker window; an object whose breaker is open rolls once it has not changed for this long (default 60s)',
   },
   {
     name: 'workloads',

@@ -1,46 +1,46 @@
-// Which owner (CustomApp) holds which dependency refs: the bookkeeping every benchmark strategy shares.
+// Which owner (CustomApp) has acquired which dependency refs: the bookkeeping every benchmark strategy shares.
 import { refKey, type DependencyRef } from '../../operator/deps/source.js';
 
 /** What one `use` or `release` changed, from the owner's side and from the ref's side. */
-export interface HoldingsChange {
-  /** Refs this owner did not hold before. */
+export interface AcquisitionsChange {
+  /** Refs this owner had not acquired before. */
   readonly ownerAdded: DependencyRef[];
-  /** Refs this owner held and no longer does. */
+  /** Refs this owner had acquired and no longer has. */
   readonly ownerRemoved: DependencyRef[];
-  /** Refs that had no holder before (the first holder arrived). */
-  readonly firstHeld: DependencyRef[];
-  /** Refs that have no holder left (the last holder went). */
+  /** Refs that had no owner before (the first owner acquired them). */
+  readonly firstAcquired: DependencyRef[];
+  /** Refs that have no owner left (the last owner released them). */
   readonly lastReleased: DependencyRef[];
 }
 
-/** Owners and the refs they hold, both ways, keyed by {@link refKey}. */
-export class Holdings {
+/** Owners and the refs they have acquired, both ways, keyed by {@link refKey}. */
+export class Acquisitions {
   private readonly byOwner = new Map<string, Map<string, DependencyRef>>();
   private readonly byRef = new Map<string, Set<string>>();
   private readonly refs = new Map<string, DependencyRef>();
 
-  /** Makes `owner` hold exactly `refs`, and answers the difference. */
-  use(owner: string, refs: readonly DependencyRef[]): HoldingsChange {
+  /** Makes `owner` acquire exactly `refs`, and answers the difference. */
+  use(owner: string, refs: readonly DependencyRef[]): AcquisitionsChange {
     const wanted = new Map(refs.map((ref) => [refKey(ref), ref] as const));
-    const held = this.byOwner.get(owner) ?? new Map<string, DependencyRef>();
-    const change: HoldingsChange = { ownerAdded: [], ownerRemoved: [], firstHeld: [], lastReleased: [] };
+    const acquired = this.byOwner.get(owner) ?? new Map<string, DependencyRef>();
+    const change: AcquisitionsChange = { ownerAdded: [], ownerRemoved: [], firstAcquired: [], lastReleased: [] };
     for (const [key, ref] of wanted) {
-      if (held.has(key)) continue;
+      if (acquired.has(key)) continue;
       change.ownerAdded.push(ref);
-      let holders = this.byRef.get(key);
-      if (!holders) {
-        this.byRef.set(key, (holders = new Set()));
+      let owners = this.byRef.get(key);
+      if (!owners) {
+        this.byRef.set(key, (owners = new Set()));
         this.refs.set(key, ref);
-        change.firstHeld.push(ref);
+        change.firstAcquired.push(ref);
       }
-      holders.add(owner);
+      owners.add(owner);
     }
-    for (const [key, ref] of held) {
+    for (const [key, ref] of acquired) {
       if (wanted.has(key)) continue;
       change.ownerRemoved.push(ref);
-      const holders = this.byRef.get(key)!;
-      holders.delete(owner);
-      if (holders.size === 0) {
+      const owners = this.byRef.get(key)!;
+      owners.delete(owner);
+      if (owners.size === 0) {
         this.byRef.delete(key);
         this.refs.delete(key);
         change.lastReleased.push(ref);
@@ -51,18 +51,18 @@ export class Holdings {
     return change;
   }
 
-  /** Whether anyone holds the ref with this key. */
-  isHeld(key: string): boolean {
+  /** Whether any owner has acquired the ref with this key. */
+  isAcquired(key: string): boolean {
     return this.byRef.has(key);
   }
 
-  /** Every held ref, once. */
-  heldRefs(): DependencyRef[] {
+  /** Every acquired ref, once. */
+  acquiredRefs(): DependencyRef[] {
     return [...this.refs.values()];
   }
 
-  /** The owners of each held ref, keyed by {@link refKey}. */
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
+  /** The owners of each acquired ref, keyed by {@link refKey}. */
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
     return new Map([...this.byRef].map(([key, owners]) => [key, new Set(owners)] as const));
   }
 }

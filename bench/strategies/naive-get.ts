@@ -4,7 +4,7 @@ import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import type { DependencyRef, DependencyState } from '../../operator/deps/source.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
-import { Holdings } from './holdings.js';
+import { Acquisitions } from './holdings.js';
 import { stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';
 
@@ -13,17 +13,17 @@ import type { BenchSource, StrategyContext } from './strategy.js';
  * reconcile when a ConfigMap changes (`changes` never emits). It caches nothing and opens no watch.
  */
 export class NaiveGetSource implements BenchSource {
-  private readonly holdings = new Holdings();
+  private readonly acquisitions = new Acquisitions();
   readonly changes: Observable<DependencyState> = NEVER;
 
   constructor(private readonly context: StrategyContext) {}
 
   use(owner: string, refs: readonly DependencyRef[]): void {
-    this.holdings.use(owner, refs);
+    this.acquisitions.use(owner, refs);
   }
 
   release(owner: string): void {
-    this.holdings.use(owner, []);
+    this.acquisitions.use(owner, []);
   }
 
   async state(ref: DependencyRef): Promise<DependencyState> {
@@ -40,8 +40,8 @@ export class NaiveGetSource implements BenchSource {
     return [];
   }
 
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    return this.holdings.holders();
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.acquisitions.owners();
   }
 
   cachedObjects(): number {

@@ -40,8 +40,8 @@ export class OursSource implements BenchSource {
     return this.source.watched();
   }
 
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    return this.source.holders();
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.source.owners();
   }
 
   cachedObjects(): number {

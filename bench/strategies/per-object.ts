@@ -5,7 +5,7 @@ import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
 import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
-import { Holdings } from './holdings.js';
+import { Acquisitions } from './holdings.js';
 import { NaiveGetSource } from './naive-get.js';
 import { StateChanges, stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';
@@ -59,7 +59,7 @@ interface SeedInformer {
  * A ref whose informer was stopped is answered from the stopped informer's last content, as the seed's cache read did.
  */
 export class PerObjectSource implements BenchSource {
-  private readonly holdings = new Holdings();
+  private readonly acquisitions = new Acquisitions();
   private readonly informers = new Map<string, SeedInformer>();
   private readonly states = new StateChanges();
   private readonly secrets: NaiveGetSource;
@@ -74,7 +74,7 @@ export class PerObjectSource implements BenchSource {
   }
 
   use(owner: string, refs: readonly DependencyRef[]): void {
-    const change = this.holdings.use(owner, refs);
+    const change = this.acquisitions.use(owner, refs);
     this.secrets.use(
       owner,
       refs.filter((ref) => ref.kind === 'Secret'),
@@ -96,11 +96,11 @@ export class PerObjectSource implements BenchSource {
   }
 
   watched(): DependencyRef[] {
-    return this.holdings.heldRefs().filter((ref) => this.informers.has(refKey(ref)));
+    return this.acquisitions.acquiredRefs().filter((ref) => this.informers.has(refKey(ref)));
   }
 
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    return this.holdings.holders();
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.acquisitions.owners();
   }
 
   cachedObjects(): number {

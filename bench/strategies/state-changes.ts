@@ -41,7 +41,7 @@ export class StateChanges {
     return this.last.get(refKey(ref));
   }
 
-  /** Forgets a ref (it is no longer held): its next offer emits again. */
+  /** Forgets a ref (no owner has it acquired any more): its next offer emits again. */
   forget(ref: DependencyRef): void {
     this.last.delete(refKey(ref));
   }

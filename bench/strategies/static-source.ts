@@ -2,7 +2,7 @@
 import { concatMap, from, type Observable, type Subscription } from 'rxjs';
 import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
 import { AllConfigMaps, configMapRef, type CacheChange } from './all-configmaps.js';
-import { Holdings } from './holdings.js';
+import { Acquisitions } from './holdings.js';
 import { NaiveGetSource } from './naive-get.js';
 import { StateChanges, stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';
@@ -11,12 +11,12 @@ import type { BenchSource, StrategyContext } from './strategy.js';
  * A static strategy: one watch on all ConfigMaps, started at construction of the source and stopped by `close`.
  * Subclasses decide what a change costs to map to the CustomApps it concerns ({@link concerned}). The first list
  * is not mapped event by event (each CustomApp's first reconcile reads the cache anyway): it only marks the
- * held refs as synced.
+ * acquired refs as synced.
  *
  * The benchmark's CustomApps reference no Secrets; a Secret ref is answered with a GET (as naive-get does).
  */
 export abstract class StaticSource implements BenchSource {
-  protected readonly holdings = new Holdings();
+  protected readonly acquisitions = new Acquisitions();
   protected readonly cache: AllConfigMaps;
   private readonly states = new StateChanges();
   private readonly secrets: NaiveGetSource;
@@ -37,7 +37,7 @@ export abstract class StaticSource implements BenchSource {
   private async onChange(change: CacheChange): Promise<void> {
     const ref = configMapRef(change.change.key);
     if (change.initial) {
-      if (this.holdings.isHeld(refKey(ref))) this.states.offer(this.stateFromCache(ref));
+      if (this.acquisitions.isAcquired(refKey(ref))) this.states.offer(this.stateFromCache(ref));
       return;
     }
     try {
@@ -53,7 +53,7 @@ export abstract class StaticSource implements BenchSource {
   }
 
   use(owner: string, refs: readonly DependencyRef[]): void {
-    const change = this.holdings.use(owner, refs);
+    const change = this.acquisitions.use(owner, refs);
     for (const ref of change.lastReleased) this.states.forget(ref);
     this.secrets.use(
       owner,
@@ -69,16 +69,16 @@ export abstract class StaticSource implements BenchSource {
     if (ref.kind === 'Secret') return this.secrets.state(ref);
     if (!this.cache.store.synced) return undefined;
     const state = this.stateFromCache(ref);
-    if (this.holdings.isHeld(refKey(ref)) && !this.states.current(ref)) this.states.remember(state);
+    if (this.acquisitions.isAcquired(refKey(ref)) && !this.states.current(ref)) this.states.remember(state);
     return state;
   }
 
   watched(): DependencyRef[] {
-    return this.holdings.heldRefs().filter((ref) => ref.kind === 'ConfigMap');
+    return this.acquisitions.acquiredRefs().filter((ref) => ref.kind === 'ConfigMap');
   }
 
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    return this.holdings.holders();
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.acquisitions.owners();
   }
 
   cachedObjects(): number {

@@ -157,7 +157,7 @@ test('static-indexed caches every ConfigMap and emits content changes of referen
   t.like(
     changes,
     [{ ref: ref('config'), exists: true, hash: contentHash({ data: { key: 'one' } }) }],
-    'the first list marks the held ref synced',
+    'the first list marks the acquired ref synced',
   );
   api.write('ns', 'unrelated', { key: 'y' });
   api.write('ns', 'config', { key: 'one' }, { touched: 'metadata only' });
@@ -249,7 +249,7 @@ test('per-object, like the seed, runs an informer per ConfigMap and stops a shar
   t.is(source.cachedObjects(), 2);
   source.use('ns/a', []);
   t.deepEqual(source.watched(), [ref('own')], 'b still names the shared ConfigMap, but its informer is gone');
-  t.deepEqual(source.holders().get('ConfigMap/ns/shared'), new Set(['ns/b']));
+  t.deepEqual(source.owners().get('ConfigMap/ns/shared'), new Set(['ns/b']));
   t.like(
     await source.state(ref('shared')),
     { exists: true, hash: contentHash({ data: { key: 'one' } }) },

@@ -88,7 +88,7 @@ export interface CustomAppStatus {
   readonly selector?: string;
   /** The last rollout of the Deployment's pods. */
   readonly lastRollout?: LastRollout;
-  /** A dependency-triggered rollout that waits (queued, held, paused or debounced). */
+  /** A dependency-triggered rollout that waits (queued, for a flapping object, paused or debounced). */
   readonly pendingRollout?: PendingRollout;
   readonly conditions?: readonly Condition[];
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { WatcherEvent } from '../watch/events.js';
 import { loggableError } from '../kube/errors.js';
 import type { DependencyEvents, DependencyObject } from './dependency-watch.js';
-import type { DependencySlot, Observation } from './dependency-slot.js';
+import type { DependencyEntry, Observation } from './dependency-slot.js';
 import { dependencyHashes } from './keyed-hash.js';
 import type { DependencyKind } from './source.js';
 
@@ -24,7 +24,7 @@ interface Source {
   listing: Map<string, Observation> | undefined;
   /**
    * For a namespace snapshot: the names it serves at `initDone`, the ones it was started or asked to cover. A
-   * snapshot serves no one else: a slot covered by another source already has a newer state, or will.
+   * snapshot serves no one else: an entry covered by another source already has a newer state, or will.
    */
   readonly covers?: Set<string>;
   subscription?: Subscription;
@@ -44,9 +44,9 @@ export interface StreamInfo {
 /** What a group needs from its registry. */
 export interface GroupContext {
   readonly events: DependencyEvents;
-  /** Collapse into a namespace watch when the group holds more referenced objects than this. */
+  /** Collapse into a namespace watch when the group has more entries than this. */
   readonly collapseThreshold: number;
-  /** Split back into per-object watches when it holds fewer than this. */
+  /** Split back into per-object watches when it has fewer than this. */
   readonly splitThreshold: number;
   readonly logger: Logger;
   /** The clock, for switch durations in logs. */
@@ -54,13 +54,13 @@ export interface GroupContext {
 }
 
 /**
- * The slots of one (kind, namespace) and their sources. It keeps one invariant: every slot is covered by a
+ * The entries of one (kind, namespace) and their sources. It keeps one invariant: every entry is covered by a
  * source that will deliver its state, and every change after that.
  *
- * - **Object granularity** (at most `collapseThreshold` slots): one watch per slot, `fieldSelector=metadata.name`.
+ * - **Object granularity** (at most `collapseThreshold` entries): one watch per entry, `fieldSelector=metadata.name`.
  * - **Namespace granularity** (past the threshold): one watch of the whole namespace. Its list is hashed on
- *   arrival into a buffer that lives until `initDone` (so a slot added while the list runs is still covered),
- *   then only referenced names are kept; watch events for other names are dropped unread. A slot added once the
+ *   arrival into a buffer that lives until `initDone` (so an entry added while the list runs is still covered),
+ *   then only referenced names are kept; watch events for other names are dropped unread. An entry added once the
  *   namespace watch runs gets its first state from a one-shot list of its name (a snapshot: one request, no
  *   socket), while the namespace watch already routes its later events to it. In a burst of new refs (as at a
  *   cold start), once `collapseThreshold` such snapshots are in flight, the next ref starts one one-shot list
@@ -68,13 +68,13 @@ export interface GroupContext {
  *   already knows newer than that list: a name it delivered an event for since, or any name once it has listed
  *   again since (a relist after a 410, a new namespace watch after a split); such a ref gets a list of its own.
  * - **Switching** (collapse past `collapseThreshold`, split below `splitThreshold`) starts the new sources first
- *   and retires the old ones only when the new ones are synced. Both feed the slots meanwhile, and each slot
+ *   and retires the old ones only when the new ones are synced. Both feed the entries meanwhile, and each entry
  *   keeps the newest observation, so a switch loses no event and replays none. Subscribers stay on their
- *   slots: nothing they see changes.
+ *   entries: nothing they see changes.
  *
  * Trade-off of a namespace watch without a label selector: its list (paged) and every later change of every
  * object of the kind in the namespace cross the wire and are parsed, referenced or not. Unreferenced objects
- * are dropped on arrival without being hashed, except while a list runs, when the buffer holds one hash per
+ * are dropped on arrival without being hashed, except while a list runs, when the buffer keeps one hash per
  * object of the namespace (never a payload) until `initDone`. With many unrelated objects (5,000 ConfigMaps
  * beside 11 referenced ones) that costs more bytes and parsing than 11 per-object watches; with many references
  * it saves one socket, one request pair and one server-side watcher per object. That is why it only kicks in
@@ -84,7 +84,7 @@ export interface GroupContext {
  * dropped; the refs it covered keep their last state.
  */
 export class DependencyGroup {
-  readonly slots = new Map<string, DependencySlot>();
+  readonly entries = new Map<string, DependencyEntry>();
   private granularity: Granularity = 'object';
   private readonly objectWatches = new Map<string, Source>();
   private readonly snapshots = new Map<string, Source>();
@@ -93,16 +93,16 @@ export class DependencyGroup {
   private namespaceSnapshot: Source | undefined;
   /**
    * The names the namespace watch delivered an event for since the namespace snapshot in flight was started, to a
-   * slot or to none (dropped). That snapshot's list may be older than those events, so it cannot give a slot added
-   * for one of these names its first state: the event is not in it, and no slot that is new will see it again
-   * (a slot released and added back meanwhile is new, too).
+   * entry or to none (dropped). That snapshot's list may be older than those events, so it cannot give an entry added
+   * for one of these names its first state: the event is not in it, and no entry that is new will see it again
+   * (an entry released and added back meanwhile is new, too).
    */
   private readonly seenSinceSnapshot = new Set<string>();
   /**
    * True once the namespace watch has listed since the namespace snapshot in flight was started (a relist after a
    * 410, or the first list of a namespace watch started again after a split). A list reports a change as an object's
-   * new state and a deletion as its absence, never as events, and only to the slots that exist when it ends: after
-   * it, any name may have moved past that snapshot unseen, so the snapshot gives no new slot its first state.
+   * new state and a deletion as its absence, never as events, and only to the entries that exist when it ends: after
+   * it, any name may have moved past that snapshot unseen, so the snapshot gives no new entry its first state.
    */
   private listedSinceSnapshot = false;
   private switching: { readonly step: 'collapse' | 'split'; readonly startedAt: number } | undefined;
@@ -122,26 +122,26 @@ export class DependencyGroup {
   }
 
   /**
-   * Adds a slot (its first subscriber arrived) and makes sure a source covers it. `deferred`: only registers it, and
-   * {@link coverAll} covers the slots added so, once (a batch of refs then collapses at once, starting no per-object
+   * Adds an entry (its first subscriber arrived) and makes sure a source covers it. `deferred`: only registers it, and
+   * {@link coverAll} covers the entries added so, once (a batch of refs then collapses at once, starting no per-object
    * watch for the first of them).
    */
-  add(slot: DependencySlot, deferred = false): void {
-    this.slots.set(slot.ref.name, slot);
+  add(entry: DependencyEntry, deferred = false): void {
+    this.entries.set(entry.ref.name, entry);
     if (deferred) return;
     this.rebalance();
-    this.cover(slot.ref.name);
+    this.cover(entry.ref.name);
   }
 
-  /** Moves to the granularity the slots call for, then covers every slot (after {@link add} with `deferred`). */
+  /** Moves to the granularity the entries call for, then covers every entry (after {@link add} with `deferred`). */
   coverAll(): void {
     this.rebalance();
-    for (const name of this.slots.keys()) this.cover(name);
+    for (const name of this.entries.keys()) this.cover(name);
   }
 
-  /** Removes a slot (its last subscriber left) and stops what only it needed. */
+  /** Removes an entry (its last subscriber left) and stops what only it needed. */
   remove(name: string): void {
-    this.slots.delete(name);
+    this.entries.delete(name);
     this.namespaceSnapshot?.covers?.delete(name);
     this.stop(this.objectWatches.get(name));
     this.stop(this.snapshots.get(name));
@@ -169,7 +169,7 @@ export class DependencyGroup {
 
   /** Moves the target granularity across the thresholds, then retires what became redundant. */
   private rebalance(): void {
-    const count = this.slots.size;
+    const count = this.entries.size;
     if (this.granularity === 'object' && count > this.context.collapseThreshold) this.switchTo('namespace', 'collapse');
     else if (this.granularity === 'namespace' && count < this.context.splitThreshold) this.switchTo('object', 'split');
     this.retire();
@@ -178,14 +178,14 @@ export class DependencyGroup {
   private switchTo(granularity: Granularity, step: 'collapse' | 'split'): void {
     this.granularity = granularity;
     this.switching = { step, startedAt: this.context.now() };
-    this.log.info({ phase: 'started', refs: this.slots.size }, step);
+    this.log.info({ phase: 'started', refs: this.entries.size }, step);
     if (granularity === 'namespace') this.coverNamespace();
-    else for (const name of this.slots.keys()) this.cover(name);
+    else for (const name of this.entries.keys()) this.cover(name);
   }
 
   /** Makes sure some source will deliver `name`'s state. */
   private cover(name: string): void {
-    if (!this.slots.has(name)) return;
+    if (!this.entries.has(name)) return;
     if (this.granularity === 'object') {
       if (!this.objectWatches.has(name)) this.start({ scope: 'object', purpose: 'watch', name });
       return;
@@ -207,17 +207,17 @@ export class DependencyGroup {
 
   /**
    * Stops the sources a synced replacement made redundant: per-object watches once the namespace watch is synced
-   * (each once its slot has a state), and the namespace watch once every slot's own watch is synced.
+   * (each once its entry has a state), and the namespace watch once every entry's own watch is synced.
    */
   private retire(): void {
     const namespaceWatch = this.namespaceWatch;
     if (this.granularity === 'namespace' && namespaceWatch?.synced) {
       for (const source of [...this.objectWatches.values()]) {
-        if (this.slots.get(source.name!)?.current !== undefined) this.stop(source);
+        if (this.entries.get(source.name!)?.current !== undefined) this.stop(source);
       }
       if (this.objectWatches.size === 0) this.switched('collapse');
     }
-    if (this.granularity === 'object' && [...this.slots.keys()].every((name) => this.objectWatches.get(name)?.synced)) {
+    if (this.granularity === 'object' && [...this.entries.keys()].every((name) => this.objectWatches.get(name)?.synced)) {
       this.stop(namespaceWatch);
       this.switched('split');
     }
@@ -226,7 +226,7 @@ export class DependencyGroup {
   /** Logs the end of a switch, once. */
   private switched(step: 'collapse' | 'split'): void {
     if (this.switching?.step !== step) return;
-    this.log.info({ phase: 'done', refs: this.slots.size, durationMs: this.context.now() - this.switching.startedAt }, step);
+    this.log.info({ phase: 'done', refs: this.entries.size, durationMs: this.context.now() - this.switching.startedAt }, step);
     this.switching = undefined;
   }
 
@@ -292,7 +292,7 @@ export class DependencyGroup {
     }
   }
 
-  /** Routes one event of a source to the slots it covers. */
+  /** Routes one event of a source to the entries it covers. */
   private observe(source: Source, event: WatcherEvent<DependencyObject>): void {
     if (source.stopped) return;
     switch (event.type) {
@@ -308,8 +308,8 @@ export class DependencyGroup {
       case 'initDone': {
         const listing = source.listing ?? new Map<string, Observation>();
         source.listing = undefined;
-        const names = source.covers ? [...source.covers] : source.name === undefined ? [...this.slots.keys()] : [source.name];
-        for (const name of names) this.slots.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
+        const names = source.covers ? [...source.covers] : source.name === undefined ? [...this.entries.keys()] : [source.name];
+        for (const name of names) this.entries.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
         if (!source.synced) {
           source.synced = true;
           this.retire();
@@ -320,10 +320,10 @@ export class DependencyGroup {
       case 'delete': {
         const { name, resourceVersion } = event.object.metadata;
         if (source === this.namespaceWatch && this.namespaceSnapshot) this.seenSinceSnapshot.add(name!);
-        const slot = this.slots.get(name!);
-        if (!slot) return;
+        const entry = this.entries.get(name!);
+        if (!entry) return;
         if (source.name !== undefined && source.name !== name) return;
-        // The namespace watch logs its events at debug (most are of objects nobody references): the ones a slot
+        // The namespace watch logs its events at debug (most are of objects nobody references): the ones an entry
         // takes are the trace's first line, at info.
         if (source.scope === 'namespace') {
           this.log.info(
@@ -336,7 +336,7 @@ export class DependencyGroup {
             'event',
           );
         }
-        slot.offer(event.type === 'apply' ? this.observed(event.object) : { exists: false }, resourceVersion ?? '');
+        entry.offer(event.type === 'apply' ? this.observed(event.object) : { exists: false }, resourceVersion ?? '');
         return;
       }
     }

@@ -16,15 +16,15 @@ export type Observation =
 
 /**
  * One referenced object as its subscribers see it. Physical sources (a per-object watch, a namespace watch, a
- * one-shot list) `offer` what they observed, each with the resourceVersion it is true as of; the slot keeps the
+ * one-shot list) `offer` what they observed, each with the resourceVersion it is true as of; the entry keeps the
  * newest and emits only when existence or the content hash changes.
  *
- * Several sources may feed one slot at once (that is how a switch between watch granularities loses nothing):
- * an offer older than what the slot already knows is dropped, so an overlap never replays an intermediate state
+ * Several sources may feed one entry at once (that is how a switch between watch granularities loses nothing):
+ * an offer older than what the entry already knows is dropped, so an overlap never replays an intermediate state
  * (see `compareResourceVersions` for when versions cannot be ordered).
  */
-export class DependencySlot {
-  /** How many logical subscriptions hold this slot. */
+export class DependencyEntry {
+  /** How many logical subscriptions have acquired this entry. */
   subscribers = 0;
   private state: DependencyState | undefined;
   private asOf: string | undefined;
@@ -37,7 +37,7 @@ export class DependencySlot {
     return this.state;
   }
 
-  /** The current state (when synced), then every change; completes when the slot is closed. */
+  /** The current state (when synced), then every change; completes when the entry is closed. */
   states(): Observable<DependencyState> {
     return new Observable<DependencyState>((subscriber) => {
       if (this.state) subscriber.next(this.state);

@@ -15,9 +15,9 @@ const SECRET_KEY_CONTEXT = 'app.example.com/secret-key-hash\n';
  * as its whole-content hash is (`keyed-hash.ts`), so that no plain digest of a secret value exists anywhere.
  *
  * What it costs: the registry keeps these for every referenced object, about 120 bytes per key (the key, a
- * 32-character digest, a Map entry); a ConfigMap of 20 keys, about 2.4 KB. A namespace list in flight holds them
- * for every object it has read until it ends, as it holds their content hashes. Keeping them only for objects held
- * by keys would need a fresh list of an object whenever its first holder by keys arrives.
+ * 32-character digest, a Map entry); a ConfigMap of 20 keys, about 2.4 KB. A namespace list in flight keeps them
+ * for every object it has read until it ends, as it keeps their content hashes. Keeping them only for objects read
+ * by keys would need a fresh list of an object whenever its first owner reading by keys arrives.
  *
  * Throws for a Secret without a uid, as `keyedContentHash` does.
  */

@@ -59,11 +59,11 @@ test('two owners of one ref share one watch, and each state reaches changes once
   t.like(changes, [{ ref: config, exists: true, hash: contentHash({ data: { key: 'one' } }), resourceVersion: '5' }]);
   t.is(changes.length, 1);
   t.deepEqual(await source.state(config), changes[0]);
-  t.deepEqual(source.holders().get('ConfigMap/ns/config'), new Set(['ns/app-1', 'ns/app-2', 'ns/app-3']));
+  t.deepEqual(source.owners().get('ConfigMap/ns/config'), new Set(['ns/app-1', 'ns/app-2', 'ns/app-3']));
   source.close();
 });
 
-test('a handoff holds both refs, then dropping the old one releases only that one', (t) => {
+test('a handoff acquires both refs, then dropping the old one releases only that one', (t) => {
   const { source, streams } = setup();
   source.use('ns/app', [config, secret]);
   source.use('ns/app', [config, newConfig, secret]);
@@ -82,17 +82,17 @@ test('a handoff holds both refs, then dropping the old one releases only that on
   source.close();
 });
 
-test('release drops all of an owner’s refs but keeps those another owner holds', (t) => {
+test('release drops all of an owner’s refs but keeps those another owner has acquired', (t) => {
   const { source, registry, streams } = setup();
   source.use('ns/a', [config, secret]);
   source.use('ns/b', [config]);
   source.release('ns/a');
   t.false(streams.get('Secret/creds')!.observed);
   t.true(streams.get('ConfigMap/config')!.observed);
-  t.deepEqual([...source.holders().keys()], ['ConfigMap/ns/config']);
+  t.deepEqual([...source.owners().keys()], ['ConfigMap/ns/config']);
   source.release('ns/b');
   t.deepEqual(registry.watched(), []);
-  t.is(source.holders().size, 0);
+  t.is(source.owners().size, 0);
   source.close();
 });
 

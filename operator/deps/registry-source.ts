@@ -6,13 +6,13 @@ import { sameState } from './key-digests.js';
 import { refKey, type DependencyRef, type DependencySource, type DependencyState, useKey } from './source.js';
 
 /**
- * Implements {@link DependencySource} on a {@link DependencyRegistry}: each owner (a CustomApp key) holds one
+ * Implements {@link DependencySource} on a {@link DependencyRegistry}: each owner (a CustomApp key) acquires one
  * registry subscription per ref it uses, so the registry's reference count is the number of owners of a ref.
  *
- * - `use(owner, refs)` subscribes the refs the owner did not hold and unsubscribes the ones it no longer lists
+ * - `use(owner, refs)` subscribes the refs the owner had not acquired and unsubscribes the ones it no longer lists
  *   (a handoff passes old and new together, then the new alone);
- * - `release(owner)` unsubscribes everything the owner holds (the finalizer's cleanup);
- * - `changes` carries each ref's emissions once, however many owners hold it (a new owner joining a synced ref
+ * - `release(owner)` unsubscribes everything the owner has acquired (the finalizer's cleanup);
+ * - `changes` carries each ref's emissions once, however many owners have acquired it (a new owner joining a synced ref
  *   re-receives the same state, which is not forwarded again); a ref with keys is its own entry, whose emissions
  *   are its keys' hash;
  * - `state(ref)` answers the registry's current state at once (wrapped in a promise for the interface).
@@ -21,12 +21,12 @@ import { refKey, type DependencyRef, type DependencySource, type DependencyState
  */
 export class RegistryDependencySource implements DependencySource {
   /**
-   * owner → what it holds: the one ref of an owner that holds one (most workloads), else useKey → each. A Map of one
+   * owner → what it has acquired: the one ref of an owner that has one (most workloads), else useKey → each. A Map of one
    * entry costs about 160 bytes more per owner: 1.6 MB at 10k workloads.
    */
-  private readonly held = new Map<string, Held | Map<string, Held>>();
-  /** useKey → how many owners hold it. */
-  private readonly holds = new Map<string, number>();
+  private readonly acquired = new Map<string, Acquired | Map<string, Acquired>>();
+  /** useKey → how many owners have acquired it. */
+  private readonly ownerCounts = new Map<string, number>();
   /** useKey → the last state forwarded to `changes`. */
   private readonly forwarded = new Map<string, DependencyState>();
   private readonly changeSubject = new Subject<DependencyState>();
@@ -45,21 +45,21 @@ export class RegistryDependencySource implements DependencySource {
   use(owner: string, refs: readonly DependencyRef[]): void {
     if (this.closed) return;
     const wanted = new Map(refs.map((ref) => [useKey(ref), ref]));
-    const before = heldBy(this.held.get(owner));
-    const mine = new Map<string, Held>();
-    for (const held of before) {
-      if (wanted.has(held.key)) mine.set(held.key, held);
-      else this.drop(owner, held);
+    const before = acquiredBy(this.acquired.get(owner));
+    const mine = new Map<string, Acquired>();
+    for (const acquired of before) {
+      if (wanted.has(acquired.key)) mine.set(acquired.key, acquired);
+      else this.drop(owner, acquired);
     }
     for (const [key, ref] of wanted) {
       if (mine.has(key)) continue;
-      this.holds.set(key, (this.holds.get(key) ?? 0) + 1);
+      this.ownerCounts.set(key, (this.ownerCounts.get(key) ?? 0) + 1);
       mine.set(key, { key, ref, subscription: this.registry.acquire(ref).subscribe((state) => this.forward(key, state)) });
       this.log.debug({ owner, ref: key }, 'use');
     }
-    if (mine.size === 0) this.held.delete(owner);
-    else if (mine.size === 1) this.held.set(owner, mine.values().next().value!);
-    else this.held.set(owner, mine);
+    if (mine.size === 0) this.acquired.delete(owner);
+    else if (mine.size === 1) this.acquired.set(owner, mine.values().next().value!);
+    else this.acquired.set(owner, mine);
   }
 
   batch(useAll: () => void): void {
@@ -67,10 +67,10 @@ export class RegistryDependencySource implements DependencySource {
   }
 
   release(owner: string): void {
-    const mine = this.held.get(owner);
+    const mine = this.acquired.get(owner);
     if (!mine) return;
-    for (const held of heldBy(mine)) this.drop(owner, held);
-    this.held.delete(owner);
+    for (const acquired of acquiredBy(mine)) this.drop(owner, acquired);
+    this.acquired.delete(owner);
     this.log.debug({ owner }, 'released');
   }
 
@@ -82,18 +82,18 @@ export class RegistryDependencySource implements DependencySource {
     return this.registry.watched();
   }
 
-  /** By object ({@link refKey}): an owner holding some keys of an object holds the object. A copy. */
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    const holders = new Map<string, Set<string>>();
-    for (const [owner, mine] of this.held) {
-      for (const { ref } of heldBy(mine)) holders.set(refKey(ref), (holders.get(refKey(ref)) ?? new Set()).add(owner));
+  /** By object ({@link refKey}): an owner that acquired some keys of an object owns the object. A copy. */
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    const owners = new Map<string, Set<string>>();
+    for (const [owner, mine] of this.acquired) {
+      for (const { ref } of acquiredBy(mine)) owners.set(refKey(ref), (owners.get(refKey(ref)) ?? new Set()).add(owner));
     }
-    return holders;
+    return owners;
   }
 
   close(): void {
     if (this.closed) return;
-    for (const owner of [...this.held.keys()]) this.release(owner);
+    for (const owner of [...this.acquired.keys()]) this.release(owner);
     this.closed = true;
     this.changeSubject.complete();
   }
@@ -106,12 +106,12 @@ export class RegistryDependencySource implements DependencySource {
     this.changeSubject.next(state);
   }
 
-  /** Ends one hold of `owner` (its caller updates {@link held}). */
-  private drop(owner: string, { key, subscription }: Held): void {
-    const holds = (this.holds.get(key) ?? 1) - 1;
-    if (holds > 0) this.holds.set(key, holds);
+  /** Releases one ref of `owner` (its caller updates {@link acquired}). */
+  private drop(owner: string, { key, subscription }: Acquired): void {
+    const remaining = (this.ownerCounts.get(key) ?? 1) - 1;
+    if (remaining > 0) this.ownerCounts.set(key, remaining);
     else {
-      this.holds.delete(key);
+      this.ownerCounts.delete(key);
       this.forwarded.delete(key);
     }
     subscription.unsubscribe();
@@ -119,14 +119,14 @@ export class RegistryDependencySource implements DependencySource {
   }
 }
 
-/** One ref an owner holds: its useKey, the ref, and the registry subscription that holds it. */
-interface Held {
+/** One ref an owner has acquired: its useKey, the ref, and the registry subscription that keeps it acquired. */
+interface Acquired {
   readonly key: string;
   readonly ref: DependencyRef;
   readonly subscription: Subscription;
 }
 
-/** What an owner holds, as a list (a copy: safe to drop from while iterating). */
-function heldBy(mine: Held | Map<string, Held> | undefined): Held[] {
+/** What an owner has acquired, as a list (a copy: safe to drop from while iterating). */
+function acquiredBy(mine: Acquired | Map<string, Acquired> | undefined): Acquired[] {
   return mine === undefined ? [] : mine instanceof Map ? [...mine.values()] : [mine];
 }

@@ -200,7 +200,7 @@ for (const target of selectedTargets()) {
   });
 
   test.serial(
-    `[${target}] 1,000 refs in one namespace use at most 10 watch streams, hold only referenced objects, and unrelated churn emits nothing`,
+    `[${target}] 1,000 refs in one namespace use at most 10 watch streams, keep only referenced objects, and unrelated churn emits nothing`,
     async (t) => {
       const namespace = 'deps-scale';
       await createNamespaceOnce(client, namespace);
@@ -245,7 +245,7 @@ for (const target of selectedTargets()) {
       t.is(registry.watched().length, 1000);
       t.false(
         registry.watched().some((ref) => ref.name.startsWith('other-')),
-        'only referenced objects are held',
+        'only referenced objects are kept',
       );
       t.true(changes.every(({ state }) => state.exists && state.ref.name.startsWith('ref-')));
       const serverWatches = await settledOpenWatches(cluster, connection, 'configmaps', { want: baselineWatches + 1, namespace });

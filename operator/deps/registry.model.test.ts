@@ -9,7 +9,7 @@ import { checkRegistryModel, runRegistryModel } from './testing/registry-model.j
  */
 const RUNS = Number(process.env.REGISTRY_MODEL_RUNS ?? 10_000);
 
-test("every held ref (a subscription's, a CustomApp's or a workload's) says its object latest state at each rest and at the end, never goes back to an older one, and the holders and watches match the refs", async (t) => {
+test("every acquired ref (a subscription's, a CustomApp's or a workload's) says its object latest state at each rest and at the end, never goes back to an older one, and the owners and watches match the refs", async (t) => {
   const replay = process.env.REGISTRY_MODEL_SEED;
   const seed = await checkRegistryModel({
     numRuns: RUNS,
@@ -22,8 +22,8 @@ test("every held ref (a subscription's, a CustomApp's or a workload's) says its 
 
 test('the model catches the lost update of a ref added while a namespace snapshot was in flight', async (t) => {
   // The interleaving the review found, written out: a, b, c collapse the namespace; d and e take the two snapshot
-  // slots, so f starts a list of the namespace; a is released, then created, and its creation goes by on the
-  // namespace watch while no slot has it; a is referenced again; only then does the namespace list (older) answer.
+  // entries, so f starts a list of the namespace; a is released, then created, and its creation goes by on the
+  // namespace watch while no entry has it; a is referenced again; only then does the namespace list (older) answer.
   await t.notThrowsAsync(
     runRegistryModel([
       { type: 'acquire', name: 'a' },
@@ -46,9 +46,9 @@ test('the model catches the lost update of a ref added while a namespace snapsho
 
 test('the model catches a ref released and added back while a namespace snapshot older than its deletion is in flight', async (t) => {
   // Found by `npm run soak` (seed -11210372, after 23,580 runs): a and h are created and referenced at once, so a
-  // takes the one snapshot slot and h starts a list of the namespace; a is deleted, and the namespace watch delivers
-  // the deletion to a's slot; a is released and referenced again: the namespace list, made before the deletion, must
-  // not give the new slot its first state.
+  // takes the one snapshot entry and h starts a list of the namespace; a is deleted, and the namespace watch delivers
+  // the deletion to a's entry; a is released and referenced again: the namespace list, made before the deletion, must
+  // not give the new entry its first state.
   await t.notThrowsAsync(
     runRegistryModel(
       [
@@ -91,9 +91,9 @@ test('the model catches a ref added after the namespace watch relisted, served t
   );
 });
 
-test('the model catches a holder of some keys told of a change of another key, and one not told of its own', async (t) => {
+test('the model catches an owner of some keys told of a change of another key, and one not told of its own', async (t) => {
   // Found by the model on a registry whose keyed refs passed on every emission of their object (seed 2010127423):
-  // a holder of x alone must hear nothing when the whole namespace is written with the same x.
+  // an owner of x alone must hear nothing when the whole namespace is written with the same x.
   await t.notThrowsAsync(
     runRegistryModel(
       [

@@ -251,7 +251,7 @@ test('a ref added while a namespace snapshot is in flight is not served that old
       ...LISTED_AB,
       N: applied(object('n', '22', 'n')),
     });
-    // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
+    // c is the one entry a group of collapseThreshold 1 watches by object, so d starts a slow list of the namespace, as of 20.
     const snapshotC = cold<Event>('------(id)', { i: init, d: done('18') });
     const namespaceSnapshot = cold<Event>('i-------D', { i: init, D: done('20') });
     // n, referenced at frame 11, after its creation went by and before the namespace list answers.
@@ -281,7 +281,7 @@ test('a ref added after the namespace watch relisted is not served the namespace
       N: listed(object('n', '22', 'new')),
       D: done('23'),
     });
-    // c takes the one snapshot slot (collapseThreshold 1), so d starts a slow list of the namespace, as of 20.
+    // c is the one entry a group of collapseThreshold 1 watches by object, so d starts a slow list of the namespace, as of 20.
     const snapshotC = cold<Event>('------(id)', { i: init, d: done('18') });
     const namespaceSnapshot = cold<Event>('i-------(nmD)', {
       i: init,

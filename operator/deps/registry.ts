@@ -5,16 +5,16 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import type { WatcherDeps } from '../watch/config.js';
 import type { WatchClient } from '../watch/config.js';
 import { DependencyGroup, type StreamInfo } from './dependency-group.js';
-import { DependencySlot } from './dependency-slot.js';
+import { DependencyEntry } from './dependency-slot.js';
 import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
 import { type FailingList, ListHealth } from './list-health.js';
 import { sameState, stateForRef } from './key-digests.js';
 import { registerRegistryMetrics } from './registry-metrics.js';
 import { refKey, refKeys, type DependencyRef, type DependencyState } from './source.js';
 
-/** Collapse a (kind, namespace) into one namespace watch when it holds more referenced objects than this. */
+/** Collapse a (kind, namespace) into one namespace watch when it has more referenced objects than this. */
 export const DEFAULT_COLLAPSE_THRESHOLD = 10;
-/** Split a collapsed (kind, namespace) back into per-object watches when it holds fewer than this. */
+/** Split a collapsed (kind, namespace) back into per-object watches when it has fewer than this. */
 export const DEFAULT_SPLIT_THRESHOLD = 5;
 
 /** Options of {@link DependencyRegistry}. Pass `client` (the real watches) or `events` (tests, other strategies). */
@@ -49,7 +49,7 @@ export interface DependencyRegistryOptions {
 
 /**
  * Hands out one Observable per referenced object (a ConfigMap or a Secret): its {@link DependencyState}, present
- * with a content hash or absent. The registry never holds object payloads: each object is hashed on arrival and
+ * with a content hash or absent. The registry never keeps object payloads: each object is hashed on arrival and
  * dropped, so it never keeps a Secret's value.
  *
  * `acquire(ref)` is cold and reference-counted:
@@ -62,8 +62,8 @@ export interface DependencyRegistryOptions {
  * - the last unsubscribe stops the watch (or releases the name from the namespace watch, which splits back into
  *   per-object watches below the split threshold).
  *
- * A ref with `keys` shares its object's watch and slot with every other ref of that object; it sees the hash of its
- * keys alone (`key-digests.ts`, from the per-key digests the slot keeps), and emits only when that changes: a change
+ * A ref with `keys` shares its object's watch and entry with every other ref of that object; it sees the hash of its
+ * keys alone (`key-digests.ts`, from the per-key digests the entry keeps), and emits only when that changes: a change
  * of another key emits nothing to it.
  *
  * Which physical watches serve a ref (per object or per namespace) changes under the subscribers without them
@@ -79,7 +79,7 @@ export class DependencyRegistry {
   private closed = false;
   /** Follows the lists of the default streams (streams given as `events` are their maker's to report). */
   private readonly health: ListHealth;
-  /** The groups that got slots during {@link batch}, covered when it ends. */
+  /** The groups that got entries during {@link batch}, covered when it ends. */
   private batching: Set<DependencyGroup> | undefined;
 
   constructor(options: DependencyRegistryOptions) {
@@ -106,8 +106,8 @@ export class DependencyRegistry {
         subscriber.complete();
         return undefined;
       }
-      const slot = this.join(ref);
-      const states = slot.states();
+      const entry = this.join(ref);
+      const states = entry.states();
       const inner = (
         refKeys(ref)
           ? states.pipe(
@@ -118,7 +118,7 @@ export class DependencyRegistry {
       ).subscribe(subscriber);
       return () => {
         inner.unsubscribe();
-        this.leave(slot);
+        this.leave(entry);
       };
     });
   }
@@ -148,19 +148,21 @@ export class DependencyRegistry {
    * undefined when the object is not acquired or not synced yet.
    */
   current(ref: DependencyRef): DependencyState | undefined {
-    const state = this.groups.get(groupKey(ref))?.slots.get(ref.name)?.current;
+    const state = this.groups.get(groupKey(ref))?.entries.get(ref.name)?.current;
     return state && stateForRef(state, ref);
   }
 
   /** The refs acquired now, each once. */
   watched(): DependencyRef[] {
-    return [...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => slot.ref));
+    return [...this.groups.values()].flatMap((group) => [...group.entries.values()].map((entry) => entry.ref));
   }
 
   /** The subscriber count of each acquired ref, keyed by {@link refKey}. */
   subscribers(): Map<string, number> {
     return new Map(
-      [...this.groups.values()].flatMap((group) => [...group.slots.values()].map((slot) => [refKey(slot.ref), slot.subscribers] as const)),
+      [...this.groups.values()].flatMap((group) =>
+        [...group.entries.values()].map((entry) => [refKey(entry.ref), entry.subscribers] as const),
+      ),
     );
   }
 
@@ -182,12 +184,12 @@ export class DependencyRegistry {
     this.groups.clear();
     for (const group of groups) {
       group.close();
-      for (const slot of group.slots.values()) slot.close();
+      for (const entry of group.entries.values()) entry.close();
     }
     this.log.info({ groups: groups.length }, 'closed');
   }
 
-  private join(ref: DependencyRef): DependencySlot {
+  private join(ref: DependencyRef): DependencyEntry {
     const key = groupKey(ref);
     let group = this.groups.get(key);
     if (!group) {
@@ -200,25 +202,25 @@ export class DependencyRegistry {
       });
       this.groups.set(key, group);
     }
-    let slot = group.slots.get(ref.name);
-    const first = !slot;
-    slot ??= new DependencySlot({ kind: ref.kind, namespace: ref.namespace, name: ref.name });
-    slot.subscribers += 1;
-    if (first) group.add(slot, this.batching !== undefined);
+    let entry = group.entries.get(ref.name);
+    const first = !entry;
+    entry ??= new DependencyEntry({ kind: ref.kind, namespace: ref.namespace, name: ref.name });
+    entry.subscribers += 1;
+    if (first) group.add(entry, this.batching !== undefined);
     this.batching?.add(group);
-    this.log.info({ ref: refKey(ref), subscribers: slot.subscribers, granularity: group.mode }, first ? 'acquire' : 'share');
-    return slot;
+    this.log.info({ ref: refKey(ref), subscribers: entry.subscribers, granularity: group.mode }, first ? 'acquire' : 'share');
+    return entry;
   }
 
-  private leave(slot: DependencySlot): void {
-    slot.subscribers -= 1;
-    this.log.info({ ref: refKey(slot.ref), subscribers: slot.subscribers }, 'release');
-    if (slot.subscribers > 0 || this.closed) return;
-    const key = groupKey(slot.ref);
+  private leave(entry: DependencyEntry): void {
+    entry.subscribers -= 1;
+    this.log.info({ ref: refKey(entry.ref), subscribers: entry.subscribers }, 'release');
+    if (entry.subscribers > 0 || this.closed) return;
+    const key = groupKey(entry.ref);
     const group = this.groups.get(key);
-    if (!group || group.slots.get(slot.ref.name) !== slot) return;
-    group.remove(slot.ref.name);
-    if (group.slots.size === 0) {
+    if (!group || group.entries.get(entry.ref.name) !== entry) return;
+    group.remove(entry.ref.name);
+    if (group.entries.size === 0) {
       group.close();
       this.groups.delete(key);
     }

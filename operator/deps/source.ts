@@ -4,13 +4,13 @@ import type { Observable } from 'rxjs';
 /** The kinds a CustomApp references. */
 export type DependencyKind = 'ConfigMap' | 'Secret';
 
-/** One referenced object, always in its holder's own namespace. */
+/** One referenced object, always in its owner's own namespace. */
 export interface DependencyRef {
   readonly kind: DependencyKind;
   readonly namespace: string;
   readonly name: string;
   /**
-   * The keys the holder reads, when it reads only some (env `configMapKeyRef`, volume `items`): its state is then the
+   * The keys the owner reads, when it reads only some (env `configMapKeyRef`, volume `items`): its state is then the
    * hash over these keys alone, so a change of another key emits nothing. Undefined (or empty): the whole object.
    */
   readonly keys?: readonly string[];
@@ -24,7 +24,7 @@ export interface DependencyRef {
  *
  * For a ref with `keys`, `hash` covers those keys alone (`key-digests.ts`), and `missingKeys` names the listed keys
  * the object does not have (the kubelet refuses to start a pod whose required `configMapKeyRef` key is missing, as
- * it does for a missing object). For a whole-object state, `keyDigests` holds one digest per key (keyed with the uid
+ * it does for a missing object). For a whole-object state, `keyDigests` has one digest per key (keyed with the uid
  * for a Secret), from which the state of any ref with keys is derived.
  */
 export type DependencyState =
@@ -43,15 +43,15 @@ export type DependencyState =
  * How the controller learns about referenced objects. The reconcile never sees an event payload: it calls `use`
  * with the references it needs (level-based, idempotent), reads `state`, and is re-triggered through `changes`.
  *
- * - `use(owner, refs)` makes `owner` (a CustomApp key, `namespace/name`) hold exactly `refs`: it subscribes to the
+ * - `use(owner, refs)` makes `owner` (a CustomApp key, `namespace/name`) acquire exactly `refs`: it subscribes to the
  *   new ones and releases the ones no longer listed. During a reference handoff the reconcile passes both the old
  *   and the new reference, and drops the old one only after the rollout and status write.
- * - `release(owner)` releases everything the owner holds (the finalizer calls it before removing the finalizer).
+ * - `release(owner)` releases everything the owner has acquired (the finalizer calls it before removing the finalizer).
  * - `state(ref)` answers from the source's cache (a strategy without a cache may do a GET). `undefined` means the
  *   ref is not synced yet: the reconcile waits for a `changes` emission instead of guessing. A ref with `keys` is
  *   answered the hash of those keys (`key-digests.ts`).
  * - `changes` emits a ref's state when it first syncs, and then whenever its existence or content hash changes; for
- *   a ref held only with `keys`, only when the hash of those keys changes (another key's change emits nothing). A
+ *   a ref acquired only with `keys`, only when the hash of those keys changes (another key's change emits nothing). A
  *   change of metadata only does not emit.
  */
 export interface DependencySource {
@@ -61,8 +61,8 @@ export interface DependencySource {
   readonly changes: Observable<DependencyState>;
   /** The refs watched right now (each once), for invariants and metrics. */
   watched(): DependencyRef[];
-  /** The owners holding each watched ref, keyed by {@link refKey}, for invariants. */
-  holders(): ReadonlyMap<string, ReadonlySet<string>>;
+  /** The owners that acquired each watched ref, keyed by {@link refKey}, for invariants. */
+  owners(): ReadonlyMap<string, ReadonlySet<string>>;
   /** Stops every watch. */
   close(): void;
   /**

@@ -1,4 +1,4 @@
-// The flap breaker: per referenced object, more than N content changes within a window hold its apps until it is quiet.
+// The flap breaker: per referenced object, more than N content changes within a window open its breaker: its apps wait until it is quiet.
 import type { DependencyState } from '../deps/source.js';
 import { refKey, refKeys, useKey } from '../deps/source.js';
 
@@ -61,7 +61,7 @@ const SWEEP_EVERY = 512;
  * Counts the content changes of each referenced ConfigMap and Secret, as the DependencySource's `changes` reports them
  * (its first emission for a ref is its initial state, not a change). More than `threshold` changes within `windowMs`
  * open the ref's breaker; it stays open until the ref has gone `windowMs` without a change, then closes by itself: a
- * held app asks again after {@link BreakerState.quietInMs} (a requeue-after), so nothing needs a timer. Time comes from
+ * waiting app asks again after {@link BreakerState.quietInMs} (a requeue-after), so nothing needs a timer. Time comes from
  * the caller (`now`, ms). Memory: one small entry per ref seen; quiet refs no CustomApp references are swept.
  *
  * The history is in memory only. After a restart, {@link reopen} re-opens the breakers that the CustomApps' status

@@ -4,7 +4,7 @@ import type { RolloutTrigger } from '../../infra/customapp-api.js';
 
 /** What the gauges read at each scrape. */
 export interface GovernanceView {
-  /** Dependency-triggered rollouts holding a slot of the budget. */
+  /** Dependency-triggered rollouts occupying a slot of the budget. */
   inProgress(): number;
   /** CustomApps waiting in the budget's queue. */
   queued(): number;

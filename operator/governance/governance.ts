@@ -59,7 +59,7 @@ export interface GateRequest {
 export interface RolloutStanding {
   readonly key: string;
   readonly namespace: string;
-  /** Its workload is in a rollout caused by ConfigMap or Secret content, in progress: it holds a slot. */
+  /** Its workload is in a rollout caused by ConfigMap or Secret content, in progress: it occupies a slot. */
   readonly rolling: boolean;
   /** The rollout it recorded as waiting, if any. */
   readonly pending?: {
@@ -154,7 +154,7 @@ export class RolloutGovernance {
     }
   }
 
-  /** Whether the rollout of `request.changes` may start now; on `roll` the app holds a slot until {@link settle}. */
+  /** Whether the rollout of `request.changes` may start now; on `roll` the app occupies a slot until {@link settle}. */
   gate(request: GateRequest): Gate {
     const now = this.options.now();
     if (request.paused) return { verdict: 'wait', reason: 'Paused' };
@@ -218,7 +218,7 @@ export class RolloutGovernance {
     this.countOutcome(trigger, result);
   }
 
-  /** The keys holding a slot of the budget: rolling, or granted and not yet seen rolling. */
+  /** The keys occupying a slot of the budget: rolling, or granted and not yet seen rolling. */
   inProgressKeys(): readonly string[] {
     return this.budget.snapshot().inProgress;
   }
@@ -230,7 +230,7 @@ export class RolloutGovernance {
 
   /**
    * Rebuilds the memory from the caches after a restart or a failover, before any reconcile, from where each governed
-   * key stands (each domain reads its own objects): the slots held by the keys in a dependency-triggered rollout; the
+   * key stands (each domain reads its own objects): the slots occupied by the keys in a dependency-triggered rollout; the
    * queue from the pending rollouts recorded as Queued, in the order of their `since`; the breakers and debounces they
    * recorded (Flapping, Debouncing), started again for a full window at now.
    */

@@ -61,7 +61,7 @@ test('a queued key that is still rolling keeps its place and does not block the 
   t.deepEqual(eligible, ['c'], 'the free slot goes to c, since a cannot take it yet');
   t.like(b.admit('c', 5), { granted: true });
   b.settle('a', { rolling: false, waiting: true });
-  t.deepEqual(eligible, ['c', 'a'], "a's own rollout is done: the slot it held is free, and it is first in line");
+  t.deepEqual(eligible, ['c', 'a'], "a's own rollout is done: the slot it occupied is free, and it is first in line");
   t.like(b.admit('a', 6), { granted: true });
   t.like(b.admit('d', 7), { granted: false, position: 1, inProgress: 2 });
 });
@@ -70,7 +70,7 @@ test('a slot is kept by the key it was granted to until a settle says it does no
   const { budget: b } = budget(1);
   t.like(b.admit('a', 1), { granted: true });
   t.like(b.admit('b', 2), { granted: false });
-  t.like(b.admit('a', 3), { granted: true }, 'a asks again (its update failed): it still holds its slot');
+  t.like(b.admit('a', 3), { granted: true }, 'a asks again (its update failed): it still occupies its slot');
   t.is(b.inProgress, 1);
   b.forget('a');
   t.like(b.admit('b', 4), { granted: true });
@@ -179,7 +179,7 @@ test('a key let go but refused again (a resumed rollout took the slot first) is 
   b.admit('b', 2);
   b.settle('a', { rolling: false, waiting: false });
   t.deepEqual(eligible, ['b']);
-  // Before b asks again, a user resumes c's paused rollout: it holds the slot.
+  // Before b asks again, a user resumes c's paused rollout: it occupies the slot.
   b.settle('c', { rolling: true, waiting: false });
   t.like(b.admit('b', 3), { granted: false, position: 1 });
   b.settle('c', { rolling: false, waiting: false });
@@ -201,7 +201,7 @@ test("a share of the limit grants only that many; a share of 0 grants nothing ne
   t.like(b.admit('b', 4), { granted: true });
 });
 
-test('slots held stay held when the share shrinks below them, and nothing new is granted until they end', (t) => {
+test('slots occupied stay occupied when the share shrinks below them, and nothing new is granted until they end', (t) => {
   const { budget: b } = budget(3);
   b.admit('a', 1);
   b.admit('b', 2);

@@ -10,7 +10,7 @@ export type Admission =
       readonly position: number;
       /** Keys in the queue. */
       readonly queued: number;
-      /** Keys holding a slot. */
+      /** Keys occupying a slot. */
       readonly inProgress: number;
       /** When the key joined the queue (the clock's ms). */
       readonly since: number;
@@ -18,7 +18,7 @@ export type Admission =
 
 /** Where a key stands after a reconcile, for {@link RolloutBudget.settle}. */
 export interface Standing {
-  /** Its Deployment is in a dependency-triggered rollout (by the Deployment's status): it holds a slot. */
+  /** Its Deployment is in a dependency-triggered rollout (by the Deployment's status): it occupies a slot. */
   readonly rolling: boolean;
   /** It still waits in the queue for a slot. */
   readonly waiting: boolean;
@@ -33,7 +33,7 @@ export interface BudgetSnapshot {
 
 /**
  * Which keys may start a dependency-triggered rollout. It keeps two sets in memory, both rebuilt from the cluster after
- * a restart ({@link rebuild}): the keys holding a slot (rolling, or granted and not yet written) and the queue in
+ * a restart ({@link rebuild}): the keys occupying a slot (rolling, or granted and not yet written) and the queue in
  * arrival order. With a limit of 0 every request is granted (no queue), and the slots are still counted.
  *
  * A key is granted when fewer of the queued keys ahead of it could use a slot than there are free slots, so the queue
@@ -43,7 +43,7 @@ export interface BudgetSnapshot {
  * be: every call runs to completion on the event loop.
  */
 export class RolloutBudget {
-  /** Keys holding a slot: granted and not yet seen rolling (`reserved`), or seen rolling by a settle (`rolling`). */
+  /** Keys occupying a slot: granted and not yet seen rolling (`reserved`), or seen rolling by a settle (`rolling`). */
   private readonly slots = new Map<string, 'reserved' | 'rolling'>();
   /** key → when it joined; a Map keeps insertion order, which is the queue's order. */
   private queue = new Map<string, number>();
@@ -58,14 +58,14 @@ export class RolloutBudget {
   /** Keys that a free slot now lets go; each emitted once per turn at the head of the queue. */
   readonly eligible: Observable<string> = this.eligibleKeys.asObservable();
 
-  /** @param limit at most this many keys hold a slot at once; 0 = unlimited. */
+  /** @param limit at most this many keys occupy a slot at once; 0 = unlimited. */
   constructor(readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 0) throw new Error(`rollout budget: limit ${JSON.stringify(limit)} is not an integer ≥ 0`);
   }
 
   /**
    * Limits this process to `share` of the limit's slots (a shard's part of the cluster-wide budget), or to the whole
-   * limit again with undefined; 0 grants nothing new. Slots held already stay held. Emits the keys a larger share lets
+   * limit again with undefined; 0 grants nothing new. Slots occupied already stay occupied. Emits the keys a larger share lets
    * go. An unlimited budget (limit 0) stays unlimited.
    */
   setShare(share: number | undefined): void {
@@ -88,7 +88,7 @@ export class RolloutBudget {
   }
 
   /**
-   * Asks for a slot for `key`, whose Deployment is not rolling: granted (the key now holds a slot, kept until a
+   * Asks for a slot for `key`, whose Deployment is not rolling: granted (the key now occupies a slot, kept until a
    * {@link settle} says it is not rolling), or queued (joining the back of the queue, or keeping its place). A key
    * granted a slot that no settle confirmed yet (its Deployment update failed, say) keeps it; one whose rollout was
    * seen and is now over gives its slot back first, and asks like anyone else.
@@ -131,7 +131,7 @@ export class RolloutBudget {
   }
 
   /**
-   * Records where `key` stands after its reconcile: whether it holds a slot (its Deployment rolls) and whether it
+   * Records where `key` stands after its reconcile: whether it occupies a slot (its Deployment rolls) and whether it
    * still waits. Frees its slot or its place otherwise, and emits the keys that can go now.
    */
   settle(key: string, standing: Standing): void {
@@ -145,7 +145,7 @@ export class RolloutBudget {
   }
 
   /**
-   * Records what `key`'s Deployment alone says when its reconcile failed before it could {@link settle}: a slot held
+   * Records what `key`'s Deployment alone says when its reconcile failed before it could {@link settle}: a slot occupied
    * for a rollout that is over frees (and the keys that can go are emitted); a grant not yet written stays for the
    * retry, and a place in the queue is kept.
    */

@@ -76,11 +76,11 @@ function paused(deployment: Deployment, waiting: string): RolloutProgress | unde
 }
 
 /**
- * True while a rollout at `progress` holds a slot of the budget: in progress only. A paused one does not: its controller
+ * True while a rollout at `progress` occupies a slot of the budget: in progress only. A paused one does not: its controller
  * makes no progress on it and no deadline fails it (Kubernetes applies none to a paused Deployment, and an Argo Rollout
- * pauses at its canary steps by design), so it could hold a cluster-wide slot for ever; a resume makes it count again.
+ * pauses at its canary steps by design), so it could occupy a cluster-wide slot for ever; a resume makes it count again.
  */
-export function holdsSlot(progress: RolloutProgress): boolean {
+export function occupiesSlot(progress: RolloutProgress): boolean {
   return progress.phase === 'InProgress';
 }
 
@@ -96,7 +96,7 @@ export type CurrentRollout = RolloutProgress & { readonly cause: RolloutCause };
  * The latest rollout of a Deployment of ours: undefined when no cause is recorded (a Deployment written by an earlier
  * version, before any rollout of ours). Once `recorded` (`status.lastRollout`) says this very rollout succeeded, it
  * stays succeeded: a pod that later turns un-Ready, or a scale, is not a rollout (Ready says ReplicasNotReady then),
- * and holds no slot of the budget.
+ * and occupies no slot of the budget.
  */
 export function currentRollout(deployment: Deployment | undefined, recorded: RecordedRollout | undefined): CurrentRollout | undefined {
   const cause = rolloutCause(deployment);
@@ -107,9 +107,9 @@ export function currentRollout(deployment: Deployment | undefined, recorded: Rec
   return { ...progress, cause };
 }
 
-/** True while the latest rollout is one caused by ConfigMap or Secret content that {@link holdsSlot}. */
+/** True while the latest rollout is one caused by ConfigMap or Secret content that {@link occupiesSlot}. */
 export function rollingForContent(current: CurrentRollout | undefined): boolean {
-  return current !== undefined && isGoverned(current.cause) && holdsSlot(current);
+  return current !== undefined && isGoverned(current.cause) && occupiesSlot(current);
 }
 
 /** True when `recorded` describes the rollout `cause` started (same start time, trigger and generation). */

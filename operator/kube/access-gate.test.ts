@@ -1,4 +1,4 @@
-// Tests of the access gate on a fake API in virtual time: held requests, one line per problem, re-checks, recovery.
+// Tests of the access gate on a fake API in virtual time: requests waiting at a closed gate, one line per problem, re-checks, recovery.
 import test from 'ava';
 import { VirtualClock, settle } from '../../test/support/virtual-time.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
@@ -106,23 +106,23 @@ test('requests wait for the first discovery answer, then go straight through whi
   t.true(gate.open);
   t.is(gate.reason, undefined);
   t.is(lines('api.unavailable').length + lines('api.available').length, 0);
-  gate.close();
+  gate.stop();
 });
 
-test('a resource not served: one error line naming it and its remedy, requests held and re-checked, and let through once it is served', async (t) => {
+test('a resource not served: one error line naming it and its remedy, requests wait and are re-checked, and let through once it is served', async (t) => {
   const api = new FakeApi();
   const clock = new VirtualClock();
   const { gate, lines } = gateOn(api, clock);
   gate.start();
   clock.advance(0);
   await settle(30);
-  const held = listThrough(gate);
+  const waiting = listThrough(gate);
   for (let period = 0; period < 3; period += 1) {
     clock.advance(1000);
     await settle(30);
   }
-  t.is(held.outcome(), 'pending');
-  t.false(api.calls.includes('list'), 'a held request is not sent');
+  t.is(waiting.outcome(), 'pending');
+  t.false(api.calls.includes('list'), 'a waiting request is not sent');
   t.is(api.calls.filter((call) => call === 'discovery /apis/example.com/v1').length, 4, 'a check at start, then one per period');
   t.is(
     gate.reason,
@@ -150,14 +150,14 @@ test('a resource not served: one error line naming it and its remedy, requests h
   api.served.set('example.com/v1', ['widgets']);
   clock.advance(1000);
   await settle(30);
-  t.is(held.outcome(), 'listed 0');
+  t.is(waiting.outcome(), 'listed 0');
   t.is(gate.reason, undefined);
   t.like(lines('api.available')[0], { level: 30, resource: 'widgets.example.com', was: 'NotServed' });
   const checks = api.calls.length;
   clock.advance(10_000);
   await settle(30);
   t.is(api.calls.length, checks, 'no check once it is served');
-  gate.close();
+  gate.stop();
 });
 
 test('a 404 while running (the CRD deleted) closes the gate and asks discovery at once', async (t) => {
@@ -179,7 +179,7 @@ test('a 404 while running (the CRD deleted) closes the gate and asks discovery a
   const retried = listThrough(gate);
   await settle(30);
   t.is(retried.outcome(), 'pending', 'the retry waits at the gate');
-  gate.close();
+  gate.stop();
 });
 
 test('a 403 on the list names the missing permission in the API server words, and the access review opens the gate once it is granted', async (t) => {
@@ -203,13 +203,13 @@ test('a 403 on the list names the missing permission in the API server words, an
     'the 403 itself is the detector: no review before it',
   );
 
-  const held = listThrough(gate);
+  const waiting = listThrough(gate);
   clock.advance(1000);
   await settle(30);
   clock.advance(1000);
   await settle(30);
-  t.is(held.outcome(), 'pending');
-  t.is(api.calls.filter((call) => call === 'list').length, 1, 'held requests are not sent');
+  t.is(waiting.outcome(), 'pending');
+  t.is(api.calls.filter((call) => call === 'list').length, 1, 'waiting requests are not sent');
   t.is(api.calls.filter((call) => call === 'review list').length, 2, 'one review per period');
   t.is(gate.reason, `${problem}; fix: kubectl apply -f rbac/`, 'the server words stay while the same permission is missing');
   t.is(lines('api.unavailable').length, 1);
@@ -217,12 +217,12 @@ test('a 403 on the list names the missing permission in the API server words, an
   api.allowed.add('list');
   clock.advance(1000);
   await settle(30);
-  t.is(held.outcome(), 'listed 0');
+  t.is(waiting.outcome(), 'listed 0');
   t.like(lines('api.available')[0], { was: 'Forbidden' });
-  gate.close();
+  gate.stop();
 });
 
-test('a 403 on the watch is reported with the watch verb, and a held watch ends quietly when its request is aborted', async (t) => {
+test('a 403 on the watch is reported with the watch verb, and a waiting watch ends quietly when its request is aborted', async (t) => {
   const api = new FakeApi();
   api.served.set('example.com/v1', ['widgets']);
   api.allowed.delete('watch');
@@ -242,7 +242,7 @@ test('a 403 on the watch is reported with the watch verb, and a held watch ends 
     ended = true;
   })();
   await settle(30);
-  t.false(ended, 'held');
+  t.false(ended, 'waiting');
   abort.abort();
   await consumed;
   t.true(ended);
@@ -250,8 +250,8 @@ test('a 403 on the watch is reported with the watch verb, and a held watch ends 
   const list = listThrough(gate, aborted.signal);
   aborted.abort();
   await settle();
-  t.is(list.outcome(), 'failed 0', 'a held list rejects when aborted');
-  gate.close();
+  t.is(list.outcome(), 'failed 0', 'a waiting list rejects when aborted');
+  gate.stop();
 });
 
 test('when the access review cannot answer, the gate opens on trial and a repeated 403 is not logged twice', async (t) => {
@@ -276,7 +276,7 @@ test('when the access review cannot answer, the gate opens on trial and a repeat
   t.false(gate.open, 'and its 403 closes the gate again');
   t.is(lines('api.unavailable').length, 1);
   t.is(lines('api.available').length, 0);
-  gate.close();
+  gate.stop();
 });
 
 test('close() cancels the re-checks', async (t) => {
@@ -287,7 +287,7 @@ test('close() cancels the re-checks', async (t) => {
   clock.advance(0);
   await settle(30);
   const calls = api.calls.length;
-  gate.close();
+  gate.stop();
   clock.advance(10_000);
   await settle(30);
   t.is(api.calls.length, calls);
@@ -309,6 +309,6 @@ test('problems: the conclusion of each check, a problem or undefined once open; 
   clock.advance(1000);
   await settle(30);
   t.deepEqual(seen, ['NotServed', undefined]);
-  gate.close();
+  gate.stop();
   t.true(completed);
 });

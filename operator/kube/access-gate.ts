@@ -1,4 +1,4 @@
-// Holds a resource's list and watch requests while the API server cannot serve them to us (not served, forbidden),
+// Keeps a resource's list and watch requests waiting (the gate closed) while the API server cannot serve them to us (not served, forbidden),
 // says why once, and lets them through again as soon as a re-check says they can succeed: no restart needed.
 import {
   asyncScheduler,
@@ -20,7 +20,7 @@ import { forbiddenProblem, mayI, servedProblem, type AccessProblem } from './dis
 import { ApiError, isForbidden, isNotFound } from './errors.js';
 import { resourceLabel, type Resource } from './resources.js';
 
-/** What a gate calls: the requests it holds, and the checks it makes. A {@link KubeClient} has them. */
+/** What a gate calls: the requests it lets through, and the checks it makes. A {@link KubeClient} has them. */
 export type GateClient = Pick<KubeClient, 'list' | 'watch' | 'discovery' | 'create'>;
 
 /** The calls a gate passes on (the shape of a watcher's client). */
@@ -64,9 +64,9 @@ const SILENT = pino({ level: 'silent' });
  * - **While closed**, requests wait (they are not sent, so the watcher logs no retry and its backoff does not grow),
  *   `reason` says why (for `/readyz`), and every `recheckMs` a check runs: discovery, then, after a 403, a
  *   SelfSubjectAccessReview of `list` and `watch` ({@link mayI}). When the check passes, or cannot tell (discovery
- *   unreachable, the review itself refused), the gate opens and the held requests go: the request is the final judge.
+ *   unreachable, the review itself refused), the gate opens and the waiting requests go: the request is the final judge.
  *
- * `start()` begins the first check; `close()` cancels every check and timer (held requests stay held until their
+ * `start()` begins the first check; `stop()` cancels every check and timer (waiting requests keep waiting until their
  * own abort signals fire, as the watcher's teardown does).
  */
 export class AccessGate {
@@ -146,7 +146,7 @@ export class AccessGate {
   }
 
   /** Cancels the checks and their timers. */
-  close(): void {
+  stop(): void {
     this.subscription?.unsubscribe();
     this.checks.complete();
     this.settled.complete();
@@ -251,7 +251,7 @@ export class AccessGate {
     try {
       await this.opened(signal);
     } catch (error) {
-      // Aborted while held (the watcher stopped, or its idle timer fired): end like an aborted watch does.
+      // Aborted while waiting at the closed gate (the watcher stopped, or its idle timer fired): end like an aborted watch does.
       if (signal?.aborted) return;
       throw error;
     }

@@ -26,7 +26,7 @@ export const RBAC_REMEDY = `grant it to the identity the operator runs as (${INS
 
 /**
  * The gates of one resource's watchers: one per watched namespace (a 403 in one namespace, its RoleBinding missing,
- * holds that namespace's watcher alone and names it), or one for every namespace.
+ * closes the gate of that namespace's watcher alone and names it), or one for every namespace.
  */
 export interface ScopedGates {
   readonly gates: readonly AccessGate[];
@@ -102,7 +102,7 @@ export function apiAccess(client: GateClient, options: ApiAccessOptions): ApiAcc
       for (const gate of gates) gate.start();
     },
     close: () => {
-      for (const gate of gates) gate.close();
+      for (const gate of gates) gate.stop();
     },
   };
 }

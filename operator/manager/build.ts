@@ -39,7 +39,7 @@ export interface OperatorParts {
   readonly apps: Informer<CustomApp>;
   readonly deployments: Informer<Deployment>;
   readonly services: Informer<Service>;
-  /** The gates of the three informers' list and watch: a missing CRD or a 403 holds them, says why, and recovers. */
+  /** The gates of the three informers' list and watch: a missing CRD or a 403 closes them (the requests wait), says why, and recovers. */
   readonly access: ApiAccess;
   /** The read-your-writes views of the three stores that the reconcile reads. */
   readonly caches: {
@@ -232,7 +232,7 @@ export function closeDependencies(parts: OperatorParts): void {
 /** Closes what building opened, when the operator never started: the above, and the client if it was built here. */
 export function closeParts(parts: OperatorParts): void {
   parts.access.close();
-  for (const gate of parts.workloads?.gates ?? []) gate.close();
+  for (const gate of parts.workloads?.gates ?? []) gate.stop();
   closeDependencies(parts);
   if (parts.ownsClient) parts.client.close();
   parts.leaseClient?.close();

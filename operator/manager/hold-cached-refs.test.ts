@@ -1,8 +1,8 @@
-// holdCachedRefs: before the workers start, only the namespaces that will collapse get their refs held at once.
+// acquireCachedRefs: before the workers start, only the namespaces that will collapse get their refs acquired at once.
 import test from 'ava';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { DependencyRef } from '../deps/source.js';
-import { holdCachedRefs } from './lifecycle.js';
+import { acquireCachedRefs } from './lifecycle.js';
 
 const app = (namespace: string, name: string, configMapName: string, deleting = false): CustomApp =>
   ({
@@ -20,21 +20,21 @@ test('the apps of a namespace past the collapse threshold hold their refs at onc
       batch: (useAll: () => void) => useAll(),
     },
     caches: { deployments: { get: () => undefined } },
-  } as unknown as Parameters<typeof holdCachedRefs>[0];
+  } as unknown as Parameters<typeof acquireCachedRefs>[0];
   const big = Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index % 11}`));
   const small = [app('small', 'a', 'x'), app('small', 'b', 'y')];
-  holdCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
+  acquireCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
   t.deepEqual([...used.keys()].sort(), big.map((each) => `big/${each.metadata.name}`).sort());
   t.deepEqual(used.get('big/app-11'), [{ kind: 'ConfigMap', namespace: 'big', name: 'config-0' }]);
 });
 
-test('a source without batch holds nothing before the workers start: its reconciles acquire the refs', (t) => {
+test('a source without batch acquires nothing before the workers start: its reconciles acquire the refs', (t) => {
   const used: string[] = [];
   const parts = {
     dependencies: { use: (owner: string) => used.push(owner) },
     caches: { deployments: { get: () => undefined } },
-  } as unknown as Parameters<typeof holdCachedRefs>[0];
-  holdCachedRefs(
+  } as unknown as Parameters<typeof acquireCachedRefs>[0];
+  acquireCachedRefs(
     parts,
     Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index}`)),
     10,

@@ -7,7 +7,7 @@ import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../deps/registry.js';
 import { DEFAULT_ROLLOUT_SETTINGS } from '../governance/governance.js';
 import type { DependencyRef } from '../deps/source.js';
-import { heldRefs } from '../reconcile/dependencies-step.js';
+import { refsToAcquire } from '../reconcile/dependencies-step.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
 import { workloadStandings } from '../workload/standings.js';
 import { subscribeWorkloadTriggers } from '../workload/triggers.js';
@@ -170,7 +170,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = rebuildGovernance();
-    holdCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
+    acquireCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
     controller.start();
     workloads?.controller.start();
     reconciling = true;
@@ -197,7 +197,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       await parts.recorder.flush(5_000);
       triggers.unsubscribe();
       parts.access.close();
-      for (const gate of workloads?.gates ?? []) gate.close();
+      for (const gate of workloads?.gates ?? []) gate.stop();
       closeDependencies(parts);
       // Once the Lease is released a standby leads at once: a write of this process still on its way (an Event the
       // flush gave up on) must not land after that. Fencing aborts it and refuses any later one; the elector has its
@@ -229,16 +229,16 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
 /**
  * Before the workers start, when the DependencySource can take them as one batch (ours), the cached CustomApps (not
  * being deleted) of each namespace whose refs of a kind are more than the dependency registry's collapse threshold
- * hold the refs their first reconcile would (`heldRefs`, the same `use`), all at once, in one batch. That namespace's
+ * acquire the refs their first reconcile would (`refsToAcquire`, the same `use`), all at once, in one batch. That namespace's
  * group then collapses at once (its namespace watch alone, no per-object watch for its first refs) and its first list
  * covers them all; acquired one reconcile at a time, a ref added after that list needs a one-shot list of its own
- * (2,990 LISTs at a 10k cold start). Smaller namespaces are left to their reconciles: held all at once, their
+ * (2,990 LISTs at a 10k cold start). Smaller namespaces are left to their reconciles: acquired all at once, their
  * per-object watches would start together, a burst of requests (about 1,200 in the 1,000-app soak, which then lost
  * its Lease right after each acquisition on a loaded machine). The reconciles that follow make the same `use` calls,
  * which change nothing; an app deleted meanwhile is released by its reconcile (gone from the cache) or its
  * finalizer, as if its reconcile had acquired them.
  */
-export function holdCachedRefs(
+export function acquireCachedRefs(
   parts: Pick<OperatorParts, 'dependencies' | 'caches'>,
   apps: readonly CustomApp[],
   collapseThreshold: number,
@@ -247,7 +247,7 @@ export function holdCachedRefs(
     .filter((app) => !app.metadata.deletionTimestamp)
     .map((app) => {
       const key = `${app.metadata.namespace}/${app.metadata.name}`;
-      const refs = heldRefs(app, parts.caches.deployments.get(key));
+      const refs = refsToAcquire(app, parts.caches.deployments.get(key));
       return { key, refs: [...refs.spec, ...refs.handoff] };
     });
   const perGroup = new Map<string, Set<string>>();

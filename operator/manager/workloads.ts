@@ -36,7 +36,7 @@ export interface WorkloadParts {
   readonly gates: readonly AccessGate[];
   /**
    * The gates of the kinds an add-on serves (Argo Rollouts' Rollout), whose CRD may be installed before or after the
-   * operator starts, or never: while one is not served it holds neither the start nor /readyz (its gate logs it once
+   * operator starts, or never: while one is not served it delays neither the start nor /readyz (its gate logs it once
    * and re-checks; once served, its informer syncs and its workloads are reconciled, with no restart).
    */
   readonly addOns: Partial<Record<WorkloadKind, readonly AccessGate[]>>;
@@ -92,7 +92,7 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
   for (const name of new Set(resources)) {
     const kind = WORKLOAD_KINDS[name].kind;
     const resource = WORKLOAD_RESOURCES[kind];
-    // Argo's CRD may be installed after the operator starts: the gates hold the informer until discovery serves it.
+    // Argo's CRD may be installed after the operator starts: the informer waits at its closed gates until discovery serves it.
     const scoped = gatesIn(
       namespaces,
       (namespace) =>

@@ -311,7 +311,7 @@ test('a foreign Deployment under the name of one this process created moments ag
   ]);
 });
 
-test('a handoff to a missing ConfigMap keeps the old one held and observed even when the status write of the first rollout was lost to a 409', async (t) => {
+test('a handoff to a missing ConfigMap keeps the old one acquired and observed even when the status write of the first rollout was lost to a 409', async (t) => {
   const world = new FakeWorld();
   world.configMap('config', { V: '1' });
   world.secret('creds', { TOKEN: 't' });
@@ -335,7 +335,7 @@ test('a handoff to a missing ConfigMap keeps the old one held and observed even 
       .map((ref) => `${ref.kind}/${ref.name}`)
       .sort(),
     ['ConfigMap/config', 'ConfigMap/missing', 'Secret/creds'],
-    'the old ConfigMap stays held: its edits still roll the pods that read it',
+    'the old ConfigMap stays acquired: its edits still roll the pods that read it',
   );
 });
 
@@ -358,10 +358,10 @@ async function convergedListed(): Promise<FakeWorld> {
   return world;
 }
 
-test('listed objects: the Deployment reads each as env or files, the keyed ones are held by key, the status lists what runs', async (t) => {
+test('listed objects: the Deployment reads each as env or files, the keyed ones are acquired by key, the status lists what runs', async (t) => {
   const world = await convergedListed();
   t.deepEqual(
-    world.dependencies.held.get('ns/app')?.map((ref) => `${ref.kind}/${ref.name}${ref.keys ? `[${ref.keys.join(',')}]` : ''}`),
+    world.dependencies.acquired.get('ns/app')?.map((ref) => `${ref.kind}/${ref.name}${ref.keys ? `[${ref.keys.join(',')}]` : ''}`),
     ['ConfigMap/web', 'ConfigMap/files[app.yaml]', 'ConfigMap/extra', 'Secret/db[PASSWORD]'],
   );
   const container = deploymentOf(world)!.spec.template.spec.containers[0]!;
@@ -437,7 +437,7 @@ test('listed objects: a required listed key missing holds the rollout and says w
   t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
 });
 
-test('listed objects: one dropped from the list stays held until the rollout without it is recorded in status', async (t) => {
+test('listed objects: one dropped from the list stays acquired until the rollout without it is recorded in status', async (t) => {
   const world = await convergedListed();
   editSpec(world, { ...LISTED, configMaps: [{ name: 'web' }] });
   const uses = recordUses(world);

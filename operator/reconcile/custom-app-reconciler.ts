@@ -2,7 +2,7 @@
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
 import { findCondition } from './conditions.js';
 import { blocking } from './projections.js';
-import { completeHandoff, dependencyViews, heldRefs } from './dependencies-step.js';
+import { completeHandoff, acquireAndReadDependencies, refsToAcquire } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
 import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
 import { isControlledBy } from '../customapp/labels.js';
@@ -39,17 +39,17 @@ export type { WritableCache } from './scope.js';
  *    Service go by garbage collection (their controller ownerReference).
  * 3. **Finalizer** (`finalizer-step.ts`): add it if missing. Its patch is sent before anything is acquired or written,
  *    and the status step waits for its answer; the Deployment and Service steps run while it is in flight (a
- *    CustomApp deleted before its finalizer lands leaves the cache, and its next reconcile releases what it held).
+ *    CustomApp deleted before its finalizer lands leaves the cache, and its next reconcile releases what it acquired).
  * 4. **Dependencies** (`dependencies-step.ts`): `use` the spec's references, plus the ones in `status.observed*`
  *    while a reference change is handed off. A reference not synced yet ends the reconcile: its first `changes`
- *    emission queues the key again. A missing one **holds** the rollout (condition, one Event per message); its
+ *    emission queues the key again. A missing one makes the rollout **wait for it** (Ready False `RolloutHeld`, one Event per message); its
  *    creation queues the key again.
  * 5. **Deployment** (`deployment-step.ts`), then **Service** (`service-step.ts`). A rollout caused by ConfigMap or
  *    Secret content alone asks the governance first (`rollout-step.ts`: pause, flap breaker, debounce, budget); a
  *    spec change rolls at once. The budget learns whether the Deployment still rolls (its slot frees when not) right
  *    after the Deployment step, so that a failing Service step cannot keep a slot.
  * 6. **Status** (`status-step.ts`), only when it changed, with `lastRollout` and `pendingRollout` and an Event when a
- *    rollout is queued, held, paused or failed; then `use` the spec's references alone, which releases the
+ *    rollout is queued, waits for a reference or a flapping object, is paused or failed; then `use` the spec's references alone, which releases the
  *    old ones of a handoff only after the new ones were rolled out and recorded in `status.observed*`.
  *
  * A rollout that waits for a flapping object or a debounce returns `{ requeueAfterMs }` for when it may go; one queued
@@ -90,21 +90,22 @@ export class CustomAppReconciler implements Reconciler {
     const finalizer = scope.step('finalizer', () => ensureFinalizer(scope));
     finalizer.catch(() => undefined);
 
-    const refs = heldRefs(scope.app, this.world.deployments.get(request.key));
-    const dependencies = await scope.step('dependencies', () => dependencyViews(scope, refs));
+    const refs = refsToAcquire(scope.app, this.world.deployments.get(request.key));
+    const dependencies = await scope.step('dependencies', () => acquireAndReadDependencies(scope, refs));
     if (dependencies === 'pending') {
       await finalizer;
       request.log.debug({ configMap: scope.app.spec.configMapName, secret: scope.app.spec.secretName }, 'waiting for dependency sync');
       return {};
     }
     const { configMap, secret, projected } = dependencies;
-    const held = configMap.phase === 'missing' || secret.phase === 'missing' || projected.some((view) => blocking(view) !== undefined);
+    const waitsForRefs =
+      configMap.phase === 'missing' || secret.phase === 'missing' || projected.some((view) => blocking(view) !== undefined);
 
     let deployment: Awaited<ReturnType<typeof reconcileDeployment>> | undefined;
     let rollout: ReturnType<typeof currentRollout>;
     let service: Awaited<ReturnType<typeof reconcileService>>;
     try {
-      deployment = await scope.step('deployment', () => reconcileDeployment(scope, held, configMap, secret, projected));
+      deployment = await scope.step('deployment', () => reconcileDeployment(scope, waitsForRefs, configMap, secret, projected));
       // The budget learns where the app stands from its Deployment's rollout alone, before the Service step: a Service
       // that cannot be written (a quota, an admission webhook) must not keep a slot after the rollout is over.
       const live = deployment.view.phase === 'owned' ? deployment.view.deployment : undefined;
@@ -148,7 +149,7 @@ export class CustomAppReconciler implements Reconciler {
     });
     const ready = findCondition(next.conditions, 'Ready')!;
     this.world.steps?.('status desired', (performance.now() - computeStarted) / 1000);
-    if (held && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
+    if (waitsForRefs && findCondition(previous.conditions, 'Ready')?.message !== ready.message) {
       scope.event('Warning', REASONS.rolloutHeld, ready.message);
     }
     await rolloutEvents(scope, previous, next, deployment.waiting, rollout);
@@ -167,10 +168,10 @@ export class CustomAppReconciler implements Reconciler {
   /**
    * Whether to leave the status write of a reconcile that rolled an existing Deployment for a second pass, queued
    * behind the keys that wait (`{ requeueNow }`): a ConfigMap shared by many CustomApps then has every Deployment
-   * written before any status, and its pods start rolling sooner. Only a plain rollout (not held, not waiting for the
+   * written before any status, and its pods start rolling sooner. Only a plain rollout (not waiting for a reference nor for the
    * governance) is deferred, and only once: the second pass writes the status even if keys still wait, so a steady
    * load cannot starve it. Nothing is lost: the second pass computes the status from the caches, as any reconcile does.
-   * A held rollout writes no Deployment, so `updated` alone leaves it out.
+   * A rollout that waits for a missing reference writes no Deployment, so `updated` alone leaves it out.
    */
   private deferStatus(key: string, deployment: { readonly updated?: boolean; readonly waiting?: unknown }): boolean {
     if (this.deferred.delete(key)) return false;

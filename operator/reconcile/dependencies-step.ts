@@ -1,4 +1,4 @@
-// The dependency step: which ConfigMap and Secret the CustomApp holds (its spec's, plus the old ones during a handoff), and what is known of them.
+// The dependency step: which ConfigMaps and Secrets the CustomApp acquires (its spec's, plus the old ones during a handoff), and what is known of them.
 import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
 import type { DependencyKind, DependencyRef } from '../deps/source.js';
@@ -13,19 +13,19 @@ function ref(kind: DependencyKind, namespace: string, name: string): DependencyR
   return { kind, namespace, name };
 }
 
-/** The refs a CustomApp holds: its spec's, and the ones `status.observed*` still runs with while a change is handed off. */
-export interface HeldRefs {
+/** The refs a CustomApp acquires: its spec's, and the ones `status.observed*` still runs with while a change is handed off. */
+export interface AcquiredRefs {
   readonly spec: readonly DependencyRef[];
   /** Non-empty only during a handoff: released once the rollout with the new refs is recorded in status. */
   readonly handoff: readonly DependencyRef[];
 }
 
 /**
- * The refs to hold for `app`: the seed fields' whole objects, and each listed object with its keys. What the pods still
+ * The refs to acquire for `app`: the seed fields' whole objects, and each listed object with its keys. What the pods still
  * run with comes from our Deployment when the cache has it (the truth, see `runningWith`), else from
- * `status.observed*`; a listed object the spec no longer lists stays held, whole, until the handoff completes.
+ * `status.observed*`; a listed object the spec no longer lists stays acquired, whole, until the handoff completes.
  */
-export function heldRefs(app: CustomApp, deployment: Deployment | undefined): HeldRefs {
+export function refsToAcquire(app: CustomApp, deployment: Deployment | undefined): AcquiredRefs {
   const namespace = app.metadata.namespace!;
   const { spec } = app;
   const running = deployment && isControlledBy(deployment, app) ? runningWith(deployment) : undefined;
@@ -67,10 +67,10 @@ export type DependencyViews =
   | 'pending';
 
 /**
- * Holds the refs (level-based: exactly these) and reads their states. A ref not synced yet is `pending`: its first
+ * Acquires the refs (level-based: exactly these) and reads their states. A ref not synced yet is `pending`: its first
  * `changes` emission queues the key again, so the reconcile ends without guessing.
  */
-export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Promise<DependencyViews> {
+export async function acquireAndReadDependencies(scope: ReconcileScope, refs: AcquiredRefs): Promise<DependencyViews> {
   const { dependencies } = scope.world;
   dependencies.use(scope.request.key, [...refs.spec, ...refs.handoff]);
   const view = async (kind: DependencyKind, name: string | undefined): Promise<DependencyView | 'pending'> => {
@@ -103,7 +103,7 @@ export async function dependencyViews(scope: ReconcileScope, refs: HeldRefs): Pr
 
 /**
  * The digests of `keys` from the whole object's state (the registry keeps one digest per key of every object it
- * follows, whichever refs hold it), to name the keys a change touched; undefined from a source that keeps none.
+ * follows, whichever refs acquired it), to name the keys a change touched; undefined from a source that keeps none.
  */
 async function listedDigests(
   scope: ReconcileScope,
@@ -116,8 +116,8 @@ async function listedDigests(
   return digests && new Map(keys.flatMap((key) => (digests.has(key) ? [[key, digests.get(key)!] as const] : [])));
 }
 
-/** Ends a handoff: the CustomApp holds its spec's refs alone, and the old ones are released. */
-export function completeHandoff(scope: ReconcileScope, refs: HeldRefs): void {
+/** Ends a handoff: the CustomApp keeps its spec's refs alone, and the old ones are released. */
+export function completeHandoff(scope: ReconcileScope, refs: AcquiredRefs): void {
   if (refs.handoff.length === 0) return;
   scope.world.dependencies.use(scope.request.key, refs.spec);
   scope.request.log.info({ released: refs.handoff.map((handed) => `${handed.kind}/${handed.name}`) }, 'handoff complete');

@@ -29,13 +29,13 @@ import { changedKeys, decodeKeyDigests, type ProjectedView, projectionKey } from
 /** What the Deployment step saw and did. */
 export interface DeploymentOutcome {
   readonly view: DeploymentView;
-  /** The ConfigMap and Secret the Deployment now runs with; undefined when nothing was rolled out (held, waiting, not ours, invalid). */
+  /** The ConfigMap and Secret the Deployment now runs with; undefined when nothing was rolled out (waiting for a reference or for the governance, not ours, invalid). */
   readonly rolledOut?: {
     readonly configMap?: RolloutDependency;
     readonly secret?: RolloutDependency;
     readonly projected: readonly ProjectedDependency[];
   };
-  /** A rollout caused by ConfigMap or Secret content that the governance holds back, and why. */
+  /** A rollout caused by ConfigMap or Secret content that the governance keeps waiting, and why. */
   readonly waiting?: WaitingRollout;
   /** True when this step updated an existing Deployment. */
   readonly updated?: boolean;
@@ -55,7 +55,7 @@ interface Plan {
 
 /**
  * Creates the Deployment, or updates it when a field the operator sets differs (no write otherwise, so a restart or
- * a metadata-only edit rolls nothing). While the rollout is `held` (a missing ConfigMap or Secret) nothing is
+ * a metadata-only edit rolls nothing). While the rollout `waitsForRefs` (a missing ConfigMap or Secret) nothing is
  * written. A Deployment of that name not controlled by this CustomApp is never touched; one of ours that the cache
  * does not see (its labels were edited) is found by a GET after the AlreadyExists and relabelled by the update.
  *
@@ -66,7 +66,7 @@ interface Plan {
  */
 export async function reconcileDeployment(
   scope: ReconcileScope,
-  held: boolean,
+  waitsForRefs: boolean,
   configMap: DependencyView,
   secret: DependencyView,
   projected: readonly ProjectedView[] = [],
@@ -74,7 +74,7 @@ export async function reconcileDeployment(
   const { world, app } = scope;
   let live = world.deployments.get(scope.request.key);
   if (live && !isControlledBy(live, app)) return notOwned(scope);
-  if (held) return { view: live ? { phase: 'owned', deployment: live } : { phase: 'absent' } };
+  if (waitsForRefs) return { view: live ? { phase: 'owned', deployment: live } : { phase: 'absent' } };
   const latest = {
     configMap: configMap.phase === 'present' ? { name: configMap.name, hash: configMap.hash } : undefined,
     secret: secret.phase === 'present' ? { name: secret.name, hash: secret.hash } : undefined,

@@ -196,7 +196,7 @@ test('a spec change is never queued: it rolls at once with the latest content, w
   t.is(running(world, 'b'), hash('2'), 'the latest content rolls with the spec');
   t.like(appOf(world, 'b').status?.lastRollout, { trigger: 'Spec', generation: 2, result: 'InProgress' });
   t.is(appOf(world, 'b').status?.pendingRollout, undefined);
-  t.is(world.governance.budget.inProgress, 1, 'a spec rollout holds no slot: only a');
+  t.is(world.governance.budget.inProgress, 1, 'a spec rollout occupies no slot: only a');
 });
 
 test('a change of replicas alone while queued is written at once, without the queued content', async (t) => {
@@ -424,7 +424,7 @@ test("a Service step that keeps failing does not keep the slot: the budget settl
   t.is(running(world, 'b'), hash('2'));
 });
 
-test('a paused Deployment (kubectl rollout pause) holds no slot: Ready says DeploymentPaused, and a resume counts it again', async (t) => {
+test('a paused Deployment (kubectl rollout pause) occupies no slot: Ready says DeploymentPaused, and a resume counts it again', async (t) => {
   const { world, eligible } = await contended();
   t.is(running(world, 'a'), hash('2'));
   t.is(ready(world, 'b'), 'False RolloutQueued');
@@ -438,7 +438,7 @@ test('a paused Deployment (kubectl rollout pause) holds no slot: Ready says Depl
     "the pause is the user's: the operator leaves spec.paused alone",
   );
   t.true(deploymentOf(world, 'a').spec.paused);
-  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout occupies no slot');
   t.deepEqual(eligible, ['ns/b']);
   t.is(ready(world, 'a'), 'False DeploymentPaused');
   t.regex(

@@ -6,7 +6,7 @@ import { type CurrentRollout, sameRollout } from '../governance/rollout-progress
 import type { ConditionDecision } from './conditions.js';
 import { REASONS } from './reasons.js';
 
-/** A rollout caused by ConfigMap or Secret content that waits: the gate's answer and the changes it holds back. */
+/** A rollout caused by ConfigMap or Secret content that waits: the gate's answer and the changes that wait. */
 export interface WaitingRollout {
   readonly gate: Extract<Gate, { verdict: 'wait' }>;
   readonly changes: readonly ContentChange[];

@@ -66,7 +66,7 @@ export class ReconcileScope {
 
   /**
    * True when the CustomApp already has a status: it is not the first reconcile of a new CustomApp. A child created now
-   * was deleted, or waited for a held rollout, or for a port added to the spec, and a `Created` Event says so; a new
+   * was deleted, or waited for a missing reference, or for a port added to the spec, and a `Created` Event says so; a new
    * CustomApp's first Deployment and Service get none (its status and `kubectl get` show them; one Event per new
    * CustomApp was a third of the writes of a cold start).
    */

@@ -29,7 +29,7 @@ export function secretHashAnnotation(secret: SecretHashes, live: Deployment | un
 }
 
 /**
- * The `status.secretHash` for a hash read back from our Deployment or the last status (a held rollout writes
+ * The `status.secretHash` for a hash read back from our Deployment or the last status (a rollout waiting for a reference writes
  * nothing new): an unkeyed one becomes the keyed hash when it still describes the Secret (`secret` present with the
  * same unkeyed hash), and is left out otherwise: the status never carries a plain hash, even one it had before.
  */

@@ -22,7 +22,7 @@ export type DependencyView =
 /** What the reconcile saw of the Deployment, after its writes. */
 export type DeploymentView =
   | { readonly phase: 'owned'; readonly deployment: Deployment }
-  /** Not created, because the rollout is held. */
+  /** Not created, because the rollout waits for a missing reference. */
   | { readonly phase: 'absent' }
   /** A Deployment of that name exists and is not controlled by this CustomApp. */
   | { readonly phase: 'notOwned' }
@@ -49,7 +49,7 @@ export interface StatusInput {
   readonly deployment: DeploymentView;
   /**
    * What the Deployment now runs with, when this reconcile rolled it out (or found it up to date); undefined when
-   * the rollout is held (the previous `observed*` and hashes stay).
+   * the rollout waits for a missing reference (the previous `observed*` and hashes stay).
    */
   readonly rolledOut?: {
     readonly configMap?: RolloutDependency;
@@ -199,7 +199,7 @@ function readyCondition(input: StatusInput, deployment: ConditionDecision, other
 /**
  * The status after a reconcile: `observedGeneration`, the conditions (Ready, ConfigMapAvailable, SecretAvailable,
  * DeploymentAvailable), `readyReplicas`, `replicas` and `selector` (the scale subresource's), and, when the Deployment was rolled out, the references and content hashes
- * it runs with (while a rollout is held they keep describing the running Deployment); `lastRollout` from the
+ * it runs with (while a rollout waits they keep describing the running Deployment); `lastRollout` from the
  * Deployment's rollout annotation and status, and `pendingRollout` while a dependency-triggered rollout waits. Ready is
  * True only once the Deployment's latest rollout succeeded and nothing waits.
  */

@@ -82,7 +82,7 @@ async function rolledOut(): Promise<FakeWorld> {
   return world;
 }
 
-test('a Rollout paused at a canary step holds no slot and has not ended; Healthy, it succeeded', async (t) => {
+test('a Rollout paused at a canary step occupies no slot and has not ended; Healthy, it succeeded', async (t) => {
   const world = await rolledOut();
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Rollout/ns/web'], 'the rollout of ours takes the slot');
   argoSays(world, { phase: 'Paused', message: 'CanaryPauseStep', controllerPause: true, pauseConditions: [{ reason: 'CanaryPauseStep' }] });
@@ -109,7 +109,7 @@ test("a Degraded Rollout (aborted): last-rollout Failed with Argo's message", as
   t.like(lastWorkloadRollout(stored(world)), { result: 'Failed', message: 'RolloutAborted: Rollout aborted update to revision 2' });
 });
 
-test('a Rollout with spec.workloadRef: one Warning naming the Deployment to annotate, nothing held or written to it', async (t) => {
+test('a Rollout with spec.workloadRef: one Warning naming the Deployment to annotate, nothing acquired or written to it', async (t) => {
   const world = new FakeWorld();
   world.configMap('app-config', { V: '1' });
   world.client.seed(ROLLOUTS, {

@@ -46,7 +46,7 @@ export interface ArgoRollout extends KubeObject {
  * `utils/rollout/rolloututil.go` GetRolloutPhase): a spec the controller has not observed yet is in progress, and so is
  * a resume it has not acted on (`controllerPause` with no pause conditions left); then the controller's phase: Healthy
  * succeeded, Degraded failed (an abort, a progress deadline, an invalid spec), Paused is paused (a canary step pauses by
- * design and may wait for a promotion for ever: like a paused Deployment, it holds no slot of the budget), Progressing
+ * design and may wait for a promotion for ever: like a paused Deployment, it occupies no slot of the budget), Progressing
  * is in progress. Without a phase (no controller has looked at it yet, or one older than 1.0) `spec.paused` and pause
  * conditions still say Paused, and anything else is in progress.
  */

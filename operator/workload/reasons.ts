@@ -4,7 +4,7 @@ export const WORKLOAD_REASONS = {
   /** New content rolled out: the pod template's hash annotation written. */
   rolloutTriggered: 'RolloutTriggered',
   rolloutQueued: 'RolloutQueued',
-  /** A flapping object holds the rollout until it is quiet. */
+  /** A flapping object (its breaker open) makes the rollout wait until it is quiet. */
   rolloutHeld: 'RolloutHeld',
   rolloutPaused: 'RolloutPaused',
   rolloutSucceeded: 'RolloutSucceeded',

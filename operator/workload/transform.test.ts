@@ -82,7 +82,7 @@ test('the status is kept while a rollout of ours is in progress, to see it end',
   t.is(trimmed.spec.replicas, 3);
 });
 
-test("the pause is kept (a paused rollout holds no slot), and an Argo Rollout's workloadRef (the workload to annotate)", (t) => {
+test("the pause is kept (a paused rollout occupies no slot), and an Argo Rollout's workloadRef (the workload to annotate)", (t) => {
   const deployment = helmDeployment({ 'reloader.stakater.com/auto': 'true' });
   t.true(trimWorkload({ ...deployment, spec: { ...deployment.spec, paused: true } }).spec.paused);
   t.is(trimWorkload(deployment).spec.paused, undefined);

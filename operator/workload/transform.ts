@@ -79,7 +79,7 @@ export function trimWorkload<T extends Workload>(workload: T): T {
     spec: {
       ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
       ...(spec.updateStrategy !== undefined ? { updateStrategy: spec.updateStrategy } : {}),
-      // A paused rollout holds no slot of the budget: without it, a paused Deployment would look rolling for ever.
+      // A paused rollout occupies no slot of the budget: without it, a paused Deployment would look rolling for ever.
       ...(spec.paused ? { paused: true } : {}),
       // An Argo Rollout that runs another workload's pod template: the reconcile says which to annotate instead.
       ...(spec.workloadRef ? { workloadRef: { kind: spec.workloadRef.kind, name: spec.workloadRef.name } } : {}),

@@ -1,5 +1,5 @@
 // The workload reconcile against a trivial model: random edits, opt-in and opt-out, deletes, restarts and reconciles;
-// what is recorded, what the pod template runs, what is held and the budget's slot always agree with the model.
+// what is recorded, what the pod template runs, what is acquired and the budget's slot always agree with the model.
 import test from 'ava';
 import fc from 'fast-check';
 import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
@@ -62,9 +62,9 @@ const ANNOTATIONS = { 'reloader.stakater.com/auto': 'true' };
  * The model: the content now (a ConfigMap value, and the optional Secret's value or null while absent), whether the
  * workload opted in, and what it records and runs, by the rules written in a few lines: first sight records the
  * content; afterwards an object that exists with content other than recorded rolls (template and record to the content
- * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and holds nothing. Of
+ * now, once); an object deleted changes nothing; not opted in (or deleted) records nothing and acquires nothing. Of
  * ConfigMap `keyed` the content is its key `a` alone: an edit of `b` is no change, and a reconcile that the model says
- * changes nothing writes nothing at all. A rollout holds a slot of the budget from its write until a reconcile sees it
+ * changes nothing writes nothing at all. A rollout occupies a slot of the budget from its write until a reconcile sees it
  * finished, except while its Deployment is paused.
  */
 async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> {
@@ -142,8 +142,8 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
         await world.client.delete(resource, 'ns', 'web');
         world.sync();
         await world.reconcileWorkload(kind, 'web');
-        if (world.dependencies.held.has(workloadKey(kind, 'ns', 'web')))
-          throw new Error(`step ${at}: a deleted workload still holds its refs`);
+        if (world.dependencies.acquired.has(workloadKey(kind, 'ns', 'web')))
+          throw new Error(`step ${at}: a deleted workload still has its refs acquired`);
         record = undefined;
         runs = undefined;
         optedIn = true;
@@ -153,7 +153,7 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
       case 'restart': {
         world.restart();
         const expected = JSON.stringify(rolling && !finished && !paused ? [workloadKey(kind, 'ns', 'web')] : []);
-        if (slots() !== expected) throw new Error(`step ${at}: after a restart the budget holds ${slots()}, the model ${expected}`);
+        if (slots() !== expected) throw new Error(`step ${at}: after a restart the budget has ${slots()} occupied, the model ${expected}`);
         break;
       }
       case 'pause':
@@ -205,11 +205,11 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
         if (writes.length > 0 && encoded(record) === recordBefore && !sawFinish) {
           throw new Error(`${where}: a write when the model changes nothing: ${JSON.stringify(writes.map((call) => call.body))}`);
         }
-        if (world.dependencies.held.has(workloadKey(kind, 'ns', 'web')) !== optedIn)
-          throw new Error(`${where}: holds its refs: ${!optedIn}`);
+        if (world.dependencies.acquired.has(workloadKey(kind, 'ns', 'web')) !== optedIn)
+          throw new Error(`${where}: has its refs acquired: ${!optedIn}`);
         // The write that starts a rollout takes the slot; the next reconcile frees it while the Deployment is paused.
         const slot = JSON.stringify(rolling && (rolled || !paused) ? [workloadKey(kind, 'ns', 'web')] : []);
-        if (slots() !== slot) throw new Error(`${where}: the budget holds ${slots()}, the model ${slot}`);
+        if (slots() !== slot) throw new Error(`${where}: the budget has ${slots()} occupied, the model ${slot}`);
         break;
       }
     }
@@ -221,7 +221,7 @@ for (const [kind, steps] of [
   ['StatefulSet', STEP],
   ['Deployment', DEPLOYMENT_STEP],
 ] as const) {
-  test(`${kind}: random edits, opt-in and opt-out, deletes, restarts${kind === 'Deployment' ? ', pauses' : ''} and reconciles: the record, the template, the holds and the slot follow the model`, async (t) => {
+  test(`${kind}: random edits, opt-in and opt-out, deletes, restarts${kind === 'Deployment' ? ', pauses' : ''} and reconciles: the record, the template, the acquired refs and the slot follow the model`, async (t) => {
     const replay = process.env.WORKLOAD_MODEL_SEED;
     const seed = replay === undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : Number(replay);
     let rollouts = 0;

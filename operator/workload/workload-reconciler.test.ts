@@ -50,7 +50,7 @@ async function optedIn(kind: WorkloadKind, name = 'web', annotations: Record<str
   return world;
 }
 
-test('a workload without an opt-in annotation: nothing held, nothing written', async (t) => {
+test('a workload without an opt-in annotation: nothing acquired, nothing written', async (t) => {
   const world = new FakeWorld();
   world.configMap('app-config', { V: '1' });
   world.workload('Deployment', 'plain', {}, USES);
@@ -64,7 +64,7 @@ for (const kind of KINDS) {
     const world = await optedIn(kind);
     t.deepEqual(world.writes(), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.deepEqual(
-      [...world.dependencies.held.get(`${kind}/ns/web`)!].map((ref) => `${ref.kind}/${ref.name}`),
+      [...world.dependencies.acquired.get(`${kind}/ns/web`)!].map((ref) => `${ref.kind}/${ref.name}`),
       ['ConfigMap/app-config', 'Secret/db'],
     );
     t.is(templateHashes(world, kind, 'web'), undefined, 'the pod template is untouched');
@@ -158,7 +158,7 @@ test('a deleted workload (no finalizer of ours) is released by its next reconcil
   t.is(stored(world, 'Deployment', 'web').metadata.finalizers, undefined);
 });
 
-test('an optional reference created later rolls; a missing required one gets one Warning and holds nothing else', async (t) => {
+test('an optional reference created later rolls; a missing required one gets one Warning and acquires nothing else', async (t) => {
   const world = new FakeWorld();
   world.configMap('app-config', { V: '1' });
   world.configMap('flags', undefined);
@@ -221,7 +221,7 @@ test('bad annotations: one Warning Event quoting them, never a throw, served as 
   t.deepEqual(eventsOf(world, 'huge'), [
     'Deployment ReloadAnnotationInvalid: annotation app.example.com/reload-secrets: 10000 names, more than 256; the list is ignored',
   ]);
-  t.false(world.dependencies.held.has('Deployment/ns/huge'));
+  t.false(world.dependencies.acquired.has('Deployment/ns/huge'));
 });
 
 test("the rollout's outcome: last-rollout Succeeded with an Event once the Deployment's status says so", async (t) => {
@@ -278,7 +278,7 @@ test('a reconcile before the watch delivers its own rollout reads it: no second 
   t.deepEqual(world.writes(from), [], 'the watch caught up: still nothing to write');
 });
 
-test('the budget is shared with CustomApps: one slot, held by a CustomApp, queues the workload until it frees', async (t) => {
+test('the budget is shared with CustomApps: one slot, occupied by a CustomApp, queues the workload until it frees', async (t) => {
   const world = new FakeWorld({ maxConcurrentRollouts: 1, flapThreshold: 0, flapWindowMs: 60_000 });
   world.configMap('app-config', { V: '1' });
   world.secret('db', { P: '1' });
@@ -336,7 +336,7 @@ test("a Deployment a CustomApp controls is the CustomApp's: reload annotations o
   const from = world.client.calls.length;
   t.deepEqual(await world.reconcileWorkload('Deployment', 'app'), {});
   t.deepEqual(writes(world, from), [], 'no baseline, no rollout: its CustomApp rolls it');
-  t.false(world.dependencies.held.has('Deployment/ns/app'));
+  t.false(world.dependencies.acquired.has('Deployment/ns/app'));
   t.deepEqual(
     eventsOf(world, 'app').filter((event) => event.startsWith('Deployment ')),
     [
@@ -382,7 +382,7 @@ test('a write refused with a 409 posts and remembers nothing: the retry reports 
   ]);
 });
 
-test('a paused Deployment (`kubectl rollout pause`) holds no slot and has not ended; resumed, it counts again', async (t) => {
+test('a paused Deployment (`kubectl rollout pause`) occupies no slot and has not ended; resumed, it counts again', async (t) => {
   const world = await optedIn('Deployment');
   world.configMap('app-config', { V: '2' });
   await world.reconcileWorkload('Deployment', 'web');
@@ -392,7 +392,7 @@ test('a paused Deployment (`kubectl rollout pause`) holds no slot and has not en
   world.pauseDeployment('web', true);
   await world.reconcileWorkload('Deployment', 'web');
   world.sync();
-  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout holds no slot');
+  t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout occupies no slot');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'InProgress' }, 'paused is not ended');
   t.false(
     eventsOf(world, 'web').some((event) => event.includes('RolloutSucceeded')),

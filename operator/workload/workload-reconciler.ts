@@ -7,7 +7,7 @@ import type { DependencyRef, DependencySource, DependencyState } from '../deps/s
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { Gate, RolloutGovernance } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
-import { hasEnded, holdsSlot } from '../governance/rollout-progress.js';
+import { hasEnded, occupiesSlot } from '../governance/rollout-progress.js';
 import type { WriteClient } from '../kube/client.js';
 import { decodeHashes, encodeHashes, hashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
 import { type ArgoRollout, workloadRefProblem } from './argo-rollout.js';
@@ -26,7 +26,7 @@ export interface WorkloadWorld {
    * rollout it started, or it would take it for one not started and free its slot of the budget, or roll it twice.
    */
   readonly workloads: Partial<Record<WorkloadKind, WritableCache<Workload>>>;
-  /** The same registry as the CustomApps': a workload holds its refs under its workload key. */
+  /** The same registry as the CustomApps': a workload acquires its refs under its workload key. */
   readonly dependencies: DependencySource;
   readonly recorder: EventRecorder;
   /** The same governance as the CustomApps': one budget, the same breakers. */
@@ -96,7 +96,7 @@ export class WorkloadReconciler implements Reconciler {
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
     const progress = workloadProgress(kind, workload);
-    const rolling = last?.result === 'InProgress' && holdsSlot(progress);
+    const rolling = last?.result === 'InProgress' && occupiesSlot(progress);
     if (last?.result === 'InProgress' && hasEnded(progress)) this.ended(writes, kind, name, last, progress);
 
     if (!spec.optedIn || spec.refs.length === 0 || workload.metadata.deletionTimestamp) {
@@ -219,7 +219,7 @@ export class WorkloadReconciler implements Reconciler {
     if (missing.length > 0) writes.events.push(['Warning', WORKLOAD_REASONS.referenceMissing, missing.join('; ')]);
   }
 
-  /** An Event when a wait begins (or its reason changes): queued, held by a flapping object, paused. */
+  /** An Event when a wait begins (or its reason changes): queued, waiting for a flapping object (its breaker open), paused. */
   private waitEvent(key: string, writes: Writes, gate: Exclude<Gate, { verdict: 'roll' }>, change: string): void {
     if (this.waiting.get(key) === gate.reason) return;
     writes.after.push(() => this.waiting.set(key, gate.reason));

@@ -106,14 +106,14 @@ for (const target of selectedTargets()) {
       objects.customApp(ns, 'second', { image: 'example/b:1', configMapName: 'shared' }),
     );
     await eventually('both Deployments exist', async () => (await hashOf(ns, 'first')) && (await hashOf(ns, 'second')));
-    t.deepEqual([...(scenario.running.operator.dependencies.holders().get(`ConfigMap/${ns}/shared`) ?? [])].sort(), [
+    t.deepEqual([...(scenario.running.operator.dependencies.owners().get(`ConfigMap/${ns}/shared`) ?? [])].sort(), [
       `${ns}/first`,
       `${ns}/second`,
     ]);
     await scenario.admin.delete(CUSTOM_APPS, ns, 'first');
     await eventually('the first CustomApp is gone', async () => (await appOf(ns, 'first')) === undefined);
     t.deepEqual(watchedIn(ns), ['ConfigMap/shared'], 'the watch stays for the second');
-    t.deepEqual([...(scenario.running.operator.dependencies.holders().get(`ConfigMap/${ns}/shared`) ?? [])], [`${ns}/second`]);
+    t.deepEqual([...(scenario.running.operator.dependencies.owners().get(`ConfigMap/${ns}/shared`) ?? [])], [`${ns}/second`]);
     await timedEdit(ns, 'shared', 'second', { V: '2' });
     t.is(await hashOf(ns, 'second'), contentHash({ data: { V: '2' } }));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);

@@ -129,7 +129,7 @@ for (const target of selectedTargets()) {
         objects.customApp(ns, 'created', { image: 'example/app:1', configMapName: 'new-config' }),
         objects.customApp(ns, 'changed', { image: 'example/app:1', configMapName: 'late-config' }),
       );
-      await eventually('both new CustomApps hold their refs', () =>
+      await eventually('both new CustomApps acquired their refs', () =>
         ['ConfigMap/new-config', 'ConfigMap/late-config'].every((ref) =>
           running!.operator.dependencies.watched().some((watched) => `${watched.kind}/${watched.name}` === ref),
         ),
@@ -190,7 +190,7 @@ for (const target of selectedTargets()) {
       );
 
       await createAll(client, objects.customApp(ns, 'changed', { image: 'example/app:1', configMapName: 'late-config' }));
-      await eventually('the new CustomApp holds its ref', () =>
+      await eventually('the new CustomApp acquired its ref', () =>
         running.operator.dependencies.watched().some((watched) => watched.kind === 'ConfigMap' && watched.name === 'late-config'),
       );
       t.true(Date.now() - opened < RELIST_WINDOW_MS, 'the ref was taken while the namespace LIST was still unanswered');

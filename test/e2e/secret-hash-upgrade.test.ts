@@ -51,7 +51,7 @@ function previousRelease(context: DependencyContext): DependencySource {
     },
     changes: source.changes.pipe(map(asBeforeKeyedHashes)),
     watched: () => source.watched(),
-    holders: () => source.holders(),
+    owners: () => source.owners(),
     close: () => {
       source.close();
       registry.close();

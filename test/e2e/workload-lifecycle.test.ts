@@ -115,7 +115,7 @@ for (const target of selectedTargets()) {
       .map(refKey)
       .sort();
 
-  // First: no rollout of another test holds a slot yet (none ever completes on the API targets).
+  // First: no rollout of another test occupies a slot yet (none ever completes on the API targets).
   test.serial(`[${target}] the rollout budget is shared with CustomApps`, async (t) => {
     const ns = 'wl-budget';
     await createNamespace(scenario.admin, ns);
@@ -240,7 +240,7 @@ for (const target of selectedTargets()) {
     t.is((await stored('StatefulSet', ns, 'web')).metadata.finalizers, undefined);
     await scenario.admin.delete(WORKLOAD_RESOURCES.StatefulSet, ns, 'web');
     await eventually('released', () => watchedIn(ns).length === 0);
-    t.false(scenario.running.operator.dependencies.holders().has(refKey({ kind: 'ConfigMap', namespace: ns, name: 'web-config' })));
+    t.false(scenario.running.operator.dependencies.owners().has(refKey({ kind: 'ConfigMap', namespace: ns, name: 'web-config' })));
   });
 
   test.serial(

@@ -13,7 +13,7 @@ import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } fro
 
 /**
  * The refs the CustomApps in the cluster reference (spec only: after convergence no handoff is pending), and those
- * the workloads of the kinds the operator serves select by annotation, with their holders.
+ * the workloads of the kinds the operator serves select by annotation, with their owners.
  */
 async function referencedRefs(admin: KubeClient, operator: Operator): Promise<Map<string, Set<string>>> {
   const apps = await admin.list<CustomApp>(CUSTOM_APPS);
@@ -51,7 +51,7 @@ function describeSets(a: Iterable<string>, b: Iterable<string>): string {
  * Checks, waiting up to `timeoutMs` for convergence:
  * - no CustomApp is stuck with a deletionTimestamp (its finalizer ran);
  * - the dependency source watches exactly the refs that CustomApps reference (and the served workloads select), and
- *   each ref is held by exactly the CustomApps (and workloads) that reference it;
+ *   each ref is acquired by exactly the CustomApps (and workloads) that reference it;
  * - with the default registry: every watched ref is served by a physical stream (per object, or its namespace's),
  *   no stream serves nothing, and, on the emulator, the server's open ConfigMap and Secret watches of the
  *   operator's ServiceAccount equal the registry's streams.
@@ -80,22 +80,22 @@ export async function assertInvariants(
     async () => {
       const wanted = await referencedRefs(admin, operator);
       const watched = new Set(operator.dependencies.watched().map(refKey));
-      const holders = operator.dependencies.holders();
+      const acquired = operator.dependencies.owners();
       const sameRefs = watched.size === wanted.size && [...wanted.keys()].every((key) => watched.has(key));
-      const sameHolders =
+      const sameOwners =
         sameRefs &&
         [...wanted].every(([key, owners]) => {
-          const held = holders.get(key) ?? new Set();
-          return held.size === owners.size && [...owners].every((owner) => held.has(owner));
+          const acquiredBy = acquired.get(key) ?? new Set();
+          return acquiredBy.size === owners.size && [...owners].every((owner) => acquiredBy.has(owner));
         });
-      return sameRefs && sameHolders ? '' : false;
+      return sameRefs && sameOwners ? '' : false;
     },
     timeoutMs,
   ).catch(async () => {
     const wanted = await referencedRefs(admin, operator);
     return `watched vs referenced: ${describeSets(operator.dependencies.watched().map(refKey), wanted.keys())}`;
   });
-  t.is(mismatch, '', 'the active watches are exactly the referenced objects, held by exactly their CustomApps');
+  t.is(mismatch, '', 'the active watches are exactly the referenced objects, acquired by exactly their CustomApps');
 
   const registry = operator.registry;
   if (!registry) return;

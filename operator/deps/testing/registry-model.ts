@@ -13,25 +13,25 @@ const NAMESPACE = 'ns';
 const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p'] as const;
 type Name = (typeof NAMES)[number];
 /**
- * The owners that hold refs through the reconcile's {@link RegistryDependencySource}: CustomApps (`namespace/name`)
+ * The owners that acquire refs through the reconcile's {@link RegistryDependencySource}: CustomApps (`namespace/name`)
  * and workloads opted in by annotation (`Kind/namespace/name`), sharing the registry's refs.
  */
 const OWNERS = ['ns/app', 'ns/other', 'Deployment/ns/web', 'StatefulSet/ns/db', 'DaemonSet/ns/agent'] as const;
 type Owner = (typeof OWNERS)[number];
-/** The keys a write may change one of, and a holder may read some of. */
+/** The keys a write may change one of, and an owner may read some of. */
 const KEYS = ['x', 'y'] as const;
 type Key = (typeof KEYS)[number];
-/** What a holder reads: the whole object (undefined), or some keys. */
+/** What an owner reads: the whole object (undefined), or some keys. */
 type View = readonly Key[] | undefined;
 const VIEWS: readonly View[] = [undefined, ['x'], ['y'], ['x', 'y']];
 const viewText = (view: View): string => (view ? `[${view.join(',')}]` : '');
 
 /** One step of a run: what a user, the API server or time does next. */
 export type Step =
-  /** A new holder of `name`: of the whole object, or with `keys` of these keys alone (env `configMapKeyRef`, volume `items`). */
+  /** A new owner of `name`: of the whole object, or with `keys` of these keys alone (env `configMapKeyRef`, volume `items`). */
   | { readonly type: 'acquire'; readonly name: Name; readonly keys?: readonly Key[] }
   | { readonly type: 'delete'; readonly name: Name }
-  /** One holder of `name` lets go, or with `every` all of them at once (the slot goes; a later acquire makes a new one). */
+  /** One owner of `name` lets go, or with `every` all of them at once (the entry goes; a later acquire makes a new one). */
   | { readonly type: 'release'; readonly name: Name; readonly every?: boolean }
   /** Replaces the object's data with `{ key: value }`; with `key`, sets that key alone and keeps the others. */
   | { readonly type: 'write'; readonly name: Name; readonly value: string; readonly key?: Key }
@@ -39,9 +39,9 @@ export type Step =
   | { readonly type: 'rewrite'; readonly value: string }
   /** What a GitOps apply does: write these ConfigMaps, let the watches see it, then reference them all. */
   | { readonly type: 'apply'; readonly names: readonly Name[]; readonly value: string }
-  /** Holders that arrive together (a cold start, a sync of CustomApps): reference these names, one after another. */
+  /** Owners that arrive together (a cold start, a sync of CustomApps): reference these names, one after another. */
   | { readonly type: 'reference'; readonly names: readonly Name[] }
-  /** A new holder of the object written or deleted last that nobody holds (a CustomApp for a ConfigMap just made). */
+  /** A new owner of the object written or deleted last that nobody has acquired (a CustomApp for a ConfigMap just made). */
   | { readonly type: 'acquireChanged' }
   | { readonly type: 'deliver'; readonly index: number; readonly count: number }
   | { readonly type: 'answerList' | 'failList' | 'bookmark'; readonly index: number }
@@ -54,12 +54,12 @@ export type Step =
    * owed, and the relists are answered at once while the lists sent before them (snapshots) stay slow.
    */
   | { readonly type: 'expire' }
-  /** The system comes to rest (every answer and event released) and every held ref must say its object's state. */
+  /** The system comes to rest (every answer and event released) and every acquired ref must say its object's state. */
   | { readonly type: 'settle' }
   | { readonly type: 'advance'; readonly ms: number }
-  /** A reconcile of `owner` (a CustomApp or a workload): it holds exactly these names from now on (none: it releases). */
+  /** A reconcile of `owner` (a CustomApp or a workload): it acquires exactly these names from now on (none: it releases). */
   | { readonly type: 'use'; readonly owner: Owner; readonly names: readonly Name[] }
-  /** `owner` deleted or opted out: everything it holds is released. */
+  /** `owner` deleted or opted out: everything it has acquired is released. */
   | { readonly type: 'releaseOwner'; readonly owner: Owner };
 
 const index = fc.nat({ max: 15 });
@@ -141,13 +141,13 @@ function stateText(state: DependencyState | undefined): string {
 }
 
 /** One logical subscription of the test, and everything it received. */
-interface Held {
+interface Acquired {
   readonly name: Name;
   /** The keys it reads; undefined: the whole object. */
   readonly keys: View;
   subscription: Subscription;
   readonly received: string[];
-  /** How far in the object's history the ref's slot had got when the subscription was made (it starts there). */
+  /** How far in the object's history the ref's entry had got when the subscription was made (it starts there). */
   readonly from: number;
 }
 
@@ -159,14 +159,14 @@ function drained(): Promise<void> {
 /**
  * Runs `steps` against a registry (with the given thresholds) whose watches are the real watchers over
  * a {@link FakeDependencyApi}, then lets everything settle with no more faults and checks the model:
- * - every held subscription's last state is the object's current state (present with its content hash, or absent);
+ * - every acquired subscription's last state is the object's current state (present with its content hash, or absent);
  * - what each one received is, in order, a subsequence of the states the object went through, starting no earlier
  *   than the ref had got when it subscribed (never an older state after a newer one: no stale list wins over a newer
  *   event), checked on arrival, released refs included;
  * - the owners' refs (CustomApps and workloads through a {@link RegistryDependencySource} on the same registry): after
- *   every step its holders are exactly the model's (each ref's owners, across both domains, by the owners' last
- *   `use`), and at rest each ref an owner holds says its object's state, in the source's `state` and last `changes`;
- * - the physical watches are exactly what the held refs need (a subscription's or an owner's): one per held ref, or
+ *   every step its owners are exactly the model's (each ref's owners, across both domains, by the owners' last
+ *   `use`), and at rest each ref an owner has acquired says its object's state, in the source's `state` and last `changes`;
+ * - the physical watches are exactly what the acquired refs need (a subscription's or an owner's): one per acquired ref, or
  *   one for the namespace and no other, all synced, and the server has exactly those watches open;
  * - after everything is released, no watch is open and no list is pending.
  * Throws with a description of the first violation.
@@ -194,34 +194,34 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     const hash = view ? keysHash('ConfigMap', keyDigests('ConfigMap', undefined, object), view) : contentHash(object);
     return `present ${hash.slice(0, 12)}`;
   };
-  /** The reconcile's view on the same registry, and the trivial model of what each owner holds. */
+  /** The reconcile's view on the same registry, and the trivial model of what each owner has acquired. */
   const source = new RegistryDependencySource(registry);
   const uses = new Map<Owner, ReadonlySet<Name>>();
   const lastChange = new Map<string, string>();
   source.changes.subscribe((state) => lastChange.set(refKey(state.ref), stateText(state)));
   const ref = (each: Name): DependencyRef => ({ kind: 'ConfigMap', namespace: NAMESPACE, name: each });
   const ownedNames = (): Name[] => [...new Set([...uses.values()].flatMap((names) => [...names]))];
-  /** How the source's holders differ from the model's, or undefined when they match. */
-  const holdersMismatch = (): string | undefined => {
+  /** How the source's owners differ from the model's, or undefined when they match. */
+  const ownersMismatch = (): string | undefined => {
     const model = new Map<string, string[]>();
     for (const [owner, names] of uses)
       for (const each of names) model.set(refKey(ref(each)), [...(model.get(refKey(ref(each))) ?? []), owner]);
     const text = (entries: Iterable<[string, Iterable<string>]>): string =>
       JSON.stringify([...entries].map(([key, owners]) => [key, [...owners].sort()]).sort());
-    const [expected, actual] = [text(model), text(source.holders())];
-    return expected === actual ? undefined : `the holders are ${actual}, the model ${expected}`;
+    const [expected, actual] = [text(model), text(source.owners())];
+    return expected === actual ? undefined : `the owners are ${actual}, the model ${expected}`;
   };
-  /** How far each name's slot has got in each view's history: the latest state any subscriber of the view received. */
+  /** How far each name's entry has got in each view's history: the latest state any subscriber of the view received. */
   const progress = new Map<string, number>();
-  const held: Held[] = [];
-  const hold = (each: Name, keys: View = undefined): void => {
+  const acquired: Acquired[] = [];
+  const acquire = (each: Name, keys: View = undefined): void => {
     const received: string[] = [];
     const id = each + viewText(keys);
-    const entry: Held = { name: each, keys, subscription: Subscription.EMPTY, received, from: progress.get(id) ?? 0 };
+    const entry: Acquired = { name: each, keys, subscription: Subscription.EMPTY, received, from: progress.get(id) ?? 0 };
     let at = entry.from;
     const history = histories.get(id)!;
     // Checked on arrival: each state is in the view's history, at or after the one before it, and differs from the
-    // one before it (a holder of some keys hears nothing of a change of another key).
+    // one before it (an owner of some keys hears nothing of a change of another key).
     const ref = { kind: 'ConfigMap' as const, namespace: NAMESPACE, name: each, ...(keys ? { keys } : {}) };
     entry.subscription = registry.acquire(ref).subscribe((state) => {
       const text = stateText(state);
@@ -237,14 +237,14 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       at = found;
       progress.set(id, Math.max(progress.get(id) ?? 0, found));
     });
-    held.push(entry);
+    acquired.push(entry);
   };
   const release = (each: Name): void => {
-    const at = held.findIndex((entry) => entry.name === each);
-    if (at >= 0) held.splice(at, 1)[0]!.subscription.unsubscribe();
-    // The last holder gone, the slot is gone: a new one may start from a list older than what this one had seen,
+    const at = acquired.findIndex((entry) => entry.name === each);
+    if (at >= 0) acquired.splice(at, 1)[0]!.subscription.unsubscribe();
+    // The last owner gone, the entry is gone: a new one may start from a list older than what this one had seen,
     // as long as the watch that follows that list delivers everything after it (the final check says it did).
-    if (!held.some((entry) => entry.name === each)) for (const view of VIEWS) progress.delete(each + viewText(view));
+    if (!acquired.some((entry) => entry.name === each)) for (const view of VIEWS) progress.delete(each + viewText(view));
   };
   /** The names written or deleted, the latest last, each once. */
   const changed: Name[] = [];
@@ -271,7 +271,7 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
 
   /**
    * Quiescence: no more faults; answers, delivers and lets the backoff timers run until nothing moves. Then every
-   * held ref must say its object's state, and no ref may have gone back in its history. A run checks this at its
+   * acquired ref must say its object's state, and no ref may have gone back in its history. A run checks this at its
    * end and at each `settle` step: a stale state must not survive a moment of rest, even if a later write happens
    * to bring the object back to it.
    */
@@ -290,7 +290,7 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       throw new Error(`no quiescence: ${api.pendingLists} lists pending, ${api.undelivered} events undelivered`);
     }
 
-    for (const entry of held) {
+    for (const entry of acquired) {
       const last = entry.received.at(-1);
       if (last !== truth(entry.name, entry.keys)) {
         throw new Error(
@@ -304,7 +304,7 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       const changed = lastChange.get(refKey(ref(each)));
       if (said !== truth(each) || changed !== truth(each)) {
         throw new Error(
-          `${each}, held by ${JSON.stringify([...(source.holders().get(refKey(ref(each))) ?? [])])}: the source says "${said}" and last changed to "${changed}", the object is ${truth(each)}`,
+          `${each}, acquired by ${JSON.stringify([...(source.owners().get(refKey(ref(each))) ?? [])])}: the source says "${said}" and last changed to "${changed}", the object is ${truth(each)}`,
         );
       }
     }
@@ -314,11 +314,11 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
     for (const step of steps) {
       switch (step.type) {
         case 'acquire':
-          hold(step.name, step.keys);
+          acquire(step.name, step.keys);
           break;
         case 'release':
           do release(step.name);
-          while (step.every && held.some((entry) => entry.name === step.name));
+          while (step.every && acquired.some((entry) => entry.name === step.name));
           break;
         case 'write':
           api.write(step.name, step.key ? { ...api.current(step.name)?.data, [step.key]: step.value } : { key: step.value });
@@ -341,10 +341,10 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
           }
           api.deliverAll();
           await drained();
-          for (const each of step.names) hold(each);
+          for (const each of step.names) acquire(each);
           break;
         case 'reference':
-          for (const each of step.names) hold(each);
+          for (const each of step.names) acquire(each);
           break;
         case 'deliver':
           api.deliver(step.index, step.count);
@@ -356,8 +356,8 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
           api.answerList(step.index);
           break;
         case 'acquireChanged': {
-          const unheld = changed.findLast((each) => !held.some((entry) => entry.name === each));
-          if (unheld) hold(unheld);
+          const unacquired = changed.findLast((each) => !acquired.some((entry) => entry.name === each));
+          if (unacquired) acquire(unacquired);
           break;
         }
         case 'answerNewest':
@@ -398,25 +398,30 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
           uses.delete(step.owner);
           break;
       }
-      const mismatch = holdersMismatch();
+      const mismatch = ownersMismatch();
       if (mismatch) throw new Error(`after ${JSON.stringify(step)}: ${mismatch}`);
       await drained();
     }
 
     await settled();
 
-    const heldNames = JSON.stringify([...new Set([...held.map((entry) => entry.name), ...ownedNames()])].sort());
+    const acquiredNames = JSON.stringify([...new Set([...acquired.map((entry) => entry.name), ...ownedNames()])].sort());
     const streams = registry.streams();
     const perObject = JSON.stringify(streams.flatMap((stream) => (stream.scope === 'object' ? [stream.name!] : [])).sort());
     const perNamespace = streams.filter((stream) => stream.scope === 'namespace').length;
     const matches =
-      heldNames === '[]' ? streams.length === 0 : perNamespace === 0 ? perObject === heldNames : perNamespace === 1 && perObject === '[]';
-    if (!matches) throw new Error(`streams: ${perNamespace} per namespace and ${perObject} per object for the held refs ${heldNames}`);
+      acquiredNames === '[]'
+        ? streams.length === 0
+        : perNamespace === 0
+          ? perObject === acquiredNames
+          : perNamespace === 1 && perObject === '[]';
+    if (!matches)
+      throw new Error(`streams: ${perNamespace} per namespace and ${perObject} per object for the acquired refs ${acquiredNames}`);
     if (streams.some((stream) => !stream.synced)) throw new Error(`a stream is not synced after quiescence: ${JSON.stringify(streams)}`);
     const mismatch = watchesMismatch();
     if (mismatch) throw new Error(mismatch);
 
-    for (const entry of [...held]) release(entry.name);
+    for (const entry of [...acquired]) release(entry.name);
     for (const owner of OWNERS) source.release(owner);
     uses.clear();
     await drained();
@@ -426,7 +431,7 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
       );
     }
   } finally {
-    for (const entry of held) entry.subscription.unsubscribe();
+    for (const entry of acquired) entry.subscription.unsubscribe();
     source.close();
     registry.close();
   }

@@ -44,30 +44,30 @@ class MapCache<T extends KubeObject> implements WritableCache<T> {
   }
 }
 
-/** Dependency states set by the test; `use` and `release` are recorded as the holders of each ref. */
+/** Dependency states set by the test; `use` and `release` are recorded as the owners of each ref. */
 class FakeDependencies implements DependencySource {
   readonly states = new Map<string, DependencyState>();
-  readonly held = new Map<string, readonly DependencyRef[]>();
+  readonly acquired = new Map<string, readonly DependencyRef[]>();
   readonly changes = new Subject<DependencyState>();
   use(owner: string, refs: readonly DependencyRef[]): void {
-    if (refs.length === 0) this.held.delete(owner);
-    else this.held.set(owner, [...refs]);
+    if (refs.length === 0) this.acquired.delete(owner);
+    else this.acquired.set(owner, [...refs]);
   }
   release(owner: string): void {
-    this.held.delete(owner);
+    this.acquired.delete(owner);
   }
   async state(ref: DependencyRef): Promise<DependencyState | undefined> {
     const state = this.states.get(refKey(ref));
     return state && stateForRef(state, ref);
   }
   watched(): DependencyRef[] {
-    return [...new Map([...this.held.values()].flat().map((ref) => [refKey(ref), ref])).values()];
+    return [...new Map([...this.acquired.values()].flat().map((ref) => [refKey(ref), ref])).values()];
   }
-  holders(): ReadonlyMap<string, ReadonlySet<string>> {
-    const holders = new Map<string, Set<string>>();
-    for (const [owner, refs] of this.held)
-      for (const ref of refs) holders.set(refKey(ref), (holders.get(refKey(ref)) ?? new Set()).add(owner));
-    return holders;
+  owners(): ReadonlyMap<string, ReadonlySet<string>> {
+    const owners = new Map<string, Set<string>>();
+    for (const [owner, refs] of this.acquired)
+      for (const ref of refs) owners.set(refKey(ref), (owners.get(refKey(ref)) ?? new Set()).add(owner));
+    return owners;
   }
   close(): void {
     this.changes.complete();

@@ -157,13 +157,13 @@ export interface RunStats {
  *   as a restart rebuilds it: a reconcile that queued an app and then failed at the Service writes that status later;
  *   not counting those still rolling) than there were free slots;
  *   (a workload keeps no status of ours, so a workload granted a slot is not judged by this order);
- * - **a slot only while rolling**: after its reconcile, whatever step failed, an app or a workload holds a slot of the
+ * - **a slot only while rolling**: after its reconcile, whatever step failed, an app or a workload occupies a slot of the
  *   budget only while it is in a content rollout (a paused Deployment is not: it makes no progress and has no deadline;
  *   a workload is judged once its cache has the server's copy: an end not delivered yet cannot free its slot);
  * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app or
  *   workload rolls twice to the same content (each edit is a new value);
  * - **nothing starved**: once settled, every app runs its ConfigMap's latest content (unpaused), nothing is queued or
- *   pending in status, and the budget holds no slot; every workload records the latest content, and runs it unless
+ *   pending in status, and the budget occupies no slot; every workload records the latest content, and runs it unless
  *   it never changed since its first sight (opting in rolls nothing).
  * Throws with the first violation.
  */
@@ -331,7 +331,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     // An end the watch has not delivered yet cannot free the slot: judged once the cache has the server's copy.
     const seen = world.workloads[kind].get(`ns/${name}`)?.metadata.resourceVersion === workload(name).metadata.resourceVersion;
     if (seen && world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
-      throw new Error(`${name} holds a slot after its reconcile, but it is in no content rollout (${describe()})`);
+      throw new Error(`${name} occupies a slot after its reconcile, but it is in no content rollout (${describe()})`);
     }
     const after = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
     if (after === before) return;
@@ -344,7 +344,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (rolledTo.get(name)!.has(to)) throw new Error(`${name} rolled twice to the same content ${to.slice(0, 8)}`);
     rolledTo.get(name)!.add(to);
     if (rollingBefore.filter((other) => !resumed.has(other as App)).length >= settings.limit) {
-      throw new Error(`${name} was granted a slot while ${JSON.stringify(rollingBefore)} held every one (${describe()})`);
+      throw new Error(`${name} was granted a slot while ${JSON.stringify(rollingBefore)} occupied every one (${describe()})`);
     }
   };
 
@@ -361,7 +361,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (!isApp(owner)) return reconcileWorkload(owner);
     const app = owner;
     const from = world.client.calls.length;
-    // Before the reconcile: the slots others hold, and the queued apps ahead of this one that could take a slot.
+    // Before the reconcile: the slots others occupy, and the queued apps ahead of this one that could take a slot.
     const rollingBefore = contentRolling().filter((other) => other !== app && !unseen.has(other as App));
     const at = modelQueue.indexOf(app);
     const ahead = (at < 0 ? modelQueue : modelQueue.slice(0, at)).filter(
@@ -381,7 +381,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     // The budget settles from the Deployment's rollout alone: after its reconcile, whatever else failed, an app holds a
     // slot only while its Deployment is in a content rollout.
     if (world.governance.budget.snapshot().inProgress.includes(`ns/${app}`) && !contentRolling().includes(app)) {
-      throw new Error(`${app} holds a slot after its reconcile, but its Deployment is in no content rollout (${describe()})`);
+      throw new Error(`${app} occupies a slot after its reconcile, but its Deployment is in no content rollout (${describe()})`);
     }
     // Did this reconcile start a content rollout?
     const update = world.client.calls

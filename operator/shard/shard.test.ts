@@ -5,7 +5,7 @@ import { Subject } from 'rxjs';
 import { VirtualClock } from '../../test/support/virtual-time.js';
 import type { Lease } from '../kube/objects.js';
 import { ownerOf, shareOf, viewOf } from './ring.js';
-import { RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
+import { RING_ROLLOUTS_ANNOTATION, RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
 
 const DURATION_MS = 3_000;
 const KEYS = Array.from({ length: 40 }, (_, index) => `ns/app-${index}`);
@@ -24,8 +24,14 @@ function lease(name: string, renewal: number, ack?: readonly string[], holder = 
   };
 }
 
-/** A shard named `member` on a virtual clock, its own Lease held until told otherwise, and what it asked of that Lease. */
-function shardOf(member: string): {
+/**
+ * A shard named `member` on a virtual clock, its own Lease held until told otherwise, and what it asked of that Lease;
+ * its caches hold `cached` (every key by default).
+ */
+function shardOf(
+  member: string,
+  cached: readonly string[] = KEYS,
+): {
   shard: Shard;
   ring: Subject<readonly Lease[]>;
   clock: VirtualClock;
@@ -51,6 +57,7 @@ function shardOf(member: string): {
     scheduler: clock,
     defaultLeaseDurationMs: DURATION_MS,
     logger: pino({ level: 'silent' }),
+    cachedKeys: () => cached,
   });
   const ready: string[] = [];
   shard.ready$.subscribe((key) => ready.push(key));
@@ -114,6 +121,28 @@ test('a shard gives keys up only after its reconciles on them ended, then acknow
   t.false(a.shard.inScope(ofB), 'acknowledged: its caches let it go');
 });
 
+test('a key refused while out of scope and taken back with its caches unchanged is queued once the shard may act on it', async (t) => {
+  const a = shardOf('a');
+  a.ring.next([lease('a', 1)]);
+  await turns();
+  a.ring.next([lease('a', 2, ['a'])]);
+  const ofB = KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'b')!;
+  // b joins and a gives its keys up; a's caches have not listed again yet, so a change of one still queues it here.
+  a.ring.next([lease('a', 2, ['a']), lease('b', 1)]);
+  await turns();
+  a.ring.next([lease('a', 3, ['a', 'b']), lease('b', 1)]);
+  t.false(a.shard.inScope(ofB));
+  t.false(a.shard.enter(ofB), "b's now");
+  // b leaves before acting on it (SIGTERM: its Lease released): the key is a's again, and its caches still hold it,
+  // so listing again emits nothing for it.
+  a.ring.next([lease('a', 3, ['a', 'b']), lease('b', 2, undefined, '')]);
+  await turns();
+  t.is(a.shard.annotations()[RING_VIEW_ANNOTATION], '["a"]');
+  a.ring.next([lease('a', 4, ['a']), lease('b', 2, undefined, '')]);
+  t.true(a.ready.includes(ofB), 'queued again: the change refused while it was out of scope is applied');
+  t.true(a.shard.enter(ofB));
+});
+
 test('a member whose Lease is not renewed for its duration leaves the view, and its claims with it', async (t) => {
   const b = shardOf('b');
   b.ring.next([lease('a', 1, ['a', 'b']), lease('b', 1, ['a', 'b'])]);
@@ -126,6 +155,18 @@ test('a member whose Lease is not renewed for its duration leaves the view, and 
   await turns();
   b.ring.next([lease('a', 1, ['a', 'b']), lease('b', 3, ['b'])]);
   t.true(b.shard.mayAct(ofA));
+});
+
+test('a rollout handed to a member stops being counted by the giver once any member claims it, even one it moved on to', (t) => {
+  const { shard, ring } = shardOf('a');
+  const key = KEYS.find((each) => ownerOf(each, ['a', 'b']) === 'b' && ownerOf(each, ['a', 'b', 'c']) === 'c')!;
+  ring.next([lease('a', 1, ['a', 'b']), lease('b', 1, ['a'])]);
+  shard.handOff([key], ['a', 'b']);
+  ring.next([lease('a', 2, ['a', 'b']), lease('b', 1, ['a'])]);
+  t.is(shard.annotations()[RING_ROLLOUTS_ANNOTATION], '1', 'counted here until its new owner counts it');
+  // c joins before b acknowledged [a, b]: the key goes on to c, which counts it when it acknowledges [a, b, c].
+  ring.next([lease('a', 3, ['a', 'b']), lease('b', 2, ['a', 'b', 'c']), lease('c', 1, ['a', 'b', 'c'])]);
+  t.is(shard.annotations()[RING_ROLLOUTS_ANNOTATION], '0', 'c claims it: no longer counted here, nor published');
 });
 
 test("a shard's part of the budget is its smallest in every view in play", (t) => {

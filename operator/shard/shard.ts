@@ -301,13 +301,23 @@ export class Shard {
     for (const name of [...this.members.keys()]) if (!seen.has(name)) this.members.delete(name);
     for (const [key, owner] of this.handedOff) {
       const taker = this.members.get(owner);
-      // Counted by its new owner now; or never will be (its owner is gone: the key goes on to whoever acknowledges it next).
-      if (!taker || (taker.ack && ownerOf(key, taker.ack) === owner) || !this.isLive(taker, now)) this.handedOff.delete(key);
+      // Counted by whoever claims it now (it rebuilt its budget, counting it, before acknowledging), be it the member
+      // it was handed to or one that took it on from there; or never will be by that member (gone, or not live).
+      if (!taker || !this.isLive(taker, now) || this.claimedByAny(key, now)) this.handedOff.delete(key);
     }
     this.seenRing = true;
     const own = this.members.get(this.options.member);
     if (own && this.publishing && sameView(own.ack, this.publishing) && !sameView(this.acknowledged, own.ack)) this.acknowledge(own.ack!);
     this.recompute();
+  }
+
+  /** Whether another live member claims `key` in the view it acknowledged. */
+  private claimedByAny(key: string, now: number): boolean {
+    for (const [name, member] of this.members) {
+      if (name === this.options.member) continue;
+      if (this.isLive(member, now) && member.ack && ownerOf(key, member.ack) === name) return true;
+    }
+    return false;
   }
 
   /** Live: a holder, and a record seen to change within its duration (for itself: it holds its Lease). */
@@ -367,6 +377,8 @@ export class Shard {
         return;
       }
       if (this.stopped || !sameView(target, this.view)) continue;
+      // A rollout handed off that comes back here is counted by this shard's own budget again, rebuilt in `prepare`.
+      for (const key of [...this.handedOff.keys()]) if (ownerOf(key, target) === this.options.member) this.handedOff.delete(key);
       this.publishing = target;
       this.lease?.renewNow();
     }
@@ -400,7 +412,12 @@ export class Shard {
     for (const key of this.options.cachedKeys?.() ?? []) {
       const was = previous !== undefined && ownerOf(key, previous) === self;
       const is = ownerOf(key, view) === self;
-      if (is && !was) acquired += 1;
+      if (is && !was) {
+        // Owed a reconcile once it may go: a change of it may have been refused here while it was out of scope, and
+        // the caches that already held it emit nothing for it when they list again.
+        this.blocked.add(key);
+        acquired += 1;
+      }
       if (was && !is) released += 1;
     }
     const digest = viewDigest(view);

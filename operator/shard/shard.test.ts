@@ -5,7 +5,7 @@ import { Subject } from 'rxjs';
 import { VirtualClock } from '../../test/support/virtual-time.js';
 import type { Lease } from '../kube/objects.js';
 import { ownerOf, shareOf, viewOf } from './ring.js';
-import { RING_ROLLOUTS_ANNOTATION, RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
+import { PREPARE_RETRY_MS, RING_ROLLOUTS_ANNOTATION, RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
 
 const DURATION_MS = 3_000;
 const KEYS = Array.from({ length: 40 }, (_, index) => `ns/app-${index}`);
@@ -141,6 +141,42 @@ test('a key refused while out of scope and taken back with its caches unchanged 
   a.ring.next([lease('a', 4, ['a']), lease('b', 2, undefined, '')]);
   t.true(a.ready.includes(ofB), 'queued again: the change refused while it was out of scope is applied');
   t.true(a.shard.enter(ofB));
+});
+
+test('a view whose caches failed to list again is retried on its own, with no further change of the ring', async (t) => {
+  const clock = new VirtualClock();
+  const ring = new Subject<readonly Lease[]>();
+  let renewals = 0;
+  const shard = new Shard({
+    member: 'a',
+    leases$: ring,
+    monotonicNow: () => clock.now(),
+    scheduler: clock,
+    defaultLeaseDurationMs: DURATION_MS,
+    logger: pino({ level: 'silent' }),
+  });
+  let failures = 1;
+  shard.start(
+    {
+      isLeader: true,
+      get validUntil() {
+        return clock.now() + 1_000;
+      },
+      renewNow: () => {
+        renewals += 1;
+      },
+    },
+    async () => {
+      if (failures-- > 0) throw new Error('the list failed');
+    },
+  );
+  ring.next([lease('a', 1)]);
+  await turns();
+  t.is(renewals, 0, 'nothing published while the caches did not list');
+  clock.advance(PREPARE_RETRY_MS);
+  await turns();
+  t.is(shard.annotations()[RING_VIEW_ANNOTATION], '["a"]', 'retried after a while: the view is published');
+  t.is(renewals, 1);
 });
 
 test('a member whose Lease is not renewed for its duration leaves the view, and its claims with it', async (t) => {

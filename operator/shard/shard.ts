@@ -17,6 +17,9 @@ export const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
  */
 export const RING_ROLLOUTS_ANNOTATION = 'app.example.com/ring-rollouts';
 
+/** How long a shard waits before it prepares a view again after its caches failed to list (the elector's retry period). */
+export const PREPARE_RETRY_MS = 2_000;
+
 /** The shard's own Lease, as the {@link Shard} needs it (a `LeaderElector` on the shard's Lease has all of it). */
 export interface ShardLease {
   /** True while this process holds its Lease. */
@@ -372,9 +375,11 @@ export class Shard {
       try {
         await this.prepare?.(target);
       } catch (error) {
-        // Caches that could not list again: the old view stays published (its claims are safe), the next change retries.
-        this.log.error({ err: error, view: viewDigest(target) }, 'shard.prepare-failed');
-        return;
+        // Caches that could not list again: the old view stays published (its claims are safe) and this one is tried
+        // again after a while, for the ring may not change again to retry it.
+        this.log.error({ err: error, view: viewDigest(target), retryInMs: PREPARE_RETRY_MS }, 'shard.prepare-failed');
+        await this.pause(PREPARE_RETRY_MS);
+        continue;
       }
       if (this.stopped || !sameView(target, this.view)) continue;
       // A rollout handed off that comes back here is counted by this shard's own budget again, rebuilt in `prepare`.
@@ -382,6 +387,19 @@ export class Shard {
       this.publishing = target;
       this.lease?.renewNow();
     }
+  }
+
+  /** Resolves after `ms` on the scheduler, or at once when the shard stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const stopped = this.viewsChanged.subscribe({ complete: resolve });
+      stopped.add(
+        this.options.scheduler.schedule(() => {
+          stopped.unsubscribe();
+          resolve();
+        }, ms),
+      );
+    });
   }
 
   /** Resolves when no reconcile is in flight on a key not owned in `target`, or the view moved on from it. */

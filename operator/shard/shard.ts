@@ -151,20 +151,23 @@ export class Shard {
    * This shard's part of a budget of `limit` slots shared by the ring: the smallest it has in any view still in play
    * (its own view, the one it acknowledged, and those the other live members acknowledged; 0 in a view it is not in),
    * so that while the members disagree no two of them count on the same slot; less what the other live members publish
-   * beyond their own share (rollouts in progress handed to them), so that those still count against the whole.
+   * beyond their own share (rollouts in progress handed to them), so that those still count against the whole; less
+   * the rollouts it handed off and still counts (outside its budget's slots).
    */
   budgetShare(limit: number): number {
     const self = this.options.member;
     const now = this.options.monotonicNow();
     const views: View[] = [this.view];
     if (this.acknowledged) views.push(this.acknowledged);
+    const others = [...this.members].filter(([name, member]) => name !== self && this.isLive(member, now));
+    for (const [, member] of others) if (member.ack) views.push(member.ack);
+    // Another member's part, as this one's, is its smallest in every view in play: what it counts past that (rollouts
+    // handed to it from a member whose part was larger in a view still in play) is counted here against the whole.
+    const partOf = (name: string): number => Math.min(...views.map((view) => shareOf(name, view, limit)));
     let beyond = 0;
-    for (const [name, member] of this.members) {
-      if (name === self || !this.isLive(member, now)) continue;
-      if (member.ack) views.push(member.ack);
-      beyond += Math.max(0, member.rollouts - shareOf(name, this.view, limit));
-    }
-    return Math.max(0, Math.min(...views.map((view) => shareOf(self, view, limit))) - beyond);
+    for (const [name, member] of others) beyond += Math.max(0, member.rollouts - partOf(name));
+    // The rollouts it handed off and still counts run outside its budget's slots: they take from its own part.
+    return Math.max(0, partOf(self) - beyond - this.handedOff.size);
   }
 
   /** The live members this shard sees, itself included once its own Lease is live. */

@@ -25,10 +25,16 @@ export const KEYS: readonly string[] = Array.from({ length: 12 }, (_, index) => 
 const ACTIVE_MS = 24_000;
 /** How long after the last event the ring must have settled (several lease durations). */
 const QUIET_MS = 12_000;
+/** With rollouts, how much longer at most the queued ones may take to drain after the quiet time. */
+const DRAIN_MS = 40_000;
 /** Workers per shard (the operator's `--max-concurrent-reconciles`). */
 const WORKERS = 2;
-/** The cluster-wide rollout budget (`--max-concurrent-rollouts`): each change of a key is a rollout. */
-const ROLLOUT_LIMIT = 2;
+/**
+ * The cluster-wide rollout budget (`--max-concurrent-rollouts`): each change of a key is a rollout. As many slots as a
+ * scenario has shards at most, so that each member has a part in a view of them all: with more members than slots, one
+ * ranked past the limit has none (`shareOf`) and its keys wait while that view lasts.
+ */
+const ROLLOUT_LIMIT = 4;
 
 /** How one shard's network behaves for a while. */
 export interface ShardNetworkPhase {
@@ -472,6 +478,10 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     }
   };
   await runFor(ACTIVE_MS + QUIET_MS);
+  // Rollouts queued for a slot drain a few at a time: quiescence is when none runs and every change is applied.
+  const unsettled = (): boolean =>
+    rollouts.size > 0 || [...keys.values()].some((state) => state.version > 1 && state.applied?.version !== state.version);
+  for (let waited = 0; governed && waited < DRAIN_MS && unsettled(); waited += 1_000) await runFor(1_000);
 
   const members = [...running.keys()];
   const view = viewOf(members);

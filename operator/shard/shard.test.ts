@@ -5,7 +5,14 @@ import { Subject } from 'rxjs';
 import { VirtualClock } from '../../test/support/virtual-time.js';
 import type { Lease } from '../kube/objects.js';
 import { ownerOf, shareOf, viewOf } from './ring.js';
-import { PREPARE_RETRY_MS, RING_ROLLOUTS_ANNOTATION, RING_VIEW_ANNOTATION, Shard, type ShardLease } from './shard.js';
+import {
+  PREPARE_RETRY_MS,
+  STALE_LEASE_DURATIONS,
+  RING_ROLLOUTS_ANNOTATION,
+  RING_VIEW_ANNOTATION,
+  Shard,
+  type ShardLease,
+} from './shard.js';
 
 const DURATION_MS = 3_000;
 const KEYS = Array.from({ length: 40 }, (_, index) => `ns/app-${index}`);
@@ -177,6 +184,60 @@ test('a view whose caches failed to list again is retried on its own, with no fu
   await turns();
   t.is(shard.annotations()[RING_VIEW_ANNOTATION], '["a"]', 'retried after a while: the view is published');
   t.is(renewals, 1);
+});
+
+test('the first member deletes a ring Lease unchanged for 10 Lease durations, once, on that resourceVersion; a renewed one stays', async (t) => {
+  const clock = new VirtualClock();
+  const ring = new Subject<readonly Lease[]>();
+  const collected: string[] = [];
+  const shard = new Shard({
+    member: 'a',
+    leases$: ring,
+    monotonicNow: () => clock.now(),
+    scheduler: clock,
+    defaultLeaseDurationMs: DURATION_MS,
+    logger: pino({ level: 'silent' }),
+    collect: async (name, resourceVersion) => {
+      collected.push(`${name}@${resourceVersion}`);
+    },
+  });
+  shard.start({ isLeader: true, validUntil: Number.POSITIVE_INFINITY, renewNow: () => undefined });
+  const withVersion = (each: Lease, resourceVersion: string): Lease => ({ ...each, metadata: { ...each.metadata, resourceVersion } });
+  // b crashed long ago (its record never changes again); c was released and comes back later.
+  ring.next([withVersion(lease('a', 1, ['a']), '1'), withVersion(lease('b', 1), '2'), withVersion(lease('c', 1, undefined, ''), '3')]);
+  clock.advance(STALE_LEASE_DURATIONS * DURATION_MS - 1);
+  ring.next([withVersion(lease('a', 2, ['a']), '4'), withVersion(lease('b', 1), '2'), withVersion(lease('c', 2), '5')]);
+  t.deepEqual(collected, [], 'not yet stale: within 10 durations');
+  clock.advance(2);
+  t.deepEqual(collected, ['b@2'], "b's Lease, unchanged for 10 durations, on its resourceVersion; c renewed meanwhile");
+  clock.advance(STALE_LEASE_DURATIONS * DURATION_MS);
+  await turns();
+  ring.next([withVersion(lease('a', 3, ['a']), '6'), withVersion(lease('b', 1), '2'), withVersion(lease('c', 2), '5')]);
+  t.deepEqual(collected, ['b@2', 'c@5'], 'b is asked once; c in turn, 10 durations after its last change');
+});
+
+test('a member other than the first of its view collects no Lease', async (t) => {
+  const clock = new VirtualClock();
+  const ring = new Subject<readonly Lease[]>();
+  const collected: string[] = [];
+  const shard = new Shard({
+    member: 'b',
+    leases$: ring,
+    monotonicNow: () => clock.now(),
+    scheduler: clock,
+    defaultLeaseDurationMs: DURATION_MS,
+    logger: pino({ level: 'silent' }),
+    collect: async (name) => {
+      collected.push(name);
+    },
+  });
+  shard.start({ isLeader: true, validUntil: Number.POSITIVE_INFINITY, renewNow: () => undefined });
+  for (let renewal = 1; renewal <= 12; renewal += 1) {
+    ring.next([lease('a', renewal, ['a', 'b']), lease('b', renewal, ['a', 'b']), lease('c', 1)]);
+    clock.advance(DURATION_MS - 1);
+  }
+  t.deepEqual(shard.liveMembers, ['a', 'b']);
+  t.deepEqual(collected, [], "a collects c's Lease, not b");
 });
 
 test('a member whose Lease is not renewed for its duration leaves the view, and its claims with it', async (t) => {

@@ -20,6 +20,13 @@ export const RING_ROLLOUTS_ANNOTATION = 'app.example.com/ring-rollouts';
 /** How long a shard waits before it prepares a view again after its caches failed to list (the elector's retry period). */
 export const PREPARE_RETRY_MS = 2_000;
 
+/**
+ * After how many of its durations with no change of its record a ring Lease is stale: its holder crashed and never came
+ * back (or released it and never came back), so that the first member of the view deletes it. Ten, as no clock skew
+ * nor freeze that leader election tolerates comes near it.
+ */
+export const STALE_LEASE_DURATIONS = 10;
+
 /** The shard's own Lease, as the {@link Shard} needs it (a `LeaderElector` on the shard's Lease has all of it). */
 export interface ShardLease {
   /** True while this process holds its Lease. */
@@ -48,6 +55,11 @@ export interface ShardOptions {
   readonly logger: Logger;
   /** The keys in the caches, to count what an ownership change acquired and released. @default none */
   readonly cachedKeys?: () => Iterable<string>;
+  /**
+   * Deletes a stale ring Lease (see {@link STALE_LEASE_DURATIONS}) if it is still at `resourceVersion` (a precondition:
+   * never one renewed meanwhile); rejects to be asked again at a later change of the ring. @default none are deleted
+   */
+  readonly collect?: (lease: string, resourceVersion: string) => Promise<void>;
 }
 
 /** One member of the ring, as this shard last saw its Lease. */
@@ -62,6 +74,8 @@ interface Member {
   readonly ack: View | undefined;
   /** The rollouts in progress it counts (0 when it publishes none). */
   readonly rollouts: number;
+  /** The Lease's resourceVersion, the precondition of its deletion when stale. */
+  readonly resourceVersion: string;
 }
 
 /** The rollouts a Lease's annotation says its holder counts: a whole number, else 0. */
@@ -118,6 +132,8 @@ export class Shard {
   private readonly viewsChanged = new Subject<void>();
   /** Rollouts in progress handed off: key → the member that takes it, counted here until its acknowledgement shows it. */
   private readonly handedOff = new Map<string, string>();
+  /** Stale Leases asked to be deleted, as `name@resourceVersion`: each version is asked once while it succeeds. */
+  private readonly collecting = new Set<string>();
   private ownRollouts: () => number = () => 0;
   private lease: ShardLease | undefined;
   private prepare: ((view: View) => Promise<void>) | undefined;
@@ -302,6 +318,7 @@ export class Shard {
         durationMs: (spec.leaseDurationSeconds ?? this.options.defaultLeaseDurationMs / 1000) * 1000,
         ack: acknowledgedView(lease),
         rollouts: publishedRollouts(lease),
+        resourceVersion: lease.metadata.resourceVersion ?? '',
       });
     }
     for (const name of [...this.members.keys()]) if (!seen.has(name)) this.members.delete(name);
@@ -353,16 +370,43 @@ export class Shard {
       });
     }
     this.releaseBlocked();
+    this.collectStale(now);
     this.armExpiry(now);
     this.viewsChanged.next();
+  }
+
+  /** Whether `member`'s record has not changed for {@link STALE_LEASE_DURATIONS} of its durations. */
+  private isStale(member: Member, now: number): boolean {
+    return now - member.observedAt >= STALE_LEASE_DURATIONS * member.durationMs;
+  }
+
+  /**
+   * The first member of the view (one member, so that the others do not ask too) asks for each stale Lease to be
+   * deleted, on the resourceVersion it saw: a Lease of a replica that crashed and never came back would stay forever.
+   */
+  private collectStale(now: number): void {
+    const { collect, member: self } = this.options;
+    for (const asked of [...this.collecting]) if (!this.members.has(asked.slice(0, asked.lastIndexOf('@')))) this.collecting.delete(asked);
+    if (!collect || this.view[0] !== self) return;
+    for (const [name, member] of this.members) {
+      const asked = `${name}@${member.resourceVersion}`;
+      if (name === self || this.isLive(member, now) || !this.isStale(member, now) || this.collecting.has(asked)) continue;
+      this.collecting.add(asked);
+      this.log.info({ lease: name, holder: member.holder, unchangedForMs: Math.round(now - member.observedAt) }, 'shard.lease-stale');
+      collect(name, member.resourceVersion).catch((error: unknown) => {
+        // Asked again at a later change of the ring (the caller logged why).
+        this.collecting.delete(asked);
+        this.log.debug({ err: error, lease: name }, 'shard.lease-collect-failed');
+      });
+    }
   }
 
   /** Wakes up when the first live member's Lease (or this shard's own deadline) runs out. */
   private armExpiry(now: number): void {
     this.expiry?.unsubscribe();
-    const deadlines = [...this.members.values()]
-      .filter((member) => this.isLive(member, now))
-      .map((member) => member.observedAt + member.durationMs);
+    const deadlines = [...this.members.values()].map((member) =>
+      this.isLive(member, now) ? member.observedAt + member.durationMs : member.observedAt + STALE_LEASE_DURATIONS * member.durationMs,
+    );
     if (this.lease?.isLeader) deadlines.push(this.lease.validUntil);
     const next = Math.min(...deadlines.filter((at) => at > now));
     if (!Number.isFinite(next)) return;

@@ -7,11 +7,12 @@ import type { Lease } from '../kube/objects.js';
 import { ownerOf, shareOf, viewOf } from './ring.js';
 import {
   PREPARE_RETRY_MS,
-  STALE_LEASE_DURATIONS,
   RING_ROLLOUTS_ANNOTATION,
   RING_VIEW_ANNOTATION,
+  STALE_LEASE_DURATIONS,
   Shard,
   type ShardLease,
+  type ShardOptions,
 } from './shard.js';
 
 const DURATION_MS = 3_000;
@@ -33,11 +34,15 @@ function lease(name: string, renewal: number, ack?: readonly string[], holder = 
 
 /**
  * A shard named `member` on a virtual clock, its own Lease held until told otherwise, and what it asked of that Lease;
- * its caches hold `cached` (every key by default).
+ * its caches hold `cached` (every key by default); `prepare` and `collect` as the manager's.
  */
 function shardOf(
   member: string,
-  cached: readonly string[] = KEYS,
+  {
+    cached = KEYS,
+    prepare,
+    collect,
+  }: { cached?: readonly string[]; prepare?: () => Promise<void>; collect?: ShardOptions['collect'] } = {},
 ): {
   shard: Shard;
   ring: Subject<readonly Lease[]>;
@@ -65,10 +70,11 @@ function shardOf(
     defaultLeaseDurationMs: DURATION_MS,
     logger: pino({ level: 'silent' }),
     cachedKeys: () => cached,
+    collect,
   });
   const ready: string[] = [];
   shard.ready$.subscribe((key) => ready.push(key));
-  shard.start(own);
+  shard.start(own, prepare);
   return { shard, ring, clock, renewals: () => renewals, ready };
 }
 
@@ -151,57 +157,28 @@ test('a key refused while out of scope and taken back with its caches unchanged 
 });
 
 test('a view whose caches failed to list again is retried on its own, with no further change of the ring', async (t) => {
-  const clock = new VirtualClock();
-  const ring = new Subject<readonly Lease[]>();
-  let renewals = 0;
-  const shard = new Shard({
-    member: 'a',
-    leases$: ring,
-    monotonicNow: () => clock.now(),
-    scheduler: clock,
-    defaultLeaseDurationMs: DURATION_MS,
-    logger: pino({ level: 'silent' }),
-  });
   let failures = 1;
-  shard.start(
-    {
-      isLeader: true,
-      get validUntil() {
-        return clock.now() + 1_000;
-      },
-      renewNow: () => {
-        renewals += 1;
-      },
-    },
-    async () => {
+  const { shard, ring, clock, renewals } = shardOf('a', {
+    prepare: async () => {
       if (failures-- > 0) throw new Error('the list failed');
     },
-  );
+  });
   ring.next([lease('a', 1)]);
   await turns();
-  t.is(renewals, 0, 'nothing published while the caches did not list');
+  t.is(renewals(), 0, 'nothing published while the caches did not list');
   clock.advance(PREPARE_RETRY_MS);
   await turns();
   t.is(shard.annotations()[RING_VIEW_ANNOTATION], '["a"]', 'retried after a while: the view is published');
-  t.is(renewals, 1);
+  t.is(renewals(), 1);
 });
 
 test('the first member deletes a ring Lease unchanged for 10 Lease durations, once, on that resourceVersion; a renewed one stays', async (t) => {
-  const clock = new VirtualClock();
-  const ring = new Subject<readonly Lease[]>();
   const collected: string[] = [];
-  const shard = new Shard({
-    member: 'a',
-    leases$: ring,
-    monotonicNow: () => clock.now(),
-    scheduler: clock,
-    defaultLeaseDurationMs: DURATION_MS,
-    logger: pino({ level: 'silent' }),
+  const { ring, clock } = shardOf('a', {
     collect: async (name, resourceVersion) => {
       collected.push(`${name}@${resourceVersion}`);
     },
   });
-  shard.start({ isLeader: true, validUntil: Number.POSITIVE_INFINITY, renewNow: () => undefined });
   const withVersion = (each: Lease, resourceVersion: string): Lease => ({ ...each, metadata: { ...each.metadata, resourceVersion } });
   // b crashed long ago (its record never changes again); c was released and comes back later.
   ring.next([withVersion(lease('a', 1, ['a']), '1'), withVersion(lease('b', 1), '2'), withVersion(lease('c', 1, undefined, ''), '3')]);
@@ -217,21 +194,12 @@ test('the first member deletes a ring Lease unchanged for 10 Lease durations, on
 });
 
 test('a member other than the first of its view collects no Lease', async (t) => {
-  const clock = new VirtualClock();
-  const ring = new Subject<readonly Lease[]>();
   const collected: string[] = [];
-  const shard = new Shard({
-    member: 'b',
-    leases$: ring,
-    monotonicNow: () => clock.now(),
-    scheduler: clock,
-    defaultLeaseDurationMs: DURATION_MS,
-    logger: pino({ level: 'silent' }),
+  const { shard, ring, clock } = shardOf('b', {
     collect: async (name) => {
       collected.push(name);
     },
   });
-  shard.start({ isLeader: true, validUntil: Number.POSITIVE_INFINITY, renewNow: () => undefined });
   for (let renewal = 1; renewal <= 12; renewal += 1) {
     ring.next([lease('a', renewal, ['a', 'b']), lease('b', renewal, ['a', 'b']), lease('c', 1)]);
     clock.advance(DURATION_MS - 1);

@@ -42,7 +42,14 @@ function shardOf(
     cached = KEYS,
     prepare,
     collect,
-  }: { cached?: readonly string[]; prepare?: () => Promise<void>; collect?: ShardOptions['collect'] } = {},
+    onRenew,
+  }: {
+    cached?: readonly string[];
+    prepare?: () => Promise<void>;
+    collect?: ShardOptions['collect'];
+    /** Called at each renewal its shard asks for (a publication). */
+    onRenew?: (renewal: number) => void;
+  } = {},
 ): {
   shard: Shard;
   ring: Subject<readonly Lease[]>;
@@ -60,6 +67,7 @@ function shardOf(
     },
     renewNow: () => {
       renewals += 1;
+      onRenew?.(renewals);
     },
   };
   const shard = new Shard({
@@ -154,6 +162,18 @@ test('a key refused while out of scope and taken back with its caches unchanged 
   a.ring.next([lease('a', 4, ['a']), lease('b', 2, undefined, '')]);
   t.true(a.ready.includes(ofB), 'queued again: the change refused while it was out of scope is applied');
   t.true(a.shard.enter(ofB));
+});
+
+test('a view that changes right as the handshake publishes the one before is published in turn', async (t) => {
+  let ring!: Subject<readonly Lease[]>;
+  // b's Lease shows up in the watch just after a asked to publish [a]: before the handshake that did it has ended.
+  const a = shardOf('a', { onRenew: (renewal) => renewal === 1 && queueMicrotask(() => ring.next([lease('a', 2), lease('b', 1)])) });
+  ring = a.ring;
+  a.ring.next([lease('a', 1)]);
+  await turns();
+  t.deepEqual(a.shard.liveMembers, ['a', 'b']);
+  t.is(a.shard.annotations()[RING_VIEW_ANNOTATION], '["a","b"]', 'the view of both is published, not left behind');
+  t.is(a.renewals(), 2);
 });
 
 test('a view whose caches failed to list again is retried on its own, with no further change of the ring', async (t) => {

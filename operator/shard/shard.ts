@@ -365,9 +365,7 @@ export class Shard {
       for (const name of before) if (!view.includes(name)) this.log.info({ left: name, members: view.length }, 'shard.member.left');
       this.view = view;
       this.scopeVersion.next(this.scopeVersion.value + 1);
-      this.handshake ??= this.runHandshake().finally(() => {
-        this.handshake = undefined;
-      });
+      this.startHandshake();
     }
     this.releaseBlocked();
     this.collectStale(now);
@@ -411,6 +409,17 @@ export class Shard {
     const next = Math.min(...deadlines.filter((at) => at > now));
     if (!Number.isFinite(next)) return;
     this.expiry = this.options.scheduler.schedule(() => this.recompute(), next - now + 1);
+  }
+
+  /**
+   * Runs the handshake unless it runs already. A view that changed after the running one's last look, while its
+   * promise settles, starts it again: nothing else would (the view changes no more).
+   */
+  private startHandshake(): void {
+    this.handshake ??= this.runHandshake().finally(() => {
+      this.handshake = undefined;
+      if (!this.stopped && !sameView(this.view, this.publishing)) this.startHandshake();
+    });
   }
 
   /** Drains, prepares and publishes views until the one published is the current one. */

@@ -17,7 +17,7 @@ export const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
  */
 export const RING_ROLLOUTS_ANNOTATION = 'app.example.com/ring-rollouts';
 
-/** How long a shard waits before it prepares a view again after its caches failed to list (the elector's retry period). */
+/** How long a shard waits before it prepares a view again after its caches failed to list (leader election's default retry period). */
 export const PREPARE_RETRY_MS = 2_000;
 
 /**

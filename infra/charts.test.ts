@@ -398,7 +398,7 @@ test('sharding: --sharding in place of one leader, 3 replicas, the ring Leases i
   t.deepEqual(one(manifests, 'Role').rules.at(-1), {
     apiGroups: ['coordination.k8s.io'],
     resources: ['leases'],
-    verbs: ['get', 'list', 'watch', 'update'],
+    verbs: ['get', 'list', 'watch', 'update', 'delete'],
   });
   t.false(JSON.stringify(one(manifests, 'ClusterRole', 'customapp-operator').rules).includes('leases'));
   // AND a drain takes one operator pod at a time

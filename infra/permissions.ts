@@ -155,16 +155,17 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
 /**
  * What `--sharding` needs besides the table (the operator chart's `sharding` prop adds it to the Role in the
  * operator's namespace, never cluster-wide): each replica renews its own Lease, whose name comes from its identity
- * (a pod name), so get and update cannot be limited by name; list and watch follow the ring's Leases (by label).
+ * (a pod name), so get and update cannot be limited by name; list and watch follow the ring's Leases (by label);
+ * delete collects the Lease of a replica gone for good (another pod name each time).
  * Create is in the table already.
  */
 export const SHARDING_PERMISSIONS: readonly Permission[] = [
   {
     apiGroup: 'coordination.k8s.io',
     resource: 'leases',
-    verbs: ['get', 'list', 'watch', 'update'],
+    verbs: ['get', 'list', 'watch', 'update', 'delete'],
     scope: 'operator-namespace',
-    why: "--sharding: each replica renews its own Lease (named after its pod, so not by name) and watches the ring's Leases to know the live members and what each acknowledged",
+    why: "--sharding: each replica renews its own Lease (named after its pod, so not by name) and watches the ring's Leases to know the live members and what each acknowledged; the first member deletes the Lease of a replica gone for 10 Lease durations (on its resourceVersion), else every rollout of the operator would leave its pods' Leases behind",
   },
 ];
 

@@ -1,11 +1,12 @@
 // Builds a shard for `--sharding`: the ring's Lease informer, this replica's own Lease, its gauges; the manager scopes the caches with it.
 import { randomUUID } from 'node:crypto';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { filter, map, merge, type SchedulerLike, asyncScheduler } from 'rxjs';
 import { OPERATOR_NAME } from '../../infra/customapp-api.js';
 import { type CacheScope, type Informer, informer } from '../cache/informer.js';
 import { objectKey } from '../cache/store.js';
 import type { KubeClient } from '../kube/client.js';
+import { type ApiError, isConflict, isNotFound } from '../kube/errors.js';
 import type { KubeObject, Lease } from '../kube/objects.js';
 import { LEASES } from '../kube/resources.js';
 import { LeaderElector } from '../leader/leader-elector.js';
@@ -66,14 +67,38 @@ export function buildShard(settings: ShardingSettings, context: ShardContext): S
     { logger: logger.child({ component: 'watch' }), scheduler },
   );
   const leaseDurationMs = settings.leaseDurationMs ?? 15_000;
+  const registers = [context.metrics];
+  const collected = new Counter({
+    name: 'customapp_shard_leases_collected_total',
+    help: 'Stale ring Leases this replica deleted (a replica that stopped renewing its Lease 10 Lease durations ago)',
+    registers,
+  });
+  const shardLogger = logger.child({ component: 'shard' });
+  /** Deletes a stale ring Lease unless it changed since (resourceVersion precondition), or is gone already. */
+  const collect = async (name: string, resourceVersion: string): Promise<void> => {
+    try {
+      await context.client.delete(LEASES, settings.namespace, name, { preconditions: { resourceVersion } });
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) {
+        // Renewed or recreated meanwhile (its holder is back), or deleted by another member: nothing to collect.
+        shardLogger.info({ lease: name, resourceVersion, reason: (error as ApiError).reason }, 'shard.lease-kept');
+        return;
+      }
+      shardLogger.warn({ err: error, lease: name }, 'shard.lease-collect-failed');
+      throw new Error(`deleting the stale shard Lease ${settings.namespace}/${name}`, { cause: error });
+    }
+    collected.inc();
+    shardLogger.info({ lease: name, resourceVersion }, 'shard.lease-collected');
+  };
   const shard = new Shard({
     member,
     leases$: merge(ring.synced$.pipe(filter(Boolean)), ring.events$).pipe(map(() => ring.store.list())),
     monotonicNow,
     scheduler: scheduler ?? asyncScheduler,
     defaultLeaseDurationMs: leaseDurationMs,
-    logger: logger.child({ component: 'shard' }),
+    logger: shardLogger,
     cachedKeys: () => Object.values(context.cachedKeys()).flatMap((keys) => [...keys]),
+    collect,
   });
   const elector = new LeaderElector({
     client: context.leaseClient,
@@ -95,7 +120,6 @@ export function buildShard(settings: ShardingSettings, context: ShardContext): S
       ? `the shard Lease ${settings.namespace}/${member} is not held within its renew deadline`
       : undefined,
   );
-  const registers = [context.metrics];
   new Gauge({
     name: 'customapp_shard_objects',
     help: 'Objects this replica owns in the view of the ring it sees (kind: customapp or workload)',

@@ -17,6 +17,16 @@ export const RING_VIEW_ANNOTATION = 'app.example.com/ring-view';
  */
 export const RING_ROLLOUTS_ANNOTATION = 'app.example.com/ring-rollouts';
 
+/** How long a shard waits before it prepares a view again after its caches failed to list (leader election's default retry period). */
+export const PREPARE_RETRY_MS = 2_000;
+
+/**
+ * After how many of its durations with no change of its record a ring Lease is stale: its holder crashed and never came
+ * back (or released it and never came back), so that the first member of the view deletes it. Ten, as no clock skew
+ * nor freeze that leader election tolerates comes near it.
+ */
+export const STALE_LEASE_DURATIONS = 10;
+
 /** The shard's own Lease, as the {@link Shard} needs it (a `LeaderElector` on the shard's Lease has all of it). */
 export interface ShardLease {
   /** True while this process holds its Lease. */
@@ -45,6 +55,11 @@ export interface ShardOptions {
   readonly logger: Logger;
   /** The keys in the caches, to count what an ownership change acquired and released. @default none */
   readonly cachedKeys?: () => Iterable<string>;
+  /**
+   * Deletes a stale ring Lease (see {@link STALE_LEASE_DURATIONS}) if it is still at `resourceVersion` (a precondition:
+   * never one renewed meanwhile); rejects to be asked again at a later change of the ring. @default none are deleted
+   */
+  readonly collect?: (lease: string, resourceVersion: string) => Promise<void>;
 }
 
 /** One member of the ring, as this shard last saw its Lease. */
@@ -59,6 +74,8 @@ interface Member {
   readonly ack: View | undefined;
   /** The rollouts in progress it counts (0 when it publishes none). */
   readonly rollouts: number;
+  /** The Lease's resourceVersion, the precondition of its deletion when stale. */
+  readonly resourceVersion: string;
 }
 
 /** The rollouts a Lease's annotation says its holder counts: a whole number, else 0. */
@@ -115,6 +132,8 @@ export class Shard {
   private readonly viewsChanged = new Subject<void>();
   /** Rollouts in progress handed off: key → the member that takes it, counted here until its acknowledgement shows it. */
   private readonly handedOff = new Map<string, string>();
+  /** Stale Leases asked to be deleted, as `name@resourceVersion`: each version is asked once while it succeeds. */
+  private readonly collecting = new Set<string>();
   private ownRollouts: () => number = () => 0;
   private lease: ShardLease | undefined;
   private prepare: ((view: View) => Promise<void>) | undefined;
@@ -148,20 +167,23 @@ export class Shard {
    * This shard's part of a budget of `limit` slots shared by the ring: the smallest it has in any view still in play
    * (its own view, the one it acknowledged, and those the other live members acknowledged; 0 in a view it is not in),
    * so that while the members disagree no two of them count on the same slot; less what the other live members publish
-   * beyond their own share (rollouts in progress handed to them), so that those still count against the whole.
+   * beyond their own share (rollouts in progress handed to them), so that those still count against the whole; less
+   * the rollouts it handed off and still counts (outside its budget's slots).
    */
   budgetShare(limit: number): number {
     const self = this.options.member;
     const now = this.options.monotonicNow();
     const views: View[] = [this.view];
     if (this.acknowledged) views.push(this.acknowledged);
+    const others = [...this.members].filter(([name, member]) => name !== self && this.isLive(member, now));
+    for (const [, member] of others) if (member.ack) views.push(member.ack);
+    // Another member's part, as this one's, is its smallest in every view in play: what it counts past that (rollouts
+    // handed to it from a member whose part was larger in a view still in play) is counted here against the whole.
+    const partOf = (name: string): number => Math.min(...views.map((view) => shareOf(name, view, limit)));
     let beyond = 0;
-    for (const [name, member] of this.members) {
-      if (name === self || !this.isLive(member, now)) continue;
-      if (member.ack) views.push(member.ack);
-      beyond += Math.max(0, member.rollouts - shareOf(name, this.view, limit));
-    }
-    return Math.max(0, Math.min(...views.map((view) => shareOf(self, view, limit))) - beyond);
+    for (const [name, member] of others) beyond += Math.max(0, member.rollouts - partOf(name));
+    // The rollouts it handed off and still counts run outside its budget's slots: they take from its own part.
+    return Math.max(0, partOf(self) - beyond - this.handedOff.size);
   }
 
   /** The live members this shard sees, itself included once its own Lease is live. */
@@ -296,18 +318,29 @@ export class Shard {
         durationMs: (spec.leaseDurationSeconds ?? this.options.defaultLeaseDurationMs / 1000) * 1000,
         ack: acknowledgedView(lease),
         rollouts: publishedRollouts(lease),
+        resourceVersion: lease.metadata.resourceVersion ?? '',
       });
     }
     for (const name of [...this.members.keys()]) if (!seen.has(name)) this.members.delete(name);
     for (const [key, owner] of this.handedOff) {
       const taker = this.members.get(owner);
-      // Counted by its new owner now; or never will be (its owner is gone: the key goes on to whoever acknowledges it next).
-      if (!taker || (taker.ack && ownerOf(key, taker.ack) === owner) || !this.isLive(taker, now)) this.handedOff.delete(key);
+      // Counted by whoever claims it now (it rebuilt its budget, counting it, before acknowledging), be it the member
+      // it was handed to or one that took it on from there; or never will be by that member (gone, or not live).
+      if (!taker || !this.isLive(taker, now) || this.claimedByAny(key, now)) this.handedOff.delete(key);
     }
     this.seenRing = true;
     const own = this.members.get(this.options.member);
     if (own && this.publishing && sameView(own.ack, this.publishing) && !sameView(this.acknowledged, own.ack)) this.acknowledge(own.ack!);
     this.recompute();
+  }
+
+  /** Whether another live member claims `key` in the view it acknowledged. */
+  private claimedByAny(key: string, now: number): boolean {
+    for (const [name, member] of this.members) {
+      if (name === this.options.member) continue;
+      if (this.isLive(member, now) && member.ack && ownerOf(key, member.ack) === name) return true;
+    }
+    return false;
   }
 
   /** Live: a holder, and a record seen to change within its duration (for itself: it holds its Lease). */
@@ -332,25 +365,61 @@ export class Shard {
       for (const name of before) if (!view.includes(name)) this.log.info({ left: name, members: view.length }, 'shard.member.left');
       this.view = view;
       this.scopeVersion.next(this.scopeVersion.value + 1);
-      this.handshake ??= this.runHandshake().finally(() => {
-        this.handshake = undefined;
-      });
+      this.startHandshake();
     }
     this.releaseBlocked();
+    this.collectStale(now);
     this.armExpiry(now);
     this.viewsChanged.next();
+  }
+
+  /** Whether `member`'s record has not changed for {@link STALE_LEASE_DURATIONS} of its durations. */
+  private isStale(member: Member, now: number): boolean {
+    return now - member.observedAt >= STALE_LEASE_DURATIONS * member.durationMs;
+  }
+
+  /**
+   * The first member of the view (one member, so that the others do not ask too) asks for each stale Lease to be
+   * deleted, on the resourceVersion it saw: a Lease of a replica that crashed and never came back would stay forever.
+   */
+  private collectStale(now: number): void {
+    const { collect, member: self } = this.options;
+    for (const asked of [...this.collecting]) if (!this.members.has(asked.slice(0, asked.lastIndexOf('@')))) this.collecting.delete(asked);
+    if (!collect || this.view[0] !== self) return;
+    for (const [name, member] of this.members) {
+      const asked = `${name}@${member.resourceVersion}`;
+      if (name === self || this.isLive(member, now) || !this.isStale(member, now) || this.collecting.has(asked)) continue;
+      this.collecting.add(asked);
+      this.log.info({ lease: name, holder: member.holder, unchangedForMs: Math.round(now - member.observedAt) }, 'shard.lease-stale');
+      collect(name, member.resourceVersion).catch((error: unknown) => {
+        // Asked again at a later change of the ring (the caller logged why).
+        this.collecting.delete(asked);
+        this.log.debug({ err: error, lease: name }, 'shard.lease-collect-failed');
+      });
+    }
   }
 
   /** Wakes up when the first live member's Lease (or this shard's own deadline) runs out. */
   private armExpiry(now: number): void {
     this.expiry?.unsubscribe();
-    const deadlines = [...this.members.values()]
-      .filter((member) => this.isLive(member, now))
-      .map((member) => member.observedAt + member.durationMs);
+    const deadlines = [...this.members.values()].map((member) =>
+      this.isLive(member, now) ? member.observedAt + member.durationMs : member.observedAt + STALE_LEASE_DURATIONS * member.durationMs,
+    );
     if (this.lease?.isLeader) deadlines.push(this.lease.validUntil);
     const next = Math.min(...deadlines.filter((at) => at > now));
     if (!Number.isFinite(next)) return;
     this.expiry = this.options.scheduler.schedule(() => this.recompute(), next - now + 1);
+  }
+
+  /**
+   * Runs the handshake unless it runs already. A view that changed after the running one's last look, while its
+   * promise settles, starts it again: nothing else would (the view changes no more).
+   */
+  private startHandshake(): void {
+    this.handshake ??= this.runHandshake().finally(() => {
+      this.handshake = undefined;
+      if (!this.stopped && !sameView(this.view, this.publishing)) this.startHandshake();
+    });
   }
 
   /** Drains, prepares and publishes views until the one published is the current one. */
@@ -362,14 +431,31 @@ export class Shard {
       try {
         await this.prepare?.(target);
       } catch (error) {
-        // Caches that could not list again: the old view stays published (its claims are safe), the next change retries.
-        this.log.error({ err: error, view: viewDigest(target) }, 'shard.prepare-failed');
-        return;
+        // Caches that could not list again: the old view stays published (its claims are safe) and this one is tried
+        // again after a while, for the ring may not change again to retry it.
+        this.log.error({ err: error, view: viewDigest(target), retryInMs: PREPARE_RETRY_MS }, 'shard.prepare-failed');
+        await this.pause(PREPARE_RETRY_MS);
+        continue;
       }
       if (this.stopped || !sameView(target, this.view)) continue;
+      // A rollout handed off that comes back here is counted by this shard's own budget again, rebuilt in `prepare`.
+      for (const key of [...this.handedOff.keys()]) if (ownerOf(key, target) === this.options.member) this.handedOff.delete(key);
       this.publishing = target;
       this.lease?.renewNow();
     }
+  }
+
+  /** Resolves after `ms` on the scheduler, or at once when the shard stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const stopped = this.viewsChanged.subscribe({ complete: resolve });
+      stopped.add(
+        this.options.scheduler.schedule(() => {
+          stopped.unsubscribe();
+          resolve();
+        }, ms),
+      );
+    });
   }
 
   /** Resolves when no reconcile is in flight on a key not owned in `target`, or the view moved on from it. */
@@ -400,7 +486,12 @@ export class Shard {
     for (const key of this.options.cachedKeys?.() ?? []) {
       const was = previous !== undefined && ownerOf(key, previous) === self;
       const is = ownerOf(key, view) === self;
-      if (is && !was) acquired += 1;
+      if (is && !was) {
+        // Owed a reconcile once it may go: a change of it may have been refused here while it was out of scope, and
+        // the caches that already held it emit nothing for it when they list again.
+        this.blocked.add(key);
+        acquired += 1;
+      }
       if (was && !is) released += 1;
     }
     const digest = viewDigest(view);

@@ -2,10 +2,11 @@
 import test from 'ava';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { Deployment } from '../../operator/kube/objects.js';
-import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import type { Deployment, Lease } from '../../operator/kube/objects.js';
+import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
+import { RING_LABEL, STALE_LEASE_DURATIONS } from '../../operator/shard/shard.js';
 import { selectedTargets } from '../support/cluster.js';
 import {
   clusterScenario,
@@ -90,4 +91,31 @@ for (const target of selectedTargets()) {
       t.deepEqual(a.find('shard.ownership').at(-1)?.members, [shardLeaseName('a')], 'a owns everything now');
     },
   );
+
+  test.serial(`[${target}] the Lease of a shard that crashed and never came back is deleted after 10 Lease durations`, async (t) => {
+    const { admin, cluster } = scenario;
+    await grantShardingPermissions(admin);
+    // A replica that crashed long ago: its Lease in the ring, renewed never again.
+    const gone = shardLeaseName('gone');
+    await admin.create<Lease>(LEASES, OPERATOR_NAMESPACE, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: gone, namespace: OPERATOR_NAMESPACE, labels: { [RING_LABEL]: OPERATOR_NAME } },
+      spec: { holderIdentity: 'gone_0', leaseDurationSeconds: 2, renewTime: '2026-01-01T00:00:00.000000Z' },
+    });
+    const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+    const c = start(kubeconfig, 'c');
+    t.teardown(() => c.dispose());
+    const startedAt = Date.now();
+    await eventually(
+      'the stale Lease is deleted',
+      async () => !(await getIfExists<Lease>(admin, LEASES, OPERATOR_NAMESPACE, gone)),
+      60_000,
+      250,
+    );
+    const tookMs = Date.now() - startedAt;
+    t.true(tookMs >= STALE_LEASE_DURATIONS * 2_000, `not before 10 Lease durations (${tookMs} ms)`);
+    await c.waitFor('c logged what it deleted', () => c.find('shard.lease-collected', { lease: gone }).length === 1);
+    t.truthy(await getIfExists<Lease>(admin, LEASES, OPERATOR_NAMESPACE, shardLeaseName('c')), "c's own Lease stays");
+  });
 }

@@ -225,7 +225,7 @@ export async function checkScenarios<S, R extends { readonly violations: readonl
       tally(report);
       if (report.violations.length > 0) throw new Error(report.violations.slice(0, 3).join('; '));
     }),
-    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: !options.shrink },
+    { numRuns: options.numRuns, seed, path: options.path, endOnFailure: !options.shrink, includeErrorInReport: true },
   );
   return seed;
 }

@@ -1,7 +1,7 @@
 // The shards' model-based check: replicas join, leave, crash, freeze and are cut off in virtual time; no key ever has two acting shards.
 import fc from 'fast-check';
 import pino from 'pino';
-import { Subject } from 'rxjs';
+import { BehaviorSubject, filter, firstValueFrom, Subject } from 'rxjs';
 import { VirtualClock } from '../../../test/support/virtual-time.js';
 import type { Lease } from '../../kube/objects.js';
 import { LeaderElector } from '../../leader/leader-elector.js';
@@ -25,10 +25,16 @@ export const KEYS: readonly string[] = Array.from({ length: 12 }, (_, index) => 
 const ACTIVE_MS = 24_000;
 /** How long after the last event the ring must have settled (several lease durations). */
 const QUIET_MS = 12_000;
+/** With rollouts, how much longer at most the queued ones may take to drain after the quiet time. */
+const DRAIN_MS = 40_000;
 /** Workers per shard (the operator's `--max-concurrent-reconciles`). */
 const WORKERS = 2;
-/** The cluster-wide rollout budget (`--max-concurrent-rollouts`): each change of a key is a rollout. */
-const ROLLOUT_LIMIT = 2;
+/**
+ * The cluster-wide rollout budget (`--max-concurrent-rollouts`): each change of a key is a rollout. As many slots as a
+ * scenario has shards at most, so that each member has a part in a view of them all: with more members than slots, one
+ * ranked past the limit has none (`shareOf`) and its keys wait while that view lasts.
+ */
+const ROLLOUT_LIMIT = 4;
 
 /** How one shard's network behaves for a while. */
 export interface ShardNetworkPhase {
@@ -83,6 +89,35 @@ export const shardScenarioArbitrary: fc.Arbitrary<ShardScenario> = fc.record({
   seed: fc.integer(),
 });
 
+/**
+ * Scenarios of handoffs alone: members join and leave gracefully (SIGTERM) on healthy or slow networks, with no
+ * crash, freeze or partition, during a stream of changes; the keys change hands often while their changes flow.
+ */
+export const handoffScenarioArbitrary: fc.Arbitrary<ShardScenario> = fc.record({
+  shards: fc
+    .array(
+      fc.record({
+        joinAtMs: fc.integer({ min: 0, max: 16_000 }),
+        network: fc.array(
+          fc.record({ forMs: fc.integer({ min: 200, max: 6_000 }), mode: fc.constantFrom('healthy' as const, 'slow' as const) }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        pauses: fc.constant([]),
+        end: fc.oneof(
+          fc.constant({ kind: 'stays' as const }),
+          fc.record({ kind: fc.constant('leaves' as const), atMs: fc.integer({ min: 0, max: 8_000 }) }),
+        ),
+      }),
+      { minLength: 2, maxLength: 5 },
+    )
+    .map(([first, ...others]) => [{ ...first!, joinAtMs: 0, end: { kind: 'stays' as const } }, ...others]),
+  changes: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: ACTIVE_MS }), key: fc.integer({ min: 0, max: KEYS.length - 1 }) }), {
+    minLength: 10,
+    maxLength: 60,
+  }),
+  seed: fc.integer(),
+});
+
 /** What a run models besides the handoff. */
 export interface ShardModelOptions {
   /**
@@ -90,6 +125,8 @@ export interface ShardModelOptions {
    * among the shards as the operator splits it; checked: never more in progress than that. @default false
    */
   readonly rollouts?: boolean;
+  /** Which scenarios: every fault ({@link shardScenarioArbitrary}), or joins and graceful leaves alone. @default 'faults' */
+  readonly scenarios?: 'faults' | 'handoffs';
 }
 
 /** What a run saw. */
@@ -105,13 +142,17 @@ export interface ShardRunReport {
 interface KeyState {
   version: number;
   applied?: { readonly version: number; readonly writer: string; readonly startedAt: number };
+  /** Since when its rollout waits for a slot, as its status says (`pendingRollout`): what a rebuild queues again. */
+  pending?: number;
 }
 
 /**
  * Runs a scenario: each shard is the real {@link Shard} with the real {@link LeaderElector} on its own Lease, on a
  * {@link FakeLeaseServer} whose network delays, loses and cuts requests and watch events; its workers reconcile the
- * keys it is given (a change of a key queues it on every shard, as each shard's watch would see it; a shard's new
- * share queues its keys, as a relist would), each reconcile writing the key's latest version unless it is applied.
+ * keys it is given, each reconcile writing the key's latest version unless it is applied. Its caches are modelled as
+ * the operator's: a change of a key queues it on every shard whose caches hold it (in scope or not yet dropped), and
+ * each scope version lists again after a while (a newer one restarts it), queuing only the keys that entered the
+ * caches; a rollout that waits for a slot says so in its status, from which a shard's budget is rebuilt.
  * A write is refused past the shard's renew deadline, as the operator's client is (`KubeClient.fenceWhen`).
  *
  * Checked: **when a reconcile starts, no other shard that can still write has one in flight on that key**; no write
@@ -132,11 +173,11 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
   const rollouts = new Map<string, number>();
   /** The reconciles in flight: key → shard → whether that shard can still write (its Lease within its renew deadline). */
   const acting = new Map<string, Map<string, () => boolean>>();
-  const running = new Map<string, { readonly shard: Shard; enqueue: (key: string) => void }>();
+  const running = new Map<string, { readonly shard: Shard; changed: (key: string) => void }>();
   let acts = 0;
   let handoffs = 0;
-  const enqueueEverywhere = (key: string): void => {
-    for (const { enqueue } of running.values()) enqueue(key);
+  const changedEverywhere = (key: string): void => {
+    for (const { changed } of running.values()) changed(key);
   };
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => clock.schedule(() => resolve(), Math.max(0, ms)));
 
@@ -212,6 +253,8 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const connection = server.connect(holder, network);
     const leases$ = new Subject<readonly Lease[]>();
     const stopWatch = server.watch({ delayMs: watchDelay, deliver: (leases) => leases$.next(leases) });
+    /** The keys this shard's caches hold (its CustomApps): a relist keeps what is in scope, and may lag the scope. */
+    const cached = new Set<string>();
     const shard = new Shard({
       member,
       leases$,
@@ -219,6 +262,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
       scheduler: clock,
       defaultLeaseDurationMs: MODEL_TIMINGS.leaseDurationMs,
       logger: silent,
+      cachedKeys: () => cached,
     });
     const elector = new LeaderElector({
       client: connection.client,
@@ -240,32 +284,54 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const queue = new Set<string>();
     let wake: (() => void) | undefined;
     const enqueue = (key: string): void => {
-      if (!shard.inScope(key)) return;
       queue.add(key);
       wake?.();
     };
-    running.set(member, { shard, enqueue });
+    /** A change of a key's inputs (its ConfigMap): the triggers queue it if the caches hold it, in scope or not yet dropped. */
+    const changed = (key: string): void => {
+      if (cached.has(key)) enqueue(key);
+    };
+    running.set(member, { shard, changed });
     shard.ready$.subscribe(enqueue);
     // The rollout budget, wired as the operator wires it (manager/lifecycle.ts).
     const budget = new RolloutBudget(ROLLOUT_LIMIT);
     budget.setShare(0);
     budget.eligible.subscribe(enqueue);
     shard.countRollouts(() => budget.inProgress);
-    shard.viewsChanged$.subscribe(() => {
-      // A key that left the caches leaves the budget.
-      const { inProgress, queue } = budget.snapshot();
-      for (const key of [...inProgress, ...queue.map((each) => each.key)]) if (!shard.inScope(key)) budget.forget(key);
-      budget.setShare(shard.budgetShare(ROLLOUT_LIMIT));
+    shard.viewsChanged$.subscribe(() => budget.setShare(shard.budgetShare(ROLLOUT_LIMIT)));
+    // The caches list again at each scope version, as the operator's do (cache/informer.ts): a new version restarts a
+    // list still on its way; a list emits only the keys that entered the store (queued) or left it (forgotten by the budget).
+    const listedScope = new BehaviorSubject(-1);
+    let listing = 0;
+    shard.scope$.subscribe((version) => {
+      const attempt = ++listing;
+      // A LIST over this shard's network: up to 200 ms, up to 1.5 s on a slow one, after the end of a partition.
+      const { mode, endsAt } = phaseAt(clock.now());
+      const at = (mode === 'partitioned' ? endsAt : clock.now()) + Math.floor(random() * (mode === 'slow' ? 1_500 : 200));
+      clock.schedule(
+        () => {
+          if (attempt !== listing || crashed) return;
+          for (const key of KEYS) {
+            const keeps = shard.inScope(key);
+            if (keeps && !cached.has(key)) {
+              cached.add(key);
+              enqueue(key);
+            } else if (!keeps && cached.delete(key)) budget.forget(key);
+          }
+          listedScope.next(version);
+        },
+        (pausedUntil(at) ?? at) - clock.now(),
+      );
     });
     shard.start(elector, async (view) => {
       shard.handOff(budget.snapshot().inProgress, view);
-      // The caches list again: a while, then the budget is rebuilt from them, and every key of the new scope comes in.
-      await nap(Math.floor(random() * 200));
+      // The caches have listed with this scope (or a later one), then the budget is rebuilt from them.
+      const version = shard.scopeVersionNow;
+      await firstValueFrom(listedScope.pipe(filter((listed) => listed >= version)));
       budget.rebuild(
-        [...rollouts.keys()].filter((key) => shard.inScope(key)),
-        [],
+        [...rollouts.keys()].filter((key) => cached.has(key)),
+        [...keys].flatMap(([key, { pending }]) => (pending !== undefined && cached.has(key) ? [{ key, since: pending }] : [])),
       );
-      for (const key of KEYS) enqueue(key);
       handoffs += 1;
     });
     const stop = new AbortController();
@@ -303,7 +369,10 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
           }
           if (governed) {
             budget.settle(key, { rolling: false, waiting: true });
-            if (!budget.admit(key, clock.now()).granted) continue;
+            const admission = budget.admit(key, clock.now());
+            // The status says it waits, and since when (a write: not past the renew deadline).
+            if (!admission.granted && canWrite()) state.pending = admission.since;
+            if (!admission.granted) continue;
           }
           // The operator's client refuses a write past the Lease's renew deadline (KubeClient.fenceWhen).
           if (!canWrite()) continue;
@@ -320,6 +389,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
               if (applications.get(counted)! > 1)
                 violations.push(`at ${clock.now()} ms ${key} version ${version} was applied again, by ${holder}`);
               state.applied = { version, writer: holder, startedAt };
+              state.pending = undefined;
               if (!governed) return;
               if (rollouts.size >= ROLLOUT_LIMIT) {
                 violations.push(
@@ -330,7 +400,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
               clock.schedule(
                 () => {
                   rollouts.delete(key);
-                  enqueueEverywhere(key);
+                  changedEverywhere(key);
                 },
                 300 + Math.floor(random() * 2_000),
               );
@@ -395,7 +465,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     clock.schedule(() => {
       const key = KEYS[change.key]!;
       keys.get(key)!.version += 1;
-      enqueueEverywhere(key);
+      changedEverywhere(key);
     }, change.atMs);
   }
 
@@ -408,6 +478,10 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     }
   };
   await runFor(ACTIVE_MS + QUIET_MS);
+  // Rollouts queued for a slot drain a few at a time: quiescence is when none runs and every change is applied.
+  const unsettled = (): boolean =>
+    rollouts.size > 0 || [...keys.values()].some((state) => state.version > 1 && state.applied?.version !== state.version);
+  for (let waited = 0; governed && waited < DRAIN_MS && unsettled(); waited += 1_000) await runFor(1_000);
 
   const members = [...running.keys()];
   const view = viewOf(members);
@@ -447,7 +521,8 @@ export async function checkShardModel(
   let acts = 0;
   let handoffs = 0;
   const run = (scenario: ShardScenario): Promise<ShardRunReport> => runShardScenario(scenario, options);
-  const seed = await checkScenarios(shardScenarioArbitrary, run, { ...options, shrink: false }, (report) => {
+  const arbitrary = options.scenarios === 'handoffs' ? handoffScenarioArbitrary : shardScenarioArbitrary;
+  const seed = await checkScenarios(arbitrary, run, { ...options, shrink: false }, (report) => {
     acts += report.acts;
     handoffs += report.handoffs;
   });

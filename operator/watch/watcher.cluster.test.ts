@@ -6,7 +6,8 @@ import { selectedTargets, startCluster, type TestCluster } from '../../test/supp
 import type { WatcherEvent } from './events.js';
 import { watcher } from './watcher.js';
 import type { WatchClient, WatcherConfig } from './config.js';
-import { createNamespaceOnce, proxiedClients, settledOpenWatches, waitUntil, type ProxiedClients } from './testing/cluster-helpers.js';
+import { eventually } from '../../test/support/eventually.js';
+import { createNamespaceOnce, proxiedClients, settledOpenWatches, type ProxiedClients } from './testing/cluster-helpers.js';
 import { capturedLogger, type LogLine } from './testing/captured-logger.js';
 
 interface ConfigMap extends KubeObject {
@@ -56,7 +57,7 @@ async function listedWatch(
     record,
   );
   t.teardown(() => subscription.unsubscribe());
-  await waitUntil('listed', () => seen.includes('initDone'));
+  await eventually('listed', () => seen.includes('initDone'));
   return { seen, lines };
 }
 
@@ -84,7 +85,7 @@ for (const target of selectedTargets()) {
       expected.push(`${verb} ${name}@${result.metadata?.resourceVersion ?? '?'}`);
     };
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('a', '1')), 'a');
-    await waitUntil('a seen', () => seen.length === 4);
+    await eventually('a seen', () => seen.length === 4);
 
     proxy.setDown(true);
     proxy.dropAll();
@@ -95,7 +96,7 @@ for (const target of selectedTargets()) {
     proxy.setDown(false);
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'b', 'merge', { data: { value: '2' } }), 'b');
 
-    await waitUntil('every write seen', () => seen.length >= 4 + 4, 15_000);
+    await eventually('every write seen', () => seen.length >= 4 + 4, 15_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const changes = seen.slice(3);
     const deletion = changes.find((line) => line.startsWith('delete before@'));
@@ -124,7 +125,7 @@ for (const target of selectedTargets()) {
     t.teardown(() => {
       for (const subscription of subscriptions) subscription.unsubscribe();
     });
-    await waitUntil('three lists', () => seen.filter((line) => line === 'initDone').length === 3);
+    await eventually('three lists', () => seen.filter((line) => line === 'initDone').length === 3);
     const opened = await settledOpenWatches(cluster, connection, 'configmaps', { want: baseline + 3, namespace: 'watch-free' });
     t.is(opened, baseline + 3, `the server counts our three watches (baseline ${baseline})`);
     for (const subscription of subscriptions) subscription.unsubscribe();
@@ -158,7 +159,7 @@ if (selectedTargets().includes('envtest'))
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     proxy.setDown(false);
 
-    await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
+    await eventually('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
     t.true(
       lines().some((line) => line.msg === 'relist' && line.code === 410),
       `a relist on 410: ${lines()
@@ -168,7 +169,7 @@ if (selectedTargets().includes('envtest'))
     const relist = seen.slice(seen.lastIndexOf('init'));
     t.deepEqual(relist.filter((line) => line.startsWith('list')).sort(), ['list added', 'list kept']);
     await admin.patch(CONFIGMAPS, 'watch-gone', 'added', 'merge', { data: { value: '2' } });
-    await waitUntil('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
+    await eventually('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
   });
 
 if (selectedTargets().includes('emulator')) {
@@ -200,7 +201,7 @@ if (selectedTargets().includes('emulator')) {
     faults().expireNextWatch({ resource: 'configmaps', namespace: 'fault-gone' });
     t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-gone' }, 'reset'), 1);
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('added', '1'));
-    await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2);
+    await eventually('relisted', () => seen.filter((line) => line === 'initDone').length === 2);
     t.true(lines().some((line) => line.msg === 'relist' && line.code === 410));
     const relist = seen.slice(seen.lastIndexOf('init'));
     t.true(
@@ -221,7 +222,7 @@ if (selectedTargets().includes('emulator')) {
       faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });
       t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset'), 1);
       const created = await admin.create(CONFIGMAPS, 'fault-retry', configMap('during', '1'));
-      await waitUntil(
+      await eventually(
         'the change made during the outage arrived',
         () => seen.includes(`apply during@${created.metadata.resourceVersion}`),
         10_000,

@@ -4,7 +4,17 @@ import test from 'ava';
 import { rmSync } from 'node:fs';
 import { clusterSelected, type TestCluster } from '../support/cluster.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import { get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import {
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  startNodeCluster,
+  waitFor,
+} from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -92,11 +102,7 @@ if (!clusterSelected()) {
         .sort(),
       [`${SYSTEM}/${OPERATOR}`, `${WATCHED}/${OPERATOR}`].sort(),
     );
-    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod.metadata.name]);
-    const lines = logs
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = await podLogLines(cluster, SYSTEM, pod.metadata.name);
     t.deepEqual(lines.find((line) => line.msg === 'started')?.namespaces, [WATCHED]);
     t.deepEqual(
       lines.filter((line) => line.msg === 'api.unavailable'),

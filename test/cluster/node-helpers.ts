@@ -2,6 +2,8 @@
 import type { ExecutionContext } from 'ava';
 import type { NodeCluster } from '../../envtest/cluster/harness.js';
 import { type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
+import { parseJsonLines } from '../support/json-lines.js';
 
 /**
  * Starts the real node for a test file's `before` hook, logging its start phases: the first run builds the node's
@@ -27,30 +29,34 @@ export async function kubectlOk(cluster: TestCluster, args: readonly string[], o
   return result.stdout;
 }
 
-/** Polls `probe` every `intervalMs` until it returns a value (not undefined); throws after `timeoutMs` with the last state. */
+/**
+ * {@link eventually} in the argument order the node's tests use (the deadline before the probe): polls `probe` every
+ * `intervalMs` (200 by default) until it returns a value other than undefined, `false` included; throws after
+ * `timeoutMs` with the last answer and `describe()`.
+ */
 export async function waitFor<T>(
   what: string,
   timeoutMs: number,
   probe: () => Promise<T | undefined>,
-  options: { intervalMs?: number; now?: () => number; describe?: () => Promise<string> } = {},
+  options: { intervalMs?: number; describe?: () => Promise<string> } = {},
 ): Promise<T> {
-  const now = options.now ?? Date.now;
-  const deadline = now() + timeoutMs;
-  let lastError = '';
-  for (;;) {
-    try {
+  // Boxed, so that a probe answering `false` ends the wait as it says.
+  const boxed = await eventually(
+    what,
+    async () => {
       const value = await probe();
-      if (value !== undefined) return value;
-      lastError = '';
-    } catch (error) {
-      lastError = (error as Error).message;
-    }
-    if (now() > deadline) {
-      const state = options.describe ? await options.describe().catch((error) => `(cannot describe: ${String(error)})`) : '';
-      throw new Error(`${what}: not after ${timeoutMs} ms${lastError ? `; last error: ${lastError}` : ''}${state ? `\n${state}` : ''}`);
-    }
-    await new Promise((done) => setTimeout(done, options.intervalMs ?? 200));
-  }
+      return value === undefined ? undefined : { value };
+    },
+    timeoutMs,
+    options.intervalMs ?? 200,
+    options.describe,
+  );
+  return boxed.value;
+}
+
+/** A pod's JSON log lines, parsed (`kubectl logs`; a line that is not JSON, such as a runtime's warning, is left out). */
+export async function podLogLines(cluster: TestCluster, namespace: string, pod: string): Promise<Record<string, unknown>[]> {
+  return parseJsonLines<Record<string, unknown>>(await kubectlOk(cluster, ['-n', namespace, 'logs', pod]), () => undefined);
 }
 
 /** An admin GET that must answer 200. */

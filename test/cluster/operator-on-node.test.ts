@@ -6,7 +6,18 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
 import { clusterSelected, runKubectl, type TestCluster } from '../support/cluster.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import {
+  envInPod,
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  startNodeCluster,
+  waitFor,
+} from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const SYSTEM = 'customapp-system';
@@ -102,12 +113,7 @@ if (!clusterSelected()) {
     const readyz = await kubectlOk(cluster, ['get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${name}:8081/proxy/readyz`]);
     t.regex(readyz, /ok/i);
 
-    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', name]);
-    const kubeconfigLine = logs
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line))
-      .find((entry) => entry.msg === 'kubeconfig');
+    const kubeconfigLine = (await podLogLines(cluster, SYSTEM, name)).find((entry) => entry.msg === 'kubeconfig');
     t.is(kubeconfigLine?.source, 'in-cluster', 'the ServiceAccount token and KUBERNETES_SERVICE_HOST');
     t.is(kubeconfigLine?.server, `https://${node().addresses.kubernetesServiceIp}:443`, 'through the kubernetes Service (kube-proxy)');
 

@@ -5,7 +5,18 @@ import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { clusterSelected, type TestCluster } from '../support/cluster.js';
 import { installChart } from '../support/chart-install.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import {
+  envInPod,
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  startNodeCluster,
+  waitFor,
+} from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -57,11 +68,7 @@ if (!clusterSelected()) {
     return left;
   };
   /** The operator pods' own log lines (JSON), parsed. */
-  const operatorLog = async (pod: string): Promise<Record<string, unknown>[]> =>
-    (await kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod]))
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => podLogLines(cluster, SYSTEM, pod);
 
   test.serial(TITLES[0], async (t) => {
     await installChart(cluster, { sharding: true });

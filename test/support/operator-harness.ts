@@ -14,6 +14,9 @@ import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
+import { JsonLineReader } from './json-lines.js';
+
+export { eventually } from './eventually.js';
 import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
@@ -24,12 +27,13 @@ const DIST = resolve(import.meta.dirname, '../../dist');
 export class LogLines {
   readonly lines: Record<string, unknown>[] = [];
   readonly raw: string[] = [];
+  private readonly reader = new JsonLineReader<Record<string, unknown>>((line) => this.lines.push(line));
 
   /** A pino destination that keeps every line. */
   readonly destination = {
     write: (line: string): void => {
       this.raw.push(line);
-      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+      this.reader.push(line);
     },
   };
 
@@ -217,28 +221,6 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
     ]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** Polls `probe` until it answers something other than undefined/false; rejects with the last answer after the timeout. */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const answer = await probe();
-      if (answer !== undefined && answer !== false) return answer;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`, { cause: lastError });
-    await new Promise((done) => setTimeout(done, intervalMs));
   }
 }
 

@@ -1,4 +1,4 @@
-// Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, polling, and the server's open watches.
+// Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, and the server's open watches.
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
@@ -34,15 +34,6 @@ export async function proxiedClients(cluster: TestCluster, options: KubeClientOp
       await proxy.close();
     },
   };
-}
-
-/** Polls `probe` every 10 ms until it is truthy; fails with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export async function createNamespaceOnce(client: KubeClient, name: string): Promise<void> {

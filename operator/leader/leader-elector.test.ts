@@ -44,13 +44,22 @@ for (const target of selectedTargets()) {
   const holder = async (name: string): Promise<Lease['spec']> => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, name)).spec;
 
   test(`[${target}] one of two candidates leads; when it releases, the other takes over at once`, async (t) => {
-    const first = candidate('lease-handover', 'first');
-    const second = candidate('lease-handover', 'second');
+    // Slower than FAST: the first must keep renewing for a whole lease duration on a loaded machine.
+    const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+    const first = candidate('lease-handover', 'first', timings);
+    const second = candidate('lease-handover', 'second', timings);
     const stopSecond = new AbortController();
     t.true(await first.acquire(AbortSignal.timeout(5_000)));
     t.is((await holder('lease-handover'))?.holderIdentity, 'first');
     const secondAcquired = second.acquire(stopSecond.signal);
-    await new Promise((done) => setTimeout(done, 500));
+    // Renewed for longer than a lease duration: had the first stopped renewing, the second would lead by then.
+    const renewedByFirst = async (): Promise<boolean> => {
+      const spec = await holder('lease-handover');
+      const renewedFor = Date.parse(spec!.renewTime!) - Date.parse(spec!.acquireTime!);
+      return spec?.holderIdentity === 'first' && renewedFor > timings.leaseDurationMs + timings.retryPeriodMs;
+    };
+    const lease = async (): Promise<string> => `the Lease: ${JSON.stringify(await holder('lease-handover'))}`;
+    await eventually('the first renews past a lease duration', renewedByFirst, 20_000, 25, lease);
     t.false(second.isLeader, 'the Lease is renewed, so the second candidate waits');
     t.true(first.isLeader);
 
@@ -58,7 +67,7 @@ for (const target of selectedTargets()) {
     await first.release();
     t.false(first.isLeader);
     t.true(await secondAcquired);
-    t.true(Date.now() - released < FAST.leaseDurationMs, 'a released Lease is taken over before it would expire');
+    t.true(Date.now() - released < timings.leaseDurationMs, 'a released Lease is taken over before it would expire');
     const spec = await holder('lease-handover');
     t.is(spec?.holderIdentity, 'second');
     t.is(spec?.leaseTransitions, 1);

@@ -1,5 +1,6 @@
 // The watcher against real servers: a cut connection resumes exactly, a 410 relists, unsubscribing frees the server's watch.
 import test, { type ExecutionContext } from 'ava';
+import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS } from '../kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
@@ -92,12 +93,14 @@ for (const target of selectedTargets()) {
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'a', 'merge', { data: { value: '2' } }), 'a');
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('b', '1')), 'b');
     const deletedBefore = (await admin.delete(CONFIGMAPS, 'watch-resume', 'before')) as KubeObject;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The cut and then a reconnect refused while it lasts, each a retry through the backoff.
+    await eventually('a reconnect refused while cut', () => lines().filter((line) => line.msg === 'retry').length >= 2, 10_000);
     proxy.setDown(false);
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'b', 'merge', { data: { value: '2' } }), 'b');
+    // A last write: a watch delivers in order, so a duplicate of anything earlier would have come before it.
+    await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('last', '1')), 'last');
 
-    await eventually('every write seen', () => seen.length >= 4 + 4, 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually('every write seen, the last one included', () => seen.some((line) => line.startsWith('apply last@')), 15_000);
     const changes = seen.slice(3);
     const deletion = changes.find((line) => line.startsWith('delete before@'));
     t.truthy(deletion, `the delete that happened while cut arrived: ${changes.join(', ')}`);
@@ -150,13 +153,21 @@ if (selectedTargets().includes('envtest'))
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('kept', '1'));
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('removed', '1'));
     const { seen, lines } = await listedWatch(t, proxied, 'watch-gone');
+    const listedAt = (await admin.list(CONFIGMAPS, { namespace: 'watch-gone' })).metadata.resourceVersion;
 
     proxy.setDown(true);
     proxy.dropAll();
     await admin.delete(CONFIGMAPS, 'watch-gone', 'removed');
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('added', '1'));
     for (let i = 0; i < 5; i += 1) await admin.patch(CONFIGMAPS, 'watch-gone', 'kept', 'merge', { data: { value: String(i) } });
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Until etcd has compacted the revision the watch would resume from (that of its list, or an older one).
+    const exact = { namespace: 'watch-gone', resourceVersion: listedAt, resourceVersionMatch: 'Exact' } as const;
+    const gone = (): Promise<boolean> =>
+      admin.list(CONFIGMAPS, exact).then(
+        () => false,
+        (error: unknown) => error instanceof ApiError && error.statusCode === 410,
+      );
+    await eventually('etcd compacted the listed revision', gone, 15_000, 100);
     proxy.setDown(false);
 
     await eventually('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);

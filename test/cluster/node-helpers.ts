@@ -1,7 +1,7 @@
 // Helpers of the real-node tests: the node started for a file, kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import type { NodeCluster } from '../../envtest/cluster/harness.js';
-import { type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
 import { eventually } from '../support/eventually.js';
 import { parseJsonLines } from '../support/json-lines.js';
 
@@ -19,6 +19,46 @@ export async function startNodeCluster(t: ExecutionContext): Promise<TestCluster
   } catch (error) {
     throw new Error(`the real node cannot run on this machine (npm run cluster): ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** A real-node test's body. */
+export type NodeTestBody = (t: ExecutionContext) => Promise<void>;
+
+/**
+ * Declares a real-node test (serial: the tests of a file share its node), or, when `KUBE_TARGET` does not select the
+ * node, a skipped test of the same title that says why.
+ */
+export function nodeTest(test: TestFn, title: string, body: NodeTestBody): void {
+  if (clusterSelected()) test.serial(title, body);
+  else test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET ?? ''}" does not select cluster)`, () => undefined);
+}
+
+/** What a real-node file does on its node beside its tests. */
+export interface NodeSuiteHooks {
+  /** Once the node has started: what every test of the file needs on it (an install, a namespace). */
+  readonly started?: (cluster: TestCluster, t: ExecutionContext) => Promise<void> | void;
+  /** Before the node stops: what the file started against it (an in-process operator), and its files. */
+  readonly stopping?: () => Promise<void> | void;
+}
+
+/**
+ * The hooks of a real-node file, registered only when `KUBE_TARGET` selects the node: `before` starts the node
+ * ({@link startNodeCluster}) and runs `started`, `after.always` runs `stopping` and stops the node. Answers
+ * {@link nodeTest} for the file's tests.
+ */
+export function nodeSuite(test: TestFn, hooks: NodeSuiteHooks = {}): (title: string, body: NodeTestBody) => void {
+  if (clusterSelected()) {
+    let cluster: TestCluster | undefined;
+    test.before(async (t) => {
+      cluster = await startNodeCluster(t);
+      await hooks.started?.(cluster, t);
+    });
+    test.after.always(async () => {
+      await hooks.stopping?.();
+      await cluster?.stop();
+    });
+  }
+  return (title, body) => nodeTest(test, title, body);
 }
 
 /** Runs kubectl and returns its stdout; throws with the command, exit code and stderr when it fails. */

@@ -302,15 +302,22 @@ export interface ClusterScenario {
 }
 
 /**
- * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/ and make an admin client;
- * and stop them afterwards. The returned object is filled in by the `before` hook.
+ * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/, make an admin client and
+ * run `prepare` (what every test of the file needs beside them: a token, a kubeconfig); and stop them afterwards. The
+ * returned object is filled in by the `before` hook.
  */
-export function clusterScenario(test: TestFn, target: Target, options?: ClusterOptions): ClusterScenario {
+export function clusterScenario(
+  test: TestFn,
+  target: Target,
+  options?: ClusterOptions,
+  prepare?: (scenario: ClusterScenario) => Promise<void>,
+): ClusterScenario {
   const scenario = {} as ClusterScenario;
   test.before(async () => {
     scenario.cluster = await startCluster(target, options);
     await installOperatorResources(scenario.cluster);
     scenario.admin = await adminClient(scenario.cluster);
+    await prepare?.(scenario);
   });
   test.after.always(async () => {
     scenario.admin?.close();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 const READY_AFTER_MS = 1_000;
 /** Long enough for kubectl to start and see the rollout in progress on a busy machine. */
-const ROLLOUT_MS = 2_500;
+const ROLLOUT_MS = 4_000;
 
 async function call(emulator: Emulator, method: string, path: string, body?: unknown, contentType = 'application/json') {
   const response = await fetch(emulator.url + path, {
@@ -37,6 +37,11 @@ function deployment(name: string, replicas: number, image = 'demo:1') {
 
 const path = (name: string) => `/apis/apps/v1/namespaces/default/deployments/${name}`;
 
+/** The conditions as rows of the fields compared (type, status and reason unless told). */
+const rows = (conditions: any[], fields = ['type', 'status', 'reason']): unknown[][] =>
+  conditions.map((condition) => fields.map((field) => condition[field]));
+const WITH_MESSAGE = ['type', 'status', 'reason', 'message'];
+
 /**
  * Waits until the Deployment `name`'s status matches `expected` (a partial status), and answers the Deployment and
  * when that was first seen. The simulator's timers are real (startEmulator injects none), so the tests await what
@@ -50,7 +55,7 @@ async function statusReaches(emulator: Emulator, name: string, expected: Record<
       return Object.entries(expected).every(([field, value]) => body.status?.[field] === value) && body;
     },
     15_000,
-    10,
+    25,
   );
   return { deployment, seenAt: performance.now() };
 }
@@ -78,13 +83,10 @@ test('a new Deployment is observed at once with no replica available, and every 
   t.like(observed.status, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, unavailableReplicas: 2 });
   t.is(observed.status.readyReplicas, undefined);
   t.is(observed.status.availableReplicas, undefined);
-  t.deepEqual(
-    observed.status.conditions.map((c: any) => [c.type, c.status, c.reason, c.message]),
-    [
-      ['Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'],
-      ['Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "web-${hash}" is progressing.`],
-    ],
-  );
+  t.deepEqual(rows(observed.status.conditions, WITH_MESSAGE), [
+    ['Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'],
+    ['Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "web-${hash}" is progressing.`],
+  ]);
   t.true(
     observed.metadata.managedFields.some((entry: any) => entry.manager === 'kube-controller-manager' && entry.subresource === 'status'),
     'written as the controller, on the status subresource',
@@ -96,13 +98,10 @@ test('a new Deployment is observed at once with no replica available, and every 
     { ...ready.status, conditions: undefined },
     { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, conditions: undefined },
   );
-  t.deepEqual(
-    ready.status.conditions.map((c: any) => [c.type, c.status, c.reason, c.message]),
-    [
-      ['Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'],
-      ['Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "web-${hash}" has successfully progressed.`],
-    ],
-  );
+  t.deepEqual(rows(ready.status.conditions, WITH_MESSAGE), [
+    ['Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'],
+    ['Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "web-${hash}" has successfully progressed.`],
+  ]);
   const progressing = ready.status.conditions[1];
   t.is(progressing.lastTransitionTime, observed.status.conditions[1].lastTransitionTime, 'Progressing stayed True: no transition');
 });
@@ -171,21 +170,15 @@ test('a scale leaves Progressing as it was, and Available moves last when it cha
   await call(emulator, 'PATCH', path('web'), { spec: { replicas: 3 } }, 'application/merge-patch+json');
   const scaling = (await statusReaches(emulator, 'web', { observedGeneration: 2 }, 'the scale observed')).deployment.status.conditions;
   // 25% of 3 rounds down to 0 unavailable: with 2 of 3 available, Available turns False.
-  t.deepEqual(
-    scaling.map((c: any) => [c.type, c.status, c.reason]),
-    [
-      ['Progressing', 'True', 'NewReplicaSetAvailable'],
-      ['Available', 'False', 'MinimumReplicasUnavailable'],
-    ],
-  );
+  t.deepEqual(rows(scaling), [
+    ['Progressing', 'True', 'NewReplicaSetAvailable'],
+    ['Available', 'False', 'MinimumReplicasUnavailable'],
+  ]);
   t.deepEqual(scaling[0], before[1], 'Progressing untouched');
   const settled = (await statusReaches(emulator, 'web', { readyReplicas: 3 }, 'ready at the new scale')).deployment.status.conditions;
-  t.deepEqual(
-    settled.map((c: any) => [c.type, c.status, c.reason]),
-    [
-      ['Progressing', 'True', 'NewReplicaSetAvailable'],
-      ['Available', 'True', 'MinimumReplicasAvailable'],
-    ],
-  );
+  t.deepEqual(rows(settled), [
+    ['Progressing', 'True', 'NewReplicaSetAvailable'],
+    ['Available', 'True', 'MinimumReplicasAvailable'],
+  ]);
   t.deepEqual(settled[0], before[1], 'Progressing still untouched');
 });

@@ -1,7 +1,6 @@
 // The JSON-lines reader: lines split across chunks, multi-byte characters split across chunks, text lines, the end.
-import { Readable } from 'node:stream';
 import test from 'ava';
-import { JsonLineReader, parseJsonLines, readJsonLines } from './json-lines.js';
+import { JsonLineReader, parseJsonLines } from './json-lines.js';
 
 test('lines split across chunks are handed on once complete, in order; a last line without newline at the end', (t) => {
   const values: unknown[] = [];
@@ -33,10 +32,4 @@ test('a line that is not JSON throws, unless text lines have a handler (which ge
     [{ a: 1 }],
   );
   t.deepEqual(text, ['  /metrics  https://x', '']);
-});
-
-test('a stream of chunks reads as an async iterator of values', async (t) => {
-  const values: unknown[] = [];
-  for await (const value of readJsonLines(Readable.from(['{"type":"ADDED"}\n{"ty', 'pe":"DELETED"}\n']))) values.push(value);
-  t.deepEqual(values, [{ type: 'ADDED' }, { type: 'DELETED' }]);
 });

@@ -57,15 +57,3 @@ export function parseJsonLines<T = unknown>(text: string, onText?: (line: string
   reader.end();
   return values;
 }
-
-/** The values of a stream of chunks (a response body, a child's stdout) as an async iterator, as lines complete. */
-export async function* readJsonLines<T = unknown>(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<T> {
-  const ready: T[] = [];
-  const reader = new JsonLineReader<T>((value) => ready.push(value));
-  for await (const chunk of chunks) {
-    reader.push(chunk);
-    yield* ready.splice(0);
-  }
-  reader.end();
-  yield* ready.splice(0);
-}

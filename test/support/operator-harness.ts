@@ -303,23 +303,26 @@ export interface ClusterScenario {
 
 /**
  * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/, make an admin client and
- * run `prepare` (what every test of the file needs beside them: a token, a kubeconfig); and stop them afterwards. The
- * returned object is filled in by the `before` hook.
+ * run `prepare` (what every test of the file needs beside them: a token, a kubeconfig, an operator); and stop them
+ * afterwards, what `prepare` returned first (stopping what it started). The returned object is filled in by the
+ * `before` hook.
  */
 export function clusterScenario(
   test: TestFn,
   target: Target,
   options?: ClusterOptions,
-  prepare?: (scenario: ClusterScenario) => Promise<void>,
+  prepare?: (scenario: ClusterScenario) => Promise<(() => Promise<void>) | void>,
 ): ClusterScenario {
   const scenario = {} as ClusterScenario;
+  let cleanup: (() => Promise<void>) | void;
   test.before(async () => {
     scenario.cluster = await startCluster(target, options);
     await installOperatorResources(scenario.cluster);
     scenario.admin = await adminClient(scenario.cluster);
-    await prepare?.(scenario);
+    cleanup = await prepare?.(scenario);
   });
   test.after.always(async () => {
+    await cleanup?.();
     scenario.admin?.close();
     await scenario.cluster?.stop();
   });
@@ -345,19 +348,12 @@ export function operatorScenario(
   options: ClusterOptions = { envtest: { controllerManager: true } },
   operatorOptions: Partial<OperatorOptions> = {},
 ): OperatorScenario {
-  const scenario = {} as OperatorScenario;
-  test.before(async () => {
-    scenario.cluster = await startCluster(target, options);
-    await installOperatorResources(scenario.cluster);
-    scenario.admin = await adminClient(scenario.cluster);
-    if (operatorOptions.workloads?.length) await grantWorkloadPermissions(scenario.admin, operatorOptions.workloads);
-    scenario.running = await startTestOperator(scenario.cluster, operatorOptions);
-  });
-  test.after.always(async () => {
-    await scenario.running?.operator.stop();
-    scenario.admin?.close();
-    await scenario.cluster?.stop();
-  });
+  const scenario = clusterScenario(test, target, options, async (started) => {
+    if (operatorOptions.workloads?.length) await grantWorkloadPermissions(started.admin, operatorOptions.workloads);
+    scenario.running = await startTestOperator(started.cluster, operatorOptions);
+    // The operator running at the end: a test may have replaced it (a restart).
+    return () => scenario.running.operator.stop();
+  }) as OperatorScenario;
   return scenario;
 }
 

@@ -12,14 +12,13 @@ import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
-import { selectedTargets, startCluster } from '../support/cluster.js';
+import { selectedTargets } from '../support/cluster.js';
 import {
-  adminClient,
+  clusterForTest,
   createAll,
   createNamespace,
   eventually,
   getIfExists,
-  installOperatorResources,
   objects,
   startTestOperator,
   type TestOperator,
@@ -581,11 +580,7 @@ if (selectedTargets().includes('emulator')) {
     async (t) => {
       // The emulator writes the status a Deployment controller would (every pod Ready 300 ms after a template change),
       // so the budget runs on its own here, as on a cluster: nothing completes a rollout but the simulated controller.
-      const cluster = await startCluster('emulator', { emulator: { simulateDeploymentStatus: { readyAfterMs: 300 } } });
-      t.teardown(() => cluster.stop());
-      await installOperatorResources(cluster);
-      const admin = await adminClient(cluster);
-      t.teardown(() => admin.close());
+      const { cluster, admin } = await clusterForTest(t, 'emulator', { emulator: { simulateDeploymentStatus: { readyAfterMs: 300 } } });
       const ns = 'gov-simulated';
       const names = Array.from({ length: 30 }, (_, index) => `app-${String(index).padStart(2, '0')}`);
       const { operator } = await startTestOperator(cluster, { namespaces: [ns], rollouts: { maxConcurrentRollouts: 3, flapThreshold: 5 } });

@@ -12,7 +12,7 @@ import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/k
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
-import type { TestFn } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
 import { JsonLineReader } from './json-lines.js';
 
@@ -327,6 +327,19 @@ export function clusterScenario(
     await scenario.cluster?.stop();
   });
   return scenario;
+}
+
+/**
+ * A cluster of `target` for one test (one that needs its own: a process it kills, a fault proxy in front, emulator
+ * options of its own): started, dist/ applied and an admin client made, all stopped when the test ends.
+ */
+export async function clusterForTest(t: ExecutionContext, target: Target, options?: ClusterOptions): Promise<ClusterScenario> {
+  const cluster = await startCluster(target, options);
+  t.teardown(() => cluster.stop());
+  await installOperatorResources(cluster);
+  const admin = await adminClient(cluster);
+  t.teardown(() => admin.close());
+  return { cluster, admin };
 }
 
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */

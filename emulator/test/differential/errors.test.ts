@@ -16,6 +16,23 @@ const suite = pairSuite(test, (pair) =>
   }),
 );
 
+/** A namespaced CRD of `group` whose v2 is served and stored, and whose v1 is served when `v1Served`; any field is kept. */
+function twoVersionCrd(group: string, names: { plural: string; singular: string; kind: string }, v1Served: boolean) {
+  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  return {
+    metadata: { name: `${names.plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names,
+      versions: [
+        { name: 'v2', served: true, storage: true, schema },
+        { name: 'v1', served: v1Served, storage: false, schema },
+      ],
+    },
+  };
+}
+
 type Step = readonly [method: string, path: string, body?: unknown, contentType?: string];
 
 async function run(target: Target, steps: readonly Step[]): Promise<unknown[]> {
@@ -224,28 +241,7 @@ test('custom resource validation: types, ranges, patterns, lengths, required, an
   ));
 
 test('what is not served: a group no CRD defines, a version a CRD does not serve, a resource no group version has, and RBAC answered before any of them', async (t) => {
-  const widgets = {
-    metadata: { name: 'widgets.unserved.example.com' },
-    spec: {
-      group: 'unserved.example.com',
-      scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-      versions: [
-        {
-          name: 'v2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-        {
-          name: 'v1',
-          served: false,
-          storage: false,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
+  const widgets = twoVersionCrd('unserved.example.com', { plural: 'widgets', singular: 'widget', kind: 'Widget' }, false);
   const paths = [
     '/apis/nothere.example.com',
     '/apis/nothere.example.com/v1',
@@ -280,28 +276,8 @@ test('what is not served: a group no CRD defines, a version a CRD does not serve
 });
 
 test('a CRD whose storage is torn down (a version no longer served, the CRD deleted) ends the open watches of its resources; a label change does not', async (t) => {
-  const gizmos = (v1Served: boolean) => ({
-    metadata: { name: 'gizmos.deleted.example.com' },
-    spec: {
-      group: 'deleted.example.com',
-      scope: 'Namespaced',
-      names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
-      versions: [
-        {
-          name: 'v2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-        {
-          name: 'v1',
-          served: v1Served,
-          storage: false,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  });
+  const gizmos = (v1Served: boolean) =>
+    twoVersionCrd('deleted.example.com', { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' }, v1Served);
   const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.deleted.example.com';
   const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gizmos(true));

@@ -4,6 +4,9 @@
 // Test code: tests beside the code, and the helpers that only tests import. It may reach test/support.
 const TEST_CODE = '\\.test\\.ts$|/testing/';
 
+// The test helpers every test may import, the emulator's included: leaves that import nothing of ours.
+const TEST_SUPPORT_LEAVES = '^test/support/(eventually|json-lines)\\.ts$';
+
 // The operator's layers, lowest first. Each layer may import only itself and the layers in its `mayImport`:
 // kube ← watch ← cache ← queue ← controller, with deps/ (the dependency registry) on watch/ and cache/, the other
 // generic pieces (events, leader, http) on kube alone, shard/ (the ring and a replica's share) on leader/ and kube/. Then what both domains share, on the generic layers alone:
@@ -109,10 +112,17 @@ module.exports = {
     },
     {
       name: 'only-tests-to-test',
-      comment: 'test/ is imported only by test/, bench/, tests beside the code and their testing/ helpers.',
+      comment: "test/ is imported only by test/, bench/, tests beside the code, their testing/ helpers and the emulator's test support.",
       severity: 'error',
-      from: { pathNot: `^(test|bench)/|${TEST_CODE}` },
+      from: { pathNot: `^(test|bench|emulator/test)/|${TEST_CODE}` },
       to: { path: '^test/' },
+    },
+    {
+      name: 'test-support-leaves',
+      comment: 'The polling helper and the JSON-lines reader import nothing of ours, so that any test may use them.',
+      severity: 'error',
+      from: { path: TEST_SUPPORT_LEAVES },
+      to: { path: '^(operator|emulator|infra|envtest|test|bench|imports)/', pathNot: TEST_SUPPORT_LEAVES },
     },
     {
       name: 'runtime-not-to-tests',

@@ -2,6 +2,7 @@
 import test from 'ava';
 import { PassThrough } from 'node:stream';
 import { createLogger, newTraceId, resolveLogFormat } from './log.js';
+import { parseJsonLines } from '../test/support/json-lines.js';
 
 function collect(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
@@ -47,10 +48,7 @@ test('the level filters lower entries', (t) => {
   logger.info('hidden');
   logger.warn('shown');
   t.deepEqual(
-    text()
-      .trim()
-      .split('\n')
-      .map((entry) => (JSON.parse(entry) as { msg: string }).msg),
+    parseJsonLines<{ msg: string }>(text()).map((entry) => entry.msg),
     ['shown'],
   );
 });

@@ -12,6 +12,7 @@ import type { ListOptions, RequestSample, WatchOptions } from '../../operator/ku
 import type { KubeObject, RawWatchEvent } from '../../operator/kube/objects.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { Resource } from '../../operator/kube/resources.js';
+import { eventually } from '../../test/support/eventually.js';
 import { createSource, STRATEGY_NAMES } from './index.js';
 import { NaiveGetSource } from './naive-get.js';
 import { OursSource } from './ours.js';
@@ -89,16 +90,6 @@ class FakeApi {
 }
 
 const ref = (name: string): DependencyRef => ({ kind: 'ConfigMap', namespace: 'ns', name });
-const tick = (ms = 10): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await tick();
-  }
-}
-
 function contextFor(
   api: FakeApi,
   kubeConfig = new KubeConfig(),
@@ -152,7 +143,7 @@ test('static-indexed caches every ConfigMap and emits content changes of referen
   const changes: DependencyState[] = [];
   source.changes.subscribe((state) => changes.push(state));
   source.use('ns/app', [ref('config')]);
-  await eventually(async () => (await source.state(ref('config'))) !== undefined, 'the cache syncs');
+  await eventually('the cache syncs', async () => (await source.state(ref('config'))) !== undefined, 5000);
   t.is(source.cachedObjects(), 2);
   t.like(
     changes,
@@ -162,7 +153,7 @@ test('static-indexed caches every ConfigMap and emits content changes of referen
   api.write('ns', 'unrelated', { key: 'y' });
   api.write('ns', 'config', { key: 'one' }, { touched: 'metadata only' });
   api.write('ns', 'config', { key: 'two' });
-  await eventually(() => changes.length === 2, 'the content change is emitted');
+  await eventually('the content change is emitted', () => changes.length === 2, 5000);
   t.like(changes[1], { ref: ref('config'), exists: true, hash: contentHash({ data: { key: 'two' } }) });
   t.deepEqual(api.calls, ['list configmaps', 'watch configmaps']);
   t.deepEqual(source.watched(), [ref('config')]);
@@ -177,10 +168,10 @@ test('static-list-all LISTs every CustomApp for each ConfigMap event, related or
   const changes: DependencyState[] = [];
   source.changes.subscribe((state) => changes.push(state));
   source.use('ns/app', [ref('config')]);
-  await eventually(async () => (await source.state(ref('config'))) !== undefined, 'the cache syncs');
+  await eventually('the cache syncs', async () => (await source.state(ref('config'))) !== undefined, 5000);
   api.write('ns', 'unrelated', { key: 'x' });
   api.write('ns', 'config', { key: 'two' });
-  await eventually(() => changes.length === 2, 'the referenced change is emitted');
+  await eventually('the referenced change is emitted', () => changes.length === 2, 5000);
   t.deepEqual(api.calls, ['list configmaps', 'watch configmaps', 'list customapps', 'list customapps']);
   t.like(changes[1], { exists: true, hash: contentHash({ data: { key: 'two' } }) });
   source.close();
@@ -192,7 +183,7 @@ test('ours shares one watch among the owners of a ref and stops it when the last
   const source = createSource('ours', contextFor(api));
   source.use('ns/a', [ref('config')]);
   source.use('ns/b', [ref('config')]);
-  await eventually(async () => (await source.state(ref('config'))) !== undefined, 'the ref syncs');
+  await eventually('the ref syncs', async () => (await source.state(ref('config'))) !== undefined, 5000);
   t.is(api.calls.filter((call) => call === 'watch configmaps').length, 1);
   source.release('ns/a');
   t.deepEqual(source.watched(), [ref('config')]);
@@ -241,8 +232,9 @@ test('per-object, like the seed, runs an informer per ConfigMap and stops a shar
   source.use('ns/b', [ref('shared')]);
   source.use('ns/c', [ref('own')]);
   await eventually(
-    async () => (await source.state(ref('shared'))) !== undefined && (await source.state(ref('own'))) !== undefined,
     'both informers sync',
+    async () => (await source.state(ref('shared'))) !== undefined && (await source.state(ref('own'))) !== undefined,
+    5000,
   );
   t.is(watches.length, 2, 'one watch per ConfigMap, not per owner');
   t.true(watches.every((path) => /fieldSelector=metadata.name%3D(shared|own)/.test(path)));
@@ -256,7 +248,7 @@ test('per-object, like the seed, runs an informer per ConfigMap and stops a shar
     'answered from the stopped informer',
   );
   source.close();
-  await eventually(() => counted.length === 2, 'both watches are reported when they end');
+  await eventually('both watches are reported when they end', () => counted.length === 2, 5000);
   t.true(counted.every((sample) => sample.verb === 'watch' && sample.resource === 'configmaps'));
   t.is((source as PerObjectSource).deadInformers, 0, 'a stopped informer is not a dead one');
 });

@@ -2,7 +2,8 @@
 // field selectors, conflicts, status and generation semantics, and garbage collection.
 import test from 'ava';
 import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
-import { distDir, emulatorFixture, eventually, type EmulatorFixture } from './support.js';
+import { eventually } from '../../test/support/eventually.js';
+import { distDir, emulatorFixture, type EmulatorFixture } from './support.js';
 
 let fx: EmulatorFixture;
 let core: CoreV1Api;
@@ -92,7 +93,7 @@ test('a list followed by a watch from its resourceVersion misses nothing and rep
     }
     return JSON.stringify([...state].sort());
   };
-  await eventually(() => (replayed() === expected ? true : undefined), 5000, 'the list plus the watch to equal the final list');
+  await eventually('the list plus the watch to equal the final list', () => (replayed() === expected ? true : undefined), 5000);
   t.true(
     seen.some((e) => e.rv === lastWrite),
     'the last write was seen',
@@ -142,7 +143,7 @@ test('bookmarks arrive when requested, and not otherwise', async (t) => {
     a.abort();
     b.abort();
   });
-  await eventually(() => (withBookmarks.some((e) => e.type === 'BOOKMARK') ? true : undefined), 3000, 'a BOOKMARK');
+  await eventually('a BOOKMARK', () => (withBookmarks.some((e) => e.type === 'BOOKMARK') ? true : undefined), 3000);
   await new Promise((r) => setTimeout(r, 250));
   t.true(withBookmarks.every((e) => e.type === 'BOOKMARK' && e.rv > 0));
   t.deepEqual(without, []);
@@ -160,7 +161,7 @@ test('fieldSelector=metadata.name=x delivers only x', async (t) => {
   for (const name of ['w', 'x', 'y']) await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name } } });
   await core.deleteNamespacedConfigMap({ namespace: ns, name: 'y' });
   await core.deleteNamespacedConfigMap({ namespace: ns, name: 'x' });
-  await eventually(() => (seen.length >= 2 ? true : undefined), 3000, 'two events');
+  await eventually('two events', () => (seen.length >= 2 ? true : undefined), 3000);
   await new Promise((r) => setTimeout(r, 50));
   t.deepEqual(
     seen.map((e) => `${e.type} ${e.name}`),
@@ -285,12 +286,12 @@ test('garbage collection deletes the objects a deleted owner owned (background p
   await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'free' } } });
   await custom.deleteNamespacedCustomObject({ ...customApps, namespace: ns, name: 'owner' });
   await eventually(
+    'the owned ConfigMap to be collected',
     async () => {
       const names = (await core.listNamespacedConfigMap({ namespace: ns })).items.map((i) => i.metadata!.name);
       return names.includes('owned') ? undefined : names;
     },
     3000,
-    'the owned ConfigMap to be collected',
   );
   const held = await core.readNamespacedConfigMap({ namespace: ns, name: 'held' });
   t.truthy(held.metadata!.deletionTimestamp, 'a dependent with a finalizer is being deleted, not gone');

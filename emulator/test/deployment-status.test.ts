@@ -2,6 +2,7 @@
 // ready after the delay, rolled out again on each spec change, never writing a deleted Deployment back.
 import test from 'ava';
 import { runKubectl } from '../../test/support/cluster.js';
+import { eventually } from '../../test/support/eventually.js';
 import { simulatedTemplateHash } from '../controllers/deployment-status.js';
 import { startEmulator, type Emulator } from '../index.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 
 const READY_AFTER_MS = 1_000;
 /** Long enough for kubectl to start and see the rollout in progress on a busy machine. */
-const ROLLOUT_MS = 2_500;
+const ROLLOUT_MS = 4_000;
 
 async function call(emulator: Emulator, method: string, path: string, body?: unknown, contentType = 'application/json') {
   const response = await fetch(emulator.url + path, {
@@ -35,53 +36,72 @@ function deployment(name: string, replicas: number, image = 'demo:1') {
 }
 
 const path = (name: string) => `/apis/apps/v1/namespaces/default/deployments/${name}`;
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** The conditions as rows of the fields compared (type, status and reason unless told). */
+const rows = (conditions: any[], fields = ['type', 'status', 'reason']): unknown[][] =>
+  conditions.map((condition) => fields.map((field) => condition[field]));
+const WITH_MESSAGE = ['type', 'status', 'reason', 'message'];
+
+/**
+ * Waits until the Deployment `name`'s status matches `expected` (a partial status), and answers the Deployment and
+ * when that was first seen. The simulator's timers are real (startEmulator injects none), so the tests await what
+ * they wait for, and measure the delays they check.
+ */
+async function statusReaches(emulator: Emulator, name: string, expected: Record<string, unknown>, what: string) {
+  const deployment = await eventually(
+    `${name}: ${what}`,
+    async () => {
+      const { body } = await call(emulator, 'GET', path(name));
+      return Object.entries(expected).every(([field, value]) => body.status?.[field] === value) && body;
+    },
+    15_000,
+    25,
+  );
+  return { deployment, seenAt: performance.now() };
+}
 
 test('without the option, Deployment status stays {} as on envtest', async (t) => {
   const emulator = await startEmulator({ port: 0 });
-  t.teardown(() => emulator.close());
-  t.is((await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('plain', 2))).status, 201);
-  await sleep(READY_AFTER_MS + 200);
+  // Beside it, the same Deployment on a simulating emulator: once that one is ready, the plain one would be too.
+  const simulating = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: READY_AFTER_MS } });
+  t.teardown(() => Promise.all([emulator.close(), simulating.close()]));
+  for (const each of [emulator, simulating])
+    t.is((await call(each, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('plain', 2))).status, 201);
+  await statusReaches(simulating, 'plain', { readyReplicas: 2 }, 'ready where simulated');
   t.deepEqual((await call(emulator, 'GET', path('plain'))).body.status, {});
 });
 
 test('a new Deployment is observed at once with no replica available, and every replica is ready after the delay', async (t) => {
   const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: READY_AFTER_MS } });
   t.teardown(() => emulator.close());
+  const createdAt = performance.now();
   const created = await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 2));
   t.is(created.status, 201);
-  await sleep(50);
-  const observed = (await call(emulator, 'GET', path('web'))).body;
+  const { deployment: observed } = await statusReaches(emulator, 'web', { observedGeneration: 1 }, 'observed');
   const hash = simulatedTemplateHash(observed.spec.template);
   t.regex(hash, /^[bcdfghjklmnpqrstvwxz2456789]{10}$/);
   t.like(observed.status, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, unavailableReplicas: 2 });
   t.is(observed.status.readyReplicas, undefined);
   t.is(observed.status.availableReplicas, undefined);
-  t.deepEqual(
-    observed.status.conditions.map((c: any) => [c.type, c.status, c.reason, c.message]),
-    [
-      ['Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'],
-      ['Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "web-${hash}" is progressing.`],
-    ],
-  );
+  t.deepEqual(rows(observed.status.conditions, WITH_MESSAGE), [
+    ['Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'],
+    ['Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "web-${hash}" is progressing.`],
+  ]);
   t.true(
     observed.metadata.managedFields.some((entry: any) => entry.manager === 'kube-controller-manager' && entry.subresource === 'status'),
     'written as the controller, on the status subresource',
   );
 
-  await sleep(READY_AFTER_MS + 200);
-  const ready = (await call(emulator, 'GET', path('web'))).body;
+  const { deployment: ready, seenAt } = await statusReaches(emulator, 'web', { readyReplicas: 2 }, 'ready');
+  t.true(seenAt - createdAt >= READY_AFTER_MS, `ready after the delay (${Math.round(seenAt - createdAt)} ms)`);
   t.deepEqual(
     { ...ready.status, conditions: undefined },
     { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, conditions: undefined },
   );
-  t.deepEqual(
-    ready.status.conditions.map((c: any) => [c.type, c.status, c.reason, c.message]),
-    [
-      ['Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'],
-      ['Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "web-${hash}" has successfully progressed.`],
-    ],
-  );
+  t.deepEqual(rows(ready.status.conditions, WITH_MESSAGE), [
+    ['Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.'],
+    ['Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "web-${hash}" has successfully progressed.`],
+  ]);
   const progressing = ready.status.conditions[1];
   t.is(progressing.lastTransitionTime, observed.status.conditions[1].lastTransitionTime, 'Progressing stayed True: no transition');
 });
@@ -96,13 +116,13 @@ test('a template change runs the old replicas beside the new ones until the dela
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, emulator.adminKubeconfig());
   await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 4));
-  await sleep(ROLLOUT_MS + 200);
+  await statusReaches(emulator, 'web', { availableReplicas: 4 }, 'every replica available');
   const patched = await call(emulator, 'PATCH', path('web'), deployment('web', 4, 'demo:2'), 'application/merge-patch+json');
   t.is(patched.status, 200);
   const started = Date.now();
   const rollout = runKubectl(kubeconfig, ['rollout', 'status', 'deployment/web', '--timeout=30s']);
-  await sleep(50);
-  const during = (await call(emulator, 'GET', path('web'))).body; // long before ROLLOUT_MS has passed
+  const { deployment: during } = await statusReaches(emulator, 'web', { observedGeneration: 2 }, 'the change observed');
+  t.true(Date.now() - started < ROLLOUT_MS, 'read long before the simulated pods are ready');
   t.like(during.status, { observedGeneration: 2, replicas: 8, updatedReplicas: 4, readyReplicas: 4, availableReplicas: 4 });
   t.is(during.status.unavailableReplicas, undefined, 'the old pods keep all four available');
   t.like(during.status.conditions[0], { type: 'Available', status: 'True' });
@@ -117,22 +137,28 @@ test('a template change runs the old replicas beside the new ones until the dela
 });
 
 test('a change within the delay restarts it, and a Deployment deleted within the delay stays deleted', async (t) => {
-  // Timers at 0 + 1500 (cancelled by the change at ~700) and ~700 + 1500: checked at ~1700 (between) and ~2600 (after).
   const delay = 1_500;
   const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: delay } });
   t.teardown(() => emulator.close());
+  const createdAt = performance.now();
   await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 1));
-  await sleep(700);
+  await statusReaches(emulator, 'web', { observedGeneration: 1 }, 'observed');
+  const changedAt = performance.now();
   await call(emulator, 'PATCH', path('web'), { spec: { replicas: 3 } }, 'application/merge-patch+json');
-  await sleep(1_000);
-  const midway = (await call(emulator, 'GET', path('web'))).body;
-  t.like(midway.status, { observedGeneration: 2, replicas: 3, unavailableReplicas: 3 }, 'the first timer was replaced');
-  await sleep(900);
-  t.like((await call(emulator, 'GET', path('web'))).body.status, { observedGeneration: 2, readyReplicas: 3, availableReplicas: 3 });
+  t.true(changedAt - createdAt < delay, `changed within the delay (${Math.round(changedAt - createdAt)} ms after the creation)`);
+  const { deployment: midway } = await statusReaches(emulator, 'web', { observedGeneration: 2 }, 'the change observed');
+  t.like(midway.status, { replicas: 3, unavailableReplicas: 3 });
+  const { deployment: ready, seenAt } = await statusReaches(emulator, 'web', { observedGeneration: 2, readyReplicas: 3 }, 'ready');
+  t.like(ready.status, { availableReplicas: 3 });
+  t.true(seenAt - changedAt >= delay, `the delay restarted at the change (ready ${Math.round(seenAt - changedAt)} ms after it)`);
 
+  const goneAt = performance.now();
   await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('gone', 1));
   t.is((await call(emulator, 'DELETE', path('gone'))).status, 200);
-  await sleep(delay + 300);
+  // A third Deployment created after it: once that one is ready, the deleted one's timer has fired too.
+  await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('later', 1));
+  const { seenAt: laterReady } = await statusReaches(emulator, 'later', { readyReplicas: 1 }, 'ready');
+  t.true(laterReady - goneAt >= delay);
   t.is((await call(emulator, 'GET', path('gone'))).status, 404, 'no status write brought it back');
 });
 
@@ -140,28 +166,19 @@ test('a scale leaves Progressing as it was, and Available moves last when it cha
   const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: READY_AFTER_MS } });
   t.teardown(() => emulator.close());
   await call(emulator, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 2));
-  await sleep(READY_AFTER_MS + 200);
-  const before = (await call(emulator, 'GET', path('web'))).body.status.conditions;
+  const before = (await statusReaches(emulator, 'web', { readyReplicas: 2 }, 'ready')).deployment.status.conditions;
   await call(emulator, 'PATCH', path('web'), { spec: { replicas: 3 } }, 'application/merge-patch+json');
-  await sleep(50);
-  const scaling = (await call(emulator, 'GET', path('web'))).body.status.conditions;
+  const scaling = (await statusReaches(emulator, 'web', { observedGeneration: 2 }, 'the scale observed')).deployment.status.conditions;
   // 25% of 3 rounds down to 0 unavailable: with 2 of 3 available, Available turns False.
-  t.deepEqual(
-    scaling.map((c: any) => [c.type, c.status, c.reason]),
-    [
-      ['Progressing', 'True', 'NewReplicaSetAvailable'],
-      ['Available', 'False', 'MinimumReplicasUnavailable'],
-    ],
-  );
+  t.deepEqual(rows(scaling), [
+    ['Progressing', 'True', 'NewReplicaSetAvailable'],
+    ['Available', 'False', 'MinimumReplicasUnavailable'],
+  ]);
   t.deepEqual(scaling[0], before[1], 'Progressing untouched');
-  await sleep(READY_AFTER_MS + 200);
-  const settled = (await call(emulator, 'GET', path('web'))).body.status.conditions;
-  t.deepEqual(
-    settled.map((c: any) => [c.type, c.status, c.reason]),
-    [
-      ['Progressing', 'True', 'NewReplicaSetAvailable'],
-      ['Available', 'True', 'MinimumReplicasAvailable'],
-    ],
-  );
+  const settled = (await statusReaches(emulator, 'web', { readyReplicas: 3 }, 'ready at the new scale')).deployment.status.conditions;
+  t.deepEqual(rows(settled), [
+    ['Progressing', 'True', 'NewReplicaSetAvailable'],
+    ['Available', 'True', 'MinimumReplicasAvailable'],
+  ]);
   t.deepEqual(settled[0], before[1], 'Progressing still untouched');
 });

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parseAllDocuments } from 'yaml';
-import { distDir, emulatorFixture, eventually, type EmulatorFixture, kubectl, kubectlBackground } from './support.js';
+import { eventually } from '../../test/support/eventually.js';
+import { distDir, emulatorFixture, type EmulatorFixture, kubectl, kubectlBackground } from './support.js';
 
 let fx: EmulatorFixture;
 
@@ -123,16 +124,16 @@ test.serial('kubectl get cm -w sees a change made after it started', async (t) =
   await fx.admin('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'watched' }, data: { a: '1' } });
   const watch = kubectlBackground(fx.kubeconfigPath, ['get', 'cm', '-n', 'default', '-w', '--output-watch-events']);
   t.teardown(() => watch.stop());
-  await eventually(() => (watch.output().includes('watched') ? true : undefined), 20_000, 'the initial listing');
+  await eventually('the initial listing', () => (watch.output().includes('watched') ? true : undefined), 20_000);
   await fx.admin('PATCH', '/api/v1/namespaces/default/configmaps/watched', { data: { b: '2' } }, 'application/merge-patch+json');
   const line = await eventually(
+    'the MODIFIED line',
     () =>
       watch
         .output()
         .split('\n')
         .find((l) => l.startsWith('MODIFIED') && l.includes('watched')),
     10_000,
-    'the MODIFIED line',
   );
   t.regex(line, /^MODIFIED\s+watched\s+2\s+/);
 });

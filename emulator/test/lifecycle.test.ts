@@ -1,7 +1,8 @@
 // Deletion and lifecycle in the emulator: namespace deletion, propagation policies, CRD deletion, the scale
 // subresource, watch options (legacy paths, timeoutSeconds, resourceVersion=0) and kubectl's protobuf writes.
 import test from 'ava';
-import { distDir, emulatorFixture, eventually, type EmulatorFixture, openWatch } from './support.js';
+import { eventually } from '../../test/support/eventually.js';
+import { distDir, emulatorFixture, type EmulatorFixture, openWatch } from './support.js';
 
 let fx: EmulatorFixture;
 
@@ -37,16 +38,16 @@ test('deleting a namespace marks it Terminating, deletes its content, then remov
     'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated',
   );
   await eventually(
+    'the content to go',
     async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed/configmaps/a')).status === 404 ? true : undefined),
     3000,
-    'the content to go',
   );
   t.is((await fx.admin('GET', '/api/v1/namespaces/doomed')).status, 200, 'kept while an object with a finalizer remains');
   await fx.admin('PATCH', '/api/v1/namespaces/doomed/configmaps/held', { metadata: { finalizers: null } }, 'application/merge-patch+json');
   await eventually(
+    'the namespace to go',
     async () => ((await fx.admin('GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined),
     3000,
-    'the namespace to go',
   );
   t.pass();
 });
@@ -73,7 +74,7 @@ test('propagationPolicy Orphan keeps dependents and drops their ownerReference; 
   await owned(orphaner, 'orphan');
   const orphaning = await fx.admin('DELETE', `${base}/orphaner?propagationPolicy=Orphan`);
   t.deepEqual(orphaning.body.metadata.finalizers, ['orphan']);
-  await eventually(async () => ((await fx.admin('GET', `${base}/orphaner`)).status === 404 ? true : undefined), 3000, 'the owner to go');
+  await eventually('the owner to go', async () => ((await fx.admin('GET', `${base}/orphaner`)).status === 404 ? true : undefined), 3000);
   const kept = await fx.admin('GET', '/api/v1/namespaces/propagation/configmaps/orphan');
   t.is(kept.status, 200);
   t.is(kept.body.metadata.ownerReferences, undefined);
@@ -87,11 +88,11 @@ test('propagationPolicy Orphan keeps dependents and drops their ownerReference; 
   });
   t.deepEqual(foreground.body.metadata.finalizers, ['foregroundDeletion']);
   await eventually(
+    'the child to go',
     async () => ((await fx.admin('GET', '/api/v1/namespaces/propagation/configmaps/child')).status === 404 ? true : undefined),
     3000,
-    'the child to go',
   );
-  await eventually(async () => ((await fx.admin('GET', `${base}/parent`)).status === 404 ? true : undefined), 3000, 'the parent to go');
+  await eventually('the parent to go', async () => ((await fx.admin('GET', `${base}/parent`)).status === 404 ? true : undefined), 3000);
   t.pass();
 });
 
@@ -127,12 +128,12 @@ test('deleting a CRD deletes its custom resources, then the CRD, and discovery f
   const deleting = await fx.admin('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.example.com');
   t.deepEqual(deleting.body.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
   await eventually(
+    'the CRD to go',
     async () =>
       (await fx.admin('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.example.com')).status === 404
         ? true
         : undefined,
     3000,
-    'the CRD to go',
   );
   t.is((await fx.admin('GET', '/apis/test.example.com/v1')).status, 404);
 });

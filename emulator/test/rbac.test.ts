@@ -35,6 +35,14 @@ test.after.always(async () => {
 
 const as = (namespace: string, name: string) => fx.emulator.serviceAccountToken(namespace, name);
 
+/** Binds the ClusterRole `role` to the user `user` (a ClusterRoleBinding of the role's name). */
+const bindClusterRole = (role: string, user: string) =>
+  fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: role },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'User', name: user }],
+  });
+
 test('a ServiceAccount without watch on configmaps gets 403 on a watch, with the apiserver message', async (t) => {
   const token = as('team', 'reader');
   t.is((await call(fx.emulator.url, token, 'GET', '/api/v1/namespaces/team/configmaps')).status, 200);
@@ -123,11 +131,7 @@ test('an aggregated ClusterRole carries the rules of the ClusterRoles its select
     metadata: { name: 'piece', labels: { 'example.com/aggregate': 'true' } },
     rules: [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }],
   });
-  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    metadata: { name: 'aggregate' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'aggregate' },
-    subjects: [{ kind: 'User', name: 'jane' }],
-  });
+  await bindClusterRole('aggregate', 'jane');
   const token = fx.emulator.userToken({ username: 'jane', groups: [] });
   t.is((await call(fx.emulator.url, token, 'GET', '/api/v1/services')).status, 200);
   t.is((await call(fx.emulator.url, token, 'GET', '/api/v1/configmaps')).status, 403);
@@ -178,11 +182,7 @@ test('setting a blocking ownerReference needs update on the owner finalizers (Ow
     metadata: { name: 'deployer' },
     rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }],
   });
-  await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    metadata: { name: 'deployer' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'deployer' },
-    subjects: [{ kind: 'User', name: 'deployer' }],
-  });
+  await bindClusterRole('deployer', 'deployer');
   const token = fx.emulator.userToken({ username: 'deployer', groups: [] });
   const denied = await call(fx.emulator.url, token, 'POST', '/apis/apps/v1/namespaces/default/deployments', deployment('blocked'));
   t.is(denied.status, 403);

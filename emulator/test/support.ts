@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { JsonLineReader } from '../../test/support/json-lines.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../index.js';
 
 export interface Answer {
@@ -60,10 +61,9 @@ export async function openWatch(base: string, token: string | undefined, path: s
   const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
   const res = await fetch(new URL(path, base), { headers, signal: controller.signal });
   const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
   let ended = false;
   const queue: WatchEvent[] = [];
+  const lines = new JsonLineReader<WatchEvent>((event) => queue.push(event));
   // A read outlives a timed-out wait; it is reused by the next wait, and its rejection on close is expected.
   let inFlight: ReturnType<typeof reader.read> | undefined;
   const pump = async (timeoutMs: number): Promise<void> => {
@@ -84,13 +84,7 @@ export async function openWatch(base: string, token: string | undefined, path: s
           ended = true;
           break;
         }
-        buffer += decoder.decode(chunk.value, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline).trim();
-          buffer = buffer.slice(newline + 1);
-          if (line !== '') queue.push(JSON.parse(line));
-        }
+        lines.push(chunk.value);
       }
     } finally {
       clearTimeout(timer);
@@ -172,17 +166,6 @@ export function kubectlBackground(
       return done;
     },
   };
-}
-
-/** Polls until `check` returns a value other than undefined, or throws after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 export interface EmulatorFixture {

@@ -10,7 +10,8 @@ import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
 import { Registry } from 'prom-client';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
-import { createNamespaceOnce, settledOpenWatches, waitUntil } from '../watch/testing/cluster-helpers.js';
+import { eventually } from '../../test/support/eventually.js';
+import { createNamespaceOnce, settledOpenWatches } from '../watch/testing/cluster-helpers.js';
 import { contentHash } from './content-hash.js';
 import { keyedContentHash } from './keyed-hash.js';
 import { DependencyRegistry } from './registry.js';
@@ -58,17 +59,17 @@ for (const target of selectedTargets()) {
       const states: DependencyState[] = [];
       const subscription = registry.acquire(ref).subscribe((state) => states.push(state));
       t.teardown(() => subscription.unsubscribe());
-      await waitUntil('synced', () => states.length === 1);
+      await eventually('synced', () => states.length === 1);
       t.deepEqual(states[0], { ref, exists: false });
       const created = await client.create(CONFIGMAPS, 'deps-life', configMap('late', { a: '1' }));
-      await waitUntil('created', () => states.length === 2);
+      await eventually('created', () => states.length === 2);
       t.like(states[1], { exists: true, hash: contentHash({ data: { a: '1' } }), resourceVersion: created.metadata.resourceVersion });
       await client.patch(CONFIGMAPS, 'deps-life', 'late', 'merge', { metadata: { labels: { touched: 'yes' } } });
       await client.patch(CONFIGMAPS, 'deps-life', 'late', 'merge', { data: { a: '2' } });
-      await waitUntil('changed', () => states.length >= 3);
+      await eventually('changed', () => states.length >= 3);
       t.like(states[2], { exists: true, hash: contentHash({ data: { a: '2' } }) }, 'the label edit in between emitted nothing');
       await client.delete(CONFIGMAPS, 'deps-life', 'late');
-      await waitUntil('deleted', () => states.length >= 4);
+      await eventually('deleted', () => states.length >= 4);
       t.deepEqual(states.slice(3), [{ ref, exists: false }]);
     },
   );
@@ -92,24 +93,24 @@ for (const target of selectedTargets()) {
       t.teardown(() => {
         for (const subscription of subscriptions.values()) subscription.unsubscribe();
       });
-      await waitUntil(
+      await eventually(
         'collapsed',
         () => latest.size === 4 && registry.streams().length === 1 && registry.streams()[0]!.scope === 'namespace',
       );
       await client.patch(CONFIGMAPS, 'deps-switch', 's0', 'merge', { data: { v: '1' } });
-      await waitUntil(
+      await eventually(
         's0 changed through the namespace watch',
         () => (latest.get('s0') as { hash?: string }).hash === contentHash({ data: { v: '1' } }),
       );
       for (const name of ['s3', 's2', 's1']) subscriptions.get(name)!.unsubscribe();
       await client.patch(CONFIGMAPS, 'deps-switch', 's0', 'merge', { data: { v: '2' } });
-      await waitUntil('split', () => registry.streams().length === 1 && registry.streams()[0]!.name === 's0');
-      await waitUntil(
+      await eventually('split', () => registry.streams().length === 1 && registry.streams()[0]!.name === 's0');
+      await eventually(
         'the change made during the split arrived',
         () => (latest.get('s0') as { hash?: string }).hash === contentHash({ data: { v: '2' } }),
       );
       await client.patch(CONFIGMAPS, 'deps-switch', 's0', 'merge', { data: { v: '3' } });
-      await waitUntil(
+      await eventually(
         's0 changed through its own watch',
         () => (latest.get('s0') as { hash?: string }).hash === contentHash({ data: { v: '3' } }),
       );
@@ -152,7 +153,7 @@ for (const target of selectedTargets()) {
             subscriptions.push(registry.acquire({ kind: 'Secret', namespace, name }).subscribe(() => synced.add(name)));
           }
         });
-        await waitUntil('every ref synced', () => synced.size === referenced.length);
+        await eventually('every ref synced', () => synced.size === referenced.length);
         return requests.slice(listsBefore).filter((r) => r.verb === 'list' && r.resource === 'secrets' && r.namespace === namespace).length;
       };
       t.is(await listsOf('deps-pages', 25, 16), 2, 'one namespace list: 10, then 20 objects per page');
@@ -184,9 +185,9 @@ for (const target of selectedTargets()) {
       { kind: 'Secret', namespace: 'deps-secret', name: 'creds' },
       { kind: 'Secret', namespace: 'deps-secret', name: 'other' },
     ]);
-    await waitUntil('synced', () => changes.length === 2);
+    await eventually('synced', () => changes.length === 2);
     await client.replace(SECRETS, 'deps-secret', 'creds', secret(`${canary}-2`));
-    await waitUntil('changed', () => changes.length === 3);
+    await eventually('changed', () => changes.length === 3);
     const stored = await client.get<Data>(SECRETS, 'deps-secret', 'creds');
     t.like(changes[2], {
       exists: true,
@@ -227,7 +228,7 @@ for (const target of selectedTargets()) {
         source.use(`${namespace}/app-${name}`, [{ kind: 'ConfigMap', namespace, name }]);
         if (index % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 2));
       }
-      await waitUntil('every ref synced', () => changes.length === 1000, 30_000);
+      await eventually('every ref synced', () => changes.length === 1000, 30_000);
       const coldStartMs = Math.round(performance.now() - started);
       const coldRequests = requests.slice(before).filter((sample) => sample.resource === 'configmaps' && sample.namespace === namespace);
       const byVerb = (verb: string): number => coldRequests.filter((sample) => sample.verb === verb).length;
@@ -259,7 +260,7 @@ for (const target of selectedTargets()) {
         const count = changes.length;
         const sent = performance.now();
         await client.patch(CONFIGMAPS, namespace, name, 'merge', { data: { v: `${count}` } });
-        await waitUntil(`${name} emitted`, () => changes.length > count);
+        await eventually(`${name} emitted`, () => changes.length > count);
         latencies.push(changes[count]!.at - sent);
         t.is(changes[count]!.state.ref.name, name);
       }
@@ -314,7 +315,7 @@ if (selectedTargets().includes('emulator')) {
     const latest = new Map<string, DependencyState>();
     source.changes.subscribe((state) => latest.set(refKey(state.ref), state));
     for (const ref of refs) source.use(`${ref.namespace}/app-${ref.name}`, [ref]);
-    await waitUntil('synced', () => latest.size === refs.length);
+    await eventually('synced', () => latest.size === refs.length);
     t.deepEqual(
       registry
         .streams()
@@ -333,7 +334,7 @@ if (selectedTargets().includes('emulator')) {
     const secretUid = (await client.get(SECRETS, 'faults-narrow', 'creds')).metadata.uid;
     const updated = (ref: DependencyRef): string =>
       ref.kind === 'Secret' ? keyedContentHash(secretUid, { data: { v: 'MQ==' } }) : contentHash({ data: { v: 'MQ==' } });
-    await waitUntil(
+    await eventually(
       'every change arrived',
       () => [...latest.values()].every((state) => state.exists && state.hash === updated(state.ref)),
       15_000,
@@ -385,7 +386,7 @@ if (selectedTargets().includes('emulator')) {
       for (const subscription of subscriptions) subscription.unsubscribe();
     });
     const failing = (): Promise<string> => metrics.metrics();
-    await waitUntil('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
+    await eventually('three failed lists', () => lines().filter((line) => line.msg === 'retry').length >= 3);
     t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 1/);
     t.like(registry.failingLists()[0], { kind: 'Secret', namespace, code: 500 });
     t.true((registry.failingLists()[0]?.failures ?? 0) >= 3);
@@ -400,7 +401,7 @@ if (selectedTargets().includes('emulator')) {
       .map((line) => line.delayMs);
     t.deepEqual(delays.slice(0, 3), [20, 40, 80], 'backs off');
     faults.remove(fault);
-    await waitUntil('listed', () => synced.size === names.length, 5_000);
+    await eventually('listed', () => synced.size === names.length, 5_000);
     t.deepEqual(registry.failingLists(), []);
     t.regex(await failing(), /customapp_dependency_lists_failing\{kind="Secret"\} 0/);
     t.truthy(lines().find((line) => line.msg === 'list.recovered'));

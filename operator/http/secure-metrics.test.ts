@@ -6,9 +6,11 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
+import { eventually } from '../../test/support/eventually.js';
+import { VirtualClock } from '../../test/support/virtual-time.js';
 import { selfSignedCertificate } from '../x509/self-signed.js';
 import type { AuthDecision } from './metrics-auth.js';
 import { readCertificateDir, serveSecureMetrics, type MetricsAuthorizer } from './secure-metrics.js';
@@ -127,34 +129,46 @@ test('plain HTTP on the metrics port gets no metrics: the TLS server drops it', 
   t.log(`plain http answer: ${outcome}`);
 });
 
-test('a mounted certificate is served (a client trusting exactly it verifies), and a replacement is picked up in place', async (t) => {
-  const first = selfSignedCertificate({ commonName: 'first' });
-  const second = selfSignedCertificate({ commonName: 'second' });
-  const mounted = certDir(t);
-  mounted.write(first);
+const RELOAD_MS = 10_000;
+
+/**
+ * A server of the certificate mounted in `mounted`, re-read every {@link RELOAD_MS} of a virtual clock, and its log
+ * lines; `reread(msg)` runs one re-read and resolves once it has logged `msg` (the read itself is real file I/O).
+ */
+async function reloadingServer(t: ExecutionContext, mounted: { dir: string }) {
+  const clock = new VirtualClock();
   const lines: string[] = [];
   const server = await serveSecureMetrics({
     address: LOOPBACK,
     registry: registry(),
     auth: new FakeAuth(),
     certDir: mounted.dir,
-    reloadIntervalMs: 25,
+    reloadIntervalMs: RELOAD_MS,
+    scheduler: clock,
     logger: pino({ level: 'debug' }, { write: (line: string) => lines.push(line) }),
   });
   t.teardown(() => server.close());
+  const reread = async (msg: string): Promise<string> => {
+    clock.advance(RELOAD_MS);
+    return eventually(`the re-read certificate logs ${msg}`, () => lines.find((line) => line.includes(`"msg":"${msg}"`)), 5_000, 5);
+  };
+  return { server, lines, reread };
+}
+
+test('a mounted certificate is served (a client trusting exactly it verifies), and a replacement is picked up in place', async (t) => {
+  const first = selfSignedCertificate({ commonName: 'first' });
+  const second = selfSignedCertificate({ commonName: 'second' });
+  const mounted = certDir(t);
+  mounted.write(first);
+  const { server, lines, reread } = await reloadingServer(t, mounted);
   t.is((await get(`${server.url}/metrics`, { token: 'reader', ca: first.cert })).status, 200, 'verified against the mounted certificate');
   await t.throwsAsync(get(`${server.url}/metrics`, { token: 'reader', ca: second.cert }), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
 
   mounted.write(second);
-  const deadline = Date.now() + 5_000;
-  let subject = '';
-  while (Date.now() < deadline && subject !== 'CN=second') {
-    subject = new X509Certificate((await get(`${server.url}/metrics`, { token: 'reader' })).peer.raw).subject;
-    if (subject !== 'CN=second') await new Promise((done) => setTimeout(done, 20));
-  }
+  t.regex(await reread('metrics.certificate.reloaded'), /CN=second/);
+  const subject = new X509Certificate((await get(`${server.url}/metrics`, { token: 'reader' })).peer.raw).subject;
   t.is(subject, 'CN=second', 'the new certificate is served without a restart');
   t.is((await get(`${server.url}/metrics`, { token: 'reader', ca: second.cert })).status, 200);
-  t.true(lines.some((line) => line.includes('"msg":"metrics.certificate.reloaded"') && line.includes('CN=second')));
   t.false(lines.join('').includes('PRIVATE KEY'), 'no key in the logs');
 });
 
@@ -162,22 +176,10 @@ test('a broken replacement is logged and skipped: the last good certificate stay
   const good = selfSignedCertificate({ commonName: 'good' });
   const mounted = certDir(t);
   mounted.write(good);
-  const lines: string[] = [];
-  const server = await serveSecureMetrics({
-    address: LOOPBACK,
-    registry: registry(),
-    auth: new FakeAuth(),
-    certDir: mounted.dir,
-    reloadIntervalMs: 25,
-    logger: pino({ level: 'debug' }, { write: (line: string) => lines.push(line) }),
-  });
-  t.teardown(() => server.close());
+  const { server, reread } = await reloadingServer(t, mounted);
   // Halves of two different pairs, as a reader caught between two writes would see.
   mounted.write({ cert: selfSignedCertificate({ commonName: 'other' }).cert, key: good.key });
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline && !lines.some((line) => line.includes('metrics.certificate.invalid')))
-    await new Promise((done) => setTimeout(done, 20));
-  t.true(lines.some((line) => line.includes('metrics.certificate.invalid') && line.includes('is not the private key of')));
+  t.regex(await reread('metrics.certificate.invalid'), /is not the private key of/);
   t.is((await get(`${server.url}/metrics`, { token: 'reader', ca: good.cert })).status, 200);
 });
 

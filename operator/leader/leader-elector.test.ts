@@ -2,8 +2,8 @@
 import test from 'ava';
 import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
-import { adminClient, eventually, installOperatorResources, LogLines, withTimeout } from '../../test/support/operator-harness.js';
+import { selectedTargets } from '../../test/support/cluster.js';
+import { clusterScenario, eventually, LogLines, withTimeout } from '../../test/support/operator-harness.js';
 import { grantOperatorLeases } from '../../test/reliability/support/cluster-role.js';
 import { KubeClient } from '../kube/client.js';
 import { LEASES } from '../kube/resources.js';
@@ -13,23 +13,13 @@ import { LeaderElector, type LeaderElectionOptions } from './leader-elector.js';
 const FAST = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
   let operatorClient: KubeClient;
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
+  const scenario = clusterScenario(test, target, undefined, async ({ cluster, admin }) => {
     // Each test elects on a Lease of its own, so that they run at once.
     await grantOperatorLeases(admin, 'leader-election-tests', ['lease-handover', 'lease-expired', 'lease-stolen']);
     operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig);
   });
-  test.after.always(async () => {
-    operatorClient?.close();
-    admin?.close();
-    await cluster?.stop();
-  });
+  test.after.always(() => operatorClient?.close());
 
   const candidate = (name: string, identity: string, overrides: Partial<LeaderElectionOptions> = {}): LeaderElector =>
     new LeaderElector({
@@ -41,16 +31,25 @@ for (const target of selectedTargets()) {
       ...FAST,
       ...overrides,
     });
-  const holder = async (name: string): Promise<Lease['spec']> => (await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, name)).spec;
+  const holder = async (name: string): Promise<Lease['spec']> => (await scenario.admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, name)).spec;
 
   test(`[${target}] one of two candidates leads; when it releases, the other takes over at once`, async (t) => {
-    const first = candidate('lease-handover', 'first');
-    const second = candidate('lease-handover', 'second');
+    // Slower than FAST: the first must keep renewing for a whole lease duration on a loaded machine.
+    const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+    const first = candidate('lease-handover', 'first', timings);
+    const second = candidate('lease-handover', 'second', timings);
     const stopSecond = new AbortController();
     t.true(await first.acquire(AbortSignal.timeout(5_000)));
     t.is((await holder('lease-handover'))?.holderIdentity, 'first');
     const secondAcquired = second.acquire(stopSecond.signal);
-    await new Promise((done) => setTimeout(done, 500));
+    // Renewed for longer than a lease duration: had the first stopped renewing, the second would lead by then.
+    const renewedByFirst = async (): Promise<boolean> => {
+      const spec = await holder('lease-handover');
+      const renewedFor = Date.parse(spec!.renewTime!) - Date.parse(spec!.acquireTime!);
+      return spec?.holderIdentity === 'first' && renewedFor > timings.leaseDurationMs + timings.retryPeriodMs;
+    };
+    const lease = async (): Promise<string> => `the Lease: ${JSON.stringify(await holder('lease-handover'))}`;
+    await eventually('the first renews past a lease duration', renewedByFirst, 20_000, 25, lease);
     t.false(second.isLeader, 'the Lease is renewed, so the second candidate waits');
     t.true(first.isLeader);
 
@@ -58,7 +57,7 @@ for (const target of selectedTargets()) {
     await first.release();
     t.false(first.isLeader);
     t.true(await secondAcquired);
-    t.true(Date.now() - released < FAST.leaseDurationMs, 'a released Lease is taken over before it would expire');
+    t.true(Date.now() - released < timings.leaseDurationMs, 'a released Lease is taken over before it would expire');
     const spec = await holder('lease-handover');
     t.is(spec?.holderIdentity, 'second');
     t.is(spec?.leaseTransitions, 1);
@@ -68,7 +67,7 @@ for (const target of selectedTargets()) {
 
   test(`[${target}] a Lease whose holder stopped renewing is taken over after the lease duration`, async (t) => {
     const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    await admin.create<Lease>(LEASES, OPERATOR_NAMESPACE, {
+    await scenario.admin.create<Lease>(LEASES, OPERATOR_NAMESPACE, {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: 'lease-expired', namespace: OPERATOR_NAMESPACE },
@@ -89,10 +88,10 @@ for (const target of selectedTargets()) {
     t.true(await leader.acquire(AbortSignal.timeout(5_000)));
     // Someone else keeps the Lease fresh under another name: every renewal of ours now fails. The write carries the
     // resourceVersion it read, so the renewTime read is that of the leader's last successful renewal.
-    const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen');
+    const lease = await scenario.admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen');
     const lastRenewal = Date.parse(lease.spec!.renewTime!.replace(/(\.\d{3})\d*Z$/, '$1Z'));
     const at = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    await admin.replace<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen', {
+    await scenario.admin.replace<Lease>(LEASES, OPERATOR_NAMESPACE, 'lease-stolen', {
       ...lease,
       spec: { ...lease.spec, holderIdentity: 'usurper', renewTime: at, leaseDurationSeconds: 30 },
     });

@@ -1,12 +1,14 @@
 // The watcher against real servers: a cut connection resumes exactly, a 410 relists, unsubscribing frees the server's watch.
 import test, { type ExecutionContext } from 'ava';
+import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS } from '../kube/resources.js';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
 import type { WatcherEvent } from './events.js';
 import { watcher } from './watcher.js';
 import type { WatchClient, WatcherConfig } from './config.js';
-import { createNamespaceOnce, proxiedClients, settledOpenWatches, waitUntil, type ProxiedClients } from './testing/cluster-helpers.js';
+import { eventually } from '../../test/support/eventually.js';
+import { createNamespaceOnce, proxiedClients, settledOpenWatches, type ProxiedClients } from './testing/cluster-helpers.js';
 import { capturedLogger, type LogLine } from './testing/captured-logger.js';
 
 interface ConfigMap extends KubeObject {
@@ -56,7 +58,7 @@ async function listedWatch(
     record,
   );
   t.teardown(() => subscription.unsubscribe());
-  await waitUntil('listed', () => seen.includes('initDone'));
+  await eventually('listed', () => seen.includes('initDone'));
   return { seen, lines };
 }
 
@@ -84,19 +86,21 @@ for (const target of selectedTargets()) {
       expected.push(`${verb} ${name}@${result.metadata?.resourceVersion ?? '?'}`);
     };
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('a', '1')), 'a');
-    await waitUntil('a seen', () => seen.length === 4);
+    await eventually('a seen', () => seen.length === 4);
 
     proxy.setDown(true);
     proxy.dropAll();
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'a', 'merge', { data: { value: '2' } }), 'a');
     await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('b', '1')), 'b');
     const deletedBefore = (await admin.delete(CONFIGMAPS, 'watch-resume', 'before')) as KubeObject;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The cut and then a reconnect refused while it lasts, each a retry through the backoff.
+    await eventually('a reconnect refused while cut', () => lines().filter((line) => line.msg === 'retry').length >= 2, 10_000);
     proxy.setDown(false);
     await written('apply', admin.patch(CONFIGMAPS, 'watch-resume', 'b', 'merge', { data: { value: '2' } }), 'b');
+    // A last write: a watch delivers in order, so a duplicate of anything earlier would have come before it.
+    await written('apply', admin.create(CONFIGMAPS, 'watch-resume', configMap('last', '1')), 'last');
 
-    await waitUntil('every write seen', () => seen.length >= 4 + 4, 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually('every write seen, the last one included', () => seen.some((line) => line.startsWith('apply last@')), 15_000);
     const changes = seen.slice(3);
     const deletion = changes.find((line) => line.startsWith('delete before@'));
     t.truthy(deletion, `the delete that happened while cut arrived: ${changes.join(', ')}`);
@@ -124,7 +128,7 @@ for (const target of selectedTargets()) {
     t.teardown(() => {
       for (const subscription of subscriptions) subscription.unsubscribe();
     });
-    await waitUntil('three lists', () => seen.filter((line) => line === 'initDone').length === 3);
+    await eventually('three lists', () => seen.filter((line) => line === 'initDone').length === 3);
     const opened = await settledOpenWatches(cluster, connection, 'configmaps', { want: baseline + 3, namespace: 'watch-free' });
     t.is(opened, baseline + 3, `the server counts our three watches (baseline ${baseline})`);
     for (const subscription of subscriptions) subscription.unsubscribe();
@@ -149,16 +153,24 @@ if (selectedTargets().includes('envtest'))
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('kept', '1'));
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('removed', '1'));
     const { seen, lines } = await listedWatch(t, proxied, 'watch-gone');
+    const listedAt = (await admin.list(CONFIGMAPS, { namespace: 'watch-gone' })).metadata.resourceVersion;
 
     proxy.setDown(true);
     proxy.dropAll();
     await admin.delete(CONFIGMAPS, 'watch-gone', 'removed');
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('added', '1'));
     for (let i = 0; i < 5; i += 1) await admin.patch(CONFIGMAPS, 'watch-gone', 'kept', 'merge', { data: { value: String(i) } });
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Until etcd has compacted the revision the watch would resume from (that of its list, or an older one).
+    const exact = { namespace: 'watch-gone', resourceVersion: listedAt, resourceVersionMatch: 'Exact' } as const;
+    const gone = (): Promise<boolean> =>
+      admin.list(CONFIGMAPS, exact).then(
+        () => false,
+        (error: unknown) => error instanceof ApiError && error.statusCode === 410,
+      );
+    await eventually('etcd compacted the listed revision', gone, 15_000, 100);
     proxy.setDown(false);
 
-    await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
+    await eventually('relisted', () => seen.filter((line) => line === 'initDone').length === 2, 15_000);
     t.true(
       lines().some((line) => line.msg === 'relist' && line.code === 410),
       `a relist on 410: ${lines()
@@ -168,7 +180,7 @@ if (selectedTargets().includes('envtest'))
     const relist = seen.slice(seen.lastIndexOf('init'));
     t.deepEqual(relist.filter((line) => line.startsWith('list')).sort(), ['list added', 'list kept']);
     await admin.patch(CONFIGMAPS, 'watch-gone', 'added', 'merge', { data: { value: '2' } });
-    await waitUntil('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
+    await eventually('the watch after the relist delivers', () => seen.at(-1)?.startsWith('apply added@') ?? false);
   });
 
 if (selectedTargets().includes('emulator')) {
@@ -200,7 +212,7 @@ if (selectedTargets().includes('emulator')) {
     faults().expireNextWatch({ resource: 'configmaps', namespace: 'fault-gone' });
     t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-gone' }, 'reset'), 1);
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('added', '1'));
-    await waitUntil('relisted', () => seen.filter((line) => line === 'initDone').length === 2);
+    await eventually('relisted', () => seen.filter((line) => line === 'initDone').length === 2);
     t.true(lines().some((line) => line.msg === 'relist' && line.code === 410));
     const relist = seen.slice(seen.lastIndexOf('init'));
     t.true(
@@ -221,7 +233,7 @@ if (selectedTargets().includes('emulator')) {
       faults().failRequests({ match, code: 429, retryAfterSeconds: 1, times: 1 });
       t.is(faults().dropWatches({ resource: 'configmaps', namespace: 'fault-retry' }, 'reset'), 1);
       const created = await admin.create(CONFIGMAPS, 'fault-retry', configMap('during', '1'));
-      await waitUntil(
+      await eventually(
         'the change made during the outage arrived',
         () => seen.includes(`apply during@${created.metadata.resourceVersion}`),
         10_000,

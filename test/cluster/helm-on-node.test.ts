@@ -3,26 +3,21 @@
 import test from 'ava';
 import { resolve } from 'node:path';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { runHelm } from '../support/helm.js';
-import { get, kubectlOk, podReady, podsOf, startNodeCluster, waitFor } from './node-helpers.js';
+import { nodeSuite, get, kubectlOk, podReady, podsOf, waitFor } from './node-helpers.js';
 
 const CHART = resolve(import.meta.dirname, '../../dist-helm');
-const TITLE =
-  'helm install dist-helm/ --set replicas=2: both operator pods become Ready, one holds the Lease, and the PodDisruptionBudget allows one disruption';
+let cluster: TestCluster;
+const onNode = nodeSuite(test, {
+  started: async (started) => {
+    cluster = started;
+  },
+});
 
-if (!clusterSelected()) {
-  test.skip(`${TITLE} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
-  });
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
-
-  test.serial(TITLE, async (t) => {
+onNode(
+  'helm install dist-helm/ --set replicas=2: both operator pods become Ready, one holds the Lease, and the PodDisruptionBudget allows one disruption',
+  async (t) => {
     const installed = await runHelm(['install', OPERATOR_NAME, CHART, '--set', 'replicas=2'], cluster.kubeconfigPath);
     t.is(installed.code, 0, installed.stderr);
     await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=180s'], {
@@ -49,5 +44,5 @@ if (!clusterSelected()) {
       return current.status?.currentHealthy === 2 ? current : undefined;
     });
     t.like(budget.status, { currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1, expectedPods: 2 });
-  });
-}
+  },
+);

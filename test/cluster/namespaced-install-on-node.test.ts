@@ -2,9 +2,9 @@
 // image, which rolls a CustomApp in its namespace, ignores one elsewhere, and cannot read a Secret there.
 import test from 'ava';
 import { rmSync } from 'node:fs';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import { get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import { nodeSuite, get, kubectlOk, podLogLines, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -13,58 +13,51 @@ const ELSEWHERE = 'node-team-c';
 const APP = 'demo';
 const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:${OPERATOR}`;
 
-const TITLES = [
-  `an install synthesized with namespaces [${WATCHED}] runs the operator Ready with --namespaces, under Roles in ${WATCHED} and ${SYSTEM} and a ClusterRole that reads nothing`,
-  `a CustomApp in ${WATCHED} becomes Ready and a ConfigMap edit rolls its pods; the same CustomApp in ${ELSEWHERE} gets no Deployment, no finalizer and no status`,
-  `the operator's identity cannot read a Secret in ${ELSEWHERE}: kubectl auth can-i says no, and a GET with its own token is refused with 403`,
-] as const;
+let cluster: TestCluster;
+let installDir = '';
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  let installDir = '';
-
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
+const onNode = nodeSuite(test, {
+  started: async (started) => {
+    cluster = started;
     installDir = synthInstall({ namespaces: [WATCHED] });
-  });
-
-  test.after.always(async () => {
-    await cluster?.stop();
+  },
+  stopping: async () => {
     if (installDir) rmSync(installDir, { recursive: true, force: true });
+  },
+});
+
+const node = () => cluster.node!;
+const describe = async (): Promise<string> =>
+  kubectlOk(cluster, ['get', 'customapp,deploy,rs,pods', '-o', 'wide', '-n', WATCHED]).catch(String);
+const deployment = (namespace: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${namespace}/deployments/${APP}`);
+const customApp = (namespace: string): Promise<any> => get(node(), `/apis/app.example.com/v1/namespaces/${namespace}/customapps/${APP}`);
+
+/** The demo image's ConfigMap, Secret and CustomApp (2 replicas) in `namespace`. */
+const applyApp = async (namespace: string): Promise<void> => {
+  const image = node().images.demo;
+  await kubectlOk(cluster, ['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace }, data: { A: 'one' } },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace }, stringData: { TOKEN: `of-${namespace}` } },
+      ],
+    }),
   });
+  await kubectlOk(cluster, ['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name: APP, namespace },
+      spec: { image, configMapName: 'demo-config', secretName: 'demo-secret', replicas: 2, port: 8080 },
+    }),
+  });
+};
 
-  const node = () => cluster.node!;
-  const describe = async (): Promise<string> =>
-    kubectlOk(cluster, ['get', 'customapp,deploy,rs,pods', '-o', 'wide', '-n', WATCHED]).catch(String);
-  const deployment = (namespace: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${namespace}/deployments/${APP}`);
-  const customApp = (namespace: string): Promise<any> => get(node(), `/apis/app.example.com/v1/namespaces/${namespace}/customapps/${APP}`);
-
-  /** The demo image's ConfigMap, Secret and CustomApp (2 replicas) in `namespace`. */
-  const applyApp = async (namespace: string): Promise<void> => {
-    const image = node().images.demo;
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace }, data: { A: 'one' } },
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace }, stringData: { TOKEN: `of-${namespace}` } },
-        ],
-      }),
-    });
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'app.example.com/v1',
-        kind: 'CustomApp',
-        metadata: { name: APP, namespace },
-        spec: { image, configMapName: 'demo-config', secretName: 'demo-secret', replicas: 2, port: 8080 },
-      }),
-    });
-  };
-
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  `an install synthesized with namespaces [${WATCHED}] runs the operator Ready with --namespaces, under Roles in ${WATCHED} and ${SYSTEM} and a ClusterRole that reads nothing`,
+  async (t) => {
     for (const namespace of [WATCHED, ELSEWHERE]) await kubectlOk(cluster, ['create', 'namespace', namespace]);
     await kubectlOk(cluster, ['apply', '-f', installDir]);
     await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
@@ -92,20 +85,19 @@ if (!clusterSelected()) {
         .sort(),
       [`${SYSTEM}/${OPERATOR}`, `${WATCHED}/${OPERATOR}`].sort(),
     );
-    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod.metadata.name]);
-    const lines = logs
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = await podLogLines(cluster, SYSTEM, pod.metadata.name);
     t.deepEqual(lines.find((line) => line.msg === 'started')?.namespaces, [WATCHED]);
     t.deepEqual(
       lines.filter((line) => line.msg === 'api.unavailable'),
       [],
       'nothing forbidden',
     );
-  });
+  },
+);
 
-  test.serial(TITLES[1], async (t) => {
+onNode(
+  `a CustomApp in ${WATCHED} becomes Ready and a ConfigMap edit rolls its pods; the same CustomApp in ${ELSEWHERE} gets no Deployment, no finalizer and no status`,
+  async (t) => {
     await applyApp(ELSEWHERE);
     await applyApp(WATCHED);
     await kubectlOk(cluster, ['-n', WATCHED, 'wait', '--for=condition=Ready', `customapp/${APP}`, '--timeout=180s'], {
@@ -134,9 +126,12 @@ if (!clusterSelected()) {
     const absent = await node().envtest.request('GET', `/apis/apps/v1/namespaces/${ELSEWHERE}/deployments/${APP}`);
     t.is(absent.status, 404, 'no Deployment');
     t.deepEqual(await podsOf(node(), ELSEWHERE, `app.kubernetes.io/instance=${APP}`), [], 'no pod');
-  });
+  },
+);
 
-  test.serial(TITLES[2], async (t) => {
+onNode(
+  `the operator's identity cannot read a Secret in ${ELSEWHERE}: kubectl auth can-i says no, and a GET with its own token is refused with 403`,
+  async (t) => {
     const canI = async (...args: string[]): Promise<string> =>
       (await cluster.kubectl(['auth', 'can-i', ...args, '--as', OPERATOR_USER])).stdout.trim();
     t.is(await canI('get', 'secrets', '-n', ELSEWHERE), 'no');
@@ -154,5 +149,5 @@ if (!clusterSelected()) {
     t.regex(refused.stderr, /403 Forbidden/);
     t.regex(refused.stderr, /cannot get resource "secrets" in API group "" in the namespace "node-team-c"/);
     t.is(refused.stdout, '', 'nothing of the Secret printed');
-  });
-}
+  },
+);

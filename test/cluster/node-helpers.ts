@@ -1,7 +1,9 @@
 // Helpers of the real-node tests: the node started for a file, kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import type { NodeCluster } from '../../envtest/cluster/harness.js';
-import { type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
+import { parseJsonLines } from '../support/json-lines.js';
 
 /**
  * Starts the real node for a test file's `before` hook, logging its start phases: the first run builds the node's
@@ -19,6 +21,46 @@ export async function startNodeCluster(t: ExecutionContext): Promise<TestCluster
   }
 }
 
+/** A real-node test's body. */
+export type NodeTestBody = (t: ExecutionContext) => Promise<void>;
+
+/**
+ * Declares a real-node test (serial: the tests of a file share its node), or, when `KUBE_TARGET` does not select the
+ * node, a skipped test of the same title that says why.
+ */
+export function nodeTest(test: TestFn, title: string, body: NodeTestBody): void {
+  if (clusterSelected()) test.serial(title, body);
+  else test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET ?? ''}" does not select cluster)`, () => undefined);
+}
+
+/** What a real-node file does on its node beside its tests. */
+export interface NodeSuiteHooks {
+  /** Once the node has started: what every test of the file needs on it (an install, a namespace). */
+  readonly started?: (cluster: TestCluster, t: ExecutionContext) => Promise<void> | void;
+  /** Before the node stops: what the file started against it (an in-process operator), and its files. */
+  readonly stopping?: () => Promise<void> | void;
+}
+
+/**
+ * The hooks of a real-node file, registered only when `KUBE_TARGET` selects the node: `before` starts the node
+ * ({@link startNodeCluster}) and runs `started`, `after.always` runs `stopping` and stops the node. Answers
+ * {@link nodeTest} for the file's tests.
+ */
+export function nodeSuite(test: TestFn, hooks: NodeSuiteHooks = {}): (title: string, body: NodeTestBody) => void {
+  if (clusterSelected()) {
+    let cluster: TestCluster | undefined;
+    test.before(async (t) => {
+      cluster = await startNodeCluster(t);
+      await hooks.started?.(cluster, t);
+    });
+    test.after.always(async () => {
+      await hooks.stopping?.();
+      await cluster?.stop();
+    });
+  }
+  return (title, body) => nodeTest(test, title, body);
+}
+
 /** Runs kubectl and returns its stdout; throws with the command, exit code and stderr when it fails. */
 export async function kubectlOk(cluster: TestCluster, args: readonly string[], options?: KubectlOptions): Promise<string> {
   const result = await cluster.kubectl(args, options);
@@ -27,30 +69,34 @@ export async function kubectlOk(cluster: TestCluster, args: readonly string[], o
   return result.stdout;
 }
 
-/** Polls `probe` every `intervalMs` until it returns a value (not undefined); throws after `timeoutMs` with the last state. */
+/**
+ * {@link eventually} in the argument order the node's tests use (the deadline before the probe): polls `probe` every
+ * `intervalMs` (200 by default) until it returns a value other than undefined, `false` included; throws after
+ * `timeoutMs` with the last answer and `describe()`.
+ */
 export async function waitFor<T>(
   what: string,
   timeoutMs: number,
   probe: () => Promise<T | undefined>,
-  options: { intervalMs?: number; now?: () => number; describe?: () => Promise<string> } = {},
+  options: { intervalMs?: number; describe?: () => Promise<string> } = {},
 ): Promise<T> {
-  const now = options.now ?? Date.now;
-  const deadline = now() + timeoutMs;
-  let lastError = '';
-  for (;;) {
-    try {
+  // Boxed, so that a probe answering `false` ends the wait as it says.
+  const boxed = await eventually(
+    what,
+    async () => {
       const value = await probe();
-      if (value !== undefined) return value;
-      lastError = '';
-    } catch (error) {
-      lastError = (error as Error).message;
-    }
-    if (now() > deadline) {
-      const state = options.describe ? await options.describe().catch((error) => `(cannot describe: ${String(error)})`) : '';
-      throw new Error(`${what}: not after ${timeoutMs} ms${lastError ? `; last error: ${lastError}` : ''}${state ? `\n${state}` : ''}`);
-    }
-    await new Promise((done) => setTimeout(done, options.intervalMs ?? 200));
-  }
+      return value === undefined ? undefined : { value };
+    },
+    timeoutMs,
+    options.intervalMs ?? 200,
+    options.describe,
+  );
+  return boxed.value;
+}
+
+/** A pod's JSON log lines, parsed (`kubectl logs`; a line that is not JSON, such as a runtime's warning, is left out). */
+export async function podLogLines(cluster: TestCluster, namespace: string, pod: string): Promise<Record<string, unknown>[]> {
+  return parseJsonLines<Record<string, unknown>>(await kubectlOk(cluster, ['-n', namespace, 'logs', pod]), () => undefined);
 }
 
 /** An admin GET that must answer 200. */

@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
 import { SLOTS_DIR } from '../../envtest/cluster/slot.js';
-import { clusterSelected, runKubectl } from '../support/cluster.js';
+import { runKubectl } from '../support/cluster.js';
+import { nodeTest, type NodeTestBody } from './node-helpers.js';
 
 const execFileAsync = promisify(execFile);
 const MAIN = resolve(import.meta.dirname, '../../envtest/cluster/main.ts');
@@ -50,12 +51,6 @@ async function holdSlotLockAfter(slot: number, kill: () => Promise<void>): Promi
   }
 }
 const TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys'];
-
-const TITLES = [
-  'npm run cluster prints the kubeconfig and the demo image, records the image in kube-public, and routes nothing off the machine',
-  'after a SIGKILL of the cluster and of its reaper, the next run clears the leftovers and starts cleanly',
-  'SIGTERM removes every process, interface, route, cgroup, mount and file the cluster made, and the host keeps its iptables and kernel tunables',
-] as const;
 
 /** A running `npm run cluster` (envtest/cluster/main.ts) and what it printed. */
 interface Run {
@@ -165,27 +160,28 @@ function slotTraces(slot: number, hostInterface: string): Set<string> {
   return traces;
 }
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  const dir = mkdtempSync(join(tmpdir(), 'customapp-cluster-lifecycle-'));
-  const runs: Run[] = [];
-  let first: Run;
-  let second: Run;
-  let iptablesBefore = '';
-  let tunablesBefore: Record<string, string> = {};
+/** Its tests start and stop the node themselves (`npm run cluster`), so the file has no node of its own. */
+const onNode = (title: string, body: NodeTestBody): void => nodeTest(test, title, body);
+const dir = mkdtempSync(join(tmpdir(), 'customapp-cluster-lifecycle-'));
+const runs: Run[] = [];
+let first: Run;
+let second: Run;
+let iptablesBefore = '';
+let tunablesBefore: Record<string, string> = {};
 
-  test.after.always(async () => {
-    for (const run of runs) {
-      if (run.child.exitCode === null && run.child.signalCode === null) {
-        run.child.kill('SIGTERM');
-        await run.exited;
-      }
+test.after.always(async () => {
+  for (const run of runs) {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGTERM');
+      await run.exited;
     }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
 
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  'npm run cluster prints the kubeconfig and the demo image, records the image in kube-public, and routes nothing off the machine',
+  async (t) => {
     t.timeout(45 * 60_000); // the first run builds the binaries and images
     iptablesBefore = await hostIptables();
     tunablesBefore = tunables();
@@ -247,68 +243,71 @@ if (!clusterSelected()) {
     for (const line of nodeNat.split('\n').filter((rule) => rule.includes('MASQUERADE'))) {
       t.regex(line, /^-A KUBE-POSTROUTING /, `kube-proxy's only, inside the node (which has no outside interface): ${line}`);
     }
+  },
+);
+
+onNode('after a SIGKILL of the cluster and of its reaper, the next run clears the leftovers and starts cleanly', async (t) => {
+  t.timeout(10 * 60_000);
+  const holder = pidsIn(`/sys/fs/cgroup/freezer/customapp-node-${first.slot}/namespaces/cgroup.procs`);
+  const daemons = pidsIn(`/sys/fs/cgroup/freezer/customapp-node-${first.slot}/daemons/cgroup.procs`);
+  const podProcesses = (await sh(`find /sys/fs/cgroup/freezer/customapp-node-${first.slot}/kubepods -name cgroup.procs -exec cat {} +`))
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+  t.true(daemons.length >= 4 && podProcesses.length >= 2, `daemons ${daemons.length}, pod processes ${podProcesses.length}`);
+  const slotDir = join(RUN, String(first.slot));
+  const controlPlaneDirs = readdirSync(slotDir)
+    .filter((name) => name.startsWith('customapp-envtest-'))
+    .map((name) => join(slotDir, name));
+  t.is(controlPlaneDirs.length, 1, 'the control plane keeps its files in the slot directory');
+  const reaper = (await sh(`pgrep -f 'reaper.sh ${first.slot} ${first.child.pid}$' || true`))
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+  t.is(reaper.length, 1, 'the run has one reaper');
+  // The other node tests may start a cluster meanwhile, and their reapers clear any unlocked slot with leftovers:
+  // this test takes the killed run's slot lock the moment the reaper lets go of it, so that what the kill left stays
+  // there to be seen, and lets go of it before the next run.
+  const keeper = await holdSlotLockAfter(first.slot, async () => {
+    process.kill(reaper[0]!, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    await first.exited;
   });
+  let left: Set<string>;
+  try {
+    t.true(existsSync(`/sys/class/net/${first.hostInterface}`), 'the killed node left its interface');
+    t.true(alive(holder[0]!) && podProcesses.some(alive), 'the killed node left its namespaces and pods running');
+    left = slotTraces(first.slot, first.hostInterface);
+  } finally {
+    await keeper.release();
+  }
 
-  test.serial(TITLES[1], async (t) => {
-    t.timeout(10 * 60_000);
-    const holder = pidsIn(`/sys/fs/cgroup/freezer/customapp-node-${first.slot}/namespaces/cgroup.procs`);
-    const daemons = pidsIn(`/sys/fs/cgroup/freezer/customapp-node-${first.slot}/daemons/cgroup.procs`);
-    const podProcesses = (await sh(`find /sys/fs/cgroup/freezer/customapp-node-${first.slot}/kubepods -name cgroup.procs -exec cat {} +`))
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-    t.true(daemons.length >= 4 && podProcesses.length >= 2, `daemons ${daemons.length}, pod processes ${podProcesses.length}`);
-    const slotDir = join(RUN, String(first.slot));
-    const controlPlaneDirs = readdirSync(slotDir)
-      .filter((name) => name.startsWith('customapp-envtest-'))
-      .map((name) => join(slotDir, name));
-    t.is(controlPlaneDirs.length, 1, 'the control plane keeps its files in the slot directory');
-    const reaper = (await sh(`pgrep -f 'reaper.sh ${first.slot} ${first.child.pid}$' || true`))
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-    t.is(reaper.length, 1, 'the run has one reaper');
-    // The other node tests may start a cluster meanwhile, and their reapers clear any unlocked slot with leftovers:
-    // this test takes the killed run's slot lock the moment the reaper lets go of it, so that what the kill left stays
-    // there to be seen, and lets go of it before the next run.
-    const keeper = await holdSlotLockAfter(first.slot, async () => {
-      process.kill(reaper[0]!, 'SIGKILL');
-      first.child.kill('SIGKILL');
-      await first.exited;
-    });
-    let left: Set<string>;
-    try {
-      t.true(existsSync(`/sys/class/net/${first.hostInterface}`), 'the killed node left its interface');
-      t.true(alive(holder[0]!) && podProcesses.some(alive), 'the killed node left its namespaces and pods running');
-      left = slotTraces(first.slot, first.hostInterface);
-    } finally {
-      await keeper.release();
-    }
-
-    second = await startRun([], 10 * 60_000);
-    runs.push(second);
-    for (const pid of [...holder, ...daemons, ...podProcesses]) t.false(alive(pid), `process ${pid} of the killed run is gone`);
-    t.false(existsSync(controlPlaneDirs[0]!), `the killed run's control plane files are gone (${controlPlaneDirs[0]})`);
-    const stillThere = [...slotTraces(first.slot, first.hostInterface)].filter((trace) => left.has(trace));
-    t.deepEqual(stillThere, [], `the killed run's interface and cgroups are gone (a later run in slot ${first.slot} makes its own)`);
-    const nodes = await runKubectl(second.kubeconfig, [
-      'get',
-      'nodes',
-      '-o',
-      'jsonpath={.items[*].status.conditions[?(@.type=="Ready")].status}',
-    ]);
-    t.is(nodes.stdout, 'True');
-    const run = await runKubectl(second.kubeconfig, ['run', 'again', `--image=${second.demoImage}`, '--restart=Never']);
-    t.is(run.code, 0, run.stderr);
-    const ready = await runKubectl(second.kubeconfig, ['wait', '--for=condition=Ready', 'pod/again', '--timeout=120s'], {
-      timeoutMs: 130_000,
-    });
-    t.is(ready.code, 0, ready.stderr);
-    t.log(`restarted in slot ${second.slot} (the killed run had slot ${first.slot})`);
+  second = await startRun([], 10 * 60_000);
+  runs.push(second);
+  for (const pid of [...holder, ...daemons, ...podProcesses]) t.false(alive(pid), `process ${pid} of the killed run is gone`);
+  t.false(existsSync(controlPlaneDirs[0]!), `the killed run's control plane files are gone (${controlPlaneDirs[0]})`);
+  const stillThere = [...slotTraces(first.slot, first.hostInterface)].filter((trace) => left.has(trace));
+  t.deepEqual(stillThere, [], `the killed run's interface and cgroups are gone (a later run in slot ${first.slot} makes its own)`);
+  const nodes = await runKubectl(second.kubeconfig, [
+    'get',
+    'nodes',
+    '-o',
+    'jsonpath={.items[*].status.conditions[?(@.type=="Ready")].status}',
+  ]);
+  t.is(nodes.stdout, 'True');
+  const run = await runKubectl(second.kubeconfig, ['run', 'again', `--image=${second.demoImage}`, '--restart=Never']);
+  t.is(run.code, 0, run.stderr);
+  const ready = await runKubectl(second.kubeconfig, ['wait', '--for=condition=Ready', 'pod/again', '--timeout=120s'], {
+    timeoutMs: 130_000,
   });
+  t.is(ready.code, 0, ready.stderr);
+  t.log(`restarted in slot ${second.slot} (the killed run had slot ${first.slot})`);
+});
 
-  test.serial(TITLES[2], async (t) => {
+onNode(
+  'SIGTERM removes every process, interface, route, cgroup, mount and file the cluster made, and the host keeps its iptables and kernel tunables',
+  async (t) => {
     const envtestDir = resolve(second.kubeconfig, '..');
     t.regex(envtestDir, /customapp-envtest-/);
     second.child.kill('SIGTERM');
@@ -335,5 +334,5 @@ if (!clusterSelected()) {
       tunablesBefore,
       "the host's kernel tunables are unchanged (the kubelet saw its values in the node's mount namespace)",
     );
-  });
-}
+  },
+);

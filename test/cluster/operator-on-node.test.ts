@@ -5,8 +5,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
-import { clusterSelected, runKubectl, type TestCluster } from '../support/cluster.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import { runKubectl, type TestCluster } from '../support/cluster.js';
+import {
+  nodeSuite,
+  envInPod,
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  waitFor,
+} from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const SYSTEM = 'customapp-system';
@@ -17,75 +28,60 @@ const APP = 'demo';
 const APP_SELECTOR = `app.kubernetes.io/instance=${APP}`;
 const OPERATOR_SELECTOR = `app.kubernetes.io/name=${OPERATOR}`;
 
-const TITLES = [
-  'kubectl apply -f dist/: the operator pod becomes Ready through its probes, in-cluster, as uid 65532 on a read-only root, and takes the Lease',
-  'a CustomApp with the demo image and 2 replicas becomes Ready=True; its pods see the ConfigMap and Secret values, and its Service answers from a pod',
-  'a ConfigMap edit rolls the pods: a new ReplicaSet, pods Ready with the new value, kubectl rollout status completes',
-  'a Secret edit rolls the pods, and the Secret value appears in no log, Event, status, Deployment or ReplicaSet',
-  'deleting the operator pod: the replacement takes the Lease and rolls nothing',
-  'two operator replicas: killing the leader container, another takes over within the lease duration plus a retry period, and no update is lost',
-  'the demo image fails readiness on a config value: with a readiness probe on /healthz, READY=false keeps its pod running un-Ready, READY=true makes it Ready',
-  'deleting the CustomApp removes its pods, and its finalizer leaves',
-  "the emulator's simulated Deployment status equals the node's once a rollout settles: created, template changed, scaled",
-] as const;
+let cluster: TestCluster;
+let demoImage = '';
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  let demoImage = '';
-
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
+const onNode = nodeSuite(test, {
+  started: async (started, t) => {
+    cluster = started;
     t.log(`node cluster ready in ${cluster.node!.timings.total} ms: ${JSON.stringify(cluster.node!.timings)}`);
-  });
+  },
+});
 
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
-
-  const node = () => cluster.node!;
-  const leaseHolder = async (): Promise<{ holder: string; renewTime?: string; acquireTime?: string; durationSeconds: number }> => {
-    const lease = await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${LEASE}`);
-    return {
-      holder: lease.spec.holderIdentity ?? '',
-      renewTime: lease.spec.renewTime,
-      acquireTime: lease.spec.acquireTime,
-      durationSeconds: lease.spec.leaseDurationSeconds,
-    };
+const node = () => cluster.node!;
+const leaseHolder = async (): Promise<{ holder: string; renewTime?: string; acquireTime?: string; durationSeconds: number }> => {
+  const lease = await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${LEASE}`);
+  return {
+    holder: lease.spec.holderIdentity ?? '',
+    renewTime: lease.spec.renewTime,
+    acquireTime: lease.spec.acquireTime,
+    durationSeconds: lease.spec.leaseDurationSeconds,
   };
-  const describeApp = async (): Promise<string> =>
-    kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy,rs,pods', '-o', 'wide']).catch((error) => String(error));
-  const operatorPods = async (): Promise<any[]> =>
-    (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
-  const appPods = async (): Promise<any[]> => podsOf(node(), NS, APP_SELECTOR);
-  const deployment = async (): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`);
+};
+const describeApp = async (): Promise<string> =>
+  kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy,rs,pods', '-o', 'wide']).catch((error) => String(error));
+const operatorPods = async (): Promise<any[]> =>
+  (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
+const appPods = async (): Promise<any[]> => podsOf(node(), NS, APP_SELECTOR);
+const deployment = async (): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`);
 
-  /**
-   * Waits from `start` until the Deployment's rollout is complete with a pod template different from `before`, and
-   * answers the elapsed milliseconds; `kubectl rollout status` runs alongside and must complete too.
-   */
-  const rolledOut = async (start: number, templateBefore: string, what: string): Promise<number> => {
-    const status = cluster.kubectl(['-n', NS, 'rollout', 'status', `deployment/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
-    const elapsed = await waitFor(
-      `${what}: rollout of deployment ${NS}/${APP}`,
-      180_000,
-      async () => {
-        const current = await deployment();
-        if (JSON.stringify(current.spec.template) === templateBefore || !rolloutComplete(current)) return undefined;
-        const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-        return pods.length === current.spec.replicas && pods.every(podReady) ? Date.now() - start : undefined;
-      },
-      { intervalMs: 100, describe: describeApp },
-    );
-    const result = await status;
-    if (result.code !== 0 || !result.stdout.includes('successfully rolled out')) {
-      throw new Error(`kubectl rollout status exited ${result.code}: ${result.stdout}${result.stderr}`);
-    }
-    return elapsed;
-  };
+/**
+ * Waits from `start` until the Deployment's rollout is complete with a pod template different from `before`, and
+ * answers the elapsed milliseconds; `kubectl rollout status` runs alongside and must complete too.
+ */
+const rolledOut = async (start: number, templateBefore: string, what: string): Promise<number> => {
+  const status = cluster.kubectl(['-n', NS, 'rollout', 'status', `deployment/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
+  const elapsed = await waitFor(
+    `${what}: rollout of deployment ${NS}/${APP}`,
+    180_000,
+    async () => {
+      const current = await deployment();
+      if (JSON.stringify(current.spec.template) === templateBefore || !rolloutComplete(current)) return undefined;
+      const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
+      return pods.length === current.spec.replicas && pods.every(podReady) ? Date.now() - start : undefined;
+    },
+    { intervalMs: 100, describe: describeApp },
+  );
+  const result = await status;
+  if (result.code !== 0 || !result.stdout.includes('successfully rolled out')) {
+    throw new Error(`kubectl rollout status exited ${result.code}: ${result.stdout}${result.stderr}`);
+  }
+  return elapsed;
+};
 
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  'kubectl apply -f dist/: the operator pod becomes Ready through its probes, in-cluster, as uid 65532 on a read-only root, and takes the Lease',
+  async (t) => {
     await kubectlOk(cluster, ['apply', '-f', DIST]);
     await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
     const [pod] = await operatorPods();
@@ -102,12 +98,7 @@ if (!clusterSelected()) {
     const readyz = await kubectlOk(cluster, ['get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${name}:8081/proxy/readyz`]);
     t.regex(readyz, /ok/i);
 
-    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', name]);
-    const kubeconfigLine = logs
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line))
-      .find((entry) => entry.msg === 'kubeconfig');
+    const kubeconfigLine = (await podLogLines(cluster, SYSTEM, name)).find((entry) => entry.msg === 'kubeconfig');
     t.is(kubeconfigLine?.source, 'in-cluster', 'the ServiceAccount token and KUBERNETES_SERVICE_HOST');
     t.is(kubeconfigLine?.server, `https://${node().addresses.kubernetesServiceIp}:443`, 'through the kubernetes Service (kube-proxy)');
 
@@ -124,9 +115,12 @@ if (!clusterSelected()) {
       return current.holder.startsWith(`${name}_`) ? current : undefined;
     });
     t.log(`operator pod ${name} Ready; Lease held by ${lease.holder}`);
-  });
+  },
+);
 
-  test.serial(TITLES[1], async (t) => {
+onNode(
+  'a CustomApp with the demo image and 2 replicas becomes Ready=True; its pods see the ConfigMap and Secret values, and its Service answers from a pod',
+  async (t) => {
     demoImage = (await get(node(), `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps/${DEMO_IMAGE_CONFIGMAP.name}`)).data
       .image;
     t.is(demoImage, node().images.demo);
@@ -167,93 +161,96 @@ if (!clusterSelected()) {
     t.regex(page, /^A=one$/m);
     t.regex(page, /^customapp demo on demo-/);
     t.is((await fetch('/healthz')).trim(), 'ok');
+  },
+);
+
+onNode('a ConfigMap edit rolls the pods: a new ReplicaSet, pods Ready with the new value, kubectl rollout status completes', async (t) => {
+  const before = await deployment();
+  const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
+  const start = Date.now();
+  await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
+  const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'ConfigMap edit');
+  const after = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
+  t.is(after.length, replicaSets.length + 1, `one new ReplicaSet: ${after.join(', ')}`);
+  const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
+  for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'two');
+  t.log(`ConfigMap edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
+});
+
+onNode('a Secret edit rolls the pods, and the Secret value appears in no log, Event, status, Deployment or ReplicaSet', async (t) => {
+  const canary = `canary-${randomBytes(12).toString('hex')}`;
+  const before = await deployment();
+  const start = Date.now();
+  await kubectlOk(cluster, [
+    '-n',
+    NS,
+    'patch',
+    'secret',
+    'demo-secret',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { TOKEN: canary } }),
+  ]);
+  const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'Secret edit');
+  const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
+  for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'TOKEN'), canary);
+  t.log(`Secret edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
+
+  const forms = [canary, Buffer.from(canary).toString('base64')];
+  const places: Record<string, string> = {
+    'operator logs': (
+      await Promise.all(
+        (await operatorPods()).map((pod) => kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod.metadata.name, '--all-containers'])),
+      )
+    ).join('\n'),
+    'demo pod logs': (await Promise.all(pods.map((pod) => kubectlOk(cluster, ['-n', NS, 'logs', pod.metadata.name])))).join('\n'),
+    events: await kubectlOk(cluster, ['get', 'events', '--all-namespaces', '-o', 'json']),
+    'CustomApp (status included)': await kubectlOk(cluster, ['-n', NS, 'get', 'customapp', APP, '-o', 'json']),
+    Deployment: await kubectlOk(cluster, ['-n', NS, 'get', 'deployment', APP, '-o', 'json']),
+    ReplicaSets: await kubectlOk(cluster, ['-n', NS, 'get', 'replicasets', '-o', 'json']),
+  };
+  for (const [place, text] of Object.entries(places)) {
+    t.true(text.length > 0, `${place} were read`);
+    for (const form of forms)
+      t.false(text.includes(form), `the Secret value (${form === canary ? 'plain' : 'base64'}) appears in the ${place}`);
+  }
+});
+
+onNode('deleting the operator pod: the replacement takes the Lease and rolls nothing', async (t) => {
+  const [old] = await operatorPods();
+  const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort();
+  const generation = (await deployment()).metadata.generation;
+  // Running pods only: a pod of the previous rollout may still be terminating, and leaves meanwhile.
+  const running = async (): Promise<string[]> =>
+    (await appPods())
+      .filter((pod) => !pod.metadata.deletionTimestamp)
+      .map((pod) => pod.metadata.name)
+      .sort();
+  const podsBefore = await running();
+  await kubectlOk(cluster, ['-n', SYSTEM, 'delete', 'pod', old.metadata.name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
+  const replacement = await waitFor('the replacement operator pod Ready', 120_000, async () => {
+    const pods = (await operatorPods()).filter((pod) => pod.metadata.name !== old.metadata.name);
+    return pods.length === 1 && podReady(pods[0]) ? pods[0] : undefined;
   });
-
-  test.serial(TITLES[2], async (t) => {
-    const before = await deployment();
-    const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
-    const start = Date.now();
-    await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
-    const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'ConfigMap edit');
-    const after = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
-    t.is(after.length, replicaSets.length + 1, `one new ReplicaSet: ${after.join(', ')}`);
-    const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-    for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'two');
-    t.log(`ConfigMap edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
+  const lease = await waitFor('the replacement holds the Lease', 60_000, async () => {
+    const current = await leaseHolder();
+    return current.holder.startsWith(`${replacement.metadata.name}_`) ? current : undefined;
   });
-
-  test.serial(TITLES[3], async (t) => {
-    const canary = `canary-${randomBytes(12).toString('hex')}`;
-    const before = await deployment();
-    const start = Date.now();
-    await kubectlOk(cluster, [
-      '-n',
-      NS,
-      'patch',
-      'secret',
-      'demo-secret',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ stringData: { TOKEN: canary } }),
-    ]);
-    const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'Secret edit');
-    const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-    for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'TOKEN'), canary);
-    t.log(`Secret edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
-
-    const forms = [canary, Buffer.from(canary).toString('base64')];
-    const places: Record<string, string> = {
-      'operator logs': (
-        await Promise.all(
-          (await operatorPods()).map((pod) => kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod.metadata.name, '--all-containers'])),
-        )
-      ).join('\n'),
-      'demo pod logs': (await Promise.all(pods.map((pod) => kubectlOk(cluster, ['-n', NS, 'logs', pod.metadata.name])))).join('\n'),
-      events: await kubectlOk(cluster, ['get', 'events', '--all-namespaces', '-o', 'json']),
-      'CustomApp (status included)': await kubectlOk(cluster, ['-n', NS, 'get', 'customapp', APP, '-o', 'json']),
-      Deployment: await kubectlOk(cluster, ['-n', NS, 'get', 'deployment', APP, '-o', 'json']),
-      ReplicaSets: await kubectlOk(cluster, ['-n', NS, 'get', 'replicasets', '-o', 'json']),
-    };
-    for (const [place, text] of Object.entries(places)) {
-      t.true(text.length > 0, `${place} were read`);
-      for (const form of forms)
-        t.false(text.includes(form), `the Secret value (${form === canary ? 'plain' : 'base64'}) appears in the ${place}`);
-    }
+  // The new leader reconciles every CustomApp at start; wait for its reconcile of ours, then a quiet moment.
+  await waitFor('the new leader reconciled the CustomApp', 60_000, async () => {
+    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', replacement.metadata.name]);
+    return logs.includes('reconcile.end') && logs.includes(`${NS}/${APP}`) ? true : undefined;
   });
+  await new Promise((done) => setTimeout(done, 3_000));
+  t.deepEqual((await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
+  t.is((await deployment()).metadata.generation, generation, 'the Deployment was not changed');
+  t.deepEqual(await running(), podsBefore, 'the same pods run');
+  t.log(`Lease taken by ${lease.holder}`);
+});
 
-  test.serial(TITLES[4], async (t) => {
-    const [old] = await operatorPods();
-    const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort();
-    const generation = (await deployment()).metadata.generation;
-    // Running pods only: a pod of the previous rollout may still be terminating, and leaves meanwhile.
-    const running = async (): Promise<string[]> =>
-      (await appPods())
-        .filter((pod) => !pod.metadata.deletionTimestamp)
-        .map((pod) => pod.metadata.name)
-        .sort();
-    const podsBefore = await running();
-    await kubectlOk(cluster, ['-n', SYSTEM, 'delete', 'pod', old.metadata.name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
-    const replacement = await waitFor('the replacement operator pod Ready', 120_000, async () => {
-      const pods = (await operatorPods()).filter((pod) => pod.metadata.name !== old.metadata.name);
-      return pods.length === 1 && podReady(pods[0]) ? pods[0] : undefined;
-    });
-    const lease = await waitFor('the replacement holds the Lease', 60_000, async () => {
-      const current = await leaseHolder();
-      return current.holder.startsWith(`${replacement.metadata.name}_`) ? current : undefined;
-    });
-    // The new leader reconciles every CustomApp at start; wait for its reconcile of ours, then a quiet moment.
-    await waitFor('the new leader reconciled the CustomApp', 60_000, async () => {
-      const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', replacement.metadata.name]);
-      return logs.includes('reconcile.end') && logs.includes(`${NS}/${APP}`) ? true : undefined;
-    });
-    await new Promise((done) => setTimeout(done, 3_000));
-    t.deepEqual((await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
-    t.is((await deployment()).metadata.generation, generation, 'the Deployment was not changed');
-    t.deepEqual(await running(), podsBefore, 'the same pods run');
-    t.log(`Lease taken by ${lease.holder}`);
-  });
-
-  test.serial(TITLES[5], async (t) => {
+onNode(
+  'two operator replicas: killing the leader container, another takes over within the lease duration plus a retry period, and no update is lost',
+  async (t) => {
     await kubectlOk(cluster, ['-n', SYSTEM, 'scale', `deployment/${OPERATOR}`, '--replicas=2']);
     await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
     const leader = await leaseHolder();
@@ -292,9 +289,12 @@ if (!clusterSelected()) {
     const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
     for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'three');
     t.log(`the edit made while no one led rolled out ${elapsed} ms after the kill`);
-  });
+  },
+);
 
-  test.serial(TITLES[6], async (t) => {
+onNode(
+  'the demo image fails readiness on a config value: with a readiness probe on /healthz, READY=false keeps its pod running un-Ready, READY=true makes it Ready',
+  async (t) => {
     // A CustomApp without spec.readinessPath has no readiness probe (a pod is Ready whenever its container runs), so this
     // contract of the demo image is checked on a Deployment of its own that probes /healthz.
     const name = 'readiness-probe';
@@ -359,24 +359,27 @@ if (!clusterSelected()) {
     t.is(ready.length, 1);
     t.true(podReady(ready[0]), 'Ready once READY=true');
     await kubectlOk(cluster, ['-n', NS, 'delete', 'deployment', name]);
-  });
+  },
+);
 
-  test.serial(TITLES[7], async (t) => {
-    await kubectlOk(cluster, ['-n', NS, 'delete', 'customapp', APP, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
-    const gone = await node().envtest.request('GET', `/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
-    t.is(gone.status, 404, 'the CustomApp is gone: its finalizer left');
-    await waitFor(
-      'the Deployment and every pod removed',
-      120_000,
-      async () => {
-        const deploymentGone = (await node().envtest.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`)).status === 404;
-        return deploymentGone && (await appPods()).length === 0 ? true : undefined;
-      },
-      { describe: describeApp },
-    );
-  });
+onNode('deleting the CustomApp removes its pods, and its finalizer leaves', async (t) => {
+  await kubectlOk(cluster, ['-n', NS, 'delete', 'customapp', APP, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
+  const gone = await node().envtest.request('GET', `/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
+  t.is(gone.status, 404, 'the CustomApp is gone: its finalizer left');
+  await waitFor(
+    'the Deployment and every pod removed',
+    120_000,
+    async () => {
+      const deploymentGone = (await node().envtest.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`)).status === 404;
+      return deploymentGone && (await appPods()).length === 0 ? true : undefined;
+    },
+    { describe: describeApp },
+  );
+});
 
-  test.serial(TITLES[8], async (t) => {
+onNode(
+  "the emulator's simulated Deployment status equals the node's once a rollout settles: created, template changed, scaled",
+  async (t) => {
     const { startEmulator } = await import('../../emulator/index.js');
     const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: 1000 } });
     const dir = mkdtempSync(join(tmpdir(), 'status-differential-'));
@@ -439,5 +442,5 @@ if (!clusterSelected()) {
     await both(['-n', 'default', 'scale', `deployment/${name}`, '--replicas=3']);
     await compare('scaled to 3');
     await kubectlOk(cluster, ['-n', 'default', 'delete', 'deployment', name]);
-  });
-}
+  },
+);

@@ -6,32 +6,23 @@ import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/deps/content-hash.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
-import { get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import { nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const NS = 'governance';
 const APPS = Array.from({ length: 30 }, (_, index) => `app-${String(index).padStart(2, '0')}`);
 const hash = (value: string): string => contentHash({ data: { A: value } });
 
-const TITLES = [
-  '30 CustomApps share one ConfigMap, budget 3: after one edit never more than 3 Deployments in progress (sampled), all 30 converge to the new hash, each rolled once',
-  "the budget's cost: the time for one ConfigMap edit to reach 30 apps with the default budget (10) and with 0 (unlimited), side by side",
-  'a rollout whose new pods fail their readiness probe ends Failed: Ready=False RolloutFailed names the ConfigMap change, an Event says so, and the old pod keeps serving',
-  '20 edits of the shared ConfigMap in 10 s: the flap breaker holds the apps, and no app rolls more than twice; all end on the last content',
-] as const;
+let cluster: TestCluster;
+let demoImage = '';
+/** The operator under test: in-process, against the node's API server, as dist/'s ServiceAccount. */
+let running: TestOperator | undefined;
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  let demoImage = '';
-  /** The operator under test: in-process, against the node's API server, as dist/'s ServiceAccount. */
-  let running: TestOperator | undefined;
-
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
+const onNode = nodeSuite(test, {
+  started: async (started) => {
+    cluster = started;
     demoImage = cluster.node!.images.demo;
     // dist/ (the CRD, RBAC, and the operator's Deployment) with the in-cluster operator scaled to zero: the operator
     // under test runs in this process, so that each test can give it its own settings and read its metrics.
@@ -41,81 +32,81 @@ if (!clusterSelected()) {
       (await podsOf(cluster.node!, 'customapp-system', 'app.kubernetes.io/name=customapp-operator')).length === 0 ? true : undefined,
     );
     await kubectlOk(cluster, ['create', 'namespace', NS]);
-  });
-
-  test.after.always(async () => {
+  },
+  stopping: async () => {
     await running?.operator.stop();
-    await cluster?.stop();
+  },
+});
+
+/** (Re)starts the operator with `rollouts`. */
+const operatorWith = async (rollouts: RolloutSettings): Promise<TestOperator> => {
+  await running?.operator.stop();
+  running = await startTestOperator(cluster, { rollouts });
+  return running;
+};
+const deployments = async (): Promise<any[]> => (await get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments`)).items;
+const apps = async (): Promise<CustomApp[]> => (await get(cluster.node!, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items;
+const ready = (app: CustomApp): boolean => app.status?.conditions?.some((each) => each.type === 'Ready' && each.status === 'True') ?? false;
+const describe = async (): Promise<string> => kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy', '-o', 'wide']).catch(String);
+const editShared = (value: string): Promise<string> =>
+  kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'shared', '--type=merge', '-p', JSON.stringify({ data: { A: value } })]);
+
+/**
+ * Waits until the 30 Deployments run `value` and completed their rollout and the 30 CustomApps are Ready, sampling
+ * every 200 ms how many Deployments are in progress. Answers the elapsed ms and the largest sample.
+ */
+const converge = async (
+  value: string,
+  started: number,
+  timeoutMs = 300_000,
+): Promise<{ ms: number; maxInProgress: number; samples: number }> => {
+  let maxInProgress = 0;
+  let samples = 0;
+  const ms = await waitFor(
+    `all 30 apps on A=${value}`,
+    timeoutMs,
+    async () => {
+      const items = (await deployments()).filter((deployment) => APPS.includes(deployment.metadata.name));
+      const inProgress = items.filter((deployment) => !rolloutComplete(deployment)).length;
+      maxInProgress = Math.max(maxInProgress, inProgress);
+      samples += 1;
+      const on = items.filter((deployment) => deployment.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === hash(value));
+      if (on.length < 30 || inProgress > 0) return undefined;
+      return (await apps()).filter((app) => APPS.includes(app.metadata.name!) && ready(app)).length === 30
+        ? Date.now() - started
+        : undefined;
+    },
+    { intervalMs: 200, describe },
+  );
+  return { ms, maxInProgress, samples };
+};
+/** ReplicaSets per app: one per pod template the Deployment has had. */
+const replicaSetCounts = async (): Promise<Map<string, number>> =>
+  new Map(await Promise.all(APPS.map(async (name) => [name, (await replicaSetsOf(cluster.node!, NS, name)).length] as const)));
+
+const createSharedApps = async (t: ExecutionContext): Promise<void> => {
+  await kubectlOk(cluster, ['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared', namespace: NS }, data: { A: '1' } },
+        ...APPS.map((name) => ({
+          apiVersion: 'app.example.com/v1',
+          kind: 'CustomApp',
+          metadata: { name, namespace: NS },
+          spec: { image: demoImage, configMapName: 'shared', replicas: 1 },
+        })),
+      ],
+    }),
   });
+  const created = await converge('1', Date.now());
+  t.log(`30 CustomApps created and Ready in ${created.ms} ms`);
+};
 
-  /** (Re)starts the operator with `rollouts`. */
-  const operatorWith = async (rollouts: RolloutSettings): Promise<TestOperator> => {
-    await running?.operator.stop();
-    running = await startTestOperator(cluster, { rollouts });
-    return running;
-  };
-  const deployments = async (): Promise<any[]> => (await get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments`)).items;
-  const apps = async (): Promise<CustomApp[]> => (await get(cluster.node!, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items;
-  const ready = (app: CustomApp): boolean =>
-    app.status?.conditions?.some((each) => each.type === 'Ready' && each.status === 'True') ?? false;
-  const describe = async (): Promise<string> => kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy', '-o', 'wide']).catch(String);
-  const editShared = (value: string): Promise<string> =>
-    kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'shared', '--type=merge', '-p', JSON.stringify({ data: { A: value } })]);
-
-  /**
-   * Waits until the 30 Deployments run `value` and completed their rollout and the 30 CustomApps are Ready, sampling
-   * every 200 ms how many Deployments are in progress. Answers the elapsed ms and the largest sample.
-   */
-  const converge = async (
-    value: string,
-    started: number,
-    timeoutMs = 300_000,
-  ): Promise<{ ms: number; maxInProgress: number; samples: number }> => {
-    let maxInProgress = 0;
-    let samples = 0;
-    const ms = await waitFor(
-      `all 30 apps on A=${value}`,
-      timeoutMs,
-      async () => {
-        const items = (await deployments()).filter((deployment) => APPS.includes(deployment.metadata.name));
-        const inProgress = items.filter((deployment) => !rolloutComplete(deployment)).length;
-        maxInProgress = Math.max(maxInProgress, inProgress);
-        samples += 1;
-        const on = items.filter((deployment) => deployment.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === hash(value));
-        if (on.length < 30 || inProgress > 0) return undefined;
-        return (await apps()).filter((app) => APPS.includes(app.metadata.name!) && ready(app)).length === 30
-          ? Date.now() - started
-          : undefined;
-      },
-      { intervalMs: 200, describe },
-    );
-    return { ms, maxInProgress, samples };
-  };
-  /** ReplicaSets per app: one per pod template the Deployment has had. */
-  const replicaSetCounts = async (): Promise<Map<string, number>> =>
-    new Map(await Promise.all(APPS.map(async (name) => [name, (await replicaSetsOf(cluster.node!, NS, name)).length] as const)));
-
-  const createSharedApps = async (t: ExecutionContext): Promise<void> => {
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared', namespace: NS }, data: { A: '1' } },
-          ...APPS.map((name) => ({
-            apiVersion: 'app.example.com/v1',
-            kind: 'CustomApp',
-            metadata: { name, namespace: NS },
-            spec: { image: demoImage, configMapName: 'shared', replicas: 1 },
-          })),
-        ],
-      }),
-    });
-    const created = await converge('1', Date.now());
-    t.log(`30 CustomApps created and Ready in ${created.ms} ms`);
-  };
-
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  '30 CustomApps share one ConfigMap, budget 3: after one edit never more than 3 Deployments in progress (sampled), all 30 converge to the new hash, each rolled once',
+  async (t) => {
     await operatorWith({ maxConcurrentRollouts: 3 });
     await createSharedApps(t);
     const before = await replicaSetCounts();
@@ -133,9 +124,12 @@ if (!clusterSelected()) {
     const queued = running!.logs.find('rollout.waiting', { reason: 'Queued' });
     t.true(queued.length >= 27, `the trace says why apps waited (${queued.length} rollout.waiting lines)`);
     t.is(await running!.operator.metrics.total('customapp_rollouts_total', { trigger: 'ConfigMap', result: 'Succeeded' }), 30);
-  });
+  },
+);
 
-  test.serial(TITLES[1], async (t) => {
+onNode(
+  "the budget's cost: the time for one ConfigMap edit to reach 30 apps with the default budget (10) and with 0 (unlimited), side by side",
+  async (t) => {
     const rounds = Number(process.env.GOVERNANCE_COST_ROUNDS ?? 1);
     const figures: { budget: number; ms: number; maxInProgress: number }[] = [];
     let value = 2;
@@ -160,9 +154,12 @@ if (!clusterSelected()) {
     t.log(
       `side by side over ${rounds} round(s): budget 10 ${Math.round(mean(10))} ms, budget 0 ${Math.round(mean(0))} ms (${(mean(10) / mean(0)).toFixed(2)}×)`,
     );
-  });
+  },
+);
 
-  test.serial(TITLES[2], async (t) => {
+onNode(
+  'a rollout whose new pods fail their readiness probe ends Failed: Ready=False RolloutFailed names the ConfigMap change, an Event says so, and the old pod keeps serving',
+  async (t) => {
     await operatorWith({ maxConcurrentRollouts: 3 });
     const name = 'fragile';
     await kubectlOk(cluster, ['apply', '-f', '-'], {
@@ -240,9 +237,12 @@ if (!clusterSelected()) {
     });
     t.like(recovered.status?.lastRollout, { trigger: 'ConfigMap', toHash: contentHash({ data: { READY: 'true' } }) });
     await kubectlOk(cluster, ['-n', NS, 'delete', 'customapp', name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
-  });
+  },
+);
 
-  test.serial(TITLES[3], async (t) => {
+onNode(
+  '20 edits of the shared ConfigMap in 10 s: the flap breaker holds the apps, and no app rolls more than twice; all end on the last content',
+  async (t) => {
     // The default threshold (more than 5 changes); the window shortened from 60 s to 20 s to keep the test short.
     await operatorWith({ maxConcurrentRollouts: 3, flapThreshold: 5, flapWindowMs: 20_000 });
     const before = await replicaSetCounts();
@@ -278,5 +278,5 @@ if (!clusterSelected()) {
       `rollouts per app: ${JSON.stringify(Object.fromEntries(APPS.map((name, index) => [name, rolled[index]])))} (from ${current.slice(0, 12)})`,
     );
     for (const [index, name] of APPS.entries()) t.true(rolled[index]! >= 1 && rolled[index]! <= 2, `${name} rolled ${rolled[index]} times`);
-  });
-}
+  },
+);

@@ -3,9 +3,20 @@
 import test from 'ava';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { installChart } from '../support/chart-install.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import {
+  nodeSuite,
+  envInPod,
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  waitFor,
+} from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -15,131 +26,118 @@ const NS = 'node-shards';
 const APPS = 30;
 const SHARED = 'shared-config';
 
-const TITLES = [
-  'a chart with the sharding prop: 3 operator pods become Ready, each holding its own Lease in the ring',
-  `${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`,
+let cluster: TestCluster;
+
+const onNode = nodeSuite(test, {
+  started: async (started) => {
+    cluster = started;
+  },
+});
+
+const node = () => cluster.node!;
+const appName = (index: number): string => `app-${String(index).padStart(2, '0')}`;
+const names = Array.from({ length: APPS }, (_, index) => appName(index));
+const operatorPods = async (): Promise<any[]> =>
+  (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
+const ringLeases = async (): Promise<any[]> =>
+  (await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases?labelSelector=${encodeURIComponent(RING_SELECTOR)}`)).items;
+const deploymentOf = (name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
+const describe = async (): Promise<string> =>
+  [
+    await kubectlOk(cluster, ['-n', SYSTEM, 'get', 'pods,leases', '-o', 'wide']).catch(String),
+    await kubectlOk(cluster, ['-n', NS, 'get', 'customapps,deploy', '-o', 'wide']).catch(String),
+  ].join('\n');
+/** The apps whose rollout is not complete with every pod Ready. */
+const notRolledOut = async (): Promise<string[]> => {
+  const left: string[] = [];
+  for (const name of names) {
+    const deployment = await deploymentOf(name).catch(() => undefined);
+    if (!deployment || !rolloutComplete(deployment)) left.push(name);
+  }
+  return left;
+};
+/** The operator pods' own log lines (JSON), parsed. */
+const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => podLogLines(cluster, SYSTEM, pod);
+
+onNode('a chart with the sharding prop: 3 operator pods become Ready, each holding its own Lease in the ring', async (t) => {
+  await installChart(cluster, { sharding: true });
+  await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=300s'], { timeoutMs: 320_000 });
+  const pods = await waitFor(
+    '3 operator pods Ready',
+    120_000,
+    async () => {
+      const current = await operatorPods();
+      return current.length === 3 && current.every(podReady) ? current : undefined;
+    },
+    { describe },
+  );
+  t.is(pods.length, 3);
+  const leases = await waitFor(
+    '3 live Leases in the ring',
+    60_000,
+    async () => {
+      const current = await ringLeases();
+      return current.length === 3 ? current : undefined;
+    },
+    { describe },
+  );
+  t.log(`ring: ${leases.map((lease) => `${lease.metadata.name} (${lease.spec.holderIdentity})`).join(', ')}`);
+  const pdb = await get(node(), `/apis/policy/v1/namespaces/${SYSTEM}/poddisruptionbudgets`);
+  t.is(pdb.items.length, 1, 'the chart adds a PodDisruptionBudget');
+});
+
+onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`, async (t) => {
+  const image = node().images.demo;
+  await kubectlOk(cluster, ['create', 'namespace', NS]);
+  await kubectlOk(cluster, ['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
+        ...names.map((name) => ({
+          apiVersion: 'app.example.com/v1',
+          kind: 'CustomApp',
+          metadata: { name, namespace: NS },
+          spec: { image, configMapName: SHARED, replicas: 1 },
+        })),
+      ],
+    }),
+  });
+  await waitFor(`${APPS} apps rolled out`, 600_000, async () => ((await notRolledOut()).length === 0 ? true : undefined), {
+    intervalMs: 1_000,
+    describe,
+  });
+  // Which pod reconciled which app, from each pod's own log (its reconcile.start lines).
+  const owners = new Map<string, Set<string>>();
+  for (const pod of await operatorPods()) {
+    for (const line of await operatorLog(pod.metadata.name)) {
+      if (line.msg !== 'reconcile.start' || typeof line.key !== 'string' || !line.key.startsWith(`${NS}/`)) continue;
+      const set = owners.get(line.key) ?? new Set<string>();
+      owners.set(line.key, set.add(pod.metadata.name as string));
+    }
+  }
+  const perPod = new Map<string, number>();
+  for (const pods of owners.values()) for (const pod of pods) perPod.set(pod, (perPod.get(pod) ?? 0) + 1);
+  t.log(`apps reconciled per operator pod: ${JSON.stringify(Object.fromEntries(perPod))}`);
+  t.deepEqual(
+    [...owners].filter(([, pods]) => pods.size !== 1).map(([key]) => key),
+    [],
+    'each app was reconciled by one operator pod',
+  );
+  t.is(owners.size, APPS);
+  t.true(perPod.size >= 2, 'the apps are split across the operator pods');
+  const view = viewOf((await operatorPods()).map((pod) => shardLeaseName(pod.metadata.name)));
+  t.deepEqual(
+    [...owners].filter(([key, pods]) => ownerOf(key, view) !== shardLeaseName([...pods][0]!)).map(([key]) => key),
+    [],
+    'each app was reconciled by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
+  );
+});
+
+onNode(
   `deleting an operator pod during a rollout of the ${APPS} apps (their shared ConfigMap edited): every app rolls exactly once and shows the new value`,
-] as const;
-
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
-  });
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
-
-  const node = () => cluster.node!;
-  const appName = (index: number): string => `app-${String(index).padStart(2, '0')}`;
-  const names = Array.from({ length: APPS }, (_, index) => appName(index));
-  const operatorPods = async (): Promise<any[]> =>
-    (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
-  const ringLeases = async (): Promise<any[]> =>
-    (await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases?labelSelector=${encodeURIComponent(RING_SELECTOR)}`))
-      .items;
-  const deploymentOf = (name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
-  const describe = async (): Promise<string> =>
-    [
-      await kubectlOk(cluster, ['-n', SYSTEM, 'get', 'pods,leases', '-o', 'wide']).catch(String),
-      await kubectlOk(cluster, ['-n', NS, 'get', 'customapps,deploy', '-o', 'wide']).catch(String),
-    ].join('\n');
-  /** The apps whose rollout is not complete with every pod Ready. */
-  const notRolledOut = async (): Promise<string[]> => {
-    const left: string[] = [];
-    for (const name of names) {
-      const deployment = await deploymentOf(name).catch(() => undefined);
-      if (!deployment || !rolloutComplete(deployment)) left.push(name);
-    }
-    return left;
-  };
-  /** The operator pods' own log lines (JSON), parsed. */
-  const operatorLog = async (pod: string): Promise<Record<string, unknown>[]> =>
-    (await kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod]))
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-
-  test.serial(TITLES[0], async (t) => {
-    await installChart(cluster, { sharding: true });
-    await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=300s'], { timeoutMs: 320_000 });
-    const pods = await waitFor(
-      '3 operator pods Ready',
-      120_000,
-      async () => {
-        const current = await operatorPods();
-        return current.length === 3 && current.every(podReady) ? current : undefined;
-      },
-      { describe },
-    );
-    t.is(pods.length, 3);
-    const leases = await waitFor(
-      '3 live Leases in the ring',
-      60_000,
-      async () => {
-        const current = await ringLeases();
-        return current.length === 3 ? current : undefined;
-      },
-      { describe },
-    );
-    t.log(`ring: ${leases.map((lease) => `${lease.metadata.name} (${lease.spec.holderIdentity})`).join(', ')}`);
-    const pdb = await get(node(), `/apis/policy/v1/namespaces/${SYSTEM}/poddisruptionbudgets`);
-    t.is(pdb.items.length, 1, 'the chart adds a PodDisruptionBudget');
-  });
-
-  test.serial(TITLES[1], async (t) => {
-    const image = node().images.demo;
-    await kubectlOk(cluster, ['create', 'namespace', NS]);
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
-          ...names.map((name) => ({
-            apiVersion: 'app.example.com/v1',
-            kind: 'CustomApp',
-            metadata: { name, namespace: NS },
-            spec: { image, configMapName: SHARED, replicas: 1 },
-          })),
-        ],
-      }),
-    });
-    await waitFor(`${APPS} apps rolled out`, 600_000, async () => ((await notRolledOut()).length === 0 ? true : undefined), {
-      intervalMs: 1_000,
-      describe,
-    });
-    // Which pod reconciled which app, from each pod's own log (its reconcile.start lines).
-    const owners = new Map<string, Set<string>>();
-    for (const pod of await operatorPods()) {
-      for (const line of await operatorLog(pod.metadata.name)) {
-        if (line.msg !== 'reconcile.start' || typeof line.key !== 'string' || !line.key.startsWith(`${NS}/`)) continue;
-        const set = owners.get(line.key) ?? new Set<string>();
-        owners.set(line.key, set.add(pod.metadata.name as string));
-      }
-    }
-    const perPod = new Map<string, number>();
-    for (const pods of owners.values()) for (const pod of pods) perPod.set(pod, (perPod.get(pod) ?? 0) + 1);
-    t.log(`apps reconciled per operator pod: ${JSON.stringify(Object.fromEntries(perPod))}`);
-    t.deepEqual(
-      [...owners].filter(([, pods]) => pods.size !== 1).map(([key]) => key),
-      [],
-      'each app was reconciled by one operator pod',
-    );
-    t.is(owners.size, APPS);
-    t.true(perPod.size >= 2, 'the apps are split across the operator pods');
-    const view = viewOf((await operatorPods()).map((pod) => shardLeaseName(pod.metadata.name)));
-    t.deepEqual(
-      [...owners].filter(([key, pods]) => ownerOf(key, view) !== shardLeaseName([...pods][0]!)).map(([key]) => key),
-      [],
-      'each app was reconciled by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
-    );
-  });
-
-  test.serial(TITLES[2], async (t) => {
+  async (t) => {
     const before = new Map<string, { generation: number; replicaSets: number }>();
     for (const name of names) {
       before.set(name, {
@@ -191,5 +189,5 @@ if (!clusterSelected()) {
       const pods = await operatorPods();
       return pods.length === 3 && pods.every(podReady) ? true : undefined;
     });
-  });
-}
+  },
+);

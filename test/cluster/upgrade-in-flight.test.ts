@@ -8,9 +8,9 @@ import { operatorImageAt, operatorImageInDist, type CommitImage } from '../../en
 import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
-import { get, kubectlOk, podsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import { nodeSuite, get, kubectlOk, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
 import { DEMO_RESOURCES, staleTargets, type Target } from './node-soak.js';
 
 /** The commit whose operator is upgraded from: `UPGRADE_FROM_REF`, by default the last commit before the fault soak. */
@@ -22,104 +22,98 @@ const SHARED_APPS = 30;
 const QUIET_APPS = 5;
 const REVISION = 'deployment.kubernetes.io/revision';
 
-const TITLES = [
-  `upgrade in flight from ${FROM_REF}: the Deployment switched to this build (kubectl apply -f dist/) while a shared ConfigMap's edit fans out to ${SHARED_APPS} apps rolls each exactly once, and none of the ${QUIET_APPS} others`,
-  `downgrade in flight back to ${FROM_REF} (unsupported, shown): every app ends on the latest content; how many rolled twice is logged`,
-] as const;
+let cluster: TestCluster;
+let earlier: CommitImage;
+let admin: KubeClient;
+const targets: Target[] = [];
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  let earlier: CommitImage;
-  let admin: KubeClient;
-  const targets: Target[] = [];
-
-  test.before(async (t) => {
+const onNode = nodeSuite(test, {
+  started: async (started, t) => {
+    cluster = started;
     earlier = await operatorImageAt(FROM_REF, (line) => t.log(line));
     t.log(`the operator of ${earlier.commit}: ${earlier.name}`);
-    cluster = await startNodeCluster(t);
     await cluster.node!.ctr(['images', 'import', earlier.archive]);
     admin = await adminClient(cluster);
-  });
-
-  test.after.always(async () => {
+  },
+  stopping: async () => {
     admin?.close();
-    await cluster?.stop();
     earlier?.dispose();
+  },
+});
+
+const node = () => cluster.node!;
+/** A dist/ directory's manifests as one stream, with the operator's image named `image`. */
+const manifests = (dist: string, image: string): string => {
+  const shipped = operatorImageInDist(dist);
+  return readdirSync(dist)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => readFileSync(join(dist, file), 'utf8').replaceAll(`image: ${shipped}`, `image: ${image}`))
+    .join('\n---\n');
+};
+const install = async (dist: string, image: string): Promise<void> => {
+  await kubectlOk(cluster, ['apply', '-f', '-'], { input: manifests(dist, image) });
+};
+const operatorRolledOut = (): Promise<string> =>
+  kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
+    timeoutMs: 320_000,
   });
+const deployments = async (): Promise<Map<string, any>> =>
+  new Map(((await get(node(), `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[]).map((each) => [each.metadata.name, each]));
+const revisions = async (): Promise<Map<string, number>> =>
+  new Map([...(await deployments())].map(([name, deployment]) => [name, Number(deployment.metadata.annotations?.[REVISION] ?? 0)]));
+const allRolledOut = async (): Promise<void> => {
+  await waitFor(
+    'every app rolled out',
+    600_000,
+    async () => {
+      const all = [...(await deployments()).values()];
+      return all.length === targets.length && all.every(rolloutComplete) ? true : undefined;
+    },
+    { intervalMs: 2_000 },
+  );
+};
+/**
+ * Edits the shared ConfigMap, waits until the operator has rolled some of its apps and not all (the fan-out in
+ * flight: the rollout budget lets 10 go at once), then switches the operator with `switchOperator`; answers how far
+ * the fan-out was at the switch.
+ */
+const editDuringSwitch = async (value: string, switchOperator: () => Promise<void>): Promise<string> => {
+  const before = new Map(
+    [...(await deployments())].map(([name, each]) => [name, each.spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION]]),
+  );
+  await admin.patch(CONFIGMAPS, NS, 'shared', 'merge', { data: { VALUE: value } });
+  const progress = await waitFor(
+    'the fan-out under way',
+    120_000,
+    async () => {
+      const moved = [...(await deployments())].filter(
+        ([name, each]) => each.spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== before.get(name),
+      );
+      return moved.length > 0 ? `${moved.length} of ${SHARED_APPS} apps rolled when the operator was switched` : undefined;
+    },
+    { intervalMs: 100 },
+  );
+  await switchOperator();
+  await operatorRolledOut();
+  await allRolledOut();
+  return progress;
+};
+/** Waits until every app's pods show the latest content, then a quiet moment, and answers each app's revision change. */
+const settledRevisions = async (before: Map<string, number>): Promise<Map<string, number>> => {
+  await waitFor(
+    'every app running the latest content',
+    600_000,
+    async () => ((await staleTargets(cluster, targets, NS)).length === 0 ? true : undefined),
+    { intervalMs: 5_000, describe: async () => (await staleTargets(cluster, targets, NS)).slice(0, 10).join('\n') },
+  );
+  await new Promise((done) => setTimeout(done, 15_000));
+  const after = await revisions();
+  return new Map([...after].map(([name, revision]) => [name, revision - (before.get(name) ?? 0)]));
+};
 
-  const node = () => cluster.node!;
-  /** A dist/ directory's manifests as one stream, with the operator's image named `image`. */
-  const manifests = (dist: string, image: string): string => {
-    const shipped = operatorImageInDist(dist);
-    return readdirSync(dist)
-      .filter((file) => file.endsWith('.yaml'))
-      .map((file) => readFileSync(join(dist, file), 'utf8').replaceAll(`image: ${shipped}`, `image: ${image}`))
-      .join('\n---\n');
-  };
-  const install = async (dist: string, image: string): Promise<void> => {
-    await kubectlOk(cluster, ['apply', '-f', '-'], { input: manifests(dist, image) });
-  };
-  const operatorRolledOut = (): Promise<string> =>
-    kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
-      timeoutMs: 320_000,
-    });
-  const deployments = async (): Promise<Map<string, any>> =>
-    new Map(((await get(node(), `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[]).map((each) => [each.metadata.name, each]));
-  const revisions = async (): Promise<Map<string, number>> =>
-    new Map([...(await deployments())].map(([name, deployment]) => [name, Number(deployment.metadata.annotations?.[REVISION] ?? 0)]));
-  const allRolledOut = async (): Promise<void> => {
-    await waitFor(
-      'every app rolled out',
-      600_000,
-      async () => {
-        const all = [...(await deployments()).values()];
-        return all.length === targets.length && all.every(rolloutComplete) ? true : undefined;
-      },
-      { intervalMs: 2_000 },
-    );
-  };
-  /**
-   * Edits the shared ConfigMap, waits until the operator has rolled some of its apps and not all (the fan-out in
-   * flight: the rollout budget lets 10 go at once), then switches the operator with `switchOperator`; answers how far
-   * the fan-out was at the switch.
-   */
-  const editDuringSwitch = async (value: string, switchOperator: () => Promise<void>): Promise<string> => {
-    const before = new Map(
-      [...(await deployments())].map(([name, each]) => [name, each.spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION]]),
-    );
-    await admin.patch(CONFIGMAPS, NS, 'shared', 'merge', { data: { VALUE: value } });
-    const progress = await waitFor(
-      'the fan-out under way',
-      120_000,
-      async () => {
-        const moved = [...(await deployments())].filter(
-          ([name, each]) => each.spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== before.get(name),
-        );
-        return moved.length > 0 ? `${moved.length} of ${SHARED_APPS} apps rolled when the operator was switched` : undefined;
-      },
-      { intervalMs: 100 },
-    );
-    await switchOperator();
-    await operatorRolledOut();
-    await allRolledOut();
-    return progress;
-  };
-  /** Waits until every app's pods show the latest content, then a quiet moment, and answers each app's revision change. */
-  const settledRevisions = async (before: Map<string, number>): Promise<Map<string, number>> => {
-    await waitFor(
-      'every app running the latest content',
-      600_000,
-      async () => ((await staleTargets(cluster, targets, NS)).length === 0 ? true : undefined),
-      { intervalMs: 5_000, describe: async () => (await staleTargets(cluster, targets, NS)).slice(0, 10).join('\n') },
-    );
-    await new Promise((done) => setTimeout(done, 15_000));
-    const after = await revisions();
-    return new Map([...after].map(([name, revision]) => [name, revision - (before.get(name) ?? 0)]));
-  };
-
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  `upgrade in flight from ${FROM_REF}: the Deployment switched to this build (kubectl apply -f dist/) while a shared ConfigMap's edit fans out to ${SHARED_APPS} apps rolls each exactly once, and none of the ${QUIET_APPS} others`,
+  async (t) => {
     await install(join(earlier.tree, 'dist'), earlier.name);
     await operatorRolledOut();
     const [pod] = (await podsOf(node(), OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
@@ -175,9 +169,12 @@ if (!clusterSelected()) {
       quiet.map(([name]) => [name, 0]),
       'no app of the unedited ConfigMap rolled',
     );
-  });
+  },
+);
 
-  test.serial(TITLES[1], async (t) => {
+onNode(
+  `downgrade in flight back to ${FROM_REF} (unsupported, shown): every app ends on the latest content; how many rolled twice is logged`,
+  async (t) => {
     const before = await revisions();
     const progress = await editDuringSwitch('third', () => install(join(earlier.tree, 'dist'), earlier.name));
     t.log(`downgrade: ${progress}`);
@@ -193,5 +190,5 @@ if (!clusterSelected()) {
       targets.filter((target) => target.configMap === 'shared').every((target) => (rolled.get(target.name) ?? 0) >= 1),
       'no app of the edited ConfigMap missed the edit',
     );
-  });
-}
+  },
+);

@@ -9,79 +9,72 @@ import {
   RUNNING_HASHES_ANNOTATION,
   TEMPLATE_HASHES_ANNOTATION,
 } from '../../infra/workload-api.js';
-import { clusterSelected, type TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/cluster.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import { demoPage, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, startNodeCluster, waitFor } from './node-helpers.js';
+import { nodeSuite, demoPage, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
 const NS = 'node-workloads';
 
-const TITLES = [
-  'a chart with the workloads prop (deployments, statefulsets, daemonsets) installs the operator: Ready, with --workloads and the Lease',
-  'a StatefulSet and a DaemonSet of the demo image opted in by annotation: opting in rolls nothing; a ConfigMap edit, then a Secret edit, roll both with the new value shown by every pod',
-  'a Deployment made by kubectl create deployment and annotated afterwards (kubectl annotate): opting in rolls nothing, the next edit rolls it with the new value in its pods',
-] as const;
+let cluster: TestCluster;
+let demoImage = '';
+let chartDir = '';
 
-if (!clusterSelected()) {
-  for (const title of TITLES) test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select cluster)`, () => {});
-} else {
-  let cluster: TestCluster;
-  let demoImage = '';
-  let chartDir = '';
-
-  test.before(async (t) => {
-    cluster = await startNodeCluster(t);
+const onNode = nodeSuite(test, {
+  started: async (started) => {
+    cluster = started;
     demoImage = cluster.node!.images.demo;
     // The users' path: their own cdk8s app with the operator's chart and its `workloads` prop, synthesized and applied.
     chartDir = synthInstall({ workloads: ['deployments', 'statefulsets', 'daemonsets'] });
-  });
-
-  test.after.always(async () => {
-    await cluster?.stop();
+  },
+  stopping: async () => {
     if (chartDir) rmSync(chartDir, { recursive: true, force: true });
-  });
+  },
+});
 
-  const node = () => cluster.node!;
-  const describe = async (): Promise<string> =>
-    kubectlOk(cluster, ['-n', NS, 'get', 'statefulset,daemonset,deploy,rs,pods,events', '-o', 'wide']).catch(String);
-  /** The live (not terminating) pods of `app=<name>`. */
-  const livePods = async (name: string): Promise<any[]> =>
-    (await podsOf(node(), NS, `app=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
-  const workload = (resource: string, name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/${resource}/${name}`);
-  const edit = (kind: 'configmap' | 'secret', name: string, patch: object): Promise<string> =>
-    kubectlOk(cluster, ['-n', NS, 'patch', kind, name, '--type=merge', '-p', JSON.stringify(patch)]);
-  /** The value of `variable` on each live pod's demo page. */
-  const shown = async (name: string, variable: string): Promise<string[]> =>
-    Promise.all(
-      (await livePods(name)).map(
-        async (pod) => new RegExp(`^${variable}=(.*)$`, 'm').exec(await demoPage(cluster, NS, pod.metadata.name))?.[1] ?? '(unset)',
-      ),
-    );
-  /**
-   * Waits until `name`'s pods are as many as `replicas`, all Ready, none among `oldUids`, and each page shows
-   * `variable=value`; answers the new pods' uids.
-   */
-  const rolledTo = async (name: string, replicas: number, oldUids: readonly string[], variable: string, value: string) =>
-    waitFor(
-      `${name}'s pods replaced and showing ${variable}=${value}`,
-      180_000,
-      async () => {
-        const pods = await livePods(name);
-        if (pods.length !== replicas || !pods.every(podReady) || pods.some((pod) => oldUids.includes(pod.metadata.uid))) return undefined;
-        const values = await shown(name, variable);
-        return values.every((each) => each === value) ? pods.map((pod) => pod.metadata.uid as string) : undefined;
-      },
-      { intervalMs: 250, describe },
-    );
-  const uids = async (name: string): Promise<string[]> => (await livePods(name)).map((pod) => pod.metadata.uid);
-  /** The hashes the operator recorded on the workload (its baseline, then the content each rollout ran with). */
-  const recorded = async (resource: string, name: string): Promise<string | undefined> =>
-    (await workload(resource, name)).metadata.annotations?.[RUNNING_HASHES_ANNOTATION];
-  /** A quiet moment after the operator recorded a baseline, in which a wrong rollout would have been written. */
-  const quiet = (): Promise<void> => new Promise((done) => setTimeout(done, 3_000));
+const node = () => cluster.node!;
+const describe = async (): Promise<string> =>
+  kubectlOk(cluster, ['-n', NS, 'get', 'statefulset,daemonset,deploy,rs,pods,events', '-o', 'wide']).catch(String);
+/** The live (not terminating) pods of `app=<name>`. */
+const livePods = async (name: string): Promise<any[]> =>
+  (await podsOf(node(), NS, `app=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
+const workload = (resource: string, name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/${resource}/${name}`);
+const edit = (kind: 'configmap' | 'secret', name: string, patch: object): Promise<string> =>
+  kubectlOk(cluster, ['-n', NS, 'patch', kind, name, '--type=merge', '-p', JSON.stringify(patch)]);
+/** The value of `variable` on each live pod's demo page. */
+const shown = async (name: string, variable: string): Promise<string[]> =>
+  Promise.all(
+    (await livePods(name)).map(
+      async (pod) => new RegExp(`^${variable}=(.*)$`, 'm').exec(await demoPage(cluster, NS, pod.metadata.name))?.[1] ?? '(unset)',
+    ),
+  );
+/**
+ * Waits until `name`'s pods are as many as `replicas`, all Ready, none among `oldUids`, and each page shows
+ * `variable=value`; answers the new pods' uids.
+ */
+const rolledTo = async (name: string, replicas: number, oldUids: readonly string[], variable: string, value: string) =>
+  waitFor(
+    `${name}'s pods replaced and showing ${variable}=${value}`,
+    180_000,
+    async () => {
+      const pods = await livePods(name);
+      if (pods.length !== replicas || !pods.every(podReady) || pods.some((pod) => oldUids.includes(pod.metadata.uid))) return undefined;
+      const values = await shown(name, variable);
+      return values.every((each) => each === value) ? pods.map((pod) => pod.metadata.uid as string) : undefined;
+    },
+    { intervalMs: 250, describe },
+  );
+const uids = async (name: string): Promise<string[]> => (await livePods(name)).map((pod) => pod.metadata.uid);
+/** The hashes the operator recorded on the workload (its baseline, then the content each rollout ran with). */
+const recorded = async (resource: string, name: string): Promise<string | undefined> =>
+  (await workload(resource, name)).metadata.annotations?.[RUNNING_HASHES_ANNOTATION];
+/** A quiet moment after the operator recorded a baseline, in which a wrong rollout would have been written. */
+const quiet = (): Promise<void> => new Promise((done) => setTimeout(done, 3_000));
 
-  test.serial(TITLES[0], async (t) => {
+onNode(
+  'a chart with the workloads prop (deployments, statefulsets, daemonsets) installs the operator: Ready, with --workloads and the Lease',
+  async (t) => {
     await kubectlOk(cluster, ['apply', '-f', chartDir]);
     await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
     const [pod] = (await podsOf(node(), SYSTEM, `app.kubernetes.io/name=${OPERATOR}`)).filter((each) => !each.metadata.deletionTimestamp);
@@ -93,9 +86,12 @@ if (!clusterSelected()) {
       return lease.spec.holderIdentity?.startsWith(`${pod.metadata.name}_`) ? true : undefined;
     });
     await kubectlOk(cluster, ['create', 'namespace', NS]);
-  });
+  },
+);
 
-  test.serial(TITLES[1], async (t) => {
+onNode(
+  'a StatefulSet and a DaemonSet of the demo image opted in by annotation: opting in rolls nothing; a ConfigMap edit, then a Secret edit, roll both with the new value shown by every pod',
+  async (t) => {
     // Both use ConfigMap `config` (envFrom) and Secret `secret` (env valueFrom secretKeyRef); the StatefulSet opts in
     // with our annotation, the DaemonSet with Reloader's.
     const template = (name: string) => ({
@@ -174,9 +170,12 @@ if (!clusterSelected()) {
       .map((event) => `${event.involvedObject.kind}/${event.involvedObject.name}`)
       .sort();
     t.deepEqual(triggered, ['DaemonSet/agent', 'DaemonSet/agent', 'StatefulSet/db', 'StatefulSet/db'], 'one rollout per edit each');
-  });
+  },
+);
 
-  test.serial(TITLES[2], async (t) => {
+onNode(
+  'a Deployment made by kubectl create deployment and annotated afterwards (kubectl annotate): opting in rolls nothing, the next edit rolls it with the new value in its pods',
+  async (t) => {
     await kubectlOk(cluster, ['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'v1',
@@ -209,5 +208,5 @@ if (!clusterSelected()) {
     await waitFor('the rollout complete', 120_000, async () => (rolloutComplete(await workload('deployments', 'web')) ? true : undefined));
     t.log(`ConfigMap edit → the Deployment's new pod shows GREETING=next: ${Date.now() - start} ms`);
     t.is((await replicaSetsOf(node(), NS, 'web')).length, replicaSets.length + 1, 'one new ReplicaSet');
-  });
-}
+  },
+);

@@ -1,42 +1,28 @@
 // A dependency list that keeps failing (one tenant's namespace): /readyz says which and why, and clears once it lists.
 import test from 'ava';
-import type { KubeClient } from '../../operator/kube/client.js';
-import { startCluster, type TestCluster } from '../support/cluster.js';
 import {
-  adminClient,
   createAll,
   createNamespace,
   eventually,
-  installOperatorResources,
   objects,
   readyz,
   startTestOperator,
+  clusterScenario,
 } from '../support/operator-harness.js';
 
-let cluster: TestCluster;
-let admin: KubeClient;
-
-test.before(async () => {
-  cluster = await startCluster('emulator');
-  admin = await adminClient(cluster);
-  await installOperatorResources(cluster);
-});
-test.after.always(async () => {
-  admin?.close();
-  await cluster?.stop();
-});
+const scenario = clusterScenario(test, 'emulator');
 
 test('[emulator faults] a Secret list that keeps failing fails /readyz naming the namespace and the error, until it lists', async (t) => {
   const namespace = 'tenant-broken';
-  await createNamespace(admin, namespace);
+  await createNamespace(scenario.admin, namespace);
   await createAll(
-    admin,
+    scenario.admin,
     objects.secret(namespace, 'creds', { password: 'p' }),
     objects.customApp(namespace, 'app', { image: 'example/app:1', secretName: 'creds' }),
   );
-  const faults = cluster.emulator!.faults;
+  const faults = scenario.cluster.emulator!.faults;
   const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 503 });
-  const running = await startTestOperator(cluster, { healthProbeBindAddress: { host: '127.0.0.1', port: 0 } });
+  const running = await startTestOperator(scenario.cluster, { healthProbeBindAddress: { host: '127.0.0.1', port: 0 } });
   t.teardown(() => running.operator.stop());
   const notReady = await eventually('not ready', async () => {
     const answer = await readyz(running);

@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import test from 'ava';
 import { METRICS_READER_ROLE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 import { selfSignedCertificate } from '../../operator/x509/self-signed.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
-import { adminClient, installOperatorResources, startTestOperator, type TestOperator } from '../support/operator-harness.js';
+import { selectedTargets } from '../support/cluster.js';
+import { startTestOperator, type TestOperator, clusterScenario } from '../support/operator-harness.js';
 import { metricsReaderToken, scrapeHttps, serviceAccountToken } from '../support/metrics-scrape.js';
 import { OperatorProcess } from '../support/operator-process.js';
 
@@ -24,27 +23,17 @@ const reviews = (running: TestOperator): string[] =>
     .map((sample) => `${sample.verb} ${sample.resource} ${sample.code}`);
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster | undefined;
-  let admin: KubeClient;
   let reader: string;
   let nobody: string;
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
+  const scenario = clusterScenario(test, target, undefined, async ({ cluster, admin }) => {
     reader = await metricsReaderToken(cluster, admin, SCRAPERS, 'prometheus');
     nobody = await serviceAccountToken(cluster, SCRAPERS, 'nobody');
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
   });
 
   test.serial(
     `[${target}] /metrics: 401 without a token or with a bad one, 403 without the role, 200 with ${METRICS_READER_ROLE}`,
     async (t) => {
-      const running = await startTestOperator(cluster!, {
+      const running = await startTestOperator(scenario.cluster!, {
         metricsBindAddress: { host: '127.0.0.1', port: 0 },
         healthProbeBindAddress: { host: '127.0.0.1', port: 0 },
       });
@@ -103,7 +92,7 @@ for (const target of selectedTargets()) {
       const mounted = selfSignedCertificate({ commonName: 'customapp-operator-metrics.customapp-system.svc' });
       writeFileSync(join(dir, 'tls.crt'), mounted.cert);
       writeFileSync(join(dir, 'tls.key'), mounted.key);
-      const { path: kubeconfig } = await cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+      const { path: kubeconfig } = await scenario.cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
       const operator = new OperatorProcess([
         `--kubeconfig=${kubeconfig}`,
         '--metrics-bind-address=127.0.0.1:0',

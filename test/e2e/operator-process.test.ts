@@ -1,19 +1,10 @@
 // The operator as a process (operator/main.ts): flags, leader election between two processes, and graceful shutdown.
 import test from 'ava';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
-import {
-  adminClient,
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  installOperatorResources,
-  objects,
-} from '../support/operator-harness.js';
+import { selectedTargets } from '../support/cluster.js';
+import { createAll, createNamespace, eventually, getIfExists, objects, clusterScenario } from '../support/operator-harness.js';
 import { OperatorProcess, runOperatorOnce } from '../support/operator-process.js';
 
 test('--help prints every flag and exits 0', async (t) => {
@@ -33,19 +24,9 @@ test('a bad flag exits 2 with a message quoting it', async (t) => {
 const FAST_ELECTION = ['--leader-elect-lease-duration=2s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=250ms'];
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
   let kubeconfig: string;
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
+  const scenario = clusterScenario(test, target, undefined, async ({ cluster }) => {
     kubeconfig = (await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).path;
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
   });
 
   const start = (): OperatorProcess =>
@@ -59,7 +40,7 @@ for (const target of selectedTargets()) {
       ...FAST_ELECTION,
     ]);
   const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
-    getIfExists(admin, DEPLOYMENTS, namespace, name);
+    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
   const reconciled = (process: OperatorProcess, key: string): boolean => process.find('reconcile.start', { key }).length > 0;
 
   test.serial(
@@ -73,8 +54,8 @@ for (const target of selectedTargets()) {
       await second.waitFor('the second process has synced its caches', () => second.find('caches synced').length > 0);
 
       const ns = 'processes';
-      await createNamespace(admin, ns);
-      await createAll(admin, objects.customApp(ns, 'before-kill', { image: 'example/a:1' }));
+      await createNamespace(scenario.admin, ns);
+      await createAll(scenario.admin, objects.customApp(ns, 'before-kill', { image: 'example/a:1' }));
       await eventually('the leader creates the Deployment', () => deploymentOf(ns, 'before-kill'));
       await first.waitFor('the leader finished the reconcile', () => first.find('reconcile.end', { key: `${ns}/before-kill` }).length > 0);
       t.false(reconciled(second, `${ns}/before-kill`), 'the standby does not reconcile');
@@ -90,17 +71,17 @@ for (const target of selectedTargets()) {
       first.kill('SIGKILL');
       await first.exited;
       await second.waitFor('the second process takes over', () => second.find('leader.acquired').length > 0, 15_000);
-      await createAll(admin, objects.customApp(ns, 'after-kill', { image: 'example/b:1' }));
+      await createAll(scenario.admin, objects.customApp(ns, 'after-kill', { image: 'example/b:1' }));
       await eventually('the new leader creates the Deployment', () => deploymentOf(ns, 'after-kill'));
       await second.waitFor('the new leader logged the reconcile', () => reconciled(second, `${ns}/after-kill`));
-      const lease = await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
+      const lease = await scenario.admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
       t.is(lease.spec?.holderIdentity, second.find('leader.acquired')[0]!.identity as string);
 
       second.kill('SIGTERM');
       const exit = await second.exited;
       t.deepEqual(exit, { code: 0, signal: null }, second.stderr);
       t.true(second.find('leader.released').length > 0);
-      t.is((await admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.holderIdentity, '');
+      t.is((await scenario.admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE)).spec?.holderIdentity, '');
       const order = second.lines
         .map((line) => line.msg)
         .filter((msg) => ['signal: shutting down', 'controller.stopped', 'leader.released', 'stopped', 'exit'].includes(msg as string));
@@ -117,8 +98,8 @@ for (const target of selectedTargets()) {
     ]);
     t.teardown(() => alone.dispose());
     await alone.waitFor('the workers start', () => alone.find('controller.start').length > 0);
-    await createNamespace(admin, 'alone');
-    await createAll(admin, objects.customApp('alone', 'solo', { image: 'example/solo:1' }));
+    await createNamespace(scenario.admin, 'alone');
+    await createAll(scenario.admin, objects.customApp('alone', 'solo', { image: 'example/solo:1' }));
     await eventually('the Deployment is created', () => deploymentOf('alone', 'solo'));
     await new Promise((done) => setTimeout(done, 300));
     t.is(alone.find('exit').length, 0, 'it keeps running');

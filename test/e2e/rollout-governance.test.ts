@@ -12,44 +12,34 @@ import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets } from '../support/cluster.js';
 import {
-  adminClient,
+  clusterForTest,
   createAll,
   createNamespace,
   eventually,
   getIfExists,
-  installOperatorResources,
   objects,
   startTestOperator,
   type TestOperator,
+  clusterScenario,
 } from '../support/operator-harness.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 
 const hash = (value: string): string => contentHash({ data: { V: value } });
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
-  test.before(async () => {
-    cluster = await startCluster(target, { envtest: { controllerManager: true } });
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
+  const scenario = clusterScenario(test, target, { envtest: { controllerManager: true } });
 
   /** An operator watching `namespace` only, with the governance on with `rollouts`; stopped when the test ends. */
   const operatorFor = async (t: ExecutionContext, namespace: string, rollouts: RolloutSettings): Promise<TestOperator> => {
-    const running = await startTestOperator(cluster, { namespaces: [namespace], rollouts });
+    const running = await startTestOperator(scenario.cluster, { namespaces: [namespace], rollouts });
     t.teardown(() => running.operator.stop());
     return running;
   };
-  const appOf = async (ns: string, name: string): Promise<CustomApp> => (await getIfExists<CustomApp>(admin, CUSTOM_APPS, ns, name))!;
+  const appOf = async (ns: string, name: string): Promise<CustomApp> =>
+    (await getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, name))!;
   const deploymentOf = async (ns: string, name: string): Promise<Deployment> =>
-    (await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name))!;
+    (await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, name))!;
   const runs = async (ns: string, name: string): Promise<string | undefined> =>
     (await deploymentOf(ns, name)).spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
   const ready = async (ns: string, name: string): Promise<string> => {
@@ -57,18 +47,18 @@ for (const target of selectedTargets()) {
     return `${condition?.status} ${condition?.reason}`;
   };
   const eventsOf = async (ns: string, name: string): Promise<string[]> =>
-    (await admin.list<CoreEvent>(EVENTS, { namespace: ns })).items
+    (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items
       .filter((event) => event.involvedObject.name === name)
       .map((event) => `${event.reason}: ${event.message}`);
   const edit = (ns: string, configMap: string, value: string): Promise<unknown> =>
-    admin.patch(CONFIGMAPS, ns, configMap, 'merge', { data: { V: value } });
+    scenario.admin.patch(CONFIGMAPS, ns, configMap, 'merge', { data: { V: value } });
 
   /** Now as metav1.Time, for the conditions of a Deployment status the test writes. */
   const stamp = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   /** Plays the Deployment controller: the latest rollout of `name` succeeds, or fails its progress deadline. */
   const settle = async (ns: string, name: string, outcome: 'Succeeded' | 'Failed' = 'Succeeded'): Promise<void> => {
     const status = endedRolloutStatus(await deploymentOf(ns, name), outcome, stamp());
-    await admin.patch(DEPLOYMENTS, ns, name, 'merge', { status }, { subresource: 'status' });
+    await scenario.admin.patch(DEPLOYMENTS, ns, name, 'merge', { status }, { subresource: 'status' });
   };
 
   /** Completes the rollout of `name` if its Deployment has one in progress (a generation its status has not observed). */
@@ -79,12 +69,12 @@ for (const target of selectedTargets()) {
 
   /** Creates ConfigMap `shared` (V=1) and `names` referencing it, completes their first rollout, and waits until each is Ready. */
   const readyApps = async (ns: string, names: readonly string[], spec: Partial<CustomApp['spec']> = {}): Promise<void> => {
-    await createNamespace(admin, ns);
-    await createAll(admin, objects.configMap(ns, 'shared', { V: '1' }));
+    await createNamespace(scenario.admin, ns);
+    await createAll(scenario.admin, objects.configMap(ns, 'shared', { V: '1' }));
     for (const name of names)
-      await createAll(admin, objects.customApp(ns, name, { image: 'example/app:1', configMapName: 'shared', ...spec }));
+      await createAll(scenario.admin, objects.customApp(ns, name, { image: 'example/app:1', configMapName: 'shared', ...spec }));
     for (const name of names) {
-      await eventually(`${name}'s Deployment`, () => getIfExists(admin, DEPLOYMENTS, ns, name));
+      await eventually(`${name}'s Deployment`, () => getIfExists(scenario.admin, DEPLOYMENTS, ns, name));
       await settle(ns, name);
     }
     for (const name of names) await eventually(`${name} Ready`, async () => (await ready(ns, name)) === 'True Ready', 30_000);
@@ -201,7 +191,7 @@ for (const target of selectedTargets()) {
       t.is(await operator.metrics.total('customapp_rollouts_in_progress'), 0);
       t.true(logs.find('rollout.waiting', { reason: 'Queued' }).length > 0, 'the trace says why an app waits');
 
-      const table = await cluster.kubectl(['-n', ns, 'get', 'ca']);
+      const table = await scenario.cluster.kubectl(['-n', ns, 'get', 'ca']);
       t.regex(table.stdout, /NAME\s+IMAGE\s+CONFIGMAP\s+READY\s+ROLLOUT\s+WAITING\s+AGE/);
       // An empty cell is `<none>` from a real API server's table and blank from the emulator's.
       t.regex(table.stdout, /q1\s+example\/app:1\s+shared\s+True\s+Succeeded\s+(<none>\s+)?\d+s/);
@@ -224,7 +214,7 @@ for (const target of selectedTargets()) {
 
       // A new image for the last in line: it rolls at once, with the latest content.
       const app = await appOf(ns, last!);
-      await admin.patch(CUSTOM_APPS, ns, last!, 'merge', { spec: { image: 'example/app:2' } });
+      await scenario.admin.patch(CUSTOM_APPS, ns, last!, 'merge', { spec: { image: 'example/app:2' } });
       await eventually(
         `${last} rolls for its spec`,
         async () => (await deploymentOf(ns, last!)).spec.template.spec.containers[0]!.image === 'example/app:2',
@@ -260,7 +250,7 @@ for (const target of selectedTargets()) {
         ),
       );
       await eventually(`${next} gets the slot the failed rollout freed`, async () => (await runs(ns, next!)) === hash('2'));
-      const table = await cluster.kubectl(['-n', ns, 'get', 'ca', first!]);
+      const table = await scenario.cluster.kubectl(['-n', ns, 'get', 'ca', first!]);
       t.regex(table.stdout, new RegExp(`${first}\\s+example/app:1\\s+shared\\s+False\\s+Failed\\s+(<none>\\s+)?\\d+s`));
     },
   );
@@ -318,10 +308,10 @@ for (const target of selectedTargets()) {
       await operatorFor(t, ns, { maxConcurrentRollouts: 10, flapThreshold: 0 });
       await readyApps(ns, ['paused'], { rollout: { paused: true } });
       await createAll(
-        admin,
+        scenario.admin,
         objects.customApp(ns, 'debounced', { image: 'example/app:1', configMapName: 'shared', rollout: { debounceSeconds: 2 } }),
       );
-      await eventually('the debounced Deployment', () => getIfExists(admin, DEPLOYMENTS, ns, 'debounced'));
+      await eventually('the debounced Deployment', () => getIfExists(scenario.admin, DEPLOYMENTS, ns, 'debounced'));
       await settle(ns, 'debounced');
       await eventually('debounced Ready', async () => (await ready(ns, 'debounced')) === 'True Ready');
       const generations = {
@@ -345,7 +335,7 @@ for (const target of selectedTargets()) {
       t.true(Date.now() - lastEdit >= 1_500, `rolled ${Date.now() - lastEdit} ms after the last edit: not before the debounce`);
       t.is((await deploymentOf(ns, 'debounced')).metadata.generation! - generations.debounced, 1, 'three edits, one rollout');
 
-      await admin.patch(CUSTOM_APPS, ns, 'paused', 'merge', { spec: { rollout: { paused: false } } });
+      await scenario.admin.patch(CUSTOM_APPS, ns, 'paused', 'merge', { spec: { rollout: { paused: false } } });
       await eventually('unpaused, it rolls to V=4', async () => (await runs(ns, 'paused')) === hash('4'));
       t.is((await deploymentOf(ns, 'paused')).metadata.generation! - generations.paused, 1, 'once');
       // The status is written after the Deployment.
@@ -363,7 +353,7 @@ for (const target of selectedTargets()) {
       const ns = 'gov-restart';
       const names = ['r1', 'r2', 'r3', 'r4'];
       const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
-      const firstOperator = await startTestOperator(cluster, { namespaces: [ns], rollouts: settings });
+      const firstOperator = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts: settings });
       let stopped = false;
       t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
       await readyApps(ns, names);
@@ -411,11 +401,11 @@ for (const target of selectedTargets()) {
       const { operator } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
       await readyApps(ns, ['later'], { port: 8080 });
       await createAll(
-        admin,
+        scenario.admin,
         objects.configMap(ns, 'own', { V: '1' }),
         objects.customApp(ns, 'refused', { image: 'example/app:1', configMapName: 'own', port: 8080 }),
       );
-      await eventually("refused's Deployment", () => getIfExists(admin, DEPLOYMENTS, ns, 'refused'));
+      await eventually("refused's Deployment", () => getIfExists(scenario.admin, DEPLOYMENTS, ns, 'refused'));
       await settle(ns, 'refused');
       await eventually('refused Ready', async () => (await ready(ns, 'refused')) === 'True Ready', 30_000);
 
@@ -445,25 +435,27 @@ for (const target of selectedTargets()) {
             matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
           },
         };
-        await cluster.kubectl(['apply', '-f', '-'], {
+        await scenario.cluster.kubectl(['apply', '-f', '-'], {
           input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }),
         });
-        t.teardown(() => cluster.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'gov-no-services']));
+        t.teardown(() =>
+          scenario.cluster.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'gov-no-services']),
+        );
         const probe = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe' }, spec: { ports: [{ port: 80 }] } };
         await eventually('the policy is in force', async () => {
-          const created = await admin.create(SERVICES, ns, probe).catch(() => undefined);
-          if (created) await admin.delete(SERVICES, ns, 'probe');
+          const created = await scenario.admin.create(SERVICES, ns, probe).catch(() => undefined);
+          if (created) await scenario.admin.delete(SERVICES, ns, 'probe');
           return created === undefined;
         });
       } else {
-        const fault = cluster.emulator!.faults.failRequests({
+        const fault = scenario.cluster.emulator!.faults.failRequests({
           match: { verb: 'create', resource: 'services', namespace: ns },
           rate: 1,
           code: 500,
         });
-        t.teardown(() => cluster.emulator!.faults.remove(fault));
+        t.teardown(() => scenario.cluster.emulator!.faults.remove(fault));
       }
-      await admin.delete(SERVICES, ns, 'refused');
+      await scenario.admin.delete(SERVICES, ns, 'refused');
       await edit(ns, 'own', '2');
       await eventually('refused rolls V=2 and says its Service failed', async () => {
         const condition = (await appOf(ns, 'refused')).status?.conditions?.find((each) => each.type === 'Ready');
@@ -475,7 +467,7 @@ for (const target of selectedTargets()) {
       await settle(ns, 'refused');
       await eventually('later gets the slot of the finished rollout', async () => (await runs(ns, 'later')) === hash('2'));
       t.is(await operator.metrics.total('customapp_rollouts_in_progress'), 1, "later's rollout only");
-      t.is(await getIfExists(admin, SERVICES, ns, 'refused'), undefined, 'the Service is still refused');
+      t.is(await getIfExists(scenario.admin, SERVICES, ns, 'refused'), undefined, 'the Service is still refused');
     },
   );
 
@@ -496,9 +488,9 @@ for (const target of selectedTargets()) {
       /** `kubectl rollout pause|resume`, then the status the Deployment controller writes for it. */
       const rollout = async (verb: 'pause' | 'resume'): Promise<void> => {
         const before = await deploymentOf(ns, first!);
-        await cluster.kubectl(['-n', ns, 'rollout', verb, `deployment/${first}`]);
+        await scenario.cluster.kubectl(['-n', ns, 'rollout', verb, `deployment/${first}`]);
         const status = pausedRolloutStatus(await deploymentOf(ns, first!), before, stamp());
-        await admin.patch(DEPLOYMENTS, ns, first!, 'merge', { status }, { subresource: 'status' });
+        await scenario.admin.patch(DEPLOYMENTS, ns, first!, 'merge', { status }, { subresource: 'status' });
       };
       await rollout('pause');
       await eventually(`${next} gets the slot of the paused rollout`, async () => (await runs(ns, next!)) === hash('2'));
@@ -531,11 +523,11 @@ for (const target of selectedTargets()) {
         changes: [{ kind: 'ConfigMap', name: 'x'.repeat(100_000), to: 'z'.repeat(5_000), extra: [1, 2] }],
         unknown: { deep: true },
       };
-      await admin.patch(DEPLOYMENTS, ns, 'forged', 'merge', {
+      await scenario.admin.patch(DEPLOYMENTS, ns, 'forged', 'merge', {
         metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify(forged) } },
       });
       // A change that writes the status and rolls nothing: the replicas.
-      await admin.patch(CUSTOM_APPS, ns, 'forged', 'merge', { spec: { replicas: 2 } });
+      await scenario.admin.patch(CUSTOM_APPS, ns, 'forged', 'merge', { spec: { replicas: 2 } });
       await eventually('the status observes the new generation', async () => {
         const app = await appOf(ns, 'forged');
         return app.status?.observedGeneration === app.metadata.generation;
@@ -556,10 +548,10 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] the schema validates spec.rollout and spec.readinessPath`, async (t) => {
     const ns = 'gov-schema';
-    await createNamespace(admin, ns);
+    await createNamespace(scenario.admin, ns);
     const refused = async (name: string, spec: Record<string, unknown>, field: RegExp): Promise<void> => {
       const error = await t.throwsAsync(
-        createAll(admin, objects.customApp(ns, name, { image: 'example/app:1', ...spec } as CustomApp['spec'])),
+        createAll(scenario.admin, objects.customApp(ns, name, { image: 'example/app:1', ...spec } as CustomApp['spec'])),
       );
       t.true(error instanceof ApiError && error.statusCode === 422, `${name}: 422`);
       t.regex((error as Error).message, field, name);
@@ -569,7 +561,7 @@ for (const target of selectedTargets()) {
     await refused('paused-string', { rollout: { paused: 'yes' } }, /spec\.rollout\.paused/);
     await refused('zero-deadline', { rollout: { progressDeadlineSeconds: 0 } }, /spec\.rollout\.progressDeadlineSeconds/);
     await refused('relative-path', { port: 8080, readinessPath: 'healthz' }, /spec\.readinessPath/);
-    await createAll(admin, objects.customApp(ns, 'defaults', { image: 'example/app:1', rollout: {} }));
+    await createAll(scenario.admin, objects.customApp(ns, 'defaults', { image: 'example/app:1', rollout: {} }));
     t.deepEqual((await appOf(ns, 'defaults')).spec.rollout, { debounceSeconds: 0, paused: false }, 'the documented defaults');
     // readinessPath needs port (a structural anyOf of "no readinessPath" and "a port"): a real API server refuses it;
     // the emulator does not evaluate anyOf or not (emulator/README.md), and the operator then adds no probe.
@@ -577,7 +569,7 @@ for (const target of selectedTargets()) {
       await refused('path-without-port', { readinessPath: '/healthz' }, /"spec" must validate at least one schema \(anyOf\)/);
     else
       await t.notThrowsAsync(
-        createAll(admin, objects.customApp(ns, 'path-without-port', { image: 'example/app:1', readinessPath: '/healthz' })),
+        createAll(scenario.admin, objects.customApp(ns, 'path-without-port', { image: 'example/app:1', readinessPath: '/healthz' })),
       );
   });
 }
@@ -588,11 +580,7 @@ if (selectedTargets().includes('emulator')) {
     async (t) => {
       // The emulator writes the status a Deployment controller would (every pod Ready 300 ms after a template change),
       // so the budget runs on its own here, as on a cluster: nothing completes a rollout but the simulated controller.
-      const cluster = await startCluster('emulator', { emulator: { simulateDeploymentStatus: { readyAfterMs: 300 } } });
-      t.teardown(() => cluster.stop());
-      await installOperatorResources(cluster);
-      const admin = await adminClient(cluster);
-      t.teardown(() => admin.close());
+      const { cluster, admin } = await clusterForTest(t, 'emulator', { emulator: { simulateDeploymentStatus: { readyAfterMs: 300 } } });
       const ns = 'gov-simulated';
       const names = Array.from({ length: 30 }, (_, index) => `app-${String(index).padStart(2, '0')}`);
       const { operator } = await startTestOperator(cluster, { namespaces: [ns], rollouts: { maxConcurrentRollouts: 3, flapThreshold: 5 } });

@@ -7,20 +7,18 @@ import { contentHash } from '../../operator/deps/content-hash.js';
 import { DependencyRegistry } from '../../operator/deps/registry.js';
 import { RegistryDependencySource } from '../../operator/deps/registry-source.js';
 import type { DependencySource, DependencyState } from '../../operator/deps/source.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import type { DependencyContext } from '../../operator/operator.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets } from '../support/cluster.js';
 import {
-  adminClient,
   createAll,
   createNamespace,
   eventually,
   getIfExists,
-  installOperatorResources,
   objects,
   startTestOperator,
+  clusterScenario,
 } from '../support/operator-harness.js';
 import { secretHashIn } from '../support/secret-hash.js';
 
@@ -63,36 +61,26 @@ const plainHashOf = (values: Record<string, string>): string =>
   contentHash({ data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) });
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster | undefined;
-  let admin: KubeClient;
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
+  const scenario = clusterScenario(test, target);
 
   test.serial(
     `[${target}] after an upgrade from plain Secret hashes no Deployment is written; statuses turn keyed; a Secret edit then rolls its app to the keyed hash`,
     async (t) => {
       const ns = 'upgrade';
       const names = Array.from({ length: APPS }, (_, index) => `app-${index}`);
-      const deployment = (name: string): Promise<Deployment | undefined> => getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name);
-      const app = (name: string): Promise<CustomApp | undefined> => getIfExists<CustomApp>(admin, CUSTOM_APPS, ns, name);
+      const deployment = (name: string): Promise<Deployment | undefined> => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, name);
+      const app = (name: string): Promise<CustomApp | undefined> => getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, name);
       const annotation = async (name: string): Promise<string | undefined> =>
         (await deployment(name))?.spec.template.metadata?.annotations?.[SECRET_HASH_ANNOTATION];
-      await createNamespace(admin, ns);
+      await createNamespace(scenario.admin, ns);
       for (const [index, name] of names.entries())
         await createAll(
-          admin,
+          scenario.admin,
           objects.secret(ns, `creds-${index}`, { TOKEN: `token-${index}` }),
           objects.customApp(ns, name, { image: 'example/app:1', secretName: `creds-${index}` }),
         );
 
-      const before = await startTestOperator(cluster!, { dependencies: previousRelease });
+      const before = await startTestOperator(scenario.cluster!, { dependencies: previousRelease });
       t.teardown(() => before.operator.stop());
       for (const [index, name] of names.entries()) {
         await eventually(`${name}: the previous release wrote the plain hash`, async () => {
@@ -106,14 +94,14 @@ for (const target of selectedTargets()) {
       await before.operator.stop();
       const versions = new Map<string, string | undefined>();
       for (const name of names) versions.set(name, (await deployment(name))?.metadata.resourceVersion);
-      const rolloutsBefore = (await admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
+      const rolloutsBefore = (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
         (e) => e.reason === 'RolloutTriggered',
       ).length;
 
-      const after = await startTestOperator(cluster!);
+      const after = await startTestOperator(scenario.cluster!);
       t.teardown(() => after.operator.stop());
       for (const [index, name] of names.entries()) {
-        const keyed = await secretHashIn(admin, ns, `creds-${index}`);
+        const keyed = await secretHashIn(scenario.admin, ns, `creds-${index}`);
         await eventually(`${name}: the status turns keyed`, async () => (await app(name))?.status?.secretHash === keyed);
       }
       await eventually('every key reconciled by the upgraded operator', () =>
@@ -130,11 +118,13 @@ for (const target of selectedTargets()) {
         'no Deployment request at all',
       );
 
-      await admin.patch(SECRETS, ns, 'creds-0', 'merge', { stringData: { TOKEN: 'rotated' } });
-      const keyed = await secretHashIn(admin, ns, 'creds-0');
+      await scenario.admin.patch(SECRETS, ns, 'creds-0', 'merge', { stringData: { TOKEN: 'rotated' } });
+      const keyed = await secretHashIn(scenario.admin, ns, 'creds-0');
       await eventually('the edited Secret rolls app-0 to its keyed hash', async () => (await annotation('app-0')) === keyed);
       const rollouts = await eventually('one rollout Event', async () => {
-        const found = (await admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter((e) => e.reason === 'RolloutTriggered');
+        const found = (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
+          (e) => e.reason === 'RolloutTriggered',
+        );
         return found.length > rolloutsBefore ? found : undefined;
       });
       t.is(rollouts.length, rolloutsBefore + 1, 'only app-0 rolled');

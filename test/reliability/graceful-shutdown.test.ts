@@ -7,16 +7,8 @@ import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster } from '../support/cluster.js';
-import {
-  adminClient,
-  createAll,
-  createNamespace,
-  eventually,
-  installOperatorResources,
-  objects,
-  startTestOperator,
-} from '../support/operator-harness.js';
+import { selectedTargets } from '../support/cluster.js';
+import { clusterForTest, createAll, createNamespace, eventually, objects, startTestOperator } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
@@ -65,11 +57,7 @@ async function converged(admin: KubeClient, namespace: string): Promise<string[]
 
 for (const target of selectedTargets()) {
   test(`[${target}] SIGTERM during a burst drains the reconciles in flight, releases the Lease and exits 0; a restart converges with nothing lost`, async (t) => {
-    const cluster = await startCluster(target);
-    t.teardown(() => cluster.stop());
-    await installOperatorResources(cluster);
-    const admin = await adminClient(cluster);
-    t.teardown(() => admin.close());
+    const { cluster, admin } = await clusterForTest(t, target);
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const start = (): OperatorProcess =>
       new OperatorProcess([
@@ -154,11 +142,7 @@ for (const target of selectedTargets()) {
 }
 
 test('[emulator] a Lease renewal that the server applied but whose answer never came does not keep the Lease held after shutdown', async (t) => {
-  const cluster = await startCluster('emulator');
-  t.teardown(() => cluster.stop());
-  await installOperatorResources(cluster);
-  const admin = await adminClient(cluster);
-  t.teardown(() => admin.close());
+  const { cluster, admin } = await clusterForTest(t, 'emulator');
   const proxy = await startFaultProxy(cluster.emulator!.url);
   t.teardown(() => proxy.close());
   const running = await startTestOperator(

@@ -8,8 +8,8 @@ import { canonicalContent } from '../../operator/deps/content-hash.js';
 import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster } from '../support/cluster.js';
-import { adminClient, createAll, createNamespace, eventually, installOperatorResources, objects } from '../support/operator-harness.js';
+import { selectedTargets } from '../support/cluster.js';
+import { clusterForTest, createAll, createNamespace, eventually, objects } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';
 import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
@@ -76,11 +76,7 @@ function digestForms(digest: string): string[] {
 
 for (const target of selectedTargets()) {
   test(`[${target}] after a full scenario, canary Secret values appear nowhere (logs at debug, status, Events, Deployments, the operator's heap), nor a plain hash of them or a Secret's uid`, async (t) => {
-    const cluster = await startCluster(target, { envtest: { controllerManager: true } });
-    t.teardown(() => cluster.stop());
-    await installOperatorResources(cluster);
-    const admin = await adminClient(cluster);
-    t.teardown(() => admin.close());
+    const { cluster, admin } = await clusterForTest(t, target, { envtest: { controllerManager: true } });
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const operator = await startProbedOperator({ kubeconfig, logLevel: 'debug', flags: UNGOVERNED_FLAGS });
     t.teardown(() => operator.dispose());

@@ -12,8 +12,11 @@ import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/k
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
-import type { TestFn } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
+import { JsonLineReader } from './json-lines.js';
+
+export { eventually } from './eventually.js';
 import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../infra/workload-api.js';
@@ -24,12 +27,13 @@ const DIST = resolve(import.meta.dirname, '../../dist');
 export class LogLines {
   readonly lines: Record<string, unknown>[] = [];
   readonly raw: string[] = [];
+  private readonly reader = new JsonLineReader<Record<string, unknown>>((line) => this.lines.push(line));
 
   /** A pino destination that keeps every line. */
   readonly destination = {
     write: (line: string): void => {
       this.raw.push(line);
-      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+      this.reader.push(line);
     },
   };
 
@@ -220,28 +224,6 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-/** Polls `probe` until it answers something other than undefined/false; rejects with the last answer after the timeout. */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const answer = await probe();
-      if (answer !== undefined && answer !== false) return answer;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}`, { cause: lastError });
-    await new Promise((done) => setTimeout(done, intervalMs));
-  }
-}
-
 /** Creates a namespace (fine if it exists). */
 export async function createNamespace(client: KubeClient, name: string): Promise<void> {
   try {
@@ -320,21 +302,44 @@ export interface ClusterScenario {
 }
 
 /**
- * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/ and make an admin client;
- * and stop them afterwards. The returned object is filled in by the `before` hook.
+ * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/, make an admin client and
+ * run `prepare` (what every test of the file needs beside them: a token, a kubeconfig, an operator); and stop them
+ * afterwards, what `prepare` returned first (stopping what it started). The returned object is filled in by the
+ * `before` hook.
  */
-export function clusterScenario(test: TestFn, target: Target, options?: ClusterOptions): ClusterScenario {
+export function clusterScenario(
+  test: TestFn,
+  target: Target,
+  options?: ClusterOptions,
+  prepare?: (scenario: ClusterScenario) => Promise<(() => Promise<void>) | void>,
+): ClusterScenario {
   const scenario = {} as ClusterScenario;
+  let cleanup: (() => Promise<void>) | void;
   test.before(async () => {
     scenario.cluster = await startCluster(target, options);
     await installOperatorResources(scenario.cluster);
     scenario.admin = await adminClient(scenario.cluster);
+    cleanup = await prepare?.(scenario);
   });
   test.after.always(async () => {
+    await cleanup?.();
     scenario.admin?.close();
     await scenario.cluster?.stop();
   });
   return scenario;
+}
+
+/**
+ * A cluster of `target` for one test (one that needs its own: a process it kills, a fault proxy in front, emulator
+ * options of its own): started, dist/ applied and an admin client made, all stopped when the test ends.
+ */
+export async function clusterForTest(t: ExecutionContext, target: Target, options?: ClusterOptions): Promise<ClusterScenario> {
+  const cluster = await startCluster(target, options);
+  t.teardown(() => cluster.stop());
+  await installOperatorResources(cluster);
+  const admin = await adminClient(cluster);
+  t.teardown(() => admin.close());
+  return { cluster, admin };
 }
 
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
@@ -356,19 +361,12 @@ export function operatorScenario(
   options: ClusterOptions = { envtest: { controllerManager: true } },
   operatorOptions: Partial<OperatorOptions> = {},
 ): OperatorScenario {
-  const scenario = {} as OperatorScenario;
-  test.before(async () => {
-    scenario.cluster = await startCluster(target, options);
-    await installOperatorResources(scenario.cluster);
-    scenario.admin = await adminClient(scenario.cluster);
-    if (operatorOptions.workloads?.length) await grantWorkloadPermissions(scenario.admin, operatorOptions.workloads);
-    scenario.running = await startTestOperator(scenario.cluster, operatorOptions);
-  });
-  test.after.always(async () => {
-    await scenario.running?.operator.stop();
-    scenario.admin?.close();
-    await scenario.cluster?.stop();
-  });
+  const scenario = clusterScenario(test, target, options, async (started) => {
+    if (operatorOptions.workloads?.length) await grantWorkloadPermissions(started.admin, operatorOptions.workloads);
+    scenario.running = await startTestOperator(started.cluster, operatorOptions);
+    // The operator running at the end: a test may have replaced it (a restart).
+    return () => scenario.running.operator.stop();
+  }) as OperatorScenario;
   return scenario;
 }
 

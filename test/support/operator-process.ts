@@ -1,6 +1,8 @@
 // Runs `operator/main.ts` as a child process (what `npm start` runs) and follows its JSON log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { eventually } from './eventually.js';
+import { JsonLineReader } from './json-lines.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -19,7 +21,6 @@ export class OperatorProcess {
   stderr = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcess;
-  private waiters: Array<() => void> = [];
 
   /** `nodeArgs` go to node before the script (for example `--expose-gc`, or `--import` of a diagnostics probe). */
   constructor(args: readonly string[], env: NodeJS.ProcessEnv = {}, nodeArgs: readonly string[] = []) {
@@ -28,30 +29,17 @@ export class OperatorProcess {
       env: { ...process.env, KUBECONFIG: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let pending = '';
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        try {
-          this.lines.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          this.text += `${line}\n`;
-        }
-      }
-      for (const wake of this.waiters.splice(0)) wake();
-    });
+    const reader = new JsonLineReader<Record<string, unknown>>(
+      (line) => this.lines.push(line),
+      (line) => {
+        this.text += `${line}\n`;
+      },
+    );
+    this.child.stdout!.on('data', (chunk: Buffer) => reader.push(chunk));
     this.child.stderr!.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString('utf8');
     });
-    this.exited = new Promise((done) =>
-      this.child.once('exit', (code, signal) => {
-        for (const wake of this.waiters.splice(0)) wake();
-        done({ code, signal });
-      }),
-    );
+    this.exited = new Promise((done) => this.child.once('exit', (code, signal) => done({ code, signal })));
   }
 
   get pid(): number | undefined {
@@ -70,23 +58,10 @@ export class OperatorProcess {
 
   /** Resolves when `predicate` holds over the output so far; rejects after `timeoutMs` or when the process exits. */
   async waitFor(what: string, predicate: () => boolean, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(
-          `${what}: the operator exited (${this.child.exitCode ?? this.child.signalCode}); stderr: ${this.stderr.slice(-2000)}`,
-        );
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${what}: not within ${timeoutMs} ms; stderr: ${this.stderr.slice(-2000)}`);
-      await new Promise<void>((wake) => {
-        const timer = setTimeout(wake, Math.min(left, 200));
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          wake();
-        });
-      });
-    }
+    const stderr = (): string => `stderr: ${this.stderr.slice(-2000)}`;
+    const outcome = await eventually(what, () => (predicate() ? 'met' : this.hasExited ? 'exited' : undefined), timeoutMs, 25, stderr);
+    if (outcome === 'exited')
+      throw new Error(`${what}: the operator exited (${this.child.exitCode ?? this.child.signalCode}); ${stderr()}`);
   }
 
   kill(signal: NodeJS.Signals): void {

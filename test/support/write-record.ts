@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditFlags, auditTimeMs, writesAuditPolicy } from '../../envtest/audit.js';
 import { type ApiTarget, startCluster, type ClusterOptions, type TestCluster } from './cluster.js';
+import { parseJsonLines } from './json-lines.js';
 
 /** One write as the API server saw it. */
 export interface RecordedWrite {
@@ -50,9 +51,7 @@ interface AuditEvent {
 /** The writes in an audit log of {@link writesAuditPolicy} (one ResponseComplete line per write). */
 export function auditedWrites(log: string): RecordedWrite[] {
   const writes: RecordedWrite[] = [];
-  for (const line of log.split('\n')) {
-    if (line.trim() === '') continue;
-    const event = JSON.parse(line) as AuditEvent;
+  for (const event of parseJsonLines<AuditEvent>(log)) {
     if (event.stage !== 'ResponseComplete' && event.stage !== 'Panic') continue;
     const ref = event.objectRef ?? {};
     writes.push({

@@ -2,28 +2,36 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parse } from 'yaml';
-import { normalize, onBoth, outcome, type Pair, startPair, type Target } from './support.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { normalize, onBoth, outcome, pairSuite, type Target } from './support.js';
 
-let pair: Pair;
 const crd = parse(readFileSync(new URL('../../../dist/customapp-crd.k8s.yaml', import.meta.url), 'utf8'));
 
-test.before(async () => {
-  pair = await startPair();
-  await onBoth(pair, async (target) => {
+const suite = pairSuite(test, (pair) =>
+  onBoth(pair, async (target) => {
     const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     if (created.status !== 201) throw new Error(`${target.name}: CRD ${created.status}`);
-    for (let i = 0; i < 100; i++) {
-      const probe = await target.request('GET', '/apis/app.example.com/v1/customapps');
-      if (probe.status === 200) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${target.name}: customapps never served`);
-  });
-});
+    const served = async () => (await target.request('GET', '/apis/app.example.com/v1/customapps')).status === 200;
+    await eventually(`${target.name}: customapps served`, served, 10_000, 100);
+  }),
+);
 
-test.after.always(async () => {
-  await pair?.close();
-});
+/** A namespaced CRD of `group` whose v2 is served and stored, and whose v1 is served when `v1Served`; any field is kept. */
+function twoVersionCrd(group: string, names: { plural: string; singular: string; kind: string }, v1Served: boolean) {
+  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  return {
+    metadata: { name: `${names.plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names,
+      versions: [
+        { name: 'v2', served: true, storage: true, schema },
+        { name: 'v1', served: v1Served, storage: false, schema },
+      ],
+    },
+  };
+}
 
 type Step = readonly [method: string, path: string, body?: unknown, contentType?: string];
 
@@ -37,7 +45,7 @@ async function run(target: Target, steps: readonly Step[]): Promise<unknown[]> {
 }
 
 async function same(t: import('ava').ExecutionContext, steps: (ns: string) => readonly Step[], ns: string): Promise<void> {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     await target.request('POST', '/api/v1/namespaces', { metadata: { name: ns } });
     return run(target, steps(ns));
   });
@@ -233,28 +241,7 @@ test('custom resource validation: types, ranges, patterns, lengths, required, an
   ));
 
 test('what is not served: a group no CRD defines, a version a CRD does not serve, a resource no group version has, and RBAC answered before any of them', async (t) => {
-  const widgets = {
-    metadata: { name: 'widgets.unserved.example.com' },
-    spec: {
-      group: 'unserved.example.com',
-      scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-      versions: [
-        {
-          name: 'v2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-        {
-          name: 'v1',
-          served: false,
-          storage: false,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
+  const widgets = twoVersionCrd('unserved.example.com', { plural: 'widgets', singular: 'widget', kind: 'Widget' }, false);
   const paths = [
     '/apis/nothere.example.com',
     '/apis/nothere.example.com/v1',
@@ -270,12 +257,11 @@ test('what is not served: a group no CRD defines, a version a CRD does not serve
     '/api/v9',
     '/api/v1/gadgets',
   ];
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgets);
     if (created.status !== 201) throw new Error(`${target.name}: CRD ${created.status}`);
-    for (let i = 0; i < 100 && (await target.request('GET', '/apis/unserved.example.com/v2')).status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const served = async () => (await target.request('GET', '/apis/unserved.example.com/v2')).status === 200;
+    await eventually(`${target.name}: unserved.example.com/v2 served`, served, 10_000, 100);
     await target.request('POST', '/api/v1/namespaces', { metadata: { name: 'customapp-system' } });
     const token = await target.serviceAccountToken('customapp-system', 'not-granted');
     const answers: unknown[] = [];
@@ -290,36 +276,16 @@ test('what is not served: a group no CRD defines, a version a CRD does not serve
 });
 
 test('a CRD whose storage is torn down (a version no longer served, the CRD deleted) ends the open watches of its resources; a label change does not', async (t) => {
-  const gizmos = (v1Served: boolean) => ({
-    metadata: { name: 'gizmos.deleted.example.com' },
-    spec: {
-      group: 'deleted.example.com',
-      scope: 'Namespaced',
-      names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
-      versions: [
-        {
-          name: 'v2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-        {
-          name: 'v1',
-          served: v1Served,
-          storage: false,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  });
+  const gizmos = (v1Served: boolean) =>
+    twoVersionCrd('deleted.example.com', { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' }, v1Served);
   const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.deleted.example.com';
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gizmos(true));
-    let list = await target.request('GET', '/apis/deleted.example.com/v1/gizmos');
-    for (let i = 0; i < 100 && list.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      list = await target.request('GET', '/apis/deleted.example.com/v1/gizmos');
-    }
+    const listed = async () => {
+      const answer = await target.request('GET', '/apis/deleted.example.com/v1/gizmos');
+      return answer.status === 200 && answer;
+    };
+    const list = await eventually(`${target.name}: gizmos listed`, listed, 10_000, 100);
     // Established (its accepted names set) before the watches open: that update rebuilds the storage too.
     await new Promise((r) => setTimeout(r, 1500));
     const rv = list.body.metadata.resourceVersion;
@@ -343,7 +309,8 @@ test('a CRD whose storage is torn down (a version no longer served, the CRD dele
       const v2Watch = await target.watch(`/apis/deleted.example.com/v2/gizmos?watch=1&resourceVersion=${rv}`);
       const deleted = await target.request('DELETE', crdPath);
       const afterDelete = await v2Watch.ended(15_000);
-      for (let i = 0; i < 150 && (await target.request('GET', crdPath)).status !== 404; i++) await new Promise((r) => setTimeout(r, 100));
+      const gone = async () => (await target.request('GET', crdPath)).status === 404;
+      await eventually(`${target.name}: the CRD gone`, gone, 15_000, 100);
       const v2After = outcome(await target.request('GET', `/apis/deleted.example.com/v2/gizmos?watch=1&resourceVersion=${rv}`));
       v2Watch.close();
       return {

@@ -1,9 +1,10 @@
 // Differential: what objects look like after writes (defaults, CRD status, custom resource defaulting and pruning,
 // generation, strategic merge and apply patches, finalizers), watch event sequences, lists, tables and discovery.
 import { readFileSync } from 'node:fs';
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { parseAllDocuments } from 'yaml';
-import { normalize, onBoth, outcome, type Pair, sameOnBoth, startPair, type Target } from './support.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { normalize, onBoth, outcome, pairSuite, type Target } from './support.js';
 
 const dist = (file: string) =>
   parseAllDocuments(readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8')).map((d) => d.toJSON());
@@ -15,34 +16,27 @@ const clusterRoleBinding = operator.find((o) => o.kind === 'ClusterRoleBinding')
 const role = operator.find((o) => o.kind === 'Role');
 const roleBinding = operator.find((o) => o.kind === 'RoleBinding');
 
-let pair: Pair;
-
+/** Waits until `path` answers 200 with a body that `check` accepts. */
 async function waitFor(target: Target, path: string, check: (body: any) => boolean): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const answer = await target.request('GET', path);
-    if (answer.status === 200 && check(answer.body)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${target.name}: ${path} never matched`);
+  await eventually(
+    `${target.name}: ${path} to match`,
+    async () => {
+      const answer = await target.request('GET', path);
+      return answer.status === 200 && check(answer.body);
+    },
+    5000,
+    50,
+  );
 }
 
-test.before(async () => {
-  pair = await startPair();
-});
-
-test.after.always(async () => {
-  await pair?.close();
-});
-
-/** Runs the sequence on both servers in a fresh namespace and compares the normalised results step by step. */
-const same = (t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> =>
-  sameOnBoth(t, pair, ns, sequence);
+const suite = pairSuite(test);
+const { same } = suite;
 
 const customApps = (ns: string) => `/apis/app.example.com/v1/namespaces/${ns}/customapps`;
 
 // Serial and first: the CRD is created here and used by the later tests.
 test.serial('a created CRD: its create answer, the Established status, and discovery of its resource', async (t) => {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     const created = await target.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     await waitFor(target, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, (b) =>
       (b.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True'),
@@ -426,7 +420,7 @@ test("RBAC: what the operator ServiceAccount with dist/'s ClusterRole and Role m
   ];
   const leases = (namespace: string) => `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
   const lease = (name: string) => ({ metadata: { name }, spec: { holderIdentity: 'someone' } });
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', clusterRole);
     await target.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', clusterRoleBinding);
     await target.request('POST', '/api/v1/namespaces', { metadata: { name: 'customapp-system' } });
@@ -480,7 +474,7 @@ test("RBAC: what the operator ServiceAccount with dist/'s ClusterRole and Role m
 });
 
 test('discovery documents of the served built-in resources match', async (t) => {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     const pick = (list: any, names: string[]) => list.resources.filter((r: any) => names.includes(r.name));
     const core = await target.request('GET', '/api/v1');
     const apps = await target.request('GET', '/apis/apps/v1');

@@ -1,21 +1,10 @@
 // Differential: NetworkPolicies (defaults, generation, validation, tables, discovery) and the review APIs the operator's
 // secure metrics use (TokenReview, SubjectAccessReview on a non-resource URL), emulator vs envtest.
-import test, { type ExecutionContext } from 'ava';
-import { normalize, onBoth, outcome, type Pair, sameOnBoth, startPair, type Target } from './support.js';
+import test from 'ava';
+import { normalize, onBoth, outcome, pairSuite } from './support.js';
 
-let pair: Pair;
-
-test.before(async () => {
-  pair = await startPair();
-});
-
-test.after.always(async () => {
-  await pair?.close();
-});
-
-/** Runs the sequence on both servers in a fresh namespace and compares the normalised results step by step. */
-const same = (t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void> =>
-  sameOnBoth(t, pair, ns, sequence);
+const suite = pairSuite(test);
+const { same } = suite;
 
 const policies = (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
 
@@ -107,7 +96,7 @@ test('invalid NetworkPolicies are refused with the apiserver texts', (t) =>
   }));
 
 test('discovery lists networkpolicies in networking.k8s.io/v1 as the apiserver does', async (t) => {
-  const [emulator, envtest] = await onBoth(pair, async (target) => {
+  const [emulator, envtest] = await onBoth(suite.pair, async (target) => {
     const list = await target.request('GET', '/apis/networking.k8s.io/v1');
     return list.body.resources.filter((resource: { name: string }) => resource.name === 'networkpolicies');
   });

@@ -1,8 +1,10 @@
 // Differential testing: the same request sequence against the emulator and envtest (the real kube-apiserver),
 // answers normalised (uids, resourceVersions, timestamps, allocated IPs) so they can be compared for equality.
 import { request as httpsRequest } from 'node:https';
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { type Envtest, startEnvtest } from '../../../envtest/harness.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { JsonLineReader } from '../../../test/support/json-lines.js';
 import { type Emulator, startEmulator } from '../../index.js';
 
 export interface Answer {
@@ -76,40 +78,20 @@ function httpsTarget(name: Target['name'], server: string, ca: string | undefine
     new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, server), { ...tls, headers: { Authorization: `Bearer ${token ?? adminToken}` } }, (res) => {
         const events: any[] = [];
-        let buffer = '';
-        let waiter: (() => void) | undefined;
-        res.on('data', (c: Buffer) => {
-          buffer += c.toString('utf8');
-          let i: number;
-          while ((i = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, i).trim();
-            buffer = buffer.slice(i + 1);
-            if (line !== '') events.push(JSON.parse(line));
-          }
-          waiter?.();
-        });
-        res.on('end', () => waiter?.());
+        const lines = new JsonLineReader((event) => events.push(event));
+        res.on('data', (c: Buffer) => lines.push(c));
+        // Waits for the stream's state without failing itself: the caller words the failure.
+        const until = (what: string, condition: () => boolean, timeoutMs: number): Promise<unknown> =>
+          eventually(what, condition, timeoutMs, 10).catch(() => undefined);
         resolve({
           async take(n, timeoutMs = 5000) {
-            const deadline = Date.now() + timeoutMs;
-            while (events.length < n) {
-              if (Date.now() > deadline || res.readableEnded)
-                throw new Error(`${name}: ${events.length} of ${n} watch events on ${path}: ${JSON.stringify(events.map((e) => e.type))}`);
-              await new Promise<void>((r) => {
-                waiter = r;
-                setTimeout(r, 50);
-              });
-            }
+            await until(`${n} watch events`, () => events.length >= n || res.readableEnded, timeoutMs);
+            if (events.length < n)
+              throw new Error(`${name}: ${events.length} of ${n} watch events on ${path}: ${JSON.stringify(events.map((e) => e.type))}`);
             return events.splice(0, n);
           },
           async ended(timeoutMs) {
-            const deadline = Date.now() + timeoutMs;
-            while (!res.readableEnded && Date.now() < deadline) {
-              await new Promise<void>((r) => {
-                waiter = r;
-                setTimeout(r, 50);
-              });
-            }
+            await until('the end of the stream', () => res.readableEnded, timeoutMs);
             return res.readableEnded;
           },
           close: () => req.destroy(),
@@ -161,6 +143,39 @@ export async function startPair(): Promise<Pair> {
     close: async () => {
       await Promise.all([emulator.close(), envtest.stop()]);
     },
+  };
+}
+
+/** What a differential file shares: its pair of servers, and {@link sameOnBoth} on that pair. */
+export interface PairSuite {
+  /** The pair started by the file's `before` hook. */
+  readonly pair: Pair;
+  /** {@link sameOnBoth} on the file's pair. */
+  same(t: ExecutionContext, ns: string, sequence: (target: Target, ns: string) => Promise<unknown[]>): Promise<void>;
+}
+
+/**
+ * Registers a differential file's hooks: `before` starts the pair and runs `setup` on it (what every test of the file
+ * needs on both servers), `after.always` stops it.
+ */
+export function pairSuite(test: TestFn, setup?: (pair: Pair) => Promise<unknown>): PairSuite {
+  let started: Pair | undefined;
+  test.before(async () => {
+    started = await startPair();
+    await setup?.(started);
+  });
+  test.after.always(async () => {
+    await started?.close();
+  });
+  const pair = (): Pair => {
+    if (started === undefined) throw new Error('the differential pair is not started: use it inside a test');
+    return started;
+  };
+  return {
+    get pair() {
+      return pair();
+    },
+    same: (t, ns, sequence) => sameOnBoth(t, pair(), ns, sequence),
   };
 }
 

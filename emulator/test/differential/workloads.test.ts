@@ -1,17 +1,9 @@
 // Differential: StatefulSets and DaemonSets as the operator's workload mode uses them (defaults, generation, the
 // status subresource, metadata and pod-template annotation patches guarded by resourceVersion, lists and watches).
 import test from 'ava';
-import { outcome, type Pair, sameOnBoth, startPair, type Target } from './support.js';
+import { outcome, pairSuite, type Target } from './support.js';
 
-let pair: Pair;
-
-test.before(async () => {
-  pair = await startPair();
-});
-
-test.after.always(async () => {
-  await pair?.close();
-});
+const suite = pairSuite(test);
 
 const template = {
   metadata: { labels: { app: 'web' } },
@@ -27,7 +19,7 @@ const KINDS = [
 
 for (const { plural, spec } of KINDS) {
   test(`${plural}: created with the apiserver's defaults and status; generation moves on spec changes only`, (t) =>
-    sameOnBoth(t, pair, `diff-${plural}`, async (target: Target, ns: string) => {
+    suite.same(t, `diff-${plural}`, async (target: Target, ns: string) => {
       const out: unknown[] = [];
       const path = `/apis/apps/v1/namespaces/${ns}/${plural}`;
       const merge = async (suffix: string, body: unknown) =>
@@ -59,7 +51,7 @@ for (const { plural, spec } of KINDS) {
 }
 
 test('discovery lists statefulsets and daemonsets in apps/v1 alike', (t) =>
-  sameOnBoth(t, pair, 'diff-discovery', async (target: Target) => {
+  suite.same(t, 'diff-discovery', async (target: Target) => {
     const answer = await target.request('GET', '/apis/apps/v1');
     const resources = (answer.body as { resources: { name: string }[] }).resources.filter((resource) =>
       /^(statefulsets|daemonsets)(\/|$)/.test(resource.name),

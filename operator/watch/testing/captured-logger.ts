@@ -1,5 +1,6 @@
 // A pino logger that keeps its JSON lines in memory, for tests that assert on logs.
 import pino, { type Level, type Logger } from 'pino';
+import { parseJsonLines } from '../../../test/support/json-lines.js';
 
 /** One parsed log line. */
 export type LogLine = Record<string, unknown> & { msg?: string; level: number };
@@ -20,7 +21,7 @@ export function capturedLogger(level: Level = 'debug'): { logger: Logger; lines:
   );
   return {
     logger,
-    lines: () => raw.map((line) => JSON.parse(line) as LogLine),
+    lines: () => parseJsonLines<LogLine>(raw.join('')),
     text: () => raw.join(''),
   };
 }

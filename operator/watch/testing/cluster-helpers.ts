@@ -1,4 +1,4 @@
-// Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, polling, and the server's open watches.
+// Helpers for the watch layer's cluster tests: a client behind a cuttable proxy, and the server's open watches.
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
@@ -8,6 +8,7 @@ import { isAlreadyExists } from '../../kube/errors.js';
 import { NAMESPACES } from '../../kube/resources.js';
 import type { TestCluster } from '../../../test/support/cluster.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
+import { eventually } from '../../../test/support/eventually.js';
 
 /** An admin client of the cluster, and another that goes through a proxy the test can cut. */
 export interface ProxiedClients {
@@ -34,15 +35,6 @@ export async function proxiedClients(cluster: TestCluster, options: KubeClientOp
       await proxy.close();
     },
   };
-}
-
-/** Polls `probe` every 10 ms until it is truthy; fails with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export async function createNamespaceOnce(client: KubeClient, name: string): Promise<void> {
@@ -105,13 +97,16 @@ export async function settledOpenWatches(
   resource: string,
   options: { want?: number; namespace?: string; timeoutMs?: number } = {},
 ): Promise<number> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  let previous: number | undefined;
-  for (;;) {
-    const open = await serverOpenWatches(cluster, connection, resource, options.namespace);
-    const done = options.want === undefined ? open === previous : open === options.want;
-    if (done || Date.now() > deadline) return open;
-    previous = open;
-    await new Promise((resolve) => setTimeout(resolve, options.want === undefined ? 200 : 50));
-  }
+  let open: number | undefined;
+  const settled = async (): Promise<boolean> => {
+    const previous = open;
+    open = await serverOpenWatches(cluster, connection, resource, options.namespace);
+    return options.want === undefined ? open === previous : open === options.want;
+  };
+  // Not settled in time answers the last count all the same: the caller's assertion names what it expected.
+  await eventually(`${resource} watches settled`, settled, options.timeoutMs ?? 10_000, options.want === undefined ? 200 : 50).catch(
+    () => undefined,
+  );
+  if (open === undefined) throw new Error(`cannot read the server's open ${resource} watches`);
+  return open;
 }

@@ -9,7 +9,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import test from 'ava';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { selfSignedCertificate } from '../x509/self-signed.js';
+import { selfSignedCertificate } from '../../x509/self-signed.js';
 import type { AuthDecision } from './metrics-auth.js';
 import { readCertificateDir, serveSecureMetrics, type MetricsAuthorizer } from './secure-metrics.js';
 

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import test from 'ava';
 import { METRICS_READER_ROLE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import { selfSignedCertificate } from '../../operator/x509/self-signed.js';
+import { selfSignedCertificate } from '../../x509/self-signed.js';
 import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
 import { adminClient, installOperatorResources, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { metricsReaderToken, scrapeHttps, serviceAccountToken } from '../support/metrics-scrape.js';

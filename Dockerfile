@@ -19,6 +19,7 @@ COPY tsconfig.json ./
 COPY infra/ infra/
 COPY imports/ imports/
 COPY operator/ operator/
+COPY x509/ x509/
 COPY dist/ dist/
 # npm packages stay external (node_modules is copied below), except @kubernetes/client-node: bundled, only the parts
 # the operator uses are loaded (KubeConfig and its auth, not the generated API clients: about 11 MiB of heap instead

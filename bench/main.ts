@@ -53,7 +53,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
   }
   let reloaderBinary: string | undefined;
   if (options.participants.some((participant) => participant.startsWith('reloader'))) {
-    progress.status('building stakater/Reloader from bench/peers/reloader/src (first time: a few minutes)');
+    progress.status('building stakater/Reloader from its source archive in bench/peers/reloader (first time: a few minutes)');
     reloaderBinary = await buildReloader();
   }
   const runner = await prepareRunner(options.cpuProfileDir);

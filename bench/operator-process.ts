@@ -153,6 +153,27 @@ export async function terminate(child: ChildProcess, exited: Promise<void>): Pro
   clearTimeout(timer);
 }
 
+/**
+ * GET /stats of a participant's process (`gc`: after a full garbage collection). A busy process may drop a connection
+ * (a reused keep-alive socket): it is tried again, up to {@link STATS_ATTEMPTS} times, while the process is alive.
+ */
+async function fetchStats(participant: string, address: string, gc: boolean, alive: () => boolean): Promise<OperatorStats> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const response = await fetch(`http://${address}/stats${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(STATS_TIMEOUT_MS) });
+      if (!response.ok) throw new Error(`${participant} /stats answered ${response.status}: ${await response.text()}`);
+      return (await response.json()) as OperatorStats;
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause;
+      const reason = `${(error as Error).message}${cause ? ` (${String((cause as Error).message ?? cause)})` : ''}`;
+      if (attempt >= STATS_ATTEMPTS || !alive()) {
+        throw new Error(`${participant} /stats failed after ${attempt} attempts: ${reason}`, { cause: error });
+      }
+      await new Promise((done) => setTimeout(done, 500));
+    }
+  }
+}
+
 /** Spawns the participant's operator and resolves once its /stats listens. */
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const { command, args } = commandOf(options);
@@ -213,23 +234,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     get alive(): boolean {
       return alive();
     },
-    async stats(gc = false): Promise<OperatorStats> {
-      // A busy process may drop a connection (a reused keep-alive socket): try again while it is alive.
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          const response = await fetch(`http://${address}/stats${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(STATS_TIMEOUT_MS) });
-          if (!response.ok) throw new Error(`${options.participant} /stats answered ${response.status}: ${await response.text()}`);
-          return (await response.json()) as OperatorStats;
-        } catch (error) {
-          const cause = (error as { cause?: unknown }).cause;
-          const reason = `${(error as Error).message}${cause ? ` (${String((cause as Error).message ?? cause)})` : ''}`;
-          if (attempt >= STATS_ATTEMPTS || !alive()) {
-            throw new Error(`${options.participant} /stats failed after ${attempt} attempts: ${reason}`, { cause: error });
-          }
-          await new Promise((done) => setTimeout(done, 500));
-        }
-      }
-    },
+    stats: (gc = false): Promise<OperatorStats> => fetchStats(options.participant, address, gc, alive),
     stop(): Promise<void> {
       stopping = true;
       stopped ??= terminate(child, exited);

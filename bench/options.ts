@@ -155,6 +155,15 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --shards 1,2,4  the shard benchmark instead: that many --sharding processes per size (1k with --quick, else 10k,25k),
                   RSS per shard, the cold start and the failovers, into shards-<profile>-<target>.md`;
 
+/** `1,2,4` → the numbers, in the order given; `expand` rewrites each before it is read (`10k` → `10000`). */
+function positiveWholeNumbers(flag: string, text: string, expand: (item: string) => string = (item) => item): number[] {
+  return text.split(',').map((item) => {
+    const number = Number(expand(item.trim()));
+    if (!Number.isInteger(number) || number < 1) throw new Error(`${flag}: "${item}" is not a positive whole number`);
+    return number;
+  });
+}
+
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
 export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {
   let profile: Profile = FULL;
@@ -190,13 +199,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         participants = parseParticipants(flagValue(flag, inline));
         break;
       case '--sizes':
-        sizes = flagValue(flag, inline)
-          .split(',')
-          .map((text) => {
-            const size = Number(text.trim().replace(/k$/i, '000'));
-            if (!Number.isInteger(size) || size < 1) throw new Error(`--sizes: "${text}" is not a positive whole number`);
-            return size;
-          });
+        sizes = positiveWholeNumbers(flag, flagValue(flag, inline), (text) => text.replace(/k$/i, '000'));
         break;
       case '--out':
         outDir = flagValue(flag, inline);
@@ -217,16 +220,9 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
           throw new Error(`--memory-limit: "${value}" is not a whole number of MiB ≥ 16`);
         break;
       }
-      case '--shards': {
-        const value = flagValue(flag, inline);
-        shards = value.split(',').map((text) => {
-          const count = Number(text.trim());
-          if (!Number.isInteger(count) || count < 1) throw new Error(`--shards: "${text}" is not a positive whole number`);
-          return count;
-        });
-        shards = [...new Set(shards)].sort((a, b) => a - b);
+      case '--shards':
+        shards = [...new Set(positiveWholeNumbers(flag, flagValue(flag, inline)))].sort((a, b) => a - b);
         break;
-      }
       case '--help':
       case '-h':
         throw new Error(USAGE);

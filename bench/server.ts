@@ -163,6 +163,44 @@ export function benchResourceName(group: string, resource: string): string {
 }
 
 /**
+ * Creates the operator's ServiceAccount on the emulator (or keeps it), asks a day's token for it and writes its
+ * kubeconfig, for `server` (the port's https side), into `dir`; answers the kubeconfig's path.
+ */
+async function writeOperatorKubeconfig(request: Request, server: string, dir: string): Promise<string> {
+  await expectStatus(
+    'creating the operator ServiceAccount',
+    request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: OPERATOR_ACCOUNT },
+    }),
+    [201, 409],
+  );
+  const token = await expectStatus(
+    'requesting the operator token',
+    request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts/${OPERATOR_ACCOUNT}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 86_400 },
+    }),
+    [200, 201],
+  );
+  const operatorKubeconfigPath = join(dir, 'operator.kubeconfig');
+  writeFileSync(
+    operatorKubeconfigPath,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'emulator', cluster: { server, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'operator', user: { token: token.status.token } }],
+      contexts: [{ name: 'emulator', context: { cluster: 'emulator', user: 'operator' } }],
+      'current-context': 'emulator',
+    }),
+  );
+  return operatorKubeconfigPath;
+}
+
+/**
  * Starts the emulator in its own process (`emulator/main.ts` under tsx), so that it does not share the harness's
  * event loop, with the same operator identity as on envtest (over the https side of its port, where clients send
  * their token). The emulator has no server-side watch timeout: watches end only when the client's `timeoutSeconds`
@@ -199,36 +237,7 @@ async function startEmulatorServer(): Promise<BenchServer> {
     const server = admin.clusters[0]!.cluster.server;
     const request: Request = (method, path, body, contentType) => httpJson(url, adminToken, method, path, body, contentType);
     await operatorIdentity(request);
-    await expectStatus(
-      'creating the operator ServiceAccount',
-      request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts`, {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name: OPERATOR_ACCOUNT },
-      }),
-      [201, 409],
-    );
-    const token = await expectStatus(
-      'requesting the operator token',
-      request('POST', `/api/v1/namespaces/${OPERATOR_NAMESPACE}/serviceaccounts/${OPERATOR_ACCOUNT}/token`, {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenRequest',
-        spec: { expirationSeconds: 86_400 },
-      }),
-      [200, 201],
-    );
-    const operatorKubeconfigPath = join(dir, 'operator.kubeconfig');
-    writeFileSync(
-      operatorKubeconfigPath,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'emulator', cluster: { server, 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'operator', user: { token: token.status.token } }],
-        contexts: [{ name: 'emulator', context: { cluster: 'emulator', user: 'operator' } }],
-        'current-context': 'emulator',
-      }),
-    );
+    const operatorKubeconfigPath = await writeOperatorKubeconfig(request, server, dir);
     await installCrd(request);
     const version = (await request('GET', '/version')).body.gitVersion as string;
     return {

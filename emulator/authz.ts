@@ -23,6 +23,22 @@ export interface Attributes {
   readonly path: string;
 }
 
+/** The attributes of a request for a URL path that names no resource (`/healthz`, `/metrics`, discovery). */
+export function nonResourceAttributes(user: UserInfo, verb: string, path: string): Attributes {
+  return {
+    user,
+    verb,
+    resourceRequest: false,
+    namespace: '',
+    apiGroup: '',
+    apiVersion: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    path,
+  };
+}
+
 export interface Decision {
   readonly allowed: boolean;
   /** Why, as the RBAC authorizer phrases it (empty when denied without a reason). */

@@ -109,6 +109,11 @@ function decodeTime(value: string, micro: boolean): { value: string } | { error:
   return { value: new Date(Date.parse(value)).toISOString().replace(/\.\d{3}Z$/, 'Z') };
 }
 
+/** encoding/json's message for a value its Go field cannot take. */
+function unmarshalError(value: unknown, struct: string, path: readonly string[], goTypeName: string): string {
+  return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${goTypeName}`;
+}
+
 /**
  * The first value of a built-in object whose JSON type its Go field cannot take, worded as encoding/json does
  * ("json: cannot unmarshal bool into Go struct field ConfigMap.data of type string"), or undefined. Time values are
@@ -125,8 +130,7 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
     if (schema === undefined || value === null || value === undefined) return undefined;
     const ref = refName(schema);
     if (ref === timeSchema || ref === microTimeSchema) {
-      if (typeof value !== 'string')
-        return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+      if (typeof value !== 'string') return unmarshalError(value, struct, path, 'string');
       const decoded = decodeTime(value, ref === microTimeSchema);
       if ('error' in decoded) return decoded.error;
       set(decoded.value);
@@ -136,37 +140,31 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
       const target = schemas[ref];
       if (target === undefined) return undefined;
       if (target.properties !== undefined) {
-        if (!isObject(value))
-          return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${ref.split('.').pop()}`;
+        if (!isObject(value)) return unmarshalError(value, struct, path, ref.split('.').pop()!);
         return fields(value, target, ref.split('.').pop()!, path);
       }
       return walk(value, target, struct, path);
     }
     if (schema.format === 'int-or-string' || Array.isArray(schema.oneOf)) {
-      return typeof value === 'string' || typeof value === 'number'
-        ? undefined
-        : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+      return typeof value === 'string' || typeof value === 'number' ? undefined : unmarshalError(value, struct, path, 'string');
     }
     switch (schema.type) {
       case 'string':
-        return typeof value === 'string'
-          ? undefined
-          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type string`;
+        return typeof value === 'string' ? undefined : unmarshalError(value, struct, path, 'string');
       case 'boolean':
-        return typeof value === 'boolean'
-          ? undefined
-          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type bool`;
+        return typeof value === 'boolean' ? undefined : unmarshalError(value, struct, path, 'bool');
       case 'integer':
-        return typeof value === 'number' && Number.isInteger(value)
-          ? undefined
-          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type ${goType(schema)}`;
+        return typeof value === 'number' && Number.isInteger(value) ? undefined : unmarshalError(value, struct, path, goType(schema));
       case 'number':
-        return typeof value === 'number'
-          ? undefined
-          : `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type float64`;
+        return typeof value === 'number' ? undefined : unmarshalError(value, struct, path, 'float64');
       case 'array':
         if (!Array.isArray(value))
-          return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type []${schema.items ? (refName(schema.items) ?? goType(schema.items)).split('.').pop() : 'interface {}'}`;
+          return unmarshalError(
+            value,
+            struct,
+            path,
+            `[]${schema.items ? (refName(schema.items) ?? goType(schema.items)).split('.').pop() : 'interface {}'}`,
+          );
         for (let i = 0; i < value.length; i++) {
           const e = walk(value[i], schema.items, struct, path, (v) => (value[i] = v));
           if (e !== undefined) return e;
@@ -174,8 +172,7 @@ export function builtinTypeError(obj: unknown, schemaName: string, schemas: Reco
         return undefined;
       case 'object':
         if (schema.additionalProperties !== undefined && schema.properties === undefined) {
-          if (!isObject(value))
-            return `json: cannot unmarshal ${jsonKind(value)} into Go struct field ${struct}.${path.join('.')} of type map[string]${goType(schema.additionalProperties)}`;
+          if (!isObject(value)) return unmarshalError(value, struct, path, `map[string]${goType(schema.additionalProperties)}`);
           for (const [k, v] of Object.entries(value)) {
             const e = walk(v, schema.additionalProperties, struct, path, (next) => (value[k] = next));
             if (e !== undefined) return e;

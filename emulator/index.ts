@@ -1,6 +1,6 @@
 // The emulator's library API: startEmulator() wires the store, the API verbs, controllers, auth and the HTTP server.
 import { writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { adminHandler } from './admin.js';
@@ -21,7 +21,7 @@ import { NamespaceController } from './controllers/namespace.js';
 import type { KubeObject } from './object.js';
 import { customResourceSchema, OpenApiDocuments } from './openapi.js';
 import { bootstrapPolicy, RbacAuthorizer } from './rbac.js';
-import { ResourceRegistry } from './resources.js';
+import { ResourceRegistry, type ResourceType } from './resources.js';
 import { reviewResources } from './reviews.js';
 import { RequestHandler } from './server.js';
 import { Store } from './store.js';
@@ -150,71 +150,63 @@ function bootstrap(api: Api, registry: ResourceRegistry): void {
   } as KubeObject);
 }
 
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const logger = options.logger ?? silentLogger;
-  const clock = options.clock ?? (() => new Date());
-  const random = options.random ?? Math.random;
-  const historyWindow = options.historyWindow ?? 10000;
-  const registry = new ResourceRegistry([...builtinResources(), ...reviewResources()]);
-  const store = new Store(historyWindow);
-  const api = new Api(store, registry, { clock, random });
-  const queue = new ControllerQueue(logger);
-  const hub = new WatchHub(api, options.bookmarkIntervalMs ?? 60_000, () => clock().getTime());
-  const saType = registry.get('', 'v1', 'serviceaccounts')!;
-  const authn = new Authenticator(
-    (namespace, name) => api.getStored(saType, namespace, name)?.object.metadata.uid,
-    options.anonymousAuth ?? true,
-  );
-  const rbac = new RbacAuthorizer(store);
-  const counters = new Counters(() => hub.watches());
-  const writes = new WriteLog(options.recordWrites ?? false);
-  const faults = new Faults(store, hub, random, historyWindow);
-  const crdType = registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
-  const openapi = new OpenApiDocuments(registry, (rt) => {
-    for (const stored of api.collectionOf(crdType).objects.values()) {
-      const spec = stored.object.spec as { group?: string; names?: { plural?: string } };
-      if (spec.group === rt.group && spec.names?.plural === rt.resource) {
-        const schema = servedSchemas(stored.object).get(rt.version);
-        return schema === undefined ? undefined : customResourceSchema(rt, schema);
-      }
+/** The schema of a custom resource's served version, from its CRD in the store (undefined when it has none). */
+function customResourceSchemaOf(api: Api, crdType: ResourceType, rt: ResourceType): ReturnType<typeof customResourceSchema> | undefined {
+  for (const stored of api.collectionOf(crdType).objects.values()) {
+    const spec = stored.object.spec as { group?: string; names?: { plural?: string } };
+    if (spec.group === rt.group && spec.names?.plural === rt.resource) {
+      const schema = servedSchemas(stored.object).get(rt.version);
+      return schema === undefined ? undefined : customResourceSchema(rt, schema);
     }
-    return undefined;
-  });
+  }
+  return undefined;
+}
 
+/**
+ * Starts the controllers a bare API server runs (CRDs, garbage collection, namespaces), and the Deployment status
+ * simulation when asked; answers the simulator, which close() stops.
+ */
+function startControllers(
+  api: Api,
+  registry: ResourceRegistry,
+  queue: ControllerQueue,
+  hub: WatchHub,
+  clock: () => Date,
+  simulation: EmulatorOptions['simulateDeploymentStatus'],
+): DeploymentStatusSimulator | undefined {
+  const crdType = registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
   const endWatches = (group: string, resource: string): void => {
     hub.drop((watch) => watch.group === group && watch.resource === resource, 'end');
   };
   new CrdController(api, registry, queue, crdType, endWatches).start();
   new GarbageCollector(api, registry, queue).start();
   new NamespaceController(api, registry, queue, registry.get('', 'v1', 'namespaces')!).start();
-  const simulation = options.simulateDeploymentStatus;
   const deploymentStatus = simulation
     ? new DeploymentStatusSimulator(api, registry.get('apps', 'v1', 'deployments')!, queue, clock, simulation === true ? {} : simulation)
     : undefined;
   deploymentStatus?.start();
-  bootstrap(api, registry);
+  return deploymentStatus;
+}
 
-  let address = '';
-  const handler = new RequestHandler({
-    api,
-    registry,
-    hub,
-    authn,
-    rbac,
-    counters,
-    writes,
-    faults,
-    openapi,
-    logger,
-    queue,
-    version: emulatorVersion,
-    serverAddress: () => address,
-    admin: adminHandler({ counters, faults, hub, store }),
-  });
+/** The emulator's one port, listening; close() ends every connection. */
+interface BothSchemesListener {
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on one port for both http and https, as kube-apiserver's clients may use either: the first byte of a
+ * connection says which (0x16 opens a TLS handshake).
+ */
+async function listenBothSchemes(
+  handle: RequestListener,
+  { cert, key }: { cert: string; key: string },
+  options: Pick<EmulatorOptions, 'port' | 'host'>,
+): Promise<BothSchemesListener> {
   const serverOptions = { requestTimeout: 0, keepAliveTimeout: 30_000 };
-  const { cert, key } = emulatorCertificate(clock());
-  const httpServer = createHttpServer(serverOptions, handler.handle);
-  const httpsServer = createHttpsServer({ ...serverOptions, cert, key }, handler.handle);
+  const httpServer = createHttpServer(serverOptions, handle);
+  const httpsServer = createHttpsServer({ ...serverOptions, cert, key }, handle);
   for (const s of [httpServer, httpsServer]) s.timeout = 0;
   const sockets = new Set<Socket>();
   const listener = createNetServer({ noDelay: true }, (socket) => {
@@ -236,15 +228,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       resolve();
     });
   });
-  hub.start();
   const { address: host, port } = listener.address() as AddressInfo;
-  address = `${host}:${port}`;
-  const hostPart = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${hostPart}:${port}`;
-  const httpsUrl = `https://${hostPart}:${port}`;
-  const server = (scheme: KubeconfigScheme | undefined) => (scheme?.scheme === 'http' ? url : httpsUrl);
-  logger.info({ url }, 'emulator listening');
+  return {
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        listener.close(() => resolve());
+        for (const s of [httpServer, httpsServer]) s.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
 
+/** The Authenticator, and {@link Emulator.serviceAccountToken} over it. */
+function authentication(
+  api: Api,
+  registry: ResourceRegistry,
+  anonymousAuth: boolean,
+): { authn: Authenticator; serviceAccountToken: (namespace: string, name: string) => string } {
+  const saType = registry.get('', 'v1', 'serviceaccounts')!;
+  const authn = new Authenticator((namespace, name) => api.getStored(saType, namespace, name)?.object.metadata.uid, anonymousAuth);
   /** Like the envtest harness: the ServiceAccount is created when missing (if its namespace exists). */
   const serviceAccountToken = (namespace: string, name: string) => {
     if (api.getStored(saType, namespace, name) === undefined && api.store.collection('/namespaces').objects.has(namespace)) {
@@ -252,6 +256,56 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     return authn.serviceAccountToken({ namespace, name });
   };
+  return { authn, serviceAccountToken };
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const historyWindow = options.historyWindow ?? 10000;
+  const registry = new ResourceRegistry([...builtinResources(), ...reviewResources()]);
+  const store = new Store(historyWindow);
+  const api = new Api(store, registry, { clock, random });
+  const queue = new ControllerQueue(logger);
+  const hub = new WatchHub(api, options.bookmarkIntervalMs ?? 60_000, () => clock().getTime());
+  const { authn, serviceAccountToken } = authentication(api, registry, options.anonymousAuth ?? true);
+  const rbac = new RbacAuthorizer(store);
+  const counters = new Counters(() => hub.watches());
+  const writes = new WriteLog(options.recordWrites ?? false);
+  const faults = new Faults(store, hub, random, historyWindow);
+  const crdType = registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+  const openapi = new OpenApiDocuments(registry, (rt) => customResourceSchemaOf(api, crdType, rt));
+  const deploymentStatus = startControllers(api, registry, queue, hub, clock, options.simulateDeploymentStatus);
+  bootstrap(api, registry);
+
+  let address = '';
+  const handler = new RequestHandler({
+    api,
+    registry,
+    hub,
+    authn,
+    rbac,
+    counters,
+    writes,
+    faults,
+    openapi,
+    logger,
+    queue,
+    version: emulatorVersion,
+    serverAddress: () => address,
+    admin: adminHandler({ counters, faults, hub, store }),
+  });
+  const listener = await listenBothSchemes(handler.handle, emulatorCertificate(clock()), options);
+  hub.start();
+  const { host, port } = listener;
+  address = `${host}:${port}`;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${hostPart}:${port}`;
+  const httpsUrl = `https://${hostPart}:${port}`;
+  const server = (scheme: KubeconfigScheme | undefined) => (scheme?.scheme === 'http' ? url : httpsUrl);
+  logger.info({ url }, 'emulator listening');
+
   let closed: Promise<void> | undefined;
   return {
     url,
@@ -271,14 +325,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return store.currentRv;
     },
     close() {
-      closed ??= new Promise<void>((resolve) => {
+      closed ??= (() => {
         hub.close();
         deploymentStatus?.stop();
         queue.close();
-        listener.close(() => resolve());
-        for (const s of [httpServer, httpsServer]) s.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-      });
+        return listener.close();
+      })();
       return closed;
     },
   };

@@ -1,7 +1,7 @@
 // Create-only "review" resources answered from the authorizer and authenticator (SelfSubjectAccessReview,
 // SubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview, TokenReview) and the TokenRequest subresource.
 import { randomUUID } from 'node:crypto';
-import type { Attributes, UserInfo } from './authz.js';
+import { type Attributes, nonResourceAttributes, type UserInfo } from './authz.js';
 import { type Authenticator, issuer } from './auth.js';
 import { badRequest } from './errors.js';
 import { isObject, type KubeObject, timestamp } from './object.js';
@@ -73,18 +73,7 @@ function attributesOf(spec: Obj, user: UserInfo): Attributes {
   }
   if (isObject(spec.nonResourceAttributes)) {
     const n = spec.nonResourceAttributes as Obj;
-    return {
-      user,
-      verb: n.verb ?? '',
-      resourceRequest: false,
-      namespace: '',
-      apiGroup: '',
-      apiVersion: '',
-      resource: '',
-      subresource: '',
-      name: '',
-      path: n.path ?? '',
-    };
+    return nonResourceAttributes(user, n.verb ?? '', n.path ?? '');
   }
   throw badRequest('spec.resourceAttributes or spec.nonResourceAttributes is required');
 }

@@ -2,7 +2,7 @@
 // counting and authorization, then the handlers (handlers/), and every error answered as a Status.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Attributes, UserInfo } from './authz.js';
+import { type Attributes, nonResourceAttributes, type UserInfo } from './authz.js';
 import { ApiError, badRequest, internalError, PageNotFound, tooManyRequests, unauthorized } from './errors.js';
 import type { FaultRequest } from './faults.js';
 import { readBody, wantsPretty, writeJson } from './http.js';
@@ -103,18 +103,8 @@ export class RequestHandler {
         throw internalError('injected fault');
       }
       if (!info.resourceRequest) {
-        authorize(this.deps, {
-          user,
-          verb: (req.method ?? 'GET').toLowerCase() === 'head' ? 'get' : (req.method ?? 'GET').toLowerCase(),
-          resourceRequest: false,
-          namespace: '',
-          apiGroup: '',
-          apiVersion: '',
-          resource: '',
-          subresource: '',
-          name: '',
-          path,
-        });
+        const method = (req.method ?? 'GET').toLowerCase();
+        authorize(this.deps, nonResourceAttributes(user, method === 'head' ? 'get' : method, path));
         serveNonResource(this.deps, req, res, path, query, pretty);
         return;
       }

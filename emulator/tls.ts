@@ -1,6 +1,6 @@
 // The emulator's throwaway self-signed certificate for its https side: kubectl sends credentials only over TLS, so
 // the port also speaks https (clients skip verification, as the kubeconfig says).
-import { type SelfSignedCertificate, selfSignedCertificate } from '../operator/x509/self-signed.js';
+import { type SelfSignedCertificate, selfSignedCertificate } from '../x509/self-signed.js';
 
 export type { SelfSignedCertificate };
 

@@ -151,138 +151,186 @@ export class WatchHub {
     const { rt, selection } = req;
     const collection: Collection = this.api.collectionOf(rt);
     const id = this.nextId++;
-    let closed = false;
     let timer: NodeJS.Timeout | undefined;
     let unsubscribe: (() => void) | undefined;
-    // After the headers, a chunked response is written straight to its socket with pre-framed chunks: one buffer
-    // per event shared by every watcher, instead of ServerResponse framing and encoding per watcher.
-    let direct: Socket | undefined;
-    const write = (payload: Line | string) => {
-      if (closed) return;
-      const l = typeof payload === 'string' ? line(payload) : payload;
-      if (direct !== undefined) {
-        direct.write(l.chunk);
-        if (direct.writableLength > maxBufferedBytes) finish('reset');
-      } else {
-        res.write(l.text);
-        if (res.writableLength > maxBufferedBytes) finish('reset');
-      }
-    };
-    const finish = (mode: 'end' | 'reset') => {
-      if (closed) return;
-      closed = true;
+    const release = () => {
       unsubscribe?.();
       this.open.delete(id);
       if (timer !== undefined) clearTimeout(timer);
-      if (mode === 'reset') res.destroy();
-      else res.end();
-      onClose();
     };
+    const lines = watchLines(this.api, req);
     const matches = (obj: KubeObject | undefined) => obj !== undefined && this.api.selects(rt, selection, obj);
-    let columnsSent = false;
-    const tableLine = (type: string, obj: KubeObject) => {
-      const presented = this.api.present(rt, obj);
-      const table = tableOf(
-        req.table!.columns,
-        [presented],
-        { resourceVersion: presented.metadata.resourceVersion },
-        req.table!.includeObject,
-        this.api.now(),
-      );
-      if (columnsSent) table.columnDefinitions = null;
-      columnsSent = true;
-      return `{"type":"${type}","object":${JSON.stringify(table)}}\n`;
-    };
-    const lineFor = (event: StoreEvent, type: string, useCurrent: boolean): Line | string => {
-      if (req.table === undefined) return eventLine(rt, this.api, event, type, useCurrent);
-      const obj = useCurrent
-        ? event.object
-        : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
-      return tableLine(type, obj);
-    };
     const deliver = (event: StoreEvent) => {
-      switch (event.type) {
-        case 'ADDED':
-          if (matches(event.object)) write(lineFor(event, 'ADDED', true));
-          break;
-        case 'MODIFIED': {
-          const now = matches(event.object);
-          const before = matches(event.previous);
-          if (now && before) write(lineFor(event, 'MODIFIED', true));
-          else if (now) write(lineFor(event, 'ADDED', true));
-          else if (before) write(lineFor(event, 'DELETED', false));
-          break;
-        }
-        case 'DELETED':
-          if (matches(event.object)) write(lineFor(event, 'DELETED', true));
-          break;
-      }
+      const change = visibleChange(event, matches);
+      if (change !== undefined) response.write(lines.change(event, change.type, change.useCurrent));
     };
     const rv = req.resourceVersion;
     const initial = req.sendInitialEvents ?? (rv === '' || rv === '0');
     const after = initial ? 0 : Number(rv);
-    const listener = (event: StoreEvent) => {
-      if (event.rv > after) deliver(event);
-    };
-    const bookmarkLine = (rv: number, initialEnd: boolean) => {
-      const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
-      if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
-      const object = rt.strategicMerge
-        ? { kind: rt.kind, apiVersion: groupVersion(rt), metadata }
-        : { apiVersion: groupVersion(rt), kind: rt.kind, metadata };
-      return `{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`;
-    };
+    const response = watchResponse(res, release, onClose);
 
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
-    res.flushHeaders();
-    if ((res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true && res.socket !== null) direct = res.socket;
-    res.on('close', () => finish('end'));
-
-    const entry = {
+    this.open.set(id, {
       id,
       resource: rt.resource,
       group: rt.group,
       namespace: selection.namespace,
       user: req.user,
       startedAt: this.clock(),
-      close: (mode?: 'end' | 'reset') => finish(mode ?? 'end'),
-      bookmark: req.allowBookmarks ? () => write(bookmarkLine(this.api.store.currentRv, false)) : undefined,
+      close: (mode?: 'end' | 'reset') => response.finish(mode ?? 'end'),
+      bookmark: req.allowBookmarks ? () => response.write(bookmarkLine(rt, this.api.store.currentRv, false)) : undefined,
       lastBookmark: this.clock(),
-    };
-    this.open.set(id, entry);
+    });
 
-    const expiredLine = (message: string) =>
-      `{"type":"ERROR","object":${JSON.stringify(new ApiError(410, 'Expired', message).status())}}\n`;
     // The hook (Faults) consumes its own one-shot entries; it stays installed for the next expireNextWatch.
     if (this.forceExpired?.(req)) {
-      write(expiredLine(`too old resource version: ${req.resourceVersion || '0'} (${this.api.store.currentRv})`));
-      finish('end');
+      response.write(expiredLine(`too old resource version: ${req.resourceVersion || '0'} (${this.api.store.currentRv})`));
+      response.finish('end');
       return;
     }
 
     if (initial) {
       for (const key of collection.sortedKeys()) {
         const obj = collection.objects.get(key)!.object;
-        if (!matches(obj)) continue;
-        write(req.table === undefined ? `{"type":"ADDED","object":${cachedJson(this.api.present(rt, obj))}}\n` : tableLine('ADDED', obj));
+        if (matches(obj)) response.write(lines.added(obj));
       }
-      if (req.sendInitialEvents === true && req.allowBookmarks) write(bookmarkLine(this.api.store.currentRv, true));
+      if (req.sendInitialEvents === true && req.allowBookmarks) response.write(bookmarkLine(rt, this.api.store.currentRv, true));
     } else {
       let backlog: StoreEvent[];
       try {
         backlog = collection.eventsAfter(Number(rv));
       } catch (e) {
         if (!(e instanceof HistoryExpired)) throw e;
-        write(expiredLine(e.message));
-        finish('end');
+        response.write(expiredLine(e.message));
+        response.finish('end');
         return;
       }
       for (const event of backlog) deliver(event);
     }
-    unsubscribe = collection.subscribe(selection.namespace, listener);
+    unsubscribe = collection.subscribe(selection.namespace, (event: StoreEvent) => {
+      if (event.rv > after) deliver(event);
+    });
     if (req.timeoutSeconds !== undefined && req.timeoutSeconds > 0) {
-      timer = setTimeout(() => finish('end'), req.timeoutSeconds * 1000);
+      timer = setTimeout(() => response.finish('end'), req.timeoutSeconds * 1000);
       timer.unref();
     }
   }
+}
+
+/** The line type a watcher sees for a store event under its selection, and whether the line shows the current object. */
+interface VisibleChange {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly useCurrent: boolean;
+}
+
+/**
+ * What a watcher whose selection is `matches` sees of an event: a MODIFIED that enters the selection is ADDED, one that
+ * leaves it is DELETED (with the object as it was); undefined when the event is outside the selection.
+ */
+function visibleChange(event: StoreEvent, matches: (obj: KubeObject | undefined) => boolean): VisibleChange | undefined {
+  switch (event.type) {
+    case 'ADDED':
+      return matches(event.object) ? { type: 'ADDED', useCurrent: true } : undefined;
+    case 'MODIFIED': {
+      const now = matches(event.object);
+      const before = matches(event.previous);
+      if (now && before) return { type: 'MODIFIED', useCurrent: true };
+      if (now) return { type: 'ADDED', useCurrent: true };
+      if (before) return { type: 'DELETED', useCurrent: false };
+      return undefined;
+    }
+    case 'DELETED':
+      return matches(event.object) ? { type: 'DELETED', useCurrent: true } : undefined;
+  }
+  return undefined;
+}
+
+/** The lines one watch writes: events as shared serialised lines, or as one-row Tables (column definitions in the first only). */
+interface WatchLines {
+  /** An object of the initial events. */
+  added(obj: KubeObject): Line | string;
+  change(event: StoreEvent, type: string, useCurrent: boolean): Line | string;
+}
+
+function watchLines(api: Api, req: WatchRequest): WatchLines {
+  const { rt, table } = req;
+  let columnsSent = false;
+  const tableLine = (type: string, obj: KubeObject) => {
+    const presented = api.present(rt, obj);
+    const rows = tableOf(
+      table!.columns,
+      [presented],
+      { resourceVersion: presented.metadata.resourceVersion },
+      table!.includeObject,
+      api.now(),
+    );
+    if (columnsSent) rows.columnDefinitions = null;
+    columnsSent = true;
+    return `{"type":"${type}","object":${JSON.stringify(rows)}}\n`;
+  };
+  return {
+    added: (obj) => (table === undefined ? `{"type":"ADDED","object":${cachedJson(api.present(rt, obj))}}\n` : tableLine('ADDED', obj)),
+    change(event, type, useCurrent) {
+      if (table === undefined) return eventLine(rt, api, event, type, useCurrent);
+      const obj = useCurrent
+        ? event.object
+        : { ...event.previous!, metadata: { ...event.previous!.metadata, resourceVersion: String(event.rv) } };
+      return tableLine(type, obj);
+    },
+  };
+}
+
+/** A watch's chunked response: writes lines until it is finished, and finishes a reader that lags too far behind. */
+interface WatchResponse {
+  write(payload: Line | string): void;
+  /** Ends the stream once: "end" finishes the chunked response cleanly, "reset" destroys the connection. */
+  finish(mode: 'end' | 'reset'): void;
+}
+
+/**
+ * Writes the headers and answers the response's writer. `release` runs first when it finishes (the watch's
+ * subscription and timer), `onClose` last.
+ */
+function watchResponse(res: ServerResponse, release: () => void, onClose: () => void): WatchResponse {
+  let closed = false;
+  // After the headers, a chunked response is written straight to its socket with pre-framed chunks: one buffer
+  // per event shared by every watcher, instead of ServerResponse framing and encoding per watcher.
+  let direct: Socket | undefined;
+  const finish = (mode: 'end' | 'reset') => {
+    if (closed) return;
+    closed = true;
+    release();
+    if (mode === 'reset') res.destroy();
+    else res.end();
+    onClose();
+  };
+  const write = (payload: Line | string) => {
+    if (closed) return;
+    const l = typeof payload === 'string' ? line(payload) : payload;
+    if (direct !== undefined) {
+      direct.write(l.chunk);
+      if (direct.writableLength > maxBufferedBytes) finish('reset');
+    } else {
+      res.write(l.text);
+      if (res.writableLength > maxBufferedBytes) finish('reset');
+    }
+  };
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+  if ((res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true && res.socket !== null) direct = res.socket;
+  res.on('close', () => finish('end'));
+  return { write, finish };
+}
+
+/** A BOOKMARK at `rv`; `initialEnd` marks the end of the initial events (sendInitialEvents). */
+function bookmarkLine(rt: ResourceType, rv: number, initialEnd: boolean): string {
+  const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+  const object = rt.strategicMerge
+    ? { kind: rt.kind, apiVersion: groupVersion(rt), metadata }
+    : { apiVersion: groupVersion(rt), kind: rt.kind, metadata };
+  return `{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`;
+}
+
+function expiredLine(message: string): string {
+  return `{"type":"ERROR","object":${JSON.stringify(new ApiError(410, 'Expired', message).status())}}\n`;
 }

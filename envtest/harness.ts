@@ -311,211 +311,286 @@ export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtes
 /** How many times {@link startEnvtest} tries when a port it chose was taken meanwhile. */
 const PORT_RACE_ATTEMPTS = 3;
 
+/** A running process of the control plane, with its arguments, so that a stopped component starts again as it was. */
+interface RunningProcess {
+  readonly child: ChildProcess;
+  readonly args: readonly string[];
+}
+
+/** The control plane's processes: started, watched for an unexpected exit, stopped in reverse order with their directory. */
+interface ProcessGroup {
+  launch(name: string, args: readonly string[]): ChildProcess;
+  /** The first unexpected exit, with the end of its log. */
+  failure(): string | undefined;
+  /** The component by name, for stopping and starting it again. */
+  component(name: ControlPlaneComponent): RunningProcess;
+  /** Stops `child` without reporting its exit as a failure. */
+  stopExpected(child: ChildProcess): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function processGroup(assets: string, dir: string, logDir: string): ProcessGroup {
+  const children: ChildProcess[] = [];
+  const logs: WriteStream[] = [];
+  const exits = new Map<string, string>();
+  const running = new Map<string, RunningProcess>();
+  const expectedExits = new Set<ChildProcess>();
+  let stopped = false;
+
+  return {
+    launch(name, args) {
+      const logPath = join(logDir, `${name}.log`);
+      // Appended: a component started again keeps its earlier lines.
+      const log = createWriteStream(logPath, { flags: running.has(name) ? 'a' : 'w' });
+      logs.push(log);
+      const child = spawnWatched(join(assets, name), args, log);
+      child.once('exit', (code, signal) => {
+        if (!stopped && !expectedExits.has(child))
+          exits.set(name, `${name} exited (code ${code}, signal ${signal}); last log lines:\n${tail(logPath)}`);
+      });
+      // A component started again takes its predecessor's place: stop() goes in reverse start order, so that
+      // kube-apiserver always stops before etcd (without etcd it cannot finish its shutdown).
+      const previous = running.get(name);
+      if (previous) children[children.indexOf(previous.child)] = child;
+      else children.push(child);
+      running.set(name, { child, args });
+      return child;
+    },
+    failure: () => [...exits.values()][0],
+    component(name) {
+      const found = running.get(name);
+      if (!found) throw new Error(`no ${name} in this envtest`);
+      return found;
+    },
+    async stopExpected(child) {
+      expectedExits.add(child);
+      await stopProcess(child);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const child of [...children].reverse()) await stopProcess(child);
+      for (const log of logs) log.end();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bearer tokens of the identities the harness itself uses. */
+interface HarnessTokens {
+  readonly admin: string;
+  /** kube-controller-manager's own identity in 'all' mode. */
+  readonly controllerManager: string;
+}
+
+/** Writes the service-account signing key pair and the token file into `dir`. */
+function writeCredentials(dir: string, options: EnvtestOptions): HarnessTokens {
+  const tokens = { admin: randomBytes(24).toString('hex'), controllerManager: randomBytes(24).toString('hex') };
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  // In 'all' mode kube-controller-manager runs as itself, as bootstrap RBAC expects (not as admin).
+  const lines: StaticToken[] = [
+    { token: tokens.admin, user: 'admin', uid: 'admin-uid', groups: ['system:masters'] },
+    ...(options.controllerManager === 'all' ? [{ token: tokens.controllerManager, user: CONTROLLER_MANAGER_USER }] : []),
+    ...(options.tokens ?? []),
+  ];
+  writeFileSync(join(dir, 'tokens.csv'), lines.map(tokenLine).join(''));
+  return tokens;
+}
+
+function etcdArgs(dir: string, clientPort: number, peerPort: number, options: EnvtestOptions): string[] {
+  return [
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=http://127.0.0.1:${clientPort}`,
+    `--advertise-client-urls=http://127.0.0.1:${clientPort}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+    ...(options.etcdArgs ?? []),
+  ];
+}
+
+function apiserverArgs(dir: string, etcdClientPort: number, securePort: number, options: EnvtestOptions): string[] {
+  const bindAddress = options.bindAddress ?? '127.0.0.1';
+  const flags: Record<string, string> = {
+    'etcd-servers': `http://127.0.0.1:${etcdClientPort}`,
+    'cert-dir': join(dir, 'certs'),
+    'secure-port': String(securePort),
+    'bind-address': bindAddress,
+    'advertise-address': bindAddress,
+    'service-cluster-ip-range': options.serviceClusterIpRange ?? '10.0.0.0/16',
+    'allow-privileged': 'true',
+    'authorization-mode': 'RBAC',
+    'token-auth-file': join(dir, 'tokens.csv'),
+    'service-account-key-file': join(dir, 'sa.pub'),
+    'service-account-signing-key-file': join(dir, 'sa.key'),
+    'service-account-issuer': 'https://kubernetes.default.svc.cluster.local',
+    'enable-admission-plugins': 'OwnerReferencesPermissionEnforcement',
+    'disable-admission-plugins': 'ServiceAccount',
+    'enable-priority-and-fairness': 'false',
+    profiling: 'false',
+    v: '0',
+    ...options.apiserverFlags,
+  };
+  return [...Object.entries(flags).map(([flag, value]) => `--${flag}=${value}`), ...(options.apiserverArgs ?? [])];
+}
+
+/** Where a started API server answers, and how to reach it as admin. */
+interface ApiServerAccess {
+  readonly server: string;
+  readonly caPem: string;
+  readonly adminToken: string;
+  readonly kubeconfigPath: string;
+  /** The admin kubeconfig YAML, also at {@link kubeconfigPath}. */
+  readonly kubeconfig: string;
+  readonly dir: string;
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<HttpAnswer>;
+}
+
+/** kube-controller-manager's arguments: the gc and namespace controllers as admin, or every controller as itself. */
+async function controllerManagerArgs(
+  access: ApiServerAccess,
+  mode: true | 'gc' | 'all',
+  controllerManagerToken: string,
+): Promise<string[]> {
+  const { dir, kubeconfigPath } = access;
+  let controllerArgs = ['--controllers=garbagecollector,namespace'];
+  let identity = kubeconfigPath;
+  if (mode === 'all') {
+    identity = join(dir, 'kube-controller-manager.kubeconfig');
+    writeFileSync(identity, tokenKubeconfig(access.server, access.caPem, CONTROLLER_MANAGER_USER, controllerManagerToken));
+    controllerArgs = [
+      '--controllers=*',
+      '--use-service-account-credentials=true',
+      `--root-ca-file=${join(dir, 'certs', 'apiserver.crt')}`,
+      `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+    ];
+  }
+  return [
+    `--kubeconfig=${identity}`,
+    `--authentication-kubeconfig=${kubeconfigPath}`,
+    `--authorization-kubeconfig=${kubeconfigPath}`,
+    ...controllerArgs,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${await freePort()}`,
+    `--cert-dir=${join(dir, 'kcm-certs')}`,
+    '--leader-elect=false',
+    '--concurrent-gc-syncs=5',
+    '--v=0',
+  ];
+}
+
+/** {@link Envtest.serviceAccountKubeconfig}: creates the ServiceAccount (or keeps it) and a kubeconfig of a token for it. */
+function serviceAccountKubeconfigs(access: ApiServerAccess): Envtest['serviceAccountKubeconfig'] {
+  const { request } = access;
+  return async (namespace, name, expirationSeconds = 86_400) => {
+    const created = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name, namespace },
+    });
+    if (created.status !== 201 && created.status !== 409)
+      throw new Error(`creating ServiceAccount ${namespace}/${name}: ${created.status} ${JSON.stringify(created.body)}`);
+    const token = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds },
+    });
+    if (token.status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: ${token.status} ${JSON.stringify(token.body)}`);
+    const yaml = tokenKubeconfig(
+      access.server,
+      access.caPem,
+      `system:serviceaccount:${namespace}:${name}`,
+      token.body.status.token as string,
+    );
+    const path = join(access.dir, `sa-${namespace}-${name}.kubeconfig`);
+    writeFileSync(path, yaml);
+    return { kubeconfig: yaml, path };
+  };
+}
+
+/** Starts etcd and kube-apiserver and waits for /readyz; answers how to reach the server as admin. */
+async function startApiServer(
+  processes: ProcessGroup,
+  dir: string,
+  tokens: HarnessTokens,
+  options: EnvtestOptions,
+  timeoutMs: number,
+): Promise<ApiServerAccess> {
+  const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
+  processes.launch('etcd', etcdArgs(dir, etcdClient, etcdPeer, options));
+  processes.launch('kube-apiserver', apiserverArgs(dir, etcdClient, securePort, options));
+
+  const server = `https://${options.bindAddress ?? '127.0.0.1'}:${securePort}`;
+  const adminToken = tokens.admin;
+  let caPem = '';
+  await waitFor(
+    'kube-apiserver',
+    timeoutMs,
+    async () => {
+      caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
+      const answer = await httpsJson(server, caPem, adminToken, 'GET', '/readyz');
+      return answer.status === 200;
+    },
+    processes.failure,
+  );
+  const kubeconfig = tokenKubeconfig(server, caPem, 'admin', adminToken);
+  const kubeconfigPath = join(dir, 'admin.kubeconfig');
+  writeFileSync(kubeconfigPath, kubeconfig);
+  const request = (method: string, path: string, body?: unknown, contentType?: string): Promise<HttpAnswer> =>
+    httpsJson(server, caPem, adminToken, method, path, body, contentType);
+  return { server, caPem, adminToken, kubeconfigPath, kubeconfig, dir, request };
+}
+
 async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
   const started = Date.now();
   const assets = await envtestAssets();
   const dir = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'customapp-envtest-'));
-  const logDir = options.logDir ?? dir;
-  const children: ChildProcess[] = [];
-  const logs: WriteStream[] = [];
-  const exits = new Map<string, string>();
-  /** Each process by name, with its arguments, so that a stopped component starts again as it was. */
-  const running = new Map<string, { child: ChildProcess; args: readonly string[] }>();
-  const expectedExits = new Set<ChildProcess>();
-  let stopped = false;
-
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    for (const child of [...children].reverse()) await stopProcess(child);
-    for (const log of logs) log.end();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const launch = (name: string, args: readonly string[]): ChildProcess => {
-    const logPath = join(logDir, `${name}.log`);
-    // Appended: a component started again keeps its earlier lines.
-    const log = createWriteStream(logPath, { flags: running.has(name) ? 'a' : 'w' });
-    logs.push(log);
-    const child = spawnWatched(join(assets, name), args, log);
-    child.once('exit', (code, signal) => {
-      if (!stopped && !expectedExits.has(child))
-        exits.set(name, `${name} exited (code ${code}, signal ${signal}); last log lines:\n${tail(logPath)}`);
-    });
-    // A component started again takes its predecessor's place: stop() goes in reverse start order, so that
-    // kube-apiserver always stops before etcd (without etcd it cannot finish its shutdown).
-    const previous = running.get(name);
-    if (previous) children[children.indexOf(previous.child)] = child;
-    else children.push(child);
-    running.set(name, { child, args });
-    return child;
-  };
-  const failure = (): string | undefined => [...exits.values()][0];
+  const processes = processGroup(assets, dir, options.logDir ?? dir);
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
 
   try {
-    const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
-    const adminToken = randomBytes(24).toString('hex');
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-    // In 'all' mode kube-controller-manager runs as itself, as bootstrap RBAC expects (not as admin).
-    const controllerManagerToken = randomBytes(24).toString('hex');
-    const tokens: StaticToken[] = [
-      { token: adminToken, user: 'admin', uid: 'admin-uid', groups: ['system:masters'] },
-      ...(options.controllerManager === 'all' ? [{ token: controllerManagerToken, user: CONTROLLER_MANAGER_USER }] : []),
-      ...(options.tokens ?? []),
-    ];
-    writeFileSync(join(dir, 'tokens.csv'), tokens.map(tokenLine).join(''));
-
-    launch('etcd', [
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-      '--unsafe-no-fsync=true',
-      '--log-level=warn',
-      ...(options.etcdArgs ?? []),
-    ]);
-
-    const bindAddress = options.bindAddress ?? '127.0.0.1';
-    const apiserverFlags: Record<string, string> = {
-      'etcd-servers': `http://127.0.0.1:${etcdClient}`,
-      'cert-dir': join(dir, 'certs'),
-      'secure-port': String(securePort),
-      'bind-address': bindAddress,
-      'advertise-address': bindAddress,
-      'service-cluster-ip-range': options.serviceClusterIpRange ?? '10.0.0.0/16',
-      'allow-privileged': 'true',
-      'authorization-mode': 'RBAC',
-      'token-auth-file': join(dir, 'tokens.csv'),
-      'service-account-key-file': join(dir, 'sa.pub'),
-      'service-account-signing-key-file': join(dir, 'sa.key'),
-      'service-account-issuer': 'https://kubernetes.default.svc.cluster.local',
-      'enable-admission-plugins': 'OwnerReferencesPermissionEnforcement',
-      'disable-admission-plugins': 'ServiceAccount',
-      'enable-priority-and-fairness': 'false',
-      profiling: 'false',
-      v: '0',
-      ...options.apiserverFlags,
-    };
-    launch('kube-apiserver', [
-      ...Object.entries(apiserverFlags).map(([flag, value]) => `--${flag}=${value}`),
-      ...(options.apiserverArgs ?? []),
-    ]);
-
-    const server = `https://${bindAddress}:${securePort}`;
-    const timeoutMs = options.startTimeoutMs ?? 60_000;
-    let caPem = '';
-    await waitFor(
-      'kube-apiserver',
-      timeoutMs,
-      async () => {
-        caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
-        const answer = await httpsJson(server, caPem, adminToken, 'GET', '/readyz');
-        return answer.status === 200;
-      },
-      failure,
-    );
-
-    const kubeconfig = tokenKubeconfig(server, caPem, 'admin', adminToken);
-    const kubeconfigPath = join(dir, 'admin.kubeconfig');
-    writeFileSync(kubeconfigPath, kubeconfig);
-    const request = (method: string, path: string, body?: unknown, contentType?: string): Promise<HttpAnswer> =>
-      httpsJson(server, caPem, adminToken, method, path, body, contentType);
+    const tokens = writeCredentials(dir, options);
+    const access = await startApiServer(processes, dir, tokens, options, timeoutMs);
+    const { server, caPem, request } = access;
 
     // The bootstrap controller creates the default namespace shortly after /readyz.
-    await waitFor('default namespace', timeoutMs, async () => (await request('GET', '/api/v1/namespaces/default')).status === 200, failure);
+    const defaultNamespace = async (): Promise<boolean> => (await request('GET', '/api/v1/namespaces/default')).status === 200;
+    await waitFor('default namespace', timeoutMs, defaultNamespace, processes.failure);
 
     const controllerManager = options.controllerManager ?? false;
-    if (controllerManager) {
-      let controllerArgs = ['--controllers=garbagecollector,namespace'];
-      let identity = kubeconfigPath;
-      if (controllerManager === 'all') {
-        identity = join(dir, 'kube-controller-manager.kubeconfig');
-        writeFileSync(identity, tokenKubeconfig(server, caPem, CONTROLLER_MANAGER_USER, controllerManagerToken));
-        controllerArgs = [
-          '--controllers=*',
-          '--use-service-account-credentials=true',
-          `--root-ca-file=${join(dir, 'certs', 'apiserver.crt')}`,
-          `--service-account-private-key-file=${join(dir, 'sa.key')}`,
-        ];
-      }
-      launch('kube-controller-manager', [
-        `--kubeconfig=${identity}`,
-        `--authentication-kubeconfig=${kubeconfigPath}`,
-        `--authorization-kubeconfig=${kubeconfigPath}`,
-        ...controllerArgs,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${await freePort()}`,
-        `--cert-dir=${join(dir, 'kcm-certs')}`,
-        '--leader-elect=false',
-        '--concurrent-gc-syncs=5',
-        '--v=0',
-      ]);
-    }
+    if (controllerManager)
+      processes.launch('kube-controller-manager', await controllerManagerArgs(access, controllerManager, tokens.controllerManager));
 
     const version = (await request('GET', '/version')).body.gitVersion as string;
-    const serviceAccountKubeconfig = async (
-      namespace: string,
-      name: string,
-      expirationSeconds = 86_400,
-    ): Promise<{ kubeconfig: string; path: string }> => {
-      const created = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name, namespace },
-      });
-      if (created.status !== 201 && created.status !== 409)
-        throw new Error(`creating ServiceAccount ${namespace}/${name}: ${created.status} ${JSON.stringify(created.body)}`);
-      const token = await request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenRequest',
-        spec: { expirationSeconds },
-      });
-      if (token.status !== 201) throw new Error(`TokenRequest for ${namespace}/${name}: ${token.status} ${JSON.stringify(token.body)}`);
-      const yaml = tokenKubeconfig(server, caPem, `system:serviceaccount:${namespace}:${name}`, token.body.status.token as string);
-      const path = join(dir, `sa-${namespace}-${name}.kubeconfig`);
-      writeFileSync(path, yaml);
-      return { kubeconfig: yaml, path };
-    };
-
-    const component = (name: ControlPlaneComponent): { child: ChildProcess; args: readonly string[] } => {
-      const found = running.get(name);
-      if (!found) throw new Error(`no ${name} in this envtest`);
-      return found;
-    };
-    const stopComponent = async (name: ControlPlaneComponent): Promise<void> => {
-      const { child } = component(name);
-      expectedExits.add(child);
-      await stopProcess(child);
-    };
-    const startComponent = async (name: ControlPlaneComponent): Promise<void> => {
-      const { child, args } = component(name);
-      if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is running: stop it first`);
-      launch(name, args);
-      await waitFor(`${name} started again`, timeoutMs, async () => (await request('GET', '/readyz')).status === 200, failure);
-    };
-
+    const ready = async (): Promise<boolean> => (await request('GET', '/readyz')).status === 200;
     return {
       server,
-      adminToken,
+      adminToken: access.adminToken,
       caPem,
-      kubeconfigPath,
-      kubeconfig,
+      kubeconfigPath: access.kubeconfigPath,
+      kubeconfig: access.kubeconfig,
       version,
       dir,
-      stopComponent,
-      startComponent,
+      stopComponent: (name) => processes.stopExpected(processes.component(name).child),
+      async startComponent(name) {
+        const { child, args } = processes.component(name);
+        if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is running: stop it first`);
+        processes.launch(name, args);
+        await waitFor(`${name} started again`, timeoutMs, ready, processes.failure);
+      },
       tokenKubeconfig: (user, token) => tokenKubeconfig(server, caPem, user, token),
       controllerManager: Boolean(controllerManager),
       startMs: Date.now() - started,
-      serviceAccountKubeconfig,
+      serviceAccountKubeconfig: serviceAccountKubeconfigs(access),
       request,
-      stop,
+      stop: processes.stop,
     };
   } catch (error) {
-    await stop();
+    await processes.stop();
     throw error;
   }
 }

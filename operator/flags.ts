@@ -251,11 +251,10 @@ function closest(name: string): string | undefined {
 }
 
 /**
- * Parses `argv` (without node and the script). node:util's `parseArgs` reads the tokens (`--name=value`,
- * `--name value`, `--flag`); the checks here make each error quote the offending flag or value, suggest the flag
- * meant, and accept `--flag=true|false` as Go's flag package (and so controller-runtime) does.
+ * Each flag given in `argv` and its value, as written (a boolean flag's as true or false); throws, quoting it, on an
+ * argument that is not a flag, an unknown flag (with the closest known one), or a flag without its value.
  */
-export function parseFlags(argv: readonly string[]): Flags {
+function flagValues(argv: readonly string[]): Map<string, string | boolean> {
   const options = Object.fromEntries(SPECS.map((spec) => [spec.name, { type: spec.kind }]));
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string | boolean>();
@@ -276,6 +275,16 @@ export function parseFlags(argv: readonly string[]): Flags {
       throw new Error(`--${name} needs a value (--${name}=<${spec.placeholder ?? 'value'}>)`);
     } else values.set(name, value);
   }
+  return values;
+}
+
+/**
+ * Parses `argv` (without node and the script). node:util's `parseArgs` reads the tokens (`--name=value`,
+ * `--name value`, `--flag`); the checks here make each error quote the offending flag or value, suggest the flag
+ * meant, and accept `--flag=true|false` as Go's flag package (and so controller-runtime) does.
+ */
+export function parseFlags(argv: readonly string[]): Flags {
+  const values = flagValues(argv);
   const text = (name: string): string | undefined => values.get(name) as string | undefined;
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const value = text(name) ?? fallback;

@@ -1,11 +1,12 @@
 // `npm start`: flags, the cluster (or the embedded emulator), then the operator until SIGTERM or SIGINT. Wiring only.
 import { hostname } from 'node:os';
-import { createOperator, type Operator } from './operator.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createOperator, type Operator, type OperatorOptions } from './operator.js';
 import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
 import { AddressInUseError, formatBindAddress } from './http/listen.js';
 import { resolveKubeConfig } from './kubeconfig.js';
-import { createLogger, drainLogs, flushLogs } from './log.js';
+import { createLogger, drainLogs, flushLogs, type Logger } from './log.js';
 
 /** How long a stop may take after SIGTERM before the process exits anyway (the pod's grace period is 30 s). */
 const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -44,45 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const orFreePort = (flag: string): boolean => embedded !== undefined && !flags.explicit.has(flag);
   let operator: Operator;
   try {
-    operator = await createOperator({
-      kubeConfig: resolved?.kubeConfig ?? embedded!.operatorKubeConfig,
-      namespaces: flags.namespaces,
-      logger,
-      maxConcurrentReconciles: flags.maxConcurrentReconciles,
-      rollouts: {
-        maxConcurrentRollouts: flags.maxConcurrentRollouts,
-        flapThreshold: flags.flapThreshold,
-        flapWindowMs: flags.flapWindowMs,
-      },
-      workloads: flags.workloads,
-      metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
-      metricsSecure: flags.metricsSecure,
-      metricsCertDir: flags.metricsCertDir,
-      healthProbeBindAddress: flags.healthProbeBindAddress && {
-        ...flags.healthProbeBindAddress,
-        orFreePort: orFreePort(ENDPOINT_FLAGS.probes),
-      },
-      processMetrics: true,
-      leaderElection:
-        flags.leaderElect && !flags.sharding
-          ? {
-              namespace: flags.leaderElectionNamespace,
-              name: flags.leaderElectionId,
-              leaseDurationMs: flags.leaseDurationMs,
-              renewDeadlineMs: flags.renewDeadlineMs,
-              retryPeriodMs: flags.retryPeriodMs,
-            }
-          : undefined,
-      sharding: flags.sharding
-        ? {
-            namespace: flags.leaderElectionNamespace,
-            identity: flags.shardIdentity ?? process.env.POD_NAME ?? hostname(),
-            leaseDurationMs: flags.leaseDurationMs,
-            renewDeadlineMs: flags.renewDeadlineMs,
-            retryPeriodMs: flags.retryPeriodMs,
-          }
-        : undefined,
-    });
+    operator = await createOperator(operatorOptions(flags, resolved?.kubeConfig ?? embedded!.operatorKubeConfig, logger, orFreePort));
   } catch (error) {
     await embedded?.stop();
     const busy = error instanceof Error && error.cause instanceof AddressInUseError ? error.cause : undefined;
@@ -104,21 +67,7 @@ async function main(argv: readonly string[]): Promise<number> {
     );
   }
 
-  const signalled = new Promise<NodeJS.Signals>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      logger.info({ signal }, 'signal: shutting down');
-      // A second signal, or a stop that takes too long, exits at once (as controller-runtime does).
-      process.once('SIGTERM', () => process.exit(1));
-      process.once('SIGINT', () => process.exit(1));
-      setTimeout(() => {
-        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown deadline exceeded');
-        process.exit(1);
-      }, SHUTDOWN_DEADLINE_MS).unref();
-      resolve(signal);
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  });
+  const signalled = shutdownSignal(logger);
 
   let code = 0;
   try {
@@ -132,6 +81,59 @@ async function main(argv: readonly string[]): Promise<number> {
   logger.info({ code }, 'exit');
   await drainLogs(logger);
   return code;
+}
+
+/** The operator's options from the command line; `orFreePort(flag)` says whether a busy default port may be replaced. */
+function operatorOptions(flags: Flags, kubeConfig: KubeConfig, logger: Logger, orFreePort: (flag: string) => boolean): OperatorOptions {
+  const lease = { leaseDurationMs: flags.leaseDurationMs, renewDeadlineMs: flags.renewDeadlineMs, retryPeriodMs: flags.retryPeriodMs };
+  return {
+    kubeConfig,
+    namespaces: flags.namespaces,
+    logger,
+    maxConcurrentReconciles: flags.maxConcurrentReconciles,
+    rollouts: {
+      maxConcurrentRollouts: flags.maxConcurrentRollouts,
+      flapThreshold: flags.flapThreshold,
+      flapWindowMs: flags.flapWindowMs,
+    },
+    workloads: flags.workloads,
+    metricsBindAddress: flags.metricsBindAddress && { ...flags.metricsBindAddress, orFreePort: orFreePort(ENDPOINT_FLAGS.metrics) },
+    metricsSecure: flags.metricsSecure,
+    metricsCertDir: flags.metricsCertDir,
+    healthProbeBindAddress: flags.healthProbeBindAddress && {
+      ...flags.healthProbeBindAddress,
+      orFreePort: orFreePort(ENDPOINT_FLAGS.probes),
+    },
+    processMetrics: true,
+    leaderElection:
+      flags.leaderElect && !flags.sharding
+        ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, ...lease }
+        : undefined,
+    sharding: flags.sharding
+      ? { namespace: flags.leaderElectionNamespace, identity: flags.shardIdentity ?? process.env.POD_NAME ?? hostname(), ...lease }
+      : undefined,
+  };
+}
+
+/**
+ * The first SIGTERM or SIGINT. After it, a second signal, or a stop that takes longer than
+ * {@link SHUTDOWN_DEADLINE_MS}, exits at once (as controller-runtime does).
+ */
+function shutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      logger.info({ signal }, 'signal: shutting down');
+      process.once('SIGTERM', () => process.exit(1));
+      process.once('SIGINT', () => process.exit(1));
+      setTimeout(() => {
+        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown deadline exceeded');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      resolve(signal);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -35,7 +35,7 @@ export const RELOADER_METRICS_PORT = 9090;
 /** The flag our operator's workload mode is enabled by; an operator without it refuses it as an unknown flag. */
 export const WORKLOADS_FLAG = '--workloads=deployments';
 
-/** Builds Reloader from bench/peers/reloader/src (once; later calls find it in the cache) and answers the binary's path. */
+/** Builds Reloader from bench/peers/reloader's source archive (once; later calls find it in the cache) and answers the binary's path. */
 export async function buildReloader(): Promise<string> {
   try {
     const { stdout } = await execFileAsync('bash', [RELOADER_BUILD], { maxBuffer: 16 << 20 });

@@ -211,6 +211,7 @@ export const coreEventFields = [
 ];
 
 /** Every built-in resource, in discovery order. */
+// long-functions: data table: one entry per resource, read as a table.
 export function builtinResources(): ResourceType[] {
   return [
     builtin(

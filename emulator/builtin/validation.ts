@@ -3,7 +3,7 @@ import { type FieldError, forbiddenField, GoValue, invalidValue, notSupported, r
 import { deepEqual, isObject, type KubeObject } from '../object.js';
 import { dns1123LabelErrors, labelValueErrors, qualifiedNameErrors } from '../names.js';
 import { isIP } from 'node:net';
-import { ipBytes } from '../../operator/x509/self-signed.js';
+import { ipBytes } from '../../x509/self-signed.js';
 import { labelSelectorFromObject, labelsMatch } from '../selectors.js';
 
 type Obj = Record<string, any>;

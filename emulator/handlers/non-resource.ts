@@ -13,6 +13,20 @@ import { PageNotFound, pathNotFound } from '../errors.js';
 import { writeJson, writeText } from '../http.js';
 import type { ServerDeps } from './deps.js';
 
+/** Aggregated discovery in the version the Accept header asks for (v2, or v2beta1 alone), with its ETag. */
+function writeAggregatedDiscovery(res: ServerResponse, accept: string, body: Record<string, unknown>): void {
+  const text = JSON.stringify(body);
+  writeText(res, 200, text, {
+    'Content-Type':
+      accept.includes('v=v2beta1') && !accept.includes('v=v2;')
+        ? aggregatedDiscoveryType.replace('v=v2', 'v=v2beta1')
+        : aggregatedDiscoveryType,
+    ETag: etagOf(text),
+    Vary: 'Accept',
+    'Cache-Control': 'public',
+  });
+}
+
 export function serveNonResource(
   deps: ServerDeps,
   req: IncomingMessage,
@@ -24,18 +38,7 @@ export function serveNonResource(
   const { registry } = deps;
   const accept = req.headers.accept ?? '';
   const aggregated = accept.includes('apidiscovery.k8s.io') && (accept.includes('v=v2') || accept.includes('v=v2beta1'));
-  const discovery = (body: Record<string, unknown>) => {
-    const text = JSON.stringify(body);
-    writeText(res, 200, text, {
-      'Content-Type':
-        accept.includes('v=v2beta1') && !accept.includes('v=v2;')
-          ? aggregatedDiscoveryType.replace('v=v2', 'v=v2beta1')
-          : aggregatedDiscoveryType,
-      ETag: etagOf(text),
-      Vary: 'Accept',
-      'Cache-Control': 'public',
-    });
-  };
+  const discovery = (body: Record<string, unknown>) => writeAggregatedDiscovery(res, accept, body);
   const segments = path.split('/').filter((s) => s !== '');
   if (path === '/version' || path === '/version/') {
     writeJson(res, 200, deps.version, pretty);

@@ -56,6 +56,32 @@ function respondObject(
   writeJson(res, code, pretty ? obj : cachedJson(obj), pretty, headers);
 }
 
+/** One request for a served resource, as the verb handlers need it. */
+interface ResourceCall {
+  readonly deps: ServerDeps;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly rt: ResourceType;
+  /** The request's namespace, or '' for a cluster-scoped resource. */
+  readonly namespace: string;
+  readonly info: RequestInfo;
+  readonly query: URLSearchParams;
+  readonly user: UserInfo;
+  readonly rendering: Rendering;
+  readonly pretty: boolean;
+}
+
+/** Answers `obj` in the call's rendering (or `rendering`), with `code` and `headers`. */
+function respond(
+  call: ResourceCall,
+  code: number,
+  obj: KubeObject,
+  headers?: Record<string, string | string[]>,
+  rendering = call.rendering,
+): void {
+  respondObject(call.deps, call.res, code, call.rt, obj, rendering, call.query, call.pretty, headers);
+}
+
 export async function serveResource(
   deps: ServerDeps,
   req: IncomingMessage,
@@ -66,7 +92,37 @@ export async function serveResource(
   fault: FaultRequest,
   pretty: boolean,
 ): Promise<void> {
-  const { api, registry, counters } = deps;
+  const rt = servedResourceType(deps, info, user, fault);
+  const namespace = rt.namespaced ? info.namespace : '';
+  const call: ResourceCall = { deps, req, res, rt, namespace, info, query, user, rendering: renderingOf(req.headers.accept), pretty };
+  if (rt.verbs.length === 1 && rt.verbs[0] === 'create') return serveReview(call);
+  if (info.subresource === 'token') return serveToken(deps, req, res, rt, namespace, info.name, pretty);
+  if (info.subresource === 'scale') return serveScale(deps, req, res, rt, namespace, info, query, user, pretty);
+  switch (info.verb) {
+    case 'get':
+      return respond(call, 200, deps.api.get(rt, namespace, info.name));
+    case 'list':
+      return serveList(deps, res, rt, namespace, query, call.rendering, fault, pretty);
+    case 'watch':
+      return serveWatch(deps, req, res, rt, namespace, info.name, query, call.rendering, user);
+    case 'create':
+    case 'update':
+    case 'patch':
+      return serveWrite(call, info.verb);
+    case 'delete':
+    case 'deletecollection':
+      return serveDelete(call, info.verb);
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+/**
+ * The resource type a request names, once the request is authorized and the type serves its path and verb; counts
+ * the request. Throws the apiserver's answer otherwise.
+ */
+function servedResourceType(deps: ServerDeps, info: RequestInfo, user: UserInfo, fault: FaultRequest): ResourceType {
+  const { registry, counters } = deps;
   const rt = registry.get(info.group, info.version, info.resource);
   const served = rt !== undefined && (info.subresource === '' || rt.subresources.includes(info.subresource)) && info.parts.length <= 3;
   if (served) counters.record(fault);
@@ -88,96 +144,63 @@ export async function serveResource(
   if (rt === undefined && info.apiPrefix === 'apis' && !registry.isBuiltinGroup(info.group)) throw new PageNotFound();
   if (!served) throw pathNotFound();
   if (rt.namespaced && info.namespace === '' && !['list', 'watch'].includes(info.verb)) throw pathNotFound();
-  const namespace = rt.namespaced ? info.namespace : '';
   if (!rt.verbs.includes(info.verb) && info.subresource === '') throw methodNotAllowed();
-  const rendering = renderingOf(req.headers.accept);
+  return rt;
+}
 
-  if (rt.verbs.length === 1 && rt.verbs[0] === 'create') {
-    const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
-    const ctx = writeContext(deps, req, query, user);
-    const answer = answerReview(rt.kind, isObject(body) ? body : {}, user, deps.rbac, deps.authn, {
-      manager: manager(ctx),
-      now: api.now(),
-    });
-    return writeJson(res, 201, answer, pretty);
-  }
-  if (info.subresource === 'token') return serveToken(deps, req, res, rt, namespace, info.name, pretty);
-  if (info.subresource === 'scale') return serveScale(deps, req, res, rt, namespace, info, query, user, pretty);
+/** A review API (create only): answers the review without storing it. */
+async function serveReview({ deps, req, res, rt, query, user, pretty }: ResourceCall): Promise<void> {
+  const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
+  const ctx = writeContext(deps, req, query, user);
+  const answer = answerReview(rt.kind, isObject(body) ? body : {}, user, deps.rbac, deps.authn, {
+    manager: manager(ctx),
+    now: deps.api.now(),
+  });
+  writeJson(res, 201, answer, pretty);
+}
 
-  switch (info.verb) {
-    case 'get':
-      return respondObject(deps, res, 200, rt, api.get(rt, namespace, info.name), rendering, query, pretty);
-    case 'list':
-      return serveList(deps, res, rt, namespace, query, rendering, fault, pretty);
-    case 'watch':
-      return serveWatch(deps, req, res, rt, namespace, info.name, query, rendering, user);
-    case 'create': {
-      if (info.name !== '') throw methodNotAllowed();
-      const ctx = writeContext(deps, req, query, user);
-      const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
-      const result = api.create(rt, namespace, body, ctx);
-      deps.writes.named(req, result.object.metadata.name);
-      return respondObject(deps, res, 201, rt, result.object, rendering, query, pretty, warningHeaders(ctx.warnings));
-    }
-    case 'update': {
-      if (info.name === '') throw methodNotAllowed();
-      const ctx = writeContext(deps, req, query, user);
-      const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
-      const result = api.update(rt, namespace, info.name, body, info.subresource, ctx);
-      return respondObject(
-        deps,
-        res,
-        result.created ? 201 : 200,
-        rt,
-        result.object,
-        rendering,
-        query,
-        pretty,
-        warningHeaders(ctx.warnings),
-      );
-    }
-    case 'patch': {
-      if (info.name === '') throw methodNotAllowed();
-      const ctx = writeContext(deps, req, query, user);
-      const kind = patchKindOf(req.headers['content-type']);
-      if (kind !== 'apply' && query.has('force')) throw badRequest('force: Forbidden: may not be specified for non-apply patch');
-      const body = decodePatchBody(kind, await readBody(req));
-      const result = api.patch(rt, namespace, info.name, kind, body, info.subresource, ctx);
-      return respondObject(
-        deps,
-        res,
-        result.created ? 201 : 200,
-        rt,
-        result.object,
-        rendering,
-        query,
-        pretty,
-        warningHeaders(ctx.warnings),
-      );
-    }
-    case 'delete': {
-      const text = await readBody(req);
-      const body = text.toString('utf8').trim() === '' ? {} : decodeObjectBody(req.headers['content-type'], text, 'DeleteOptions');
-      const result = api.delete(rt, namespace, info.name, deleteOptionsFrom(query, body));
-      return respondObject(deps, res, 200, rt, result.object, result.kind === 'object' ? rendering : 'json', query, pretty);
-    }
-    case 'deletecollection': {
-      const text = await readBody(req);
-      const body = text.toString('utf8').trim() === '' ? {} : decodeObjectBody(req.headers['content-type'], text, 'DeleteOptions');
-      const deleted = api.deleteCollection(
-        rt,
-        namespace,
-        { labelSelector: query.get('labelSelector') ?? '', fieldSelector: query.get('fieldSelector') ?? '' },
-        deleteOptionsFrom(query, body),
-      );
-      return writeJson(
-        res,
-        200,
-        { kind: rt.listKind, apiVersion: groupVersion(rt), metadata: { resourceVersion: String(api.store.currentRv) }, items: deleted },
-        pretty,
-      );
-    }
-    default:
-      throw methodNotAllowed();
+/** create (without a name), update and patch (with one); 201 when the write created the object. */
+async function serveWrite(call: ResourceCall, verb: 'create' | 'update' | 'patch'): Promise<void> {
+  const { deps, req, rt, namespace, info, query } = call;
+  if ((verb === 'create') !== (info.name === '')) throw methodNotAllowed();
+  const ctx = writeContext(deps, req, query, call.user);
+  if (verb === 'patch') {
+    const kind = patchKindOf(req.headers['content-type']);
+    if (kind !== 'apply' && query.has('force')) throw badRequest('force: Forbidden: may not be specified for non-apply patch');
+    const body = decodePatchBody(kind, await readBody(req));
+    const result = deps.api.patch(rt, namespace, info.name, kind, body, info.subresource, ctx);
+    return respond(call, result.created ? 201 : 200, result.object, warningHeaders(ctx.warnings));
   }
+  const body = decodeObjectBody(req.headers['content-type'], await readBody(req), rt.kind);
+  if (verb === 'update') {
+    const result = deps.api.update(rt, namespace, info.name, body, info.subresource, ctx);
+    return respond(call, result.created ? 201 : 200, result.object, warningHeaders(ctx.warnings));
+  }
+  const result = deps.api.create(rt, namespace, body, ctx);
+  deps.writes.named(req, result.object.metadata.name);
+  respond(call, 201, result.object, warningHeaders(ctx.warnings));
+}
+
+/** delete (one object, or a Status for a deletion that completes at once) and deletecollection (a list of what went). */
+async function serveDelete(call: ResourceCall, verb: 'delete' | 'deletecollection'): Promise<void> {
+  const { deps, req, res, rt, namespace, info, query } = call;
+  const text = await readBody(req);
+  const body = text.toString('utf8').trim() === '' ? {} : decodeObjectBody(req.headers['content-type'], text, 'DeleteOptions');
+  if (verb === 'delete') {
+    const result = deps.api.delete(rt, namespace, info.name, deleteOptionsFrom(query, body));
+    return respond(call, 200, result.object, undefined, result.kind === 'object' ? call.rendering : 'json');
+  }
+  const deleted = deps.api.deleteCollection(
+    rt,
+    namespace,
+    { labelSelector: query.get('labelSelector') ?? '', fieldSelector: query.get('fieldSelector') ?? '' },
+    deleteOptionsFrom(query, body),
+  );
+  const list = {
+    kind: rt.listKind,
+    apiVersion: groupVersion(rt),
+    metadata: { resourceVersion: String(deps.api.store.currentRv) },
+    items: deleted,
+  };
+  writeJson(res, 200, list, call.pretty);
 }

@@ -46,36 +46,10 @@ export async function serveScale(
     statusReplicasPath: '.status.replicas',
     labelSelectorPath: '.status.selector',
   };
-  const read = (obj: KubeObject, path: string | undefined): unknown => {
-    if (path === undefined) return undefined;
-    let v: unknown = obj;
-    for (const p of path.replace(/^\./, '').split('.')) v = isObject(v) ? v[p] : undefined;
-    return v;
-  };
-  const scaleOf = (obj: KubeObject) => {
-    const selector =
-      rt.scale === undefined ? selectorString((obj.spec as Record<string, unknown>)?.selector) : read(obj, paths.labelSelectorPath);
-    const status: Record<string, unknown> = { replicas: read(obj, paths.statusReplicasPath) ?? 0 };
-    if (selector) status.selector = selector;
-    return {
-      kind: 'Scale',
-      apiVersion: 'autoscaling/v1',
-      metadata: {
-        name: obj.metadata.name,
-        namespace: obj.metadata.namespace,
-        uid: obj.metadata.uid,
-        resourceVersion: obj.metadata.resourceVersion,
-        creationTimestamp: obj.metadata.creationTimestamp,
-      },
-      // A custom resource without its spec replicas has a Scale without them (kube-apiserver's scaleFromCustomResource):
-      // a GET of it fails, a write must set them.
-      spec: rt.scale === undefined ? { replicas: read(obj, paths.specReplicasPath) ?? 0 } : specReplicas(read(obj, paths.specReplicasPath)),
-      status,
-    };
-  };
+  const scaleOf = (obj: KubeObject) => scaleOfObject(rt, paths, obj);
   const current = api.get(rt, namespace, info.name);
   if (info.verb === 'get') {
-    if (rt.scale !== undefined && read(current, paths.specReplicasPath) === undefined) {
+    if (rt.scale !== undefined && readPath(current, paths.specReplicasPath) === undefined) {
       throw internalError(`the spec replicas field "${paths.specReplicasPath}" does not exist`);
     }
     return writeJson(res, 200, scaleOf(current), pretty);
@@ -109,6 +83,40 @@ export async function serveScale(
   if (scale?.metadata?.resourceVersion) next.metadata.resourceVersion = scale.metadata.resourceVersion;
   const result = api.update(rt, namespace, info.name, next, '', ctx);
   writeJson(res, 200, scaleOf(result.object), pretty);
+}
+
+/** The value at a dotted path (`.spec.replicas`) of an object, or undefined. */
+function readPath(obj: KubeObject, path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  let v: unknown = obj;
+  for (const p of path.replace(/^\./, '').split('.')) v = isObject(v) ? v[p] : undefined;
+  return v;
+}
+
+/** The autoscaling/v1 Scale of an object, read at its resource's scale paths. */
+function scaleOfObject(rt: ResourceType, paths: NonNullable<ResourceType['scale']>, obj: KubeObject) {
+  const selector =
+    rt.scale === undefined ? selectorString((obj.spec as Record<string, unknown>)?.selector) : readPath(obj, paths.labelSelectorPath);
+  const status: Record<string, unknown> = { replicas: readPath(obj, paths.statusReplicasPath) ?? 0 };
+  if (selector) status.selector = selector;
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    },
+    // A custom resource without its spec replicas has a Scale without them (kube-apiserver's scaleFromCustomResource):
+    // a GET of it fails, a write must set them.
+    spec:
+      rt.scale === undefined
+        ? { replicas: readPath(obj, paths.specReplicasPath) ?? 0 }
+        : specReplicas(readPath(obj, paths.specReplicasPath)),
+    status,
+  };
 }
 
 function specReplicas(replicas: unknown): { replicas?: unknown } {

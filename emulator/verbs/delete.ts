@@ -17,53 +17,8 @@ export function deleteObject(api: ApiBase, rt: ResourceType, namespace: string, 
   if (rt.group === '' && rt.resource === 'namespaces' && immortalNamespaces.includes(name))
     throw forbidden(rt, name, 'this namespace may not be deleted');
   const old = stored.object;
-  const pre = options.preconditions ?? {};
-  const preconditionFailed = (message: string) =>
-    new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.kind} "${name}": ${message}`, {
-      name,
-      group: rt.group,
-      kind: rt.kind,
-    });
-  if (pre.uid && pre.uid !== old.metadata.uid) {
-    throw preconditionFailed(
-      `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
-    );
-  }
-  if (pre.resourceVersion && pre.resourceVersion !== String(stored.rv)) {
-    throw preconditionFailed(
-      `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${stored.rv}). The object might have been modified`,
-    );
-  }
-  const policy =
-    options.propagationPolicy ??
-    (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
-  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-    throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
-      {
-        type: 'FieldValueNotSupported',
-        field: 'propagationPolicy',
-        detail: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
-      },
-    ]);
-  }
-  const finalizers = [...(old.metadata.finalizers ?? [])];
-  const withFinalizer = (f: string) => {
-    if (!finalizers.includes(f)) finalizers.push(f);
-  };
-  const without = (f: string) => {
-    const i = finalizers.indexOf(f);
-    if (i >= 0) finalizers.splice(i, 1);
-  };
-  if (policy === 'Orphan') {
-    withFinalizer('orphan');
-    without('foregroundDeletion');
-  } else if (policy === 'Foreground') {
-    withFinalizer('foregroundDeletion');
-    without('orphan');
-  } else if (policy === 'Background') {
-    without('orphan');
-    without('foregroundDeletion');
-  }
+  checkPreconditions(rt, name, stored.rv, old, options.preconditions ?? {});
+  const finalizers = propagationFinalizers(old, options);
   let prepared: KubeObject | undefined;
   if (!isTerminating(old) && rt.prepareForDeletion !== undefined) {
     prepared = deepCopy(old);
@@ -94,6 +49,67 @@ export function deleteObject(api: ApiBase, rt: ResourceType, namespace: string, 
   if (options.dryRun) return { kind: 'status', object: successStatus(rt, name, old.metadata.uid) };
   api.store.remove(collection, key);
   return { kind: 'status', object: successStatus(rt, name, old.metadata.uid) };
+}
+
+/** Refuses the deletion (409) when a precondition names another uid or resourceVersion than the stored object's. */
+function checkPreconditions(
+  rt: ResourceType,
+  name: string,
+  rv: number,
+  old: KubeObject,
+  pre: NonNullable<DeleteOptions['preconditions']>,
+): void {
+  const preconditionFailed = (message: string) =>
+    new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.kind} "${name}": ${message}`, {
+      name,
+      group: rt.group,
+      kind: rt.kind,
+    });
+  if (pre.uid && pre.uid !== old.metadata.uid) {
+    throw preconditionFailed(
+      `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
+    );
+  }
+  if (pre.resourceVersion && pre.resourceVersion !== String(rv)) {
+    throw preconditionFailed(
+      `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${rv}). The object might have been modified`,
+    );
+  }
+}
+
+/** The object's finalizers once the propagation policy asked for (or implied by orphanDependents) is applied. */
+function propagationFinalizers(old: KubeObject, options: DeleteOptions): string[] {
+  const policy =
+    options.propagationPolicy ??
+    (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+    throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+      {
+        type: 'FieldValueNotSupported',
+        field: 'propagationPolicy',
+        detail: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+      },
+    ]);
+  }
+  const finalizers = [...(old.metadata.finalizers ?? [])];
+  const withFinalizer = (f: string) => {
+    if (!finalizers.includes(f)) finalizers.push(f);
+  };
+  const without = (f: string) => {
+    const i = finalizers.indexOf(f);
+    if (i >= 0) finalizers.splice(i, 1);
+  };
+  if (policy === 'Orphan') {
+    withFinalizer('orphan');
+    without('foregroundDeletion');
+  } else if (policy === 'Foreground') {
+    withFinalizer('foregroundDeletion');
+    without('orphan');
+  } else if (policy === 'Background') {
+    without('orphan');
+    without('foregroundDeletion');
+  }
+  return finalizers;
 }
 
 export function deleteCollection(

@@ -49,32 +49,24 @@ export function update(
   return updateDecoded(api, rt, namespace, name, decoded, stored, subresource, ctx, undefined);
 }
 
-export function updateDecoded(
-  api: ApiBase,
-  rt: ResourceType,
-  namespace: string,
-  name: string,
-  decoded: KubeObject,
-  stored: StoredObject,
-  subresource: string,
-  ctx: WriteContext,
-  managedOverride: Map<string, ManagerSet> | undefined,
-): WriteResult {
-  const old = stored.object;
-  if (decoded.metadata.uid && decoded.metadata.uid !== old.metadata.uid) {
-    throw conflict(rt, name, `Precondition failed: UID in precondition: ${decoded.metadata.uid}, UID in object meta: ${old.metadata.uid}`);
-  }
-  const { storageRt, obj } = defaulted(api, rt, decoded);
-  const meta = obj.metadata;
-  meta.namespace = old.metadata.namespace;
-  meta.uid = old.metadata.uid;
-  meta.creationTimestamp = old.metadata.creationTimestamp;
-  if (old.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = old.metadata.deletionTimestamp;
+/** The metadata an update cannot change: kept from the stored object (managedFields are recomputed). */
+function keepServerMetadata(meta: KubeObject['metadata'], old: KubeObject['metadata']): void {
+  meta.namespace = old.namespace;
+  meta.uid = old.uid;
+  meta.creationTimestamp = old.creationTimestamp;
+  if (old.deletionTimestamp !== undefined) meta.deletionTimestamp = old.deletionTimestamp;
   else delete meta.deletionTimestamp;
-  if (old.metadata.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+  if (old.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
   else delete meta.deletionGracePeriodSeconds;
   delete meta.managedFields;
-  meta.resourceVersion = old.metadata.resourceVersion;
+  meta.resourceVersion = old.resourceVersion;
+}
+
+/**
+ * What a write through `subresource` may change: `finalize` only spec.finalizers, `status` only the status (or what the
+ * resource's strategy allows), the main resource all but a status kept in its own subresource; bumps the generation.
+ */
+function applySubresourceRules(api: ApiBase, storageRt: ResourceType, obj: KubeObject, old: KubeObject, subresource: string): void {
   if (subresource === 'finalize') {
     const finalizers = (obj.spec as { finalizers?: string[] } | undefined)?.finalizers;
     const next: KubeObject = deepCopy(old);
@@ -99,6 +91,26 @@ export function updateDecoded(
     storageRt.prepareForUpdate?.(obj, old, api.strategyContext());
     bumpGeneration(storageRt, obj, old);
   }
+}
+
+export function updateDecoded(
+  api: ApiBase,
+  rt: ResourceType,
+  namespace: string,
+  name: string,
+  decoded: KubeObject,
+  stored: StoredObject,
+  subresource: string,
+  ctx: WriteContext,
+  managedOverride: Map<string, ManagerSet> | undefined,
+): WriteResult {
+  const old = stored.object;
+  if (decoded.metadata.uid && decoded.metadata.uid !== old.metadata.uid) {
+    throw conflict(rt, name, `Precondition failed: UID in precondition: ${decoded.metadata.uid}, UID in object meta: ${old.metadata.uid}`);
+  }
+  const { storageRt, obj } = defaulted(api, rt, decoded);
+  keepServerMetadata(obj.metadata, old.metadata);
+  applySubresourceRules(api, storageRt, obj, old, subresource);
   const view = rt.toStorage !== undefined;
   const managed =
     managedOverride ??

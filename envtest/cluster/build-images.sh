@@ -149,7 +149,7 @@ operator_hash="$(
   cd "${SOURCE}"
   {
     echo "${OPERATOR_IMAGE} ${base_hash}"
-    find Dockerfile .dockerignore package.json package-lock.json tsconfig.json infra imports operator dist -type f \
+    find Dockerfile .dockerignore package.json package-lock.json tsconfig.json infra imports operator x509 dist -type f \
       ! -name '*.test.ts' | LC_ALL=C sort | xargs sha256sum
   } | hash_of
 )"

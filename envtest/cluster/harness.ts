@@ -2,7 +2,7 @@
 // plus kube-scheduler and a node (containerd, runc, CNI bridge, kubelet, kube-proxy) in its own namespaces.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startEnvtest, type Envtest, type StaticToken } from '../harness.js';
 import type { NodeAddresses } from './addresses.js';
 import { clusterAssets, type ClusterAssets } from './build.js';
@@ -122,6 +122,220 @@ function componentTokens(nodeName: string): { kubelet: StaticToken; proxy: Stati
   };
 }
 
+/** The start's phases: each one's milliseconds since the previous, logged as it ends. */
+function startPhases(
+  now: () => number,
+  log: (event: string, fields: Record<string, unknown>) => void,
+): { timings: Record<string, number>; phase: (name: string, fields?: Record<string, unknown>) => void } {
+  const timings: Record<string, number> = {};
+  let phaseStart = now();
+  const phase = (name: string, fields: Record<string, unknown> = {}): void => {
+    timings[name] = now() - phaseStart;
+    phaseStart = now();
+    log(name, { ms: timings[name], ...fields });
+  };
+  return { timings, phase };
+}
+
+/**
+ * Stops the node's daemons and pods first, while the node's network exists (their connections close), then the API
+ * server (it waits for open streams to end), then the namespaces, cgroups and files; every step runs even when one fails.
+ */
+async function stopNodeCluster(slot: SlotLease, envtest: Envtest | undefined): Promise<void> {
+  const errors: unknown[] = [];
+  await slot.stopWorkloads().catch((error) => errors.push(error));
+  await envtest?.stop().catch((error) => errors.push(error));
+  await slot.release().catch((error) => errors.push(error));
+  if (errors.length > 0) throw new AggregateError(errors, `stopping the node cluster in slot ${slot.addresses.slot} failed`);
+}
+
+/** The node's container runtime: its CNI and containerd configuration written, containerd's start, and `ctr`. */
+function containerRuntime(
+  sandbox: NodeSandbox,
+  hostDir: string,
+  assets: ClusterAssets,
+  daemons: Daemon[],
+  { now, failure }: { now: () => number; failure: () => string | undefined },
+): { startContainerd: () => Promise<void>; ctr: (args: readonly string[]) => Promise<string> } {
+  const cniDir = join(hostDir, 'cni');
+  mkdirSync(cniDir, { recursive: true });
+  writeFileSync(join(cniDir, '10-customapp.conflist'), cniConfig(sandbox.addresses));
+  writeFileSync(join(hostDir, 'containerd.toml'), containerdConfig({ pauseImage: assets.images.pause.name, cniConfDir: cniDir }));
+  const ctr = (args: readonly string[]): Promise<string> =>
+    sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
+  const startContainerd = async (): Promise<void> => {
+    daemons.push(sandbox.spawnDaemon('containerd', 'containerd', ['--config', join(hostDir, 'containerd.toml')]));
+    await poll('containerd', 30_000, now, failure, async () => {
+      await ctr(['version']);
+      return true;
+    });
+  };
+  return { startContainerd, ctr };
+}
+
+/** Starts envtest's control plane for the node: bound to the host's end of the node link, with the node's identities. */
+async function startNodeApiserver(
+  hostDir: string,
+  auditLogPath: string,
+  addresses: NodeAddresses,
+  tokens: ReturnType<typeof componentTokens>,
+  certs: { certFile: string; keyFile: string },
+): Promise<Envtest> {
+  const auditPolicyPath = join(hostDir, 'audit-policy.json');
+  writeFileSync(auditPolicyPath, AUDIT_POLICY);
+  return startEnvtest({
+    controllerManager: 'all',
+    bindAddress: addresses.hostIp,
+    serviceClusterIpRange: addresses.serviceCidr,
+    tokens: [tokens.kubelet, tokens.proxy, tokens.scheduler],
+    tmpDir: hostDir, // inside the slot: a SIGKILLed run's etcd data goes with the slot's teardown
+    logDir: dirname(auditLogPath),
+    apiserverFlags: nodeApiserverFlags(certs, auditPolicyPath, auditLogPath),
+  });
+}
+
+/** Starts containerd and imports every image into it; answers the import's milliseconds. */
+async function startAndImport(
+  startContainerd: () => Promise<void>,
+  ctr: (args: readonly string[]) => Promise<string>,
+  assets: ClusterAssets,
+  now: () => number,
+): Promise<number> {
+  await startContainerd();
+  const importStart = now();
+  for (const image of Object.values(assets.images)) await ctr(['images', 'import', image.archive]);
+  return now() - importStart;
+}
+
+/** Writes `<name>.kubeconfig` in `hostDir` for a component's token; answers its path. */
+function writeKubeconfig(hostDir: string, env: Envtest, name: string, token: StaticToken): string {
+  const path = join(hostDir, `${name}.kubeconfig`);
+  writeFileSync(path, env.tokenKubeconfig(token.user, token.token));
+  return path;
+}
+
+/** {@link NodeCluster.stopComponent} and {@link NodeCluster.startComponent}: containerd here, the control plane envtest's. */
+function componentControl(
+  env: Envtest,
+  daemons: Daemon[],
+  startContainerd: () => Promise<void>,
+): Pick<NodeCluster, 'stopComponent' | 'startComponent'> {
+  return {
+    async stopComponent(name) {
+      if (name !== 'containerd') return env.stopComponent(name);
+      await stopContainerd(daemons);
+    },
+    async startComponent(name) {
+      if (name !== 'containerd') return env.startComponent(name);
+      if (daemons.some((daemon) => daemon.name === 'containerd')) throw new Error('containerd is running: stop it first');
+      await startContainerd();
+    },
+  };
+}
+
+/** How {@link NodeCluster} reaches its API server as admin: envtest's. */
+function adminAccess(env: Envtest): Pick<NodeCluster, 'server' | 'kubeconfigPath' | 'kubeconfig' | 'adminToken' | 'caPem' | 'version'> {
+  const { server, kubeconfigPath, kubeconfig, adminToken, caPem, version } = env;
+  return { server, kubeconfigPath, kubeconfig, adminToken, caPem, version };
+}
+
+/** kube-apiserver's flags on the node: Node authorization, the kubelet's client certificate, a blocking audit log. */
+function nodeApiserverFlags(
+  certs: { certFile: string; keyFile: string },
+  auditPolicyPath: string,
+  auditLogPath: string,
+): Record<string, string> {
+  return {
+    'authorization-mode': 'Node,RBAC',
+    'enable-admission-plugins': 'NodeRestriction,OwnerReferencesPermissionEnforcement',
+    'disable-admission-plugins': '', // the ServiceAccount admission plugin mounts the pods' API tokens
+    'kubelet-client-certificate': certs.certFile,
+    'kubelet-client-key': certs.keyFile,
+    'kubelet-preferred-address-types': 'InternalIP',
+    'audit-policy-file': auditPolicyPath,
+    'audit-log-path': auditLogPath,
+    'audit-log-format': 'json',
+    'audit-log-mode': 'blocking',
+  };
+}
+
+/** kube-scheduler's arguments: one kubeconfig, its own identity's, for the API and for its delegated authentication. */
+function schedulerArgs(kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    '--v=1',
+  ];
+}
+
+/** The kubelet's arguments (its configuration file is kubelet.json in `hostDir`). */
+function kubeletArgs(hostDir: string, addresses: NodeAddresses, kubeconfig: string): string[] {
+  return [
+    `--config=${join(hostDir, 'kubelet.json')}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${addresses.nodeName}`,
+    `--node-ip=${addresses.nodeIp}`,
+    `--root-dir=${NODE_STATE.kubeletRoot}`,
+    `--cert-dir=${NODE_STATE.kubeletRoot}/pki`,
+    '--v=1',
+  ];
+}
+
+function kubeProxyArgs(addresses: NodeAddresses, kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${addresses.nodeName}`,
+    `--cluster-cidr=${addresses.podCidr}`,
+    '--proxy-mode=iptables',
+    '--metrics-bind-address=127.0.0.1:10249',
+    '--healthz-bind-address=127.0.0.1:10256',
+    // Leave the host-wide conntrack sysctls alone.
+    '--conntrack-max-per-core=0',
+    '--conntrack-min=0',
+    '--conntrack-tcp-timeout-established=0',
+    '--conntrack-tcp-timeout-close-wait=0',
+    '--v=1',
+  ];
+}
+
+/** Whether the node reports Ready. */
+async function nodeReady(env: Envtest, nodeName: string): Promise<boolean> {
+  const node = await env.request('GET', `/api/v1/nodes/${nodeName}`);
+  return node.status === 200 && node.body.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** Whether kube-controller-manager has made the `default` ServiceAccount and published `kube-root-ca.crt`. */
+async function defaultAccountReady(env: Envtest): Promise<boolean> {
+  const account = await env.request('GET', '/api/v1/namespaces/default/serviceaccounts/default');
+  const rootCa = await env.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
+  return account.status === 200 && rootCa.status === 200;
+}
+
+/** Records the demo image's name in {@link DEMO_IMAGE_CONFIGMAP}. */
+async function recordDemoImage(env: Envtest, image: string): Promise<void> {
+  const recorded = await env.request('POST', `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps`, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: DEMO_IMAGE_CONFIGMAP.name, namespace: DEMO_IMAGE_CONFIGMAP.namespace },
+    data: { [DEMO_IMAGE_CONFIGMAP.key]: image },
+  });
+  if (recorded.status !== 201) throw new Error(`recording the demo image: ${recorded.status} ${JSON.stringify(recorded.body)}`);
+}
+
+/** Stops containerd (SIGTERM) and takes it out of `daemons`, as an outage would; its images and containers stay. */
+async function stopContainerd(daemons: Daemon[]): Promise<void> {
+  const index = daemons.findIndex((daemon) => daemon.name === 'containerd');
+  if (index < 0) throw new Error('containerd is not running');
+  const [daemon] = daemons.splice(index, 1);
+  if (daemon!.exitReason()) return;
+  const exited = new Promise<void>((done) => daemon!.process.once('exit', () => done()));
+  daemon!.process.kill('SIGTERM');
+  await exited;
+}
+
 /**
  * Starts the cluster: builds or finds its binaries and images, takes a free node slot (clearing what a killed
  * predecessor left there), starts the node's namespaces, envtest's control plane bound to the host's end of the node
@@ -132,14 +346,8 @@ function componentTokens(nodeName: string): { kubelet: StaticToken; proxy: Stati
 export async function startNodeCluster(options: NodeClusterOptions = {}): Promise<NodeCluster> {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
-  const timings: Record<string, number> = {};
   const started = now();
-  let phaseStart = started;
-  const phase = (name: string, fields: Record<string, unknown> = {}): void => {
-    timings[name] = now() - phaseStart;
-    phaseStart = now();
-    log(name, { ms: timings[name], ...fields });
-  };
+  const { timings, phase } = startPhases(now, log);
 
   if (process.getuid?.() !== 0) {
     throw new Error('npm run cluster needs root: it creates network namespaces, cgroups, a veth pair and mounts (uid is not 0)');
@@ -155,15 +363,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
   const daemons: Daemon[] = [];
   const failure = (): string | undefined =>
     (slot.alive() ? undefined : 'the slot reaper exited') ?? daemons.map((daemon) => daemon.exitReason()).find(Boolean);
-  const stop = async (): Promise<void> => {
-    const errors: unknown[] = [];
-    // The node's daemons and pods first, while the node's network exists (their connections close), then the API
-    // server (it waits for open streams to end), then the namespaces, cgroups and files.
-    await slot.stopWorkloads().catch((error) => errors.push(error));
-    await envtest?.stop().catch((error) => errors.push(error));
-    await slot.release().catch((error) => errors.push(error));
-    if (errors.length > 0) throw new AggregateError(errors, `stopping the node cluster in slot ${addresses.slot} failed`);
-  };
+  const stop = (): Promise<void> => stopNodeCluster(slot, envtest);
 
   try {
     const hostDir = join(SLOTS_DIR, String(addresses.slot));
@@ -173,144 +373,39 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
     const sandbox: NodeSandbox = await createNodeSandbox({ addresses, logDir });
     phase('namespaces', { holderPid: sandbox.holderPid, nodeIp: addresses.nodeIp, hostIp: addresses.hostIp });
 
-    const cniDir = join(hostDir, 'cni');
-    mkdirSync(cniDir, { recursive: true });
-    writeFileSync(join(cniDir, '10-customapp.conflist'), cniConfig(addresses));
-    writeFileSync(join(hostDir, 'containerd.toml'), containerdConfig({ pauseImage: assets.images.pause.name, cniConfDir: cniDir }));
-    const startContainerd = async (): Promise<void> => {
-      daemons.push(sandbox.spawnDaemon('containerd', 'containerd', ['--config', join(hostDir, 'containerd.toml')]));
-      await poll('containerd', 30_000, now, failure, async () => {
-        await ctr(['version']);
-        return true;
-      });
-    };
-    const ctr = (args: readonly string[]): Promise<string> =>
-      sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
+    const { startContainerd, ctr } = containerRuntime(sandbox, hostDir, assets, daemons, { now, failure });
 
     // The node's runtime and the control plane start side by side.
-    const runtimeReady = (async () => {
-      await startContainerd();
-      const importStart = now();
-      for (const image of Object.values(assets.images)) await ctr(['images', 'import', image.archive]);
-      return now() - importStart;
-    })();
+    const runtimeReady = startAndImport(startContainerd, ctr, assets, now);
 
     const tokens = componentTokens(addresses.nodeName);
-    const auditPolicyPath = join(hostDir, 'audit-policy.json');
-    writeFileSync(auditPolicyPath, AUDIT_POLICY);
     const auditLogPath = join(logDir, 'audit.log');
-    envtest = await startEnvtest({
-      controllerManager: 'all',
-      bindAddress: addresses.hostIp,
-      serviceClusterIpRange: addresses.serviceCidr,
-      tokens: [tokens.kubelet, tokens.proxy, tokens.scheduler],
-      tmpDir: hostDir, // inside the slot: a SIGKILLed run's etcd data goes with the slot's teardown
-      logDir,
-      apiserverFlags: {
-        'authorization-mode': 'Node,RBAC',
-        'enable-admission-plugins': 'NodeRestriction,OwnerReferencesPermissionEnforcement',
-        'disable-admission-plugins': '', // the ServiceAccount admission plugin mounts the pods' API tokens
-        'kubelet-client-certificate': certs.certFile,
-        'kubelet-client-key': certs.keyFile,
-        'kubelet-preferred-address-types': 'InternalIP',
-        'audit-policy-file': auditPolicyPath,
-        'audit-log-path': auditLogPath,
-        'audit-log-format': 'json',
-        'audit-log-mode': 'blocking',
-      },
-    });
+    envtest = await startNodeApiserver(hostDir, auditLogPath, addresses, tokens, certs);
     const env = envtest;
     phase('apiserver', { server: env.server, version: env.version });
-    const kubeconfigFor = (name: string, token: StaticToken): string => {
-      const path = join(hostDir, `${name}.kubeconfig`);
-      writeFileSync(path, env.tokenKubeconfig(token.user, token.token));
-      return path;
-    };
-
-    daemons.push(
-      sandbox.spawnDaemon('kube-scheduler', join(assets.binDir, 'kube-scheduler'), [
-        `--kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
-        `--authentication-kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
-        `--authorization-kubeconfig=${kubeconfigFor('kube-scheduler', tokens.scheduler)}`,
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        '--v=1',
-      ]),
-    );
+    const kubeconfigFor = (name: string, token: StaticToken): string => writeKubeconfig(hostDir, env, name, token);
+    const spawn = (name: string, args: string[]): Daemon => sandbox.spawnDaemon(name, join(assets.binDir, name), args);
+    daemons.push(spawn('kube-scheduler', schedulerArgs(kubeconfigFor('kube-scheduler', tokens.scheduler))));
 
     const importMs = await runtimeReady;
     phase('containerd', { importMs, images: Object.values(assets.images).map((image) => image.name) });
 
     writeFileSync(join(hostDir, 'kubelet.json'), kubeletConfig({ addresses, cgroupRoot: sandbox.cgroupRoot, clientCaFile: certs.caFile }));
     daemons.push(
-      sandbox.spawnDaemon('kubelet', join(assets.binDir, 'kubelet'), [
-        `--config=${join(hostDir, 'kubelet.json')}`,
-        `--kubeconfig=${kubeconfigFor('kubelet', tokens.kubelet)}`,
-        `--hostname-override=${addresses.nodeName}`,
-        `--node-ip=${addresses.nodeIp}`,
-        `--root-dir=${NODE_STATE.kubeletRoot}`,
-        `--cert-dir=${NODE_STATE.kubeletRoot}/pki`,
-        '--v=1',
-      ]),
-      sandbox.spawnDaemon('kube-proxy', join(assets.binDir, 'kube-proxy'), [
-        `--kubeconfig=${kubeconfigFor('kube-proxy', tokens.proxy)}`,
-        `--hostname-override=${addresses.nodeName}`,
-        `--cluster-cidr=${addresses.podCidr}`,
-        '--proxy-mode=iptables',
-        '--metrics-bind-address=127.0.0.1:10249',
-        '--healthz-bind-address=127.0.0.1:10256',
-        // Leave the host-wide conntrack sysctls alone.
-        '--conntrack-max-per-core=0',
-        '--conntrack-min=0',
-        '--conntrack-tcp-timeout-established=0',
-        '--conntrack-tcp-timeout-close-wait=0',
-        '--v=1',
-      ]),
+      spawn('kubelet', kubeletArgs(hostDir, addresses, kubeconfigFor('kubelet', tokens.kubelet))),
+      spawn('kube-proxy', kubeProxyArgs(addresses, kubeconfigFor('kube-proxy', tokens.proxy))),
     );
 
     const timeoutMs = options.startTimeoutMs ?? 180_000;
-    await poll(`node ${addresses.nodeName} Ready`, timeoutMs, now, failure, async () => {
-      const node = await env.request('GET', `/api/v1/nodes/${addresses.nodeName}`);
-      return node.status === 200 && node.body.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
-    });
+    await poll(`node ${addresses.nodeName} Ready`, timeoutMs, now, failure, () => nodeReady(env, addresses.nodeName));
     phase('nodeReady');
-    await poll('the default ServiceAccount and kube-root-ca.crt', timeoutMs, now, failure, async () => {
-      const account = await env.request('GET', '/api/v1/namespaces/default/serviceaccounts/default');
-      const rootCa = await env.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
-      return account.status === 200 && rootCa.status === 200;
-    });
-    const recorded = await env.request('POST', `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps`, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: DEMO_IMAGE_CONFIGMAP.name, namespace: DEMO_IMAGE_CONFIGMAP.namespace },
-      data: { [DEMO_IMAGE_CONFIGMAP.key]: assets.images.demo.name },
-    });
-    if (recorded.status !== 201) throw new Error(`recording the demo image: ${recorded.status} ${JSON.stringify(recorded.body)}`);
+    await poll('the default ServiceAccount and kube-root-ca.crt', timeoutMs, now, failure, () => defaultAccountReady(env));
+    await recordDemoImage(env, assets.images.demo.name);
     phase('accounts');
     timings.total = now() - started;
 
-    const stopComponent = async (name: NodeComponent): Promise<void> => {
-      if (name !== 'containerd') return env.stopComponent(name);
-      const index = daemons.findIndex((daemon) => daemon.name === 'containerd');
-      if (index < 0) throw new Error('containerd is not running');
-      const [daemon] = daemons.splice(index, 1);
-      if (daemon!.exitReason()) return;
-      const exited = new Promise<void>((done) => daemon!.process.once('exit', () => done()));
-      daemon!.process.kill('SIGTERM');
-      await exited;
-    };
-    const startComponent = async (name: NodeComponent): Promise<void> => {
-      if (name !== 'containerd') return env.startComponent(name);
-      if (daemons.some((daemon) => daemon.name === 'containerd')) throw new Error('containerd is running: stop it first');
-      await startContainerd();
-    };
     return {
-      server: env.server,
-      kubeconfigPath: env.kubeconfigPath,
-      kubeconfig: env.kubeconfig,
-      adminToken: env.adminToken,
-      caPem: env.caPem,
-      version: env.version,
+      ...adminAccess(env),
       addresses,
       images: { pause: assets.images.pause.name, demo: assets.images.demo.name, operator: assets.images.operator.name },
       timings,
@@ -319,8 +414,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
       nodeRun: (command, args) => sandbox.run(command, args),
       ctr,
       auditLogPath,
-      stopComponent,
-      startComponent,
+      ...componentControl(env, daemons, startContainerd),
       failure,
       stop,
     };

@@ -45,6 +45,7 @@ export class OperatorMetrics {
   readonly leaderStatus: Gauge<'name'>;
   readonly reconcileStepTime: Histogram<'step'>;
 
+  // long-functions: data table: one definition per metric, read as a table.
   constructor(options: OperatorMetricsOptions = {}) {
     const registers = [this.registry];
     this.reconcileTotal = new Counter({

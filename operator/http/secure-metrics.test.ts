@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { eventually } from '../../test/support/eventually.js';
 import { VirtualClock } from '../../test/support/virtual-time.js';
-import { selfSignedCertificate } from '../x509/self-signed.js';
+import { selfSignedCertificate } from '../../x509/self-signed.js';
 import type { AuthDecision } from './metrics-auth.js';
 import { readCertificateDir, serveSecureMetrics, type MetricsAuthorizer } from './secure-metrics.js';
 

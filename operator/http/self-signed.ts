@@ -1,6 +1,6 @@
 // The metrics server's certificate when none is mounted: self-signed at start, its key only ever in memory.
 import { hostname } from 'node:os';
-import { selfSignedCertificate } from '../x509/self-signed.js';
+import { selfSignedCertificate } from '../../x509/self-signed.js';
 
 /** A serving certificate and its private key, PEM. */
 export interface ServingCertificate {

@@ -102,17 +102,7 @@ export class KubeClient {
   }
 
   async create<T extends KubeObject>(resource: Resource, namespace: string | undefined, body: T, options: WriteOptions = {}): Promise<T> {
-    const path = resourcePath(resource, namespace, undefined, options.subresource) + query({ fieldManager: options.fieldManager });
-    return this.json<T>({
-      method: 'POST',
-      verb: 'create',
-      resource,
-      namespace,
-      subresource: options.subresource,
-      path,
-      body,
-      signal: options.signal,
-    });
+    return this.write<T>('POST', resource, namespace, undefined, body, options);
   }
 
   /** PUT: a full replace, guarded by `metadata.resourceVersion` when the body carries it (409 when stale). */
@@ -123,17 +113,21 @@ export class KubeClient {
     body: T,
     options: WriteOptions = {},
   ): Promise<T> {
+    return this.write<T>('PUT', resource, namespace, name, body, options);
+  }
+
+  /** A POST (create, `name` undefined) or a PUT (update) of a whole object. */
+  private write<T extends KubeObject>(
+    method: 'POST' | 'PUT',
+    resource: Resource,
+    namespace: string | undefined,
+    name: string | undefined,
+    body: T,
+    options: WriteOptions,
+  ): Promise<T> {
     const path = resourcePath(resource, namespace, name, options.subresource) + query({ fieldManager: options.fieldManager });
-    return this.json<T>({
-      method: 'PUT',
-      verb: 'update',
-      resource,
-      namespace,
-      subresource: options.subresource,
-      path,
-      body,
-      signal: options.signal,
-    });
+    const verb = method === 'POST' ? 'create' : 'update';
+    return this.json<T>({ method, verb, resource, namespace, subresource: options.subresource, path, body, signal: options.signal });
   }
 
   async patch<T extends KubeObject>(

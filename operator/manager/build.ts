@@ -65,78 +65,14 @@ export interface OperatorParts {
 /** Builds the parts: nothing starts until the informers are subscribed (operator/manager/lifecycle.ts). */
 export async function buildOperator(options: OperatorOptions, logger: Logger): Promise<OperatorParts> {
   const metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
-  let client = options.client;
-  const ownsClient = !client;
-  if (!client) {
-    if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
-    client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
-  }
+  const { client, ownsClient } = await operatorClient(options, metrics);
   const { scheduler, namespaces } = options;
-  const watchDeps = { logger: logger.child({ component: 'watch' }), scheduler };
+  const { registry, dependencies } = dependencySource(options, client, logger, metrics);
 
-  let registry: DependencyRegistry | undefined;
-  let dependencies: DependencySource;
-  if (options.dependencies) dependencies = options.dependencies({ client, logger, metrics: metrics.registry, scheduler });
-  else {
-    registry = new DependencyRegistry({ ...options.registry, client, logger, metrics: metrics.registry, scheduler });
-    dependencies = new RegistryDependencySource(registry, { logger });
-  }
-
-  if (options.sharding && options.leaderElection) throw new Error('createOperator: sharding and leaderElection exclude each other');
-  const leaseClient = options.leaderElection || options.sharding ? client.withOwnFence() : undefined;
-  const sharding: ShardParts | undefined =
-    options.sharding && leaseClient
-      ? buildShard(options.sharding, {
-          client,
-          leaseClient,
-          logger,
-          scheduler,
-          metrics: metrics.registry,
-          cachedKeys: (): Record<string, Iterable<string>> => ({
-            customapp: apps.store.keys(),
-            // The workload informers cache every object of their kinds (trimmed); only those opted in are workloads.
-            workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
-              store
-                .list()
-                .filter((object) => hasOptIn(object.metadata.annotations) || hasOptIn(object.spec.template?.metadata?.annotations))
-                .map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
-            ),
-          }),
-        })
-      : undefined;
+  const { leaseClient, sharding } = coordination(options, client, logger, metrics, () => cachedKeys(apps, workloads));
   const access = apiAccess(client, { namespaces, logger, scheduler });
-  // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
-  const apps: Informer<CustomApp> = informerOf<CustomApp>(
-    access.apps.watch(CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` }), watchDeps),
-    CUSTOM_APP_INDEXERS,
-    { scope: sharding?.byName<CustomApp>() },
-  );
-  const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
-  // A CustomApp's Deployment and Service are named after it: the same key, so the same shard.
-  const deployments = informerOf<Deployment>(
-    access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps),
-    {},
-    {
-      scope: sharding?.byName(),
-    },
-  );
-  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps), {}, { scope: sharding?.byName() });
-
-  const leaderElection = options.leaderElection;
-  const elector =
-    sharding?.elector ??
-    (leaderElection && leaseClient
-      ? new LeaderElector({
-          client: leaseClient,
-          ...leaderElection,
-          scheduler,
-          // A scheduler given here is virtual time (tests), its own monotonic clock; by default the elector reads
-          // performance.now(), never asyncScheduler's wall-clock now().
-          monotonicNow: scheduler && (() => scheduler.now()),
-          logger: logger.child({ component: 'leader-election' }),
-          onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
-        })
-      : undefined);
+  const { apps, deployments, services } = customAppInformers(access, { logger: logger.child({ component: 'watch' }), scheduler }, sharding);
+  const elector = sharding?.elector ?? leaderElector(options, leaseClient, metrics, logger);
   const identity = elector?.identity ?? `${OPERATOR_NAME}-${newTraceId()}`;
 
   const caches = {
@@ -144,46 +80,28 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     deployments: new FreshCache(deployments.store, { scheduler }),
     services: new FreshCache(services.store, { scheduler }),
   };
-  const now = (): number => (scheduler ?? asyncScheduler).now();
   const governance = new RolloutGovernance({
     settings: options.rollouts,
-    now,
+    now: (): number => (scheduler ?? asyncScheduler).now(),
     logger: logger.child({ component: 'rollouts' }),
     metrics: metrics.registry,
-    referenced: (ref) => {
-      const [kind, ...object] = ref.split('/');
-      if (apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0) return true;
-      return Object.values(workloads?.informers ?? {}).some(({ store }) => store.byIndex(BY_REFERENCE, ref).length > 0);
-    },
+    referenced: (ref) => isReferenced(ref, apps, workloads),
   });
   // Keys wait for a worker (a fan-out): Events wait, and a rollout's status goes to a second pass.
   const keysWait = (): boolean => controller.queue.length > 0 || (workloads?.controller.queue.length ?? 0) > 0;
-  const recorder = new EventRecorder({
+  const recorder = eventRecorder(client, identity, metrics, logger, keysWait);
+  const concurrency = options.maxConcurrentReconciles ?? 4;
+  const gate = sharding?.shard;
+  const controller = customAppController(options, {
     client,
-    component: OPERATOR_NAME,
-    instance: identity,
-    logger: logger.child({ component: 'events' }),
-    metrics: metrics.registry,
-    yieldTo: { busy: keysWait, maxDelayMs: 5_000 },
-  });
-  const reconciler = new CustomAppReconciler({
-    client,
-    ...caches,
+    caches,
     dependencies,
     governance,
     recorder,
-    notOwnedRetryMs: options.notOwnedRetryMs,
-    steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
-    busy: keysWait,
-  });
-  const controller = new Controller({
-    name: CONTROLLER_NAME,
-    reconciler,
-    logger: logger.child({ controller: CONTROLLER_NAME }),
     metrics,
-    concurrency: options.maxConcurrentReconciles ?? 4,
-    scheduler,
-    gate: sharding?.shard,
+    logger,
+    busy: keysWait,
+    gate,
   });
   const workloads: WorkloadParts | undefined = buildWorkloads(options.workloads, {
     client,
@@ -195,8 +113,8 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     dependencies,
     governance,
     recorder,
-    concurrency: options.maxConcurrentReconciles ?? 4,
-    shard: sharding?.shard,
+    concurrency,
+    shard: gate,
   });
   return {
     logger,
@@ -219,6 +137,176 @@ export async function buildOperator(options: OperatorOptions, logger: Logger): P
     workloads,
     sharding,
   };
+}
+
+/** The Events of the reconciles, written asynchronously, yielding for up to 5 s while keys wait for a worker. */
+function eventRecorder(
+  client: KubeClient,
+  identity: string,
+  metrics: OperatorMetrics,
+  logger: Logger,
+  keysWait: () => boolean,
+): EventRecorder {
+  return new EventRecorder({
+    client,
+    component: OPERATOR_NAME,
+    instance: identity,
+    logger: logger.child({ component: 'events' }),
+    metrics: metrics.registry,
+    yieldTo: { busy: keysWait, maxDelayMs: 5_000 },
+  });
+}
+
+/** The CustomApp controller: its reconciler on the read-your-writes caches, and the workers that run it. */
+function customAppController(
+  options: OperatorOptions,
+  parts: {
+    readonly client: KubeClient;
+    readonly caches: OperatorParts['caches'];
+    readonly dependencies: DependencySource;
+    readonly governance: RolloutGovernance;
+    readonly recorder: EventRecorder;
+    readonly metrics: OperatorMetrics;
+    readonly logger: Logger;
+    /** Whether keys wait for a worker: the reconcile then leaves a rollout's status to a second pass. */
+    readonly busy: () => boolean;
+    /** This replica's shard: the keys it may act on. */
+    readonly gate: ShardParts['shard'] | undefined;
+  },
+): Controller {
+  const { metrics } = parts;
+  const reconciler = new CustomAppReconciler({
+    client: parts.client,
+    ...parts.caches,
+    dependencies: parts.dependencies,
+    governance: parts.governance,
+    recorder: parts.recorder,
+    notOwnedRetryMs: options.notOwnedRetryMs,
+    steps: (step, seconds) => metrics.reconcileStepTime.observe({ step }, seconds),
+    busy: parts.busy,
+  });
+  return new Controller({
+    name: CONTROLLER_NAME,
+    reconciler,
+    logger: parts.logger.child({ controller: CONTROLLER_NAME }),
+    metrics,
+    concurrency: options.maxConcurrentReconciles ?? 4,
+    scheduler: options.scheduler,
+    gate: parts.gate,
+  });
+}
+
+/** The client given in the options, or one built from the kubeconfig (then the operator owns and closes it). */
+async function operatorClient(options: OperatorOptions, metrics: OperatorMetrics): Promise<{ client: KubeClient; ownsClient: boolean }> {
+  if (options.client) return { client: options.client, ownsClient: false };
+  if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
+  return { client, ownsClient: true };
+}
+
+/** The dependency source the options name, or ours: the registry of reference-counted watches. */
+function dependencySource(
+  options: OperatorOptions,
+  client: KubeClient,
+  logger: Logger,
+  metrics: OperatorMetrics,
+): { registry?: DependencyRegistry; dependencies: DependencySource } {
+  const { scheduler } = options;
+  if (options.dependencies) return { dependencies: options.dependencies({ client, logger, metrics: metrics.registry, scheduler }) };
+  const registry = new DependencyRegistry({ ...options.registry, client, logger, metrics: metrics.registry, scheduler });
+  return { registry, dependencies: new RegistryDependencySource(registry, { logger }) };
+}
+
+/** The informers of CustomApps and of the Deployments and Services they own, each through its access gate. */
+function customAppInformers(
+  access: ApiAccess,
+  watchDeps: Parameters<ApiAccess['apps']['watch']>[2],
+  sharding: ShardParts | undefined,
+): { apps: Informer<CustomApp>; deployments: Informer<Deployment>; services: Informer<Service> } {
+  // One watcher per watched namespace (each through its own gate, named after its namespace), merged into one cache.
+  const apps: Informer<CustomApp> = informerOf<CustomApp>(
+    access.apps.watch(CUSTOM_APPS, (scope) => ({ name: `customapp ${scope}` }), watchDeps),
+    CUSTOM_APP_INDEXERS,
+    { scope: sharding?.byName<CustomApp>() },
+  );
+  const owned = (kind: string) => (scope: string) => ({ labelSelector: OWNED_SELECTOR, name: `${kind} ${scope} (owned)` });
+  // A CustomApp's Deployment and Service are named after it: the same key, so the same shard.
+  const deployments = informerOf<Deployment>(
+    access.deployments.watch(DEPLOYMENTS, owned('deployment'), watchDeps),
+    {},
+    { scope: sharding?.byName() },
+  );
+  const services = informerOf<Service>(access.services.watch(SERVICES, owned('service'), watchDeps), {}, { scope: sharding?.byName() });
+  return { apps, deployments, services };
+}
+
+/**
+ * What coordinates this replica with the others: the Lease's own client (`client` with its own fence), with
+ * `options.leaderElection` or `options.sharding`, and the shard with the latter.
+ */
+function coordination(
+  options: OperatorOptions,
+  client: KubeClient,
+  logger: Logger,
+  metrics: OperatorMetrics,
+  keys: () => Record<string, Iterable<string>>,
+): { leaseClient?: KubeClient; sharding?: ShardParts } {
+  if (options.sharding && options.leaderElection) throw new Error('createOperator: sharding and leaderElection exclude each other');
+  const leaseClient = options.leaderElection || options.sharding ? client.withOwnFence() : undefined;
+  const sharding: ShardParts | undefined =
+    options.sharding && leaseClient
+      ? buildShard(options.sharding, {
+          client,
+          leaseClient,
+          logger,
+          scheduler: options.scheduler,
+          metrics: metrics.registry,
+          cachedKeys: keys,
+        })
+      : undefined;
+  return { leaseClient, sharding };
+}
+
+/** The Lease elector, with `options.leaderElection` (on the Lease's own client). */
+function leaderElector(
+  options: OperatorOptions,
+  leaseClient: KubeClient | undefined,
+  metrics: OperatorMetrics,
+  logger: Logger,
+): LeaderElector | undefined {
+  const { leaderElection, scheduler } = options;
+  if (!leaderElection || !leaseClient) return undefined;
+  return new LeaderElector({
+    client: leaseClient,
+    ...leaderElection,
+    scheduler,
+    // A scheduler given here is virtual time (tests), its own monotonic clock; by default the elector reads
+    // performance.now(), never asyncScheduler's wall-clock now().
+    monotonicNow: scheduler && (() => scheduler.now()),
+    logger: logger.child({ component: 'leader-election' }),
+    onLeadingChange: (leading) => metrics.leaderStatus.set({ name: leaderElection.name }, leading ? 1 : 0),
+  });
+}
+
+/** The keys this replica's caches hold, by kind, for the shard's count of what it owns. */
+function cachedKeys(apps: Informer<CustomApp>, workloads: WorkloadParts | undefined): Record<string, Iterable<string>> {
+  return {
+    customapp: apps.store.keys(),
+    // The workload informers cache every object of their kinds (trimmed); only those opted in are workloads.
+    workload: Object.entries(workloads?.informers ?? {}).flatMap(([kind, { store }]) =>
+      store
+        .list()
+        .filter((object) => hasOptIn(object.metadata.annotations) || hasOptIn(object.spec.template?.metadata?.annotations))
+        .map((object) => `${kind}/${object.metadata.namespace}/${object.metadata.name}`),
+    ),
+  };
+}
+
+/** Whether a CustomApp or a workload references `ref` (`ConfigMap/namespace/name` or `Secret/…`). */
+function isReferenced(ref: string, apps: Informer<CustomApp>, workloads: WorkloadParts | undefined): boolean {
+  const [kind, ...object] = ref.split('/');
+  if (apps.store.byIndex(kind === 'Secret' ? BY_SECRET : BY_CONFIGMAP, object.join('/')).length > 0) return true;
+  return Object.values(workloads?.informers ?? {}).some(({ store }) => store.byIndex(BY_REFERENCE, ref).length > 0);
 }
 
 /** Stops the dependency source (every dependency watch), the registry, the governance and the caches' sweeps. */

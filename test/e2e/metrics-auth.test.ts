@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import test from 'ava';
 import { METRICS_READER_ROLE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { selfSignedCertificate } from '../../operator/x509/self-signed.js';
+import { selfSignedCertificate } from '../../x509/self-signed.js';
 import { selectedTargets } from '../support/cluster.js';
 import { startTestOperator, type TestOperator, clusterScenario } from '../support/operator-harness.js';
 import { metricsReaderToken, scrapeHttps, serviceAccountToken } from '../support/metrics-scrape.js';

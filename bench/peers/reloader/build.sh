@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds stakater/Reloader, from the source vendored in src/, into a cache outside the repository; prints the binary's path.
+# Builds stakater/Reloader from the source archive beside it into a cache outside the repository; prints the binary's path.
 #
-# Usage: bench/peers/reloader/build.sh     prints the binary path on its last line (builds only when src/ or this
-#                                         script changed since the last build)
+# Usage: bench/peers/reloader/build.sh     prints the binary path on its last line (builds only when the archive or
+#                                         this script changed since the last build)
 # Env:   CUSTOMAPP_BENCH_RELOADER_CACHE   cache root (default ~/.cache/customapp-operator/bench-reloader)
 #
-# src/ is Reloader's own tree at the pinned release (UPSTREAM names it), kept verbatim: only what `go build .` compiles
-# (main.go, internal/, pkg/ without tests), go.mod, go.sum and the licence. Its modules come from the Go module proxy.
+# The archive is Reloader's own tree at the pinned release (UPSTREAM names it and its sha256; pack.sh made it), kept
+# verbatim: only what `go build .` compiles (main.go, internal/, pkg/ without tests), go.mod, go.sum and the licence.
+# It is committed as an archive because the Go module proxy does not serve stakater/Reloader, and packed so that its
+# upstream code stays out of the tree our tools read (the duplicate finder, the linters). Its modules come from the
+# Go module proxy.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,8 +23,18 @@ OPENSHIFT_API_REPLACE="github.com/openshift/api=github.com/openshift/api@v0.0.0-
 
 log() { echo "bench-reloader: $*" >&2; }
 
+upstream() { sed -n "s/^$1: //p" "${HERE}/UPSTREAM"; }
+VERSION="$(upstream version)"
+ARCHIVE="${HERE}/$(upstream archive)"
+
+# A changed or truncated archive stops here rather than building something other than the release UPSTREAM names.
+if ! echo "$(upstream sha256)  ${ARCHIVE}" | sha256sum --check --status; then
+  log "${ARCHIVE}: sha256 $(sha256sum "${ARCHIVE}" 2>/dev/null | cut -d' ' -f1 || echo '(unreadable)') is not UPSTREAM's $(upstream sha256)"
+  exit 1
+fi
+
 sources_hash() {
-  { (cd "${HERE}/src" && find . -type f | LC_ALL=C sort | xargs cat); cat "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16
+  { cat "${ARCHIVE}" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16
 }
 BINARY="${CACHE}/bin/reloader-$(sources_hash)"
 if [[ -x "${BINARY}" ]]; then
@@ -30,7 +43,7 @@ if [[ -x "${BINARY}" ]]; then
 fi
 
 if ! command -v go >/dev/null 2>&1; then
-  log "Go is needed to build Reloader (https://go.dev/dl, or Debian's golang-go; its go.mod asks for $(grep '^go ' "${HERE}/src/go.mod"))"
+  log "Go is needed to build Reloader (https://go.dev/dl, or Debian's golang-go; its go.mod asks for $(tar -xzOf "${ARCHIVE}" go.mod | grep '^go '))"
   exit 1
 fi
 
@@ -41,12 +54,12 @@ mkdir -p "${CACHE}/bin"
 
 start=$(date +%s)
 log "building stakater/Reloader $(head -1 "${HERE}/UPSTREAM")"
-# The replace goes into a copy: src/ stays byte for byte what upstream released.
+# Unpacked into the cache, where the replace is made: the archive stays byte for byte what upstream released.
 WORK="${CACHE}/work"
 rm -rf "${WORK}"
-cp -r "${HERE}/src" "${WORK}"
+mkdir -p "${WORK}"
+tar -xzf "${ARCHIVE}" -C "${WORK}"
 (cd "${WORK}" && go mod edit -replace "${OPENSHIFT_API_REPLACE}")
-VERSION="$(sed -n 's/^version: //p' "${HERE}/UPSTREAM")"
 (cd "${WORK}" && go build -trimpath -ldflags "-s -w -X github.com/stakater/Reloader/pkg/common.Version=${VERSION}" -o "${BINARY}.tmp" .)
 mv "${BINARY}.tmp" "${BINARY}"
 log "built in $(( $(date +%s) - start ))s: ${BINARY}"

@@ -67,29 +67,8 @@ export function buildShard(settings: ShardingSettings, context: ShardContext): S
     { logger: logger.child({ component: 'watch' }), scheduler },
   );
   const leaseDurationMs = settings.leaseDurationMs ?? 15_000;
-  const registers = [context.metrics];
-  const collected = new Counter({
-    name: 'customapp_shard_leases_collected_total',
-    help: 'Stale ring Leases this replica deleted (a replica that stopped renewing its Lease 10 Lease durations ago)',
-    registers,
-  });
   const shardLogger = logger.child({ component: 'shard' });
-  /** Deletes a stale ring Lease unless it changed since (resourceVersion precondition), or is gone already. */
-  const collect = async (name: string, resourceVersion: string): Promise<void> => {
-    try {
-      await context.client.delete(LEASES, settings.namespace, name, { preconditions: { resourceVersion } });
-    } catch (error) {
-      if (isConflict(error) || isNotFound(error)) {
-        // Renewed or recreated meanwhile (its holder is back), or deleted by another member: nothing to collect.
-        shardLogger.info({ lease: name, resourceVersion, reason: (error as ApiError).reason }, 'shard.lease-kept');
-        return;
-      }
-      shardLogger.warn({ err: error, lease: name }, 'shard.lease-collect-failed');
-      throw new Error(`deleting the stale shard Lease ${settings.namespace}/${name}`, { cause: error });
-    }
-    collected.inc();
-    shardLogger.info({ lease: name, resourceVersion }, 'shard.lease-collected');
-  };
+  const collect = staleLeaseCollector(settings.namespace, context, shardLogger);
   const shard = new Shard({
     member,
     leases$: merge(ring.synced$.pipe(filter(Boolean)), ring.events$).pipe(map(() => ring.store.list())),
@@ -120,6 +99,51 @@ export function buildShard(settings: ShardingSettings, context: ShardContext): S
       ? `the shard Lease ${settings.namespace}/${member} is not held within its renew deadline`
       : undefined,
   );
+  registerShardGauges(shard, member, context);
+  return {
+    shard,
+    elector,
+    ring,
+    byName: <T extends KubeObject>(): CacheScope<T> => ({
+      keeps: (object: T) => shard.inScope(objectKey(object)),
+      versions$: shard.scope$,
+    }),
+  };
+}
+
+/**
+ * Deletes a stale ring Lease unless it changed since (a resourceVersion precondition: its holder is back) or is gone
+ * already (another member collected it), counting what it deleted in `customapp_shard_leases_collected_total`.
+ */
+function staleLeaseCollector(
+  namespace: string,
+  context: ShardContext,
+  shardLogger: Logger,
+): (name: string, resourceVersion: string) => Promise<void> {
+  const collected = new Counter({
+    name: 'customapp_shard_leases_collected_total',
+    help: 'Stale ring Leases this replica deleted (a replica that stopped renewing its Lease 10 Lease durations ago)',
+    registers: [context.metrics],
+  });
+  return async (name, resourceVersion) => {
+    try {
+      await context.client.delete(LEASES, namespace, name, { preconditions: { resourceVersion } });
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) {
+        shardLogger.info({ lease: name, resourceVersion, reason: (error as ApiError).reason }, 'shard.lease-kept');
+        return;
+      }
+      shardLogger.warn({ err: error, lease: name }, 'shard.lease-collect-failed');
+      throw new Error(`deleting the stale shard Lease ${namespace}/${name}`, { cause: error });
+    }
+    collected.inc();
+    shardLogger.info({ lease: name, resourceVersion }, 'shard.lease-collected');
+  };
+}
+
+/** The gauges of a shard: the objects it owns in its view, by kind, and the live members it sees. */
+function registerShardGauges(shard: Shard, member: string, context: ShardContext): void {
+  const registers = [context.metrics];
   new Gauge({
     name: 'customapp_shard_objects',
     help: 'Objects this replica owns in the view of the ring it sees (kind: customapp or workload)',
@@ -142,13 +166,4 @@ export function buildShard(settings: ShardingSettings, context: ShardContext): S
       this.set(shard.liveMembers.length);
     },
   });
-  return {
-    shard,
-    elector,
-    ring,
-    byName: <T extends KubeObject>(): CacheScope<T> => ({
-      keeps: (object: T) => shard.inScope(objectKey(object)),
-      versions$: shard.scope$,
-    }),
-  };
 }

@@ -75,8 +75,8 @@ export interface Recovery extends InjectedFault {
    */
   readonly relists?: readonly (ListsAndWatches & { readonly coldStart: boolean })[];
   /**
-   * From the fault's end until the API server answered through the `kubernetes` Service from inside the node, the way
-   * the operator's pods reach it (kube-proxy's rules for the Service restored). The probe's recovery is awaited from
+   * From the fault's end until kube-proxy routed the `kubernetes` Service to the API server again, the way the
+   * operator's pods reach it. The probe's recovery is awaited from
    * then on: until that moment no replica can reach the API, whatever it does.
    */
   readonly serviceMs?: number;
@@ -405,48 +405,52 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const recoveries: Recovery[] = [];
     const processStarts = new Map<string, Set<number>>();
     const faultRandom = random.fork();
-    for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
-      await sleep(10_000 + faultRandom.int(10_001));
-      const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
-      let expected: string | undefined;
-      const editProbe = (): Promise<void> =>
-        write('editProbe', [probe], async () => {
-          expected = contentHash(
-            await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+    // The stream and the sampler stop however the faults end: a fault that throws must not leave them running.
+    try {
+      for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
+        await sleep(10_000 + faultRandom.int(10_001));
+        const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+        let expected: string | undefined;
+        const editProbe = (): Promise<void> =>
+          write('editProbe', [probe], async () => {
+            expected = contentHash(
+              await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+            );
+          });
+        const restartsBefore = await operatorRestarts(node, processStarts);
+        const blocks = BLOCKS_THE_API.has(planned.kind);
+        blocked = blocks;
+        const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
+        blocked = false;
+        if (blocks) await editProbe();
+        const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
+        const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
+          node,
+          probe.name,
+          before,
+          expected,
+          fault.endedAt,
+        ).catch(async (error: Error) => {
+          // What the operator showed of the probe when it did not act, for the next look.
+          const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
+          const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
+          const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
+          log(
+            `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
           );
+          return {};
         });
-      const restartsBefore = await operatorRestarts(node, processStarts);
-      const blocks = BLOCKS_THE_API.has(planned.kind);
-      blocked = blocks;
-      const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
-      blocked = false;
-      if (blocks) await editProbe();
-      const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
-      const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
-        node,
-        probe.name,
-        before,
-        expected,
-        fault.endedAt,
-      ).catch(async (error: Error) => {
-        // What the operator showed of the probe when it did not act, for the next look.
-        const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
-        const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
-        const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
+        const restartsAfter = await operatorRestarts(node, processStarts);
+        const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
+        recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
         log(
-          `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
+          `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
         );
-        return {};
-      });
-      const restartsAfter = await operatorRestarts(node, processStarts);
-      const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
-      recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
-      log(
-        `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
-      );
+      }
+    } finally {
+      streaming = false;
+      await Promise.all([streamLoop, sampleLoop]);
     }
-    streaming = false;
-    await Promise.all([streamLoop, sampleLoop]);
     const streamMs = Date.now() - streamStarted;
 
     // ── quiescence, then every invariant from the cluster ──
@@ -583,21 +587,22 @@ async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
 }
 
 /**
- * Waits until the API server answers (any HTTP status) through the `kubernetes` Service from inside the node, the path
- * of every pod, and answers when (ms since the epoch). kube-apiserver's graceful shutdown takes its address out of the
+ * Waits until kube-proxy routes the `kubernetes` Service to the API server again, the path of every pod, and answers
+ * when (ms since the epoch). kube-apiserver's graceful shutdown takes its address out of the
  * Service's endpoints, and kube-proxy rejects the Service's traffic ("has no endpoints") until its own EndpointSlice
  * watch, backing off since the outage began, sees the address again: 20 to 95 s after a restart on this machine,
  * during which no replica of the operator can reach the API.
  */
 async function apiThroughService(node: NonNullable<TestCluster['node']>): Promise<number> {
-  const url = `https://${node.addresses.kubernetesServiceIp}:443/livez`;
+  // kube-proxy's own record, read in the node: a ClusterIP with endpoints jumps to its KUBE-SVC chain in the nat table;
+  // one without has no such rule (a REJECT in the filter table instead). The node itself cannot dial a ClusterIP here.
+  const service = `-d ${node.addresses.kubernetesServiceIp}/32`;
   return waitFor(
-    'the API server reachable through the kubernetes Service (kube-proxy)',
+    'kube-proxy routing the kubernetes Service to the API server',
     300_000,
     async () => {
-      // curl exits non-zero when it cannot connect (the REJECT rule); any HTTP answer means the Service works.
-      await node.nodeRun('curl', ['-sk', '--max-time', '2', '-o', '/dev/null', url]);
-      return Date.now();
+      const rules = await node.nodeRun('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']);
+      return rules.split('\n').some((rule) => rule.includes(service) && rule.includes('-j KUBE-SVC-')) ? Date.now() : undefined;
     },
     { intervalMs: 250 },
   );

@@ -247,7 +247,10 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const configMaps = Array.from({ length: options.configMaps }, (_, index) => `shared-${index}`);
     const secrets = Array.from({ length: options.secrets }, (_, index) => `token-${index}`);
     for (const name of [...configMaps, 'probe']) await createAll(admin, objects.configMap(NS, name, { VALUE: nextValue() }));
-    for (const name of secrets) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
+    // The probe reads a ConfigMap and a Secret of its own: on a shared Secret the stream's edits can open the flap
+    // breaker (more than 5 changes in 60 s), which rightly holds the probe's rollout, edit included, until that Secret
+    // has been quiet for 60 s: the stream never lets it be, and the recovery would be the breaker's, not the fault's.
+    for (const name of [...secrets, 'probe']) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
     const targets = new Map<string, Target>();
     const addApp = async (name: string): Promise<void> => {
       const target: Target = {
@@ -276,7 +279,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       kind: 'CustomApp',
       name: 'probe',
       configMap: 'probe',
-      secret: secrets[0]!,
+      secret: 'probe',
       replicas: 1,
       live: true,
       changes: 0,

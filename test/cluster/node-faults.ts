@@ -36,17 +36,22 @@ export interface InjectedFault {
 }
 
 /**
- * A schedule of `count` faults from a seed: every kind once (in a shuffled order) while count allows, then kinds drawn
- * at random; the same seed gives the same schedule, durations included.
+ * A schedule of `count` faults from a seed: every kind of `among` once (in a shuffled order) while count allows, then
+ * kinds drawn at random from `among`; the same seed gives the same schedule, durations included. A narrower `among`
+ * repeats one fault (kube-apiserver restarts only, to measure their recovery many times).
  */
-export function faultSchedule(random: SeededRandom, count: number): { kind: NodeFaultKind; downMs: number }[] {
-  const kinds = [...NODE_FAULT_KINDS];
+export function faultSchedule(
+  random: SeededRandom,
+  count: number,
+  among: readonly NodeFaultKind[] = NODE_FAULT_KINDS,
+): { kind: NodeFaultKind; downMs: number }[] {
+  const kinds = [...among];
   for (let index = kinds.length - 1; index > 0; index -= 1) {
     const other = random.int(index + 1);
     [kinds[index], kinds[other]] = [kinds[other]!, kinds[index]!];
   }
   return Array.from({ length: count }, (_, index) => {
-    const kind = index < kinds.length ? kinds[index]! : random.pick(NODE_FAULT_KINDS);
+    const kind = index < kinds.length ? kinds[index]! : random.pick(among);
     // The traffic is dropped for 5 to 30 s; a control-plane component stays down 2 to 10 s, containerd 1 to 5 s.
     const downMs =
       kind === 'drop-traffic'

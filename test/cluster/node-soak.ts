@@ -19,7 +19,16 @@ import { adminClient, createAll, createNamespace, objects } from '../support/ope
 import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
 import { SeededRandom } from '../reliability/support/random.js';
 import { listsAndWatches, type ListsAndWatches, readAuditLog, writesOutsideTerms } from './audit-log.js';
-import { BLOCKS_THE_API, faultSchedule, type InjectedFault, injectFault, type OperatorInstall, operatorPods } from './node-faults.js';
+import {
+  BLOCKS_THE_API,
+  faultSchedule,
+  type InjectedFault,
+  injectFault,
+  NODE_FAULT_KINDS,
+  type NodeFaultKind,
+  type OperatorInstall,
+  operatorPods,
+} from './node-faults.js';
 import { demoPage, get, kubectlOk, podReady, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 /** Options of {@link runNodeSoak}. */
@@ -33,6 +42,8 @@ export interface NodeSoakOptions {
   readonly secrets: number;
   /** Faults injected, one after another (every kind once first). */
   readonly faults: number;
+  /** The kinds of fault to draw from. @default every kind ({@link NODE_FAULT_KINDS}) */
+  readonly faultKinds?: readonly NodeFaultKind[];
   /** User operations per second while the faults run. */
   readonly opsPerSecond: number;
   readonly seed: number;
@@ -63,6 +74,12 @@ export interface Recovery extends InjectedFault {
    * whether its process started in that time (a cold start lists every collection once, which is no relist).
    */
   readonly relists?: readonly (ListsAndWatches & { readonly coldStart: boolean })[];
+  /**
+   * From the fault's end until kube-proxy routed the `kubernetes` Service to the API server again, the way the
+   * operator's pods reach it. The probe's recovery is awaited from
+   * then on: until that moment no replica can reach the API, whatever it does.
+   */
+  readonly serviceMs?: number;
   /** The operator pods whose container restarted between the fault's start and the probe's rollout (a fresh process lists everything). */
   readonly restarted: readonly string[];
 }
@@ -230,7 +247,10 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const configMaps = Array.from({ length: options.configMaps }, (_, index) => `shared-${index}`);
     const secrets = Array.from({ length: options.secrets }, (_, index) => `token-${index}`);
     for (const name of [...configMaps, 'probe']) await createAll(admin, objects.configMap(NS, name, { VALUE: nextValue() }));
-    for (const name of secrets) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
+    // The probe reads a ConfigMap and a Secret of its own: on a shared Secret the stream's edits can open the flap
+    // breaker (more than 5 changes in 60 s), which rightly holds the probe's rollout, edit included, until that Secret
+    // has been quiet for 60 s: the stream never lets it be, and the recovery would be the breaker's, not the fault's.
+    for (const name of [...secrets, 'probe']) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
     const targets = new Map<string, Target>();
     const addApp = async (name: string): Promise<void> => {
       const target: Target = {
@@ -259,7 +279,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       kind: 'CustomApp',
       name: 'probe',
       configMap: 'probe',
-      secret: secrets[0]!,
+      secret: 'probe',
       replicas: 1,
       live: true,
       changes: 0,
@@ -388,46 +408,52 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const recoveries: Recovery[] = [];
     const processStarts = new Map<string, Set<number>>();
     const faultRandom = random.fork();
-    for (const planned of faultSchedule(faultRandom, options.faults)) {
-      await sleep(10_000 + faultRandom.int(10_001));
-      const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
-      let expected: string | undefined;
-      const editProbe = (): Promise<void> =>
-        write('editProbe', [probe], async () => {
-          expected = contentHash(
-            await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+    // The stream and the sampler stop however the faults end: a fault that throws must not leave them running.
+    try {
+      for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
+        await sleep(10_000 + faultRandom.int(10_001));
+        const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+        let expected: string | undefined;
+        const editProbe = (): Promise<void> =>
+          write('editProbe', [probe], async () => {
+            expected = contentHash(
+              await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
+            );
+          });
+        const restartsBefore = await operatorRestarts(node, processStarts);
+        const blocks = BLOCKS_THE_API.has(planned.kind);
+        blocked = blocks;
+        const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
+        blocked = false;
+        if (blocks) await editProbe();
+        const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
+        const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
+          node,
+          probe.name,
+          before,
+          expected,
+          fault.endedAt,
+        ).catch(async (error: Error) => {
+          // What the operator showed of the probe when it did not act, for the next look.
+          const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
+          const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
+          const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
+          log(
+            `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
           );
+          return {};
         });
-      const restartsBefore = await operatorRestarts(node, processStarts);
-      const blocks = BLOCKS_THE_API.has(planned.kind);
-      blocked = blocks;
-      const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
-      blocked = false;
-      if (blocks) await editProbe();
-      const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
-        node,
-        probe.name,
-        before,
-        expected,
-        fault.endedAt,
-      ).catch(async (error: Error) => {
-        // What the operator showed of the probe when it did not act, for the next look.
-        const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
-        const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
+        const restartsAfter = await operatorRestarts(node, processStarts);
+        const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
+        recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
         log(
-          `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}`,
+          `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
         );
-        return {};
-      });
-      const restartsAfter = await operatorRestarts(node, processStarts);
-      const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
-      recoveries.push({ ...fault, ...recovery, restarted });
-      log(
-        `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
-      );
+      }
+    } finally {
+      streaming = false;
+      await Promise.all([streamLoop, sampleLoop]);
     }
-    streaming = false;
-    await Promise.all([streamLoop, sampleLoop]);
     const streamMs = Date.now() - streamStarted;
 
     // ── quiescence, then every invariant from the cluster ──
@@ -537,6 +563,18 @@ async function operatorRestarts(node: NonNullable<TestCluster['node']>, starts: 
   return new Map(pods.map((pod) => [pod.metadata.name as string, (pod.status?.containerStatuses?.[0]?.restartCount as number) ?? 0]));
 }
 
+/** One operator pod as a missed recovery reports it: its name, restarts, and its container's state (a crash loop's back-off shows here). */
+function podState(pod: any): string {
+  const status = pod.status?.containerStatuses?.[0];
+  const state = Object.entries(status?.state ?? {})
+    .map(
+      ([name, detail]: [string, any]) =>
+        `${name}${detail?.reason ? ` (${detail.reason})` : ''}${detail?.startedAt ? ` since ${detail.startedAt}` : ''}`,
+    )
+    .join(' ');
+  return `${pod.metadata.name}: ${status?.restartCount ?? 0} restarts, ${state || 'no container'}`;
+}
+
 /** Writes every operator pod's log (and its previous container's) and a copy of the audit log into `dir`. */
 async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
@@ -552,7 +590,29 @@ async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
 }
 
 /**
- * Waits from a fault's end until the operator reconciled the probe's edit (the `expected` hash, or any other than
+ * Waits until kube-proxy routes the `kubernetes` Service to the API server again, the path of every pod, and answers
+ * when (ms since the epoch). kube-apiserver's graceful shutdown takes its address out of the
+ * Service's endpoints, and kube-proxy rejects the Service's traffic ("has no endpoints") until its own EndpointSlice
+ * watch, backing off since the outage began, sees the address again: 20 to 95 s after a restart on this machine,
+ * during which no replica of the operator can reach the API.
+ */
+async function apiThroughService(node: NonNullable<TestCluster['node']>): Promise<number> {
+  // kube-proxy's own record, read in the node: a ClusterIP with endpoints jumps to its KUBE-SVC chain in the nat table;
+  // one without has no such rule (a REJECT in the filter table instead). The node itself cannot dial a ClusterIP here.
+  const service = `-d ${node.addresses.kubernetesServiceIp}/32`;
+  return waitFor(
+    'kube-proxy routing the kubernetes Service to the API server',
+    300_000,
+    async () => {
+      const rules = await node.nodeRun('iptables', ['-t', 'nat', '-S', 'KUBE-SERVICES']);
+      return rules.split('\n').some((rule) => rule.includes(service) && rule.includes('-j KUBE-SVC-')) ? Date.now() : undefined;
+    },
+    { intervalMs: 250 },
+  );
+}
+
+/**
+ * Waits (called once the API answers through its Service again, each wait up to 180 s) until the operator reconciled the probe's edit (the `expected` hash, or any other than
  * `hashBefore` when the edit's answer was lost, in its Deployment's template or its `status.pendingRollout`), until it
  * wrote the template, and until that rollout completed; answers each in ms from the fault's end.
  */
@@ -699,6 +759,6 @@ export function recoveryLines(report: NodeSoakReport): string[] {
       ?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches${each.coldStart ? ' (a cold start)' : ''}`)
       .join('; ');
     const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
-    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
+    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; API through its Service +${recovery.serviceMs ?? '–'} ms, reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
   });
 }

@@ -12,6 +12,7 @@ import { checkRegistryModel } from '../../operator/deps/testing/registry-model.j
 import { checkElectorModel } from '../../operator/leader/testing/elector-model.js';
 import { checkRolloutModel } from '../../operator/reconcile/testing/rollout-model.js';
 import { type NodeSoakReport, nodeSoakHolds, nodeSoakSummary, recoveryLines, runNodeSoak } from '../cluster/node-soak.js';
+import { NODE_FAULT_KINDS, type NodeFaultKind } from '../cluster/node-faults.js';
 
 const USAGE = `npm run soak -- [options]
   --target <where>     emulator (default: the soak, churn and models below) or cluster: the fault soak on the real
@@ -19,6 +20,8 @@ const USAGE = `npm run soak -- [options]
                        --workloads, --faults, --ops (default 0.5), --runs, --seed and --json
   --workloads <n>      with --target cluster: Deployments opted in by annotation (default 20)
   --faults <n>         with --target cluster: node faults per run, every kind once first (default 12)
+  --fault-kinds <k,…>  with --target cluster: only these kinds of fault (comma-separated, of ${NODE_FAULT_KINDS.join(', ')});
+                       default every kind
   --runs <n>           with --target cluster: runs, each on a fresh node, seeds seed, seed+1, … (default 1)
   --replicas <n>       with --target cluster: operator replicas (default 2)
   --operator-arg <a>   with --target cluster: one more operator argument (repeatable), for example a sharded run's
@@ -44,6 +47,16 @@ function positive(name: string, raw: string | undefined, fallback: number): numb
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`--${name}: "${raw}" is not a non-negative number`);
   return value;
+}
+
+/** `--fault-kinds`: a comma-separated list of kinds of node fault, each checked. */
+function faultKinds(raw: string | undefined): readonly NodeFaultKind[] {
+  if (raw === undefined) return NODE_FAULT_KINDS;
+  const kinds = raw.split(',').map((kind) => kind.trim());
+  const unknown = kinds.filter((kind) => !(NODE_FAULT_KINDS as readonly string[]).includes(kind));
+  if (kinds.length === 0 || unknown.length > 0)
+    throw new Error(`--fault-kinds: "${unknown.join(', ') || raw}" is not among ${NODE_FAULT_KINDS.join(', ')}`);
+  return kinds as NodeFaultKind[];
 }
 
 const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
@@ -106,6 +119,7 @@ async function main(argv: readonly string[]): Promise<number> {
       target: { type: 'string' },
       workloads: { type: 'string' },
       faults: { type: 'string' },
+      'fault-kinds': { type: 'string' },
       runs: { type: 'string' },
       artifacts: { type: 'string' },
       replicas: { type: 'string' },
@@ -138,6 +152,7 @@ async function main(argv: readonly string[]): Promise<number> {
           configMaps: 4,
           secrets: 3,
           faults: positive('faults', values.faults, 12),
+          faultKinds: faultKinds(values['fault-kinds']),
           opsPerSecond: positive('ops', values.ops, 0.5),
           seed: runSeed,
           replicas: positive('replicas', values.replicas, 2),

@@ -144,13 +144,14 @@ if [[ ! -f "${base_archive}" ]]; then
 fi
 
 # ---- operator: the repository's Dockerfile, with the local base for both stages. Named after every file the build
-# copies (the Dockerfile's COPY sources, tests excluded as .dockerignore does) and the base.
+# copies (the COPY sources of that source tree's own Dockerfile, so that an earlier commit's tree, with other folders,
+# names its own image; tests excluded as .dockerignore does) and the base.
 operator_hash="$(
   cd "${SOURCE}"
+  mapfile -t copied < <(awk '$1 == "COPY" && $2 !~ /^--/ { for (i = 2; i < NF; i++) print $i }' Dockerfile)
   {
     echo "${OPERATOR_IMAGE} ${base_hash}"
-    find Dockerfile .dockerignore package.json package-lock.json tsconfig.json infra imports operator x509 dist -type f \
-      ! -name '*.test.ts' | LC_ALL=C sort | xargs sha256sum
+    find Dockerfile .dockerignore "${copied[@]}" -type f ! -name '*.test.ts' | LC_ALL=C sort | xargs sha256sum
   } | hash_of
 )"
 operator_archive="${IMAGES}/${OPERATOR_ROLE}-${operator_hash}.tar"

@@ -8,14 +8,14 @@ const TEST_CODE = '\\.test\\.ts$|/testing/';
 const TEST_SUPPORT_LEAVES = '^test/support/(eventually|json-lines)\\.ts$';
 
 // The operator's layers, lowest first. Each layer may import only itself and the layers in its `mayImport`:
-// kube ← watch ← cache ← queue ← controller, with deps/ (the dependency registry) on watch/ and cache/, the other
+// kube ← watch ← cache ← queue ← controller, with dependencies/ (the dependency registry) on watch/ and cache/, the other
 // generic pieces (events, leader, http) on kube alone, shard/ (the ring and a replica's share) on leader/ and kube/. Then what both domains share, on the generic layers alone:
 // governance/ (the rollout budget and flap breakers, the rollout cause and progress) and podtemplate/ (the references
 // of a pod template, the keyed hashes it carries). Then the two domains, neither importing the other: the CustomApp's,
 // customapp/ (the type, its labels, triggers and indexes) ← reconcile/ (the business logic), and workload/ (existing
 // Deployments, StatefulSets and DaemonSets that opt in by annotation). manager/ builds, serves and runs the whole. Files that
 // no layer names (operator.ts, main.ts, embedded.ts, flags.ts, kubeconfig.ts) are the top: they may import everything.
-const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'deps', 'events', 'leader', 'shard', 'http', 'log'];
+const GENERIC_LAYERS = ['controller', 'queue', 'cache', 'watch', 'kube', 'dependencies', 'events', 'leader', 'shard', 'http', 'log'];
 const LAYERS = [
   { name: 'log', path: '^operator/log(-pretty)?\\.ts$', mayImport: [] },
   { name: 'kube', path: '^operator/kube/', mayImport: ['log'] },
@@ -23,7 +23,7 @@ const LAYERS = [
   { name: 'cache', path: '^operator/cache/', mayImport: ['watch', 'kube', 'log'] },
   { name: 'queue', path: '^operator/queue/', mayImport: ['cache', 'watch', 'kube', 'log'] },
   { name: 'controller', path: '^operator/controller/', mayImport: ['queue', 'cache', 'watch', 'kube', 'log'] },
-  { name: 'deps', path: '^operator/deps/', mayImport: ['cache', 'watch', 'kube', 'log'] },
+  { name: 'dependencies', path: '^operator/dependencies/', mayImport: ['cache', 'watch', 'kube', 'log'] },
   { name: 'events', path: '^operator/events/', mayImport: ['kube', 'log'] },
   { name: 'leader', path: '^operator/leader/', mayImport: ['kube', 'log'] },
   { name: 'shard', path: '^operator/shard/', mayImport: ['leader', 'kube', 'log'] },
@@ -42,7 +42,7 @@ const LAYERS = [
 
 // The generic machinery never imports the CustomApp domain.
 const GENERIC = `^operator/(${GENERIC_LAYERS.filter((name) => name !== 'log').join('|')})/|^operator/log(-pretty)?\\.ts$`;
-const CUSTOMAPP_DOMAIN = '^operator/(customapp|governance|podtemplate|reconcile|workload|manager)/|^infra/customapp-api\\.ts$';
+const CUSTOMAPP_DOMAIN = '^operator/(customapp|governance|podtemplate|reconcile|workload|manager)/|^api/';
 
 // A back-edge between the operator's layers fails `npm run lint`.
 const OPERATOR_LAYER_SEVERITY = 'error';
@@ -68,10 +68,17 @@ module.exports = {
     },
     {
       name: 'infra-standalone',
-      comment: 'infra/ (the cdk8s code) imports neither the operator, the emulator nor the benchmark.',
+      comment: 'infra/ (the cdk8s code) imports neither the operator, the emulator nor the benchmark; the API it shares is in api/.',
       severity: 'error',
       from: { path: '^infra/' },
       to: { path: '^(operator|emulator|bench|envtest|x509)/' },
+    },
+    {
+      name: 'api-standalone',
+      comment: 'api/ (the CustomApp and workload API: names, schema, status types) imports nothing of ours but the generated imports/.',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^(operator|emulator|infra|envtest|test|bench)/' },
     },
     {
       name: 'operator-not-to-emulator',
@@ -93,7 +100,7 @@ module.exports = {
       comment: 'envtest/ builds and starts a real API server; it imports nothing of ours.',
       severity: 'error',
       from: { path: '^envtest/' },
-      to: { path: '^(operator|emulator|infra|test|bench)/' },
+      to: { path: '^(operator|emulator|infra|api|test|bench)/' },
     },
     {
       name: 'x509-standalone',
@@ -133,7 +140,7 @@ module.exports = {
     {
       name: 'generic-not-to-customapp',
       comment:
-        'The generic machinery (kube, watch, cache, queue, controller, deps, events, leader, http) never imports a domain (the CustomApp, the workloads) nor what the domains share.',
+        'The generic machinery (kube, watch, cache, queue, controller, dependencies, events, leader, http) never imports a domain (the CustomApp, the workloads) nor what the domains share.',
       severity: OPERATOR_LAYER_SEVERITY,
       from: { path: GENERIC, pathNot: TEST_CODE },
       to: { path: CUSTOMAPP_DOMAIN },

@@ -6,7 +6,7 @@
 
 # Both stages take their base as a build argument; the defaults are the public Node.js images. `npm run cluster`
 # builds this file with buildah on a base made here from Debian packages and this machine's Node.js
-# (envtest/cluster/build-images.sh), because no registry is reachable there.
+# (envtest/node/build-images.sh), because no registry is reachable there.
 ARG NODE_IMAGE=node:20-bookworm
 ARG NODE_SLIM_IMAGE=node:20-bookworm-slim
 
@@ -16,6 +16,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY api/ api/
 COPY infra/ infra/
 COPY imports/ imports/
 COPY operator/ operator/

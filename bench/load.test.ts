@@ -1,6 +1,6 @@
 // Tests of the benchmark's load plan.
 import test from 'ava';
-import { contentHash } from '../operator/deps/content-hash.js';
+import { contentHash } from '../operator/dependencies/content-hash.js';
 import { configMapData, configMapObject, forEachConcurrent, planLoad, SHARED_CONFIGMAP } from './load.js';
 
 test('a plan spreads the CustomApps evenly, one in ten sharing its namespace ConfigMap', (t) => {

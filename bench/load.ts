@@ -1,5 +1,5 @@
 // The benchmark's load: which namespaces, ConfigMaps and CustomApps a run creates, and the writes of its phases.
-import { API_VERSION, KIND } from '../infra/customapp-api.js';
+import { API_VERSION, KIND } from '../api/customapp.js';
 import type { KubeObject } from '../operator/kube/objects.js';
 
 /** The image every CustomApp starts with; spec updates move to {@link imageAt}. */

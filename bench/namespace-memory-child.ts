@@ -4,7 +4,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { UNGOVERNED } from '../operator/governance/governance.js';
 import { createOperator } from '../operator/operator.js';
-import type { DependencyRef } from '../operator/deps/source.js';
+import type { DependencyRef } from '../operator/dependencies/source.js';
 
 /** What the parent passes as the one argument (JSON). */
 export interface ChildInput {

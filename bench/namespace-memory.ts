@@ -5,9 +5,9 @@ import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { isAlreadyExists } from '../operator/kube/errors.js';
 import { SECRETS } from '../operator/kube/resources.js';
-import { DEFAULT_COLLAPSE_THRESHOLD } from '../operator/deps/registry.js';
-import type { DependencyRef } from '../operator/deps/source.js';
-import { startCluster, type ApiTarget } from '../test/support/cluster.js';
+import { DEFAULT_COLLAPSE_THRESHOLD } from '../operator/dependencies/registry.js';
+import type { DependencyRef } from '../operator/dependencies/source.js';
+import { startCluster, type ApiTarget } from '../test/support/targets.js';
 import {
   adminClient,
   type ConfigMapLike,

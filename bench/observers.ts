@@ -2,7 +2,7 @@
 import type { KubeClient } from '../operator/kube/client.js';
 import type { KubeObject } from '../operator/kube/objects.js';
 import { isGone } from '../operator/kube/errors.js';
-import { CONFIG_HASH_ANNOTATION } from '../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION } from '../api/customapp.js';
 import { CONFIGMAPS, DEPLOYMENTS, type Resource } from '../operator/kube/resources.js';
 import type { Deployment } from '../operator/kube/objects.js';
 import { CUSTOM_APPS, type CustomApp } from '../operator/customapp/custom-app.js';

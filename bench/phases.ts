@@ -1,6 +1,6 @@
 // The phases of a benchmark session: cold start, updates, idle and restart, each measured.
 import { appendFileSync } from 'node:fs';
-import { contentHash } from '../operator/deps/content-hash.js';
+import { contentHash } from '../operator/dependencies/content-hash.js';
 import { CONFIGMAPS } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
 import { idleFigures } from './idle.js';

@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     // The API servers of the benchmark run no Deployment controller, so no rollout ever completes: with the rollout
     // budget on, every rollout past the tenth would wait forever, and the flap breaker would hold the repeated updates
     // of the same ConfigMaps. The benchmark measures the watches and the reconcile, so the governance is off (its cost
-    // is measured on the real node: test/cluster/rollout-governance.test.ts).
+    // is measured on the real node: test/node/rollout-governance.test.ts).
     rollouts: UNGOVERNED,
     dependencies: (context) =>
       (source = createSource(args.strategy, {

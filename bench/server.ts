@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse, stringify } from 'yaml';
 import { startEnvtest } from '../envtest/harness.js';
-import { CRD_NAME } from '../infra/customapp-api.js';
+import { CRD_NAME } from '../api/customapp.js';
 import { auditFlags } from '../envtest/audit.js';
 import { AuditLog, auditPolicy } from './audit.js';
 import { findServerProcesses } from './cpu.js';

@@ -1,7 +1,7 @@
 // The state of one benchmark session: its API server, clients, raw watchers, operator process and load, and the meters of its phases.
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { contentHash } from '../operator/deps/content-hash.js';
+import { contentHash } from '../operator/dependencies/content-hash.js';
 import { KubeClient } from '../operator/kube/client.js';
 import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';

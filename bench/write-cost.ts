@@ -7,7 +7,7 @@
 // ours writes three objects per new CustomApp (the Deployment, the finalizer, the status), the peer two, and a
 // CustomApp (a custom resource) costs the API server more per write than a Deployment.
 import { parseArgs } from 'node:util';
-import { contentHash } from '../operator/deps/content-hash.js';
+import { contentHash } from '../operator/dependencies/content-hash.js';
 import { desiredDeployment } from '../operator/reconcile/desired-deployment.js';
 import { desiredStatus } from '../operator/reconcile/status.js';
 import { startEnvtest } from '../envtest/harness.js';

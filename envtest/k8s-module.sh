@@ -1,4 +1,4 @@
-# Sourced by envtest/build.sh and envtest/cluster/build-binaries.sh: a throwaway Go module from which
+# Sourced by envtest/build.sh and envtest/node/build-binaries.sh: a throwaway Go module from which
 # `go build k8s.io/kubernetes/cmd/<command>` works, and the -ldflags that stamp the version into the binaries.
 #
 # k8s.io/kubernetes replaces every staging module (k8s.io/api, k8s.io/apiserver, …) with ./staging/src/...; a module

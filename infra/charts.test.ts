@@ -6,7 +6,7 @@ import { CrdChart } from './crd-chart.js';
 import { OperatorChart } from './operator-chart.js';
 import { SamplesChart } from './samples-chart.js';
 import { OPERATOR_PERMISSIONS } from './permissions.js';
-import { DNS1123_SUBDOMAIN } from './customapp-api.js';
+import { DNS1123_SUBDOMAIN } from '../api/customapp.js';
 import { restrictedViolations } from '../test/support/pod-security.js';
 
 type Manifest = Record<string, any>;

@@ -1,4 +1,4 @@
-// The CustomApp CustomResourceDefinition, built from the schema in customapp-api.ts.
+// The CustomApp CustomResourceDefinition, built from the schema in api/customapp.ts.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import {
@@ -13,7 +13,7 @@ import {
   SINGULAR,
   VERSION,
   type SchemaNode,
-} from './customapp-api.js';
+} from '../api/customapp.js';
 
 /** Properties of {@link CustomAppCrd}. */
 export interface CustomAppCrdProps {

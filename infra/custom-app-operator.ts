@@ -2,7 +2,7 @@
 import { k8s } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { CustomAppCrd, type CustomAppCrdProps } from './custom-app-crd.js';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { MetricsReaderRole } from './metrics-reader-role.js';
 import { MetricsService } from './metrics-service.js';
 import { MIN_REPLICAS_FOR_DISRUPTION_BUDGET, OperatorDisruptionBudget } from './operator-disruption-budget.js';
@@ -17,7 +17,7 @@ import {
   watchedNamespacesProblem,
   workloadPermissions,
 } from './permissions.js';
-import type { WorkloadResource } from './workload-api.js';
+import type { WorkloadResource } from '../api/workload.js';
 
 /** Operator replicas with `sharding` when `replicas` is not given (the Helm chart's default too). */
 export const DEFAULT_SHARDED_REPLICAS = 3;

@@ -18,7 +18,7 @@ import {
   MAX_PROJECTED,
   MAX_PROJECTED_KEYS,
   RESOURCE_QUANTITY,
-} from './customapp-api.js';
+} from '../api/customapp.js';
 
 /** How a ConfigMap or Secret of `configMaps` or `secrets` reaches the container. */
 export interface ProjectionOptions {

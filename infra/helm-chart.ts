@@ -4,14 +4,14 @@ import { App, Yaml } from 'cdk8s';
 import { isDeepStrictEqual } from 'node:util';
 import { stringify } from 'yaml';
 import { CrdChart } from './crd-chart.js';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from './customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { DEFAULT_SHARDED_REPLICAS } from './custom-app-operator.js';
 import { MIN_REPLICAS_FOR_DISRUPTION_BUDGET } from './operator-disruption-budget.js';
 import { OperatorChart } from './operator-chart.js';
 import { DEFAULT_OPERATOR_IMAGE } from './operator-deployment.js';
 import { policyRules } from './operator-rbac.js';
 import { OPERATOR_PERMISSIONS, type Permission, type PermissionScope, SHARDING_PERMISSIONS, workloadPermissions } from './permissions.js';
-import { WORKLOAD_KINDS, type WorkloadResource } from './workload-api.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from '../api/workload.js';
 
 /** Where `npm run synth` writes the chart, beside dist/ (so that `kubectl apply -f dist/` never meets a template). */
 export const HELM_CHART_DIR = 'dist-helm';

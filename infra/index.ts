@@ -15,7 +15,7 @@ export { reloadOnChange, type ReloadObjects, type ReloadOptions, type Reloadable
 export { DEFAULT_OPERATOR_IMAGE, DEFAULT_OPERATOR_RESOURCES } from './operator-deployment.js';
 export type { OperatorNetworkPolicyProps } from './operator-network-policy.js';
 export { OPERATOR_PERMISSIONS, type Permission, type PermissionScope, type Verb } from './permissions.js';
-export { API_VERSION, CRD_NAME, GROUP, KIND, OPERATOR_NAME, OPERATOR_NAMESPACE, VERSION } from './customapp-api.js';
-export { RELOAD_ANNOTATION, RELOAD_CONFIGMAPS_ANNOTATION, RELOAD_SECRETS_ANNOTATION, type WorkloadResource } from './workload-api.js';
+export { API_VERSION, CRD_NAME, GROUP, KIND, OPERATOR_NAME, OPERATOR_NAMESPACE, VERSION } from '../api/customapp.js';
+export { RELOAD_ANNOTATION, RELOAD_CONFIGMAPS_ANNOTATION, RELOAD_SECRETS_ANNOTATION, type WorkloadResource } from '../api/workload.js';
 /** The class `cdk8s import` generated from the CRD, for a manifest that needs a field the constructs do not type. */
 export * as l1 from '../imports/app.example.com.js';

@@ -1,7 +1,7 @@
 // The ClusterRole a scraper needs to read the operator's /metrics: get on the non-resource URL /metrics.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { METRICS_READER_ROLE } from './customapp-api.js';
+import { METRICS_READER_ROLE } from '../api/customapp.js';
 
 /** Properties of {@link MetricsReaderRole}. */
 export interface MetricsReaderRoleProps {

@@ -1,7 +1,7 @@
 // The Service in front of the operator's HTTPS /metrics (port 8443), for a scraper's service discovery.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { METRICS_SERVICE } from './customapp-api.js';
+import { METRICS_SERVICE } from '../api/customapp.js';
 import { METRICS_PORT } from './operator-deployment.js';
 
 /** Properties of {@link MetricsService}. */

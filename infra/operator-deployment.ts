@@ -2,7 +2,7 @@
 import { Construct } from 'constructs';
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { OPERATOR_NAME } from './customapp-api.js';
+import { OPERATOR_NAME } from '../api/customapp.js';
 
 /** The image the operator Deployment runs unless told otherwise (built by the repository's Dockerfile). */
 export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/customapp/customapp-operator:v0.1.0';

@@ -1,7 +1,7 @@
 // The operator's PodDisruptionBudget: a drain evicts its replicas one at a time, so a standby is left to take the Lease.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { OPERATOR_NAME } from './customapp-api.js';
+import { OPERATOR_NAME } from '../api/customapp.js';
 
 /** The operator replicas from which `OperatorChart` adds the budget. */
 export const MIN_REPLICAS_FOR_DISRUPTION_BUDGET = 2;

@@ -1,7 +1,7 @@
 // The operator's NetworkPolicy: ingress only to /metrics from labelled namespaces and to the probe port; egress open by default.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { METRICS_NAMESPACE_LABEL, OPERATOR_NAME } from './customapp-api.js';
+import { METRICS_NAMESPACE_LABEL, OPERATOR_NAME } from '../api/customapp.js';
 import { HEALTH_PORT, METRICS_PORT } from './operator-deployment.js';
 
 /** Properties of {@link OperatorNetworkPolicy}. */

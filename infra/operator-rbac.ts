@@ -2,7 +2,7 @@
 // when it watches some namespaces, to a Role in each of them, all generated from permissions.ts.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { OPERATOR_NAME } from './customapp-api.js';
+import { OPERATOR_NAME } from '../api/customapp.js';
 import { OPERATOR_PERMISSIONS, type Permission, type PermissionScope } from './permissions.js';
 
 /** Properties of {@link OperatorRbac}. */

@@ -1,6 +1,6 @@
 // The operator's permissions: one table, read by the RBAC construct and by the tests that prove it minimal.
-import { GROUP, LEADER_ELECTION_LEASE, PLURAL } from './customapp-api.js';
-import { WORKLOAD_KINDS, type WorkloadResource } from './workload-api.js';
+import { GROUP, LEADER_ELECTION_LEASE, PLURAL } from '../api/customapp.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from '../api/workload.js';
 
 /** An RBAC verb the operator may be granted. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';

@@ -3,7 +3,7 @@ import test from 'ava';
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { reloadOnChange } from './reload-on-change.js';
-import { RELOAD_ANNOTATION, RELOAD_CONFIGMAPS_ANNOTATION, RELOAD_SECRETS_ANNOTATION } from './workload-api.js';
+import { RELOAD_ANNOTATION, RELOAD_CONFIGMAPS_ANNOTATION, RELOAD_SECRETS_ANNOTATION } from '../api/workload.js';
 
 const container = { image: 'nginx:1.27', securityContext: { ensureNonRoot: false } };
 

@@ -1,7 +1,7 @@
 // reloadOnChange: opts a cdk8s-plus Deployment, StatefulSet or DaemonSet into rollouts on ConfigMap and Secret changes, by the workload annotations.
 import type { Duration } from 'cdk8s';
 import type * as kplus from 'cdk8s-plus-27';
-import { isObjectName, MAX_DEBOUNCE_SECONDS } from './customapp-api.js';
+import { isObjectName, MAX_DEBOUNCE_SECONDS } from '../api/customapp.js';
 import {
   MAX_WORKLOAD_REFERENCES,
   RELOAD_ANNOTATION,
@@ -9,7 +9,7 @@ import {
   RELOAD_SECRETS_ANNOTATION,
   ROLLOUT_DEBOUNCE_ANNOTATION,
   ROLLOUT_PAUSED_ANNOTATION,
-} from './workload-api.js';
+} from '../api/workload.js';
 
 /** The objects whose content rolls the workload, each a cdk8s-plus object, a reference or a name. */
 export interface ReloadObjects {

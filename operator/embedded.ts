@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeObject } from './kube/objects.js';
 import { isAlreadyExists } from './kube/errors.js';

@@ -1,8 +1,8 @@
 // The command line of the operator, with controller-runtime's flag names; bad flags fail with the offending input.
 import { parseArgs } from 'node:util';
-import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { watchedNamespacesProblem } from '../infra/permissions.js';
-import { WORKLOAD_KINDS, type WorkloadResource } from '../infra/workload-api.js';
+import { WORKLOAD_KINDS, type WorkloadResource } from '../api/workload.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
 

@@ -7,10 +7,10 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { OperatorChart, type OperatorChartProps } from '../infra/operator-chart.js';
-import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../infra/customapp-api.js';
+import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { DEPLOYMENTS } from '../operator/kube/resources.js';
 import type { Deployment } from '../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from './support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from './support/targets.js';
 import { helmBinary, runHelm } from './support/helm.js';
 import {
   adminClient,

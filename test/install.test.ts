@@ -2,7 +2,7 @@
 import test from 'ava';
 import { resolve } from 'node:path';
 import { CoreV1Api, Watch } from '@kubernetes/client-node';
-import { selectedTargets, startCluster, type TestCluster } from './support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from './support/targets.js';
 
 const DIST = resolve(import.meta.dirname, '../dist');
 

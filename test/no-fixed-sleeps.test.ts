@@ -14,7 +14,7 @@ const NAMED = ['emulator/test/deployment-status.test.ts', 'test/e2e/api-access.t
  * never belongs here: await it (test/support/eventually.ts) or drive the injected scheduler (test/support/virtual-time.ts).
  */
 const PACING: Readonly<Record<string, string>> = {
-  'operator/deps/registry.cluster.test.ts': 'references arrive in small groups spread over time, as reconciles bring them',
+  'operator/dependencies/registry.cluster.test.ts': 'references arrive in small groups spread over time, as reconciles bring them',
 };
 
 /** A promise resolved by a real timer (`new Promise((done) => setTimeout(done, …))`); a sleep on a virtual clock is fine. */

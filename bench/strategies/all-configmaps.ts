@@ -2,8 +2,8 @@
 import { map, tap, type Observable } from 'rxjs';
 import { Store, type StoreChange } from '../../operator/cache/store.js';
 import { stripManagedFields, transformEvent } from '../../operator/cache/transform.js';
-import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
-import type { DependencyRef } from '../../operator/deps/source.js';
+import type { DependencyObject } from '../../operator/dependencies/dependency-watch.js';
+import type { DependencyRef } from '../../operator/dependencies/source.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import { reflect } from '../../operator/cache/reflector.js';
 import { watcher } from '../../operator/watch/watcher.js';

@@ -1,10 +1,10 @@
 // naive-get: no ConfigMap watch at all; every reconcile GETs the ConfigMap it needs, and edits go unnoticed.
 import { NEVER, type Observable } from 'rxjs';
-import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
-import type { DependencyRef, DependencyState } from '../../operator/deps/source.js';
+import type { DependencyObject } from '../../operator/dependencies/dependency-watch.js';
+import type { DependencyRef, DependencyState } from '../../operator/dependencies/source.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
-import { Acquisitions } from './holdings.js';
+import { Acquisitions } from './acquisitions.js';
 import { stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';
 

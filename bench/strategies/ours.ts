@@ -1,8 +1,8 @@
 // ours: the operator's own DependencySource, the reference-counted adaptive DependencyRegistry, exactly as createOperator builds it.
 import type { Observable } from 'rxjs';
-import { DependencyRegistry } from '../../operator/deps/registry.js';
-import { RegistryDependencySource } from '../../operator/deps/registry-source.js';
-import type { DependencyRef, DependencyState } from '../../operator/deps/source.js';
+import { DependencyRegistry } from '../../operator/dependencies/registry.js';
+import { RegistryDependencySource } from '../../operator/dependencies/registry-source.js';
+import type { DependencyRef, DependencyState } from '../../operator/dependencies/source.js';
 import type { BenchSource, StrategyContext } from './strategy.js';
 
 /**

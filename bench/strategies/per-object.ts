@@ -1,11 +1,11 @@
 // per-object: the seed, literally; one @kubernetes/client-node informer per referenced ConfigMap, and no reference counting.
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
-import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
-import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
+import type { DependencyObject } from '../../operator/dependencies/dependency-watch.js';
+import { refKey, type DependencyRef, type DependencyState } from '../../operator/dependencies/source.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
-import { Acquisitions } from './holdings.js';
+import { Acquisitions } from './acquisitions.js';
 import { NaiveGetSource } from './naive-get.js';
 import { StateChanges, stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';

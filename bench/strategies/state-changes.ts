@@ -1,8 +1,8 @@
 // The `changes` stream of a benchmark strategy: emits a ref's state only when its existence or content hash changes.
 import { Subject, type Observable } from 'rxjs';
-import type { DependencyObject } from '../../operator/deps/dependency-watch.js';
-import { dependencyHashes } from '../../operator/deps/keyed-hash.js';
-import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
+import type { DependencyObject } from '../../operator/dependencies/dependency-watch.js';
+import { dependencyHashes } from '../../operator/dependencies/keyed-hash.js';
+import { refKey, type DependencyRef, type DependencyState } from '../../operator/dependencies/source.js';
 
 /** A ref's state from the object as the API answered it (undefined: it does not exist); hashed as the operator does. */
 export function stateOf(ref: DependencyRef, object: DependencyObject | undefined): DependencyState {

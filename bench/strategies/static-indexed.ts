@@ -1,5 +1,5 @@
 // static-indexed: kubebuilder's pattern; every ConfigMap cached, each event mapped through the configMapName index.
-import { refKey, type DependencyRef } from '../../operator/deps/source.js';
+import { refKey, type DependencyRef } from '../../operator/dependencies/source.js';
 import { StaticSource } from './static-source.js';
 
 /**

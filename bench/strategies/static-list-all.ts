@@ -1,5 +1,5 @@
 // static-list-all: every ConfigMap cached, and each event LISTs every CustomApp through the API to find who uses it.
-import type { DependencyRef } from '../../operator/deps/source.js';
+import type { DependencyRef } from '../../operator/dependencies/source.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { StaticSource } from './static-source.js';

@@ -1,8 +1,8 @@
 // The shared half of the static strategies: every ConfigMap cached, and each cache change mapped to the refs it concerns.
 import { concatMap, from, type Observable, type Subscription } from 'rxjs';
-import { refKey, type DependencyRef, type DependencyState } from '../../operator/deps/source.js';
+import { refKey, type DependencyRef, type DependencyState } from '../../operator/dependencies/source.js';
 import { AllConfigMaps, configMapRef, type CacheChange } from './all-configmaps.js';
-import { Acquisitions } from './holdings.js';
+import { Acquisitions } from './acquisitions.js';
 import { NaiveGetSource } from './naive-get.js';
 import { StateChanges, stateOf } from './state-changes.js';
 import type { BenchSource, StrategyContext } from './strategy.js';

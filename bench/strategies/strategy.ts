@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
-import type { DependencySource } from '../../operator/deps/source.js';
+import type { DependencySource } from '../../operator/dependencies/source.js';
 
 /** The TypeScript strategies, in the order the report lists them. */
 export const STRATEGY_NAMES = ['naive-get', 'static-list-all', 'static-indexed', 'per-object', 'ours'] as const;

@@ -1,7 +1,7 @@
 // The emulator's simulated Deployment status: off by default (as envtest), kwok-like when asked: observed at once,
 // ready after the delay, rolled out again on each spec change, never writing a deleted Deployment back.
 import test from 'ava';
-import { runKubectl } from '../../test/support/cluster.js';
+import { runKubectl } from '../../test/support/targets.js';
 import { eventually } from '../../test/support/eventually.js';
 import { simulatedTemplateHash } from '../controllers/deployment-status.js';
 import { startEmulator, type Emulator } from '../index.js';

@@ -1,6 +1,6 @@
 // The app.kubernetes.io/* labels and the controller ownerReference that mark the objects a CustomApp owns.
 import { createHash } from 'node:crypto';
-import { API_VERSION, GROUP, KIND, OPERATOR_NAME } from '../../infra/customapp-api.js';
+import { API_VERSION, GROUP, KIND, OPERATOR_NAME } from '../../api/customapp.js';
 import type { KubeObject, ObjectMeta, OwnerReference } from '../kube/objects.js';
 
 /** `app.kubernetes.io/managed-by` on every object the operator creates; the owned-object informers select on it. */

@@ -3,7 +3,7 @@ import { Subscription } from 'rxjs';
 import type { Indexers } from '../cache/store.js';
 import type { Informer } from '../cache/informer.js';
 import type { CustomApp } from './custom-app.js';
-import type { DependencySource } from '../deps/source.js';
+import type { DependencySource } from '../dependencies/source.js';
 import type { Deployment, Service } from '../kube/objects.js';
 import { controllingAppName } from './labels.js';
 import type { Trigger } from '../controller/controller.js';

@@ -1,8 +1,8 @@
 // The Event recorder against each target, as the operator's ServiceAccount: create once, then count repeats by patch.
 import test from 'ava';
 import { pino } from 'pino';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
 import { adminClient, createNamespace, installOperatorResources } from '../../test/support/operator-harness.js';
 import { KubeClient } from '../kube/client.js';
 import type { RequestSample } from '../kube/options.js';

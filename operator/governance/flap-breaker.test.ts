@@ -1,6 +1,6 @@
 // The flap breaker alone: it opens past the threshold within the window, closes after a quiet window, and forgets idle refs.
 import test from 'ava';
-import { type DependencyState, refKey } from '../deps/source.js';
+import { type DependencyState, refKey } from '../dependencies/source.js';
 import { FlapBreaker } from './flap-breaker.js';
 
 const REF = { kind: 'ConfigMap', namespace: 'ns', name: 'shared' } as const;

@@ -1,6 +1,6 @@
 // The flap breaker: per referenced object, more than N content changes within a window open its breaker: its apps wait until it is quiet.
-import type { DependencyState } from '../deps/source.js';
-import { refKey, refKeys, useKey } from '../deps/source.js';
+import type { DependencyState } from '../dependencies/source.js';
+import { refKey, refKeys, useKey } from '../dependencies/source.js';
 
 /** Options of {@link FlapBreaker}. */
 export interface FlapBreakerOptions {

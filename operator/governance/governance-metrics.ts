@@ -1,6 +1,6 @@
 // The rollout governance's Prometheus metrics: rollouts in progress and queued, their outcomes, open flap breakers.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { RolloutTrigger } from '../../infra/customapp-api.js';
+import type { RolloutTrigger } from '../../api/customapp.js';
 
 /** What the gauges read at each scrape. */
 export interface GovernanceView {

@@ -1,8 +1,8 @@
 // Rollout governance: the budget, the flap breakers and the per-app settings decide when a dependency-triggered rollout may start.
 import type { Registry } from 'prom-client';
 import type { Observable } from 'rxjs';
-import type { PendingReason, RolloutTrigger } from '../../infra/customapp-api.js';
-import { type DependencyKind, type DependencyState, refKey } from '../deps/source.js';
+import type { PendingReason, RolloutTrigger } from '../../api/customapp.js';
+import { type DependencyKind, type DependencyState, refKey } from '../dependencies/source.js';
 import type { Logger } from '../log.js';
 import { FlapBreaker } from './flap-breaker.js';
 import { registerGovernanceMetrics, type RolloutOutcome } from './governance-metrics.js';

@@ -8,8 +8,8 @@ import {
   ROLLOUT_ANNOTATION,
   ROLLOUT_TRIGGERS,
   type RolloutTrigger,
-} from '../../infra/customapp-api.js';
-import type { DependencyKind } from '../deps/source.js';
+} from '../../api/customapp.js';
+import type { DependencyKind } from '../dependencies/source.js';
 import type { Deployment } from '../kube/objects.js';
 
 /** New content of a referenced object, rolled out (or waiting to be). */

@@ -1,7 +1,7 @@
 // A Deployment's rollout as kubectl judges it, and the cause annotation that says why its template changed.
 import test from 'ava';
-import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
-import type { LastRollout } from '../customapp/custom-app.js';
+import { ROLLOUT_ANNOTATION } from '../../api/customapp.js';
+import type { LastRollout } from '../../api/customapp-status.js';
 import type { Deployment } from '../kube/objects.js';
 import {
   describeCause,

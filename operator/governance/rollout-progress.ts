@@ -1,5 +1,5 @@
 // A Deployment's rollout as `kubectl rollout status` judges it from the Deployment's own status: in progress, done, or failed.
-import type { RolloutResult, RolloutTrigger } from '../../infra/customapp-api.js';
+import type { RolloutResult, RolloutTrigger } from '../../api/customapp.js';
 import type { Deployment } from '../kube/objects.js';
 import { isGoverned, type RolloutCause, rolloutCause } from './rollout-cause.js';
 

@@ -6,7 +6,7 @@ import type { KubeObject } from './objects.js';
 import { ApiError, isAlreadyExists, isAnswerTooLarge, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { connectionFromKubeConfig } from './connection.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

@@ -1,8 +1,8 @@
 // Leader election against each target, as the operator's ServiceAccount (get/create/update on leases only).
 import test from 'ava';
 import { pino } from 'pino';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { selectedTargets } from '../../test/support/cluster.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
+import { selectedTargets } from '../../test/support/targets.js';
 import { clusterScenario, eventually, LogLines, withTimeout } from '../../test/support/operator-harness.js';
 import { grantOperatorLeases } from '../../test/reliability/support/cluster-role.js';
 import { KubeClient } from '../kube/client.js';

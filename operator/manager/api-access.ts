@@ -1,6 +1,6 @@
 // The access gates of the operator's three informers, with what to do when the CRD is missing or RBAC forbids a list or watch.
 import type { SchedulerLike } from 'rxjs';
-import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../customapp/custom-app.js';
 import type { Observable } from 'rxjs';
 import { AccessGate, type AccessGateOptions, type GateClient } from '../kube/access-gate.js';

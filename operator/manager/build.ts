@@ -1,5 +1,5 @@
 // Builds every part of an operator from its options: the client, the caches, the dependency source, the elector, the controller.
-import { OPERATOR_NAME } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME } from '../../api/customapp.js';
 import { FreshCache } from '../cache/fresh-cache.js';
 import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller } from '../controller/controller.js';
@@ -8,9 +8,9 @@ import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
 import { OWNED_SELECTOR } from '../customapp/labels.js';
 import { asyncScheduler } from 'rxjs';
 import { BY_CONFIGMAP, BY_SECRET, CUSTOM_APP_INDEXERS } from '../customapp/triggers.js';
-import { DependencyRegistry } from '../deps/registry.js';
-import { RegistryDependencySource } from '../deps/registry-source.js';
-import type { DependencySource } from '../deps/source.js';
+import { DependencyRegistry } from '../dependencies/registry.js';
+import { RegistryDependencySource } from '../dependencies/registry-source.js';
+import type { DependencySource } from '../dependencies/source.js';
 import { EventRecorder } from '../events/recorder.js';
 import { RolloutGovernance } from '../governance/governance.js';
 import { KubeClient } from '../kube/client.js';

@@ -1,6 +1,6 @@
 // Serves an operator's endpoints: /healthz and /readyz on the probe address (plain HTTP), /metrics on the metrics
 // address (HTTPS with authentication and authorization unless `metricsSecure` is false).
-import { describeFailingLists } from '../deps/list-health.js';
+import { describeFailingLists } from '../dependencies/list-health.js';
 import { listenOn } from '../http/listen.js';
 import type { BindAddress } from '../http/bind-address.js';
 import type { EndpointServer } from '../http/servers.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { filter, map, merge, type SchedulerLike, asyncScheduler } from 'rxjs';
-import { OPERATOR_NAME } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME } from '../../api/customapp.js';
 import { type CacheScope, type Informer, informer } from '../cache/informer.js';
 import { objectKey } from '../cache/store.js';
 import type { KubeClient } from '../kube/client.js';

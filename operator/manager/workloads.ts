@@ -1,11 +1,11 @@
 // Builds the workload domain when `--workloads` names kinds: an informer per kind (trimmed, through its access gate), the reconciler and its controller.
 import type { Observable, SchedulerLike } from 'rxjs';
-import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
+import { WORKLOAD_KINDS } from '../../api/workload.js';
 import { FreshCache } from '../cache/fresh-cache.js';
 import { type Informer, informerOf } from '../cache/informer.js';
 import { Controller, type ReconcileGate } from '../controller/controller.js';
 import type { OperatorMetrics } from '../controller/metrics.js';
-import type { DependencySource } from '../deps/source.js';
+import type { DependencySource } from '../dependencies/source.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { RolloutGovernance } from '../governance/governance.js';
 import { AccessGate, type GateClient } from '../kube/access-gate.js';

@@ -1,9 +1,9 @@
 // The content hashes a pod template runs with, per referenced object, as one annotation value (compact, sorted JSON).
-import type { DependencyKind } from '../deps/source.js';
+import type { DependencyKind } from '../dependencies/source.js';
 
 /**
  * What the pods run with, by object: `ConfigMap/<name>` or `Secret/<name>` (the workload's own namespace) → the content
- * hash (a Secret's keyed, `deps/keyed-hash.ts`), or `null` for an object that was missing.
+ * hash (a Secret's keyed, `dependencies/keyed-hash.ts`), or `null` for an object that was missing.
  */
 export type RunningHashes = ReadonlyMap<string, string | null>;
 

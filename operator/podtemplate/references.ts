@@ -1,5 +1,5 @@
 // The ConfigMaps and Secrets a pod template uses: envFrom, env valueFrom, volumes and projected sources, of every container.
-import type { DependencyKind } from '../deps/source.js';
+import type { DependencyKind } from '../dependencies/source.js';
 import type { PodTemplate } from '../kube/objects.js';
 
 /** One ConfigMap or Secret a pod template uses (in the pod's own namespace). */

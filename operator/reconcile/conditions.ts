@@ -1,6 +1,6 @@
 // metav1.Condition bookkeeping: set one condition, keeping lastTransitionTime unless the status flips.
-import type { ConditionType } from '../../infra/customapp-api.js';
-import type { Condition } from '../customapp/custom-app.js';
+import type { ConditionType } from '../../api/customapp.js';
+import type { Condition } from '../../api/customapp-status.js';
 
 /** A condition as the reconcile decides it, before the bookkeeping fields. */
 export interface ConditionDecision {

@@ -1,6 +1,6 @@
 // The reconciler alone, in a fake world: for each case that matters, the exact writes it makes and their order.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, FINALIZER } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, FINALIZER } from '../../api/customapp.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { ApiError } from '../kube/errors.js';
 import { DEPLOYMENTS, SERVICES } from '../kube/resources.js';

@@ -7,7 +7,7 @@ import { reconcileDeployment } from './deployment-step.js';
 import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { rolloutCauseProblem } from '../governance/rollout-cause.js';
-import { ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
+import { ROLLOUT_ANNOTATION } from '../../api/customapp.js';
 import { countRolloutOutcome, rolloutEvents, settleRollout } from './rollout-step.js';
 import { ensureFinalizer, finalize } from './finalizer-step.js';
 import { REASONS } from './reasons.js';

@@ -1,7 +1,7 @@
 // The dependency step: which ConfigMaps and Secrets the CustomApp acquires (its spec's, plus the old ones during a handoff), and what is known of them.
 import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
-import type { DependencyKind, DependencyRef } from '../deps/source.js';
+import type { DependencyKind, DependencyRef } from '../dependencies/source.js';
 import type { Deployment } from '../kube/objects.js';
 import { hashKey, parseHashKey } from '../podtemplate/hash-annotation.js';
 import { runningWith } from './desired-deployment.js';

@@ -1,6 +1,6 @@
 // The Deployment step: create it, or update what the operator owns in it when that differs; never touch one not ours.
-import { FIELD_MANAGER, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
-import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { FIELD_MANAGER, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../../api/customapp.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import { decodeHashes } from '../podtemplate/hash-annotation.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { ApiError, isAlreadyExists } from '../kube/errors.js';
@@ -21,7 +21,7 @@ import { notControlledMessage, REASONS, shortHash } from './reasons.js';
 import { ownedFields, type ReconcileScope } from './scope.js';
 import { gateRollout } from './rollout-step.js';
 import { annotationForEvent, secretHashAnnotation } from './secret-hash-migration.js';
-import { isUnkeyedHash } from '../deps/keyed-hash.js';
+import { isUnkeyedHash } from '../dependencies/keyed-hash.js';
 import type { WaitingRollout } from './rollout-status.js';
 import type { DependencyView, DeploymentView } from './status.js';
 import { changedKeys, decodeKeyDigests, type ProjectedView, projectionKey } from './projections.js';

@@ -1,6 +1,6 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
-import { CONFIG_HASH_ANNOTATION, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { CONFIG_HASH_ANNOTATION, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';

@@ -1,7 +1,7 @@
 // Tests of the desired-state builders: the Deployment and Service a CustomApp should have, and how drift is found.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import { TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
+import { TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import { restrictedViolations } from '../../test/support/pod-security.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { DEFAULT_RESOURCES, DEPLOYMENT_OPTIONAL_KEYS, desiredDeployment, runningWith } from './desired-deployment.js';

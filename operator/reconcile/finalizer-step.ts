@@ -1,5 +1,5 @@
 // The finalizer step: added before anything is acquired, removed after the dependencies are released.
-import { FIELD_MANAGER, FINALIZER } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER, FINALIZER } from '../../api/customapp.js';
 import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
 import { isNotFound } from '../kube/errors.js';
 import type { ReconcileScope } from './scope.js';

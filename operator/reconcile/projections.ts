@@ -1,6 +1,6 @@
 // The ConfigMaps and Secrets a CustomApp lists (spec.configMaps, spec.secrets): their refs, and how the container reads them.
 import type { CustomApp } from '../customapp/custom-app.js';
-import type { DependencyKind, DependencyRef } from '../deps/source.js';
+import type { DependencyKind, DependencyRef } from '../dependencies/source.js';
 import type { Container, EnvFromSource, PodTemplate } from '../kube/objects.js';
 import { hashKey, parseJsonObject } from '../podtemplate/hash-annotation.js';
 

@@ -1,6 +1,6 @@
 // The canonical form of a Kubernetes resource quantity, as the API server stores it (so that a desired Deployment equals the stored one).
 
-import { RESOURCE_QUANTITY } from '../../infra/customapp-api.js';
+import { RESOURCE_QUANTITY } from '../../api/customapp.js';
 
 const DECIMAL_EXPONENTS: Readonly<Record<string, number>> = { m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15 };
 const BINARY_POWERS: Readonly<Record<string, number>> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5 };

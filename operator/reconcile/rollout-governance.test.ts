@@ -1,10 +1,10 @@
 // The reconcile with the rollout governance on, in a fake world: the budget's queue, spec changes, the flap breaker,
 // pause, debounce, failed rollouts, Ready during a rollout, and a restart that rebuilds the queue.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { CUSTOM_APPS } from '../customapp/custom-app.js';
-import { contentHash } from '../deps/content-hash.js';
+import { contentHash } from '../dependencies/content-hash.js';
 import type { RolloutSettings } from '../governance/governance.js';
 import { rolloutCause } from '../governance/rollout-cause.js';
 import type { Deployment } from '../kube/objects.js';

@@ -1,5 +1,5 @@
 // The rollout part of the status: `lastRollout` read from the Deployment, `pendingRollout` from the gate, and what Ready says of them.
-import type { LastRollout, PendingRollout } from '../customapp/custom-app.js';
+import type { LastRollout, PendingRollout } from '../../api/customapp-status.js';
 import type { Gate } from '../governance/governance.js';
 import { type ContentChange, describeCause, describeChanges } from '../governance/rollout-cause.js';
 import { type CurrentRollout, sameRollout } from '../governance/rollout-progress.js';

@@ -1,5 +1,5 @@
 // The rollout step: asks the governance whether new ConfigMap or Secret content may roll now, and reports the rollouts in status terms (Events, metrics).
-import type { CustomAppStatus } from '../customapp/custom-app.js';
+import type { CustomAppStatus } from '../../api/customapp-status.js';
 import type { Gate } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
 import { type CurrentRollout, currentRollout, rollingForContent } from '../governance/rollout-progress.js';

@@ -1,10 +1,10 @@
 // What the steps of one reconcile share: the world it acts on, the request, the CustomApp, and how to write and report.
-import { API_VERSION, KIND } from '../../infra/customapp-api.js';
+import { API_VERSION, KIND } from '../../api/customapp.js';
 import type { WritableCache } from '../cache/fresh-cache.js';
 import type { Request } from '../controller/reconciler.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
-import type { DependencySource } from '../deps/source.js';
+import type { DependencySource } from '../dependencies/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { RolloutGovernance } from '../governance/governance.js';
 import type { WriteClient } from '../kube/client.js';

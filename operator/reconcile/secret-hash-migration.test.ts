@@ -1,8 +1,8 @@
 // Upgrading from unkeyed Secret hashes: an older operator's annotation rolls nothing until the Secret changes.
 import test from 'ava';
-import { SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
-import { contentHash } from '../deps/content-hash.js';
+import { contentHash } from '../dependencies/content-hash.js';
 import { DEPLOYMENTS, EVENTS } from '../kube/resources.js';
 import type { CoreEvent, Deployment } from '../kube/objects.js';
 import { annotationForEvent, keyedForStatus, secretHashAnnotation } from './secret-hash-migration.js';

@@ -1,7 +1,7 @@
 // Upgrading from unkeyed Secret hashes without a rollout: a pod-template annotation that an older operator wrote
 // stays as long as it still describes the Secret's content; the next content change writes the keyed hash.
-import { SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import { isUnkeyedHash } from '../deps/keyed-hash.js';
+import { SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
+import { isUnkeyedHash } from '../dependencies/keyed-hash.js';
 import type { Deployment } from '../kube/objects.js';
 
 /** A present Secret as the reconcile sees it: its keyed hash, and the plain one an older operator would have written. */

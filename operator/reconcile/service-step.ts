@@ -1,5 +1,5 @@
 // The Service step: create, update or delete the Service that `spec.port` asks for; never touch one not ours.
-import { FIELD_MANAGER } from '../../infra/customapp-api.js';
+import { FIELD_MANAGER } from '../../api/customapp.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import type { Service } from '../kube/objects.js';

@@ -1,6 +1,7 @@
 // The status step: write the status when it changed (guarded by resourceVersion), and say why a reconcile keeps failing.
-import { FIELD_MANAGER } from '../../infra/customapp-api.js';
-import { CUSTOM_APPS, type CustomApp, type CustomAppStatus, STATUS_FIELDS } from '../customapp/custom-app.js';
+import { FIELD_MANAGER } from '../../api/customapp.js';
+import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
+import { type CustomAppStatus, STATUS_FIELDS } from '../../api/customapp-status.js';
 import { ApiError, isNotFound } from '../kube/errors.js';
 import { findCondition } from './conditions.js';
 import { REASONS } from './reasons.js';

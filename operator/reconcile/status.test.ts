@@ -1,7 +1,8 @@
 // Tests of the status a reconcile writes: conditions and their reasons, observed references, and transition times.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, STATUS_SCHEMA } from '../../infra/customapp-api.js';
-import { STATUS_FIELDS, type CustomApp, type CustomAppStatus } from '../customapp/custom-app.js';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION, STATUS_SCHEMA } from '../../api/customapp.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import { STATUS_FIELDS, type CustomAppStatus } from '../../api/customapp-status.js';
 import type { Deployment } from '../kube/objects.js';
 import { APP_CONTAINER } from './desired-deployment.js';
 import type { ProjectedView, Projection } from './projections.js';

@@ -1,6 +1,7 @@
 // The status a CustomApp should have after a reconcile: a pure function of what the reconcile saw and did.
-import type { Condition, CustomApp, CustomAppStatus, ObservedObject } from '../customapp/custom-app.js';
-import type { DependencyKind } from '../deps/source.js';
+import type { CustomApp } from '../customapp/custom-app.js';
+import type { Condition, CustomAppStatus, ObservedObject } from '../../api/customapp-status.js';
+import type { DependencyKind } from '../dependencies/source.js';
 import { parseHashKey, type RunningHashes } from '../podtemplate/hash-annotation.js';
 import type { Deployment } from '../kube/objects.js';
 import type { CurrentRollout } from '../governance/rollout-progress.js';

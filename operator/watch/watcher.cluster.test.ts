@@ -3,7 +3,7 @@ import test, { type ExecutionContext } from 'ava';
 import { ApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS } from '../kube/resources.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
 import type { WatcherEvent } from './events.js';
 import { watcher } from './watcher.js';
 import type { WatchClient, WatcherConfig } from './config.js';

@@ -1,5 +1,5 @@
 // An Argo Rollout (argoproj.io/v1alpha1): the fields the workload reconcile reads, and its rollout as `kubectl argo rollouts status` judges it.
-import { WORKLOAD_KINDS } from '../../infra/workload-api.js';
+import { WORKLOAD_KINDS } from '../../api/workload.js';
 import type { RolloutProgress } from '../governance/rollout-progress.js';
 import type { KubeObject, PodTemplate } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';

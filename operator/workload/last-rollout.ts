@@ -1,6 +1,6 @@
 // A workload's last rollout of ours and its outcome, kept in its `app.example.com/last-rollout` annotation (no status of ours there).
-import { ROLLOUT_RESULTS, type RolloutResult, type RolloutTrigger } from '../../infra/customapp-api.js';
-import { LAST_ROLLOUT_ANNOTATION } from '../../infra/workload-api.js';
+import { ROLLOUT_RESULTS, type RolloutResult, type RolloutTrigger } from '../../api/customapp.js';
+import { LAST_ROLLOUT_ANNOTATION } from '../../api/workload.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';
 import type { RecordedRollout } from '../governance/rollout-progress.js';
 import type { KubeObject } from '../kube/objects.js';

@@ -1,5 +1,5 @@
 // What a workload's annotations ask for: whether it opted in, which ConfigMaps and Secrets roll it, pause and debounce; bad input as problems.
-import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX, GROUP, MAX_DEBOUNCE_SECONDS } from '../../infra/customapp-api.js';
+import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX, GROUP, MAX_DEBOUNCE_SECONDS } from '../../api/customapp.js';
 import {
   MAX_WORKLOAD_REFERENCES,
   RELOAD_ANNOTATION,
@@ -14,8 +14,8 @@ import {
   RELOADER_SECRETS_EXCLUDE_ANNOTATION,
   ROLLOUT_DEBOUNCE_ANNOTATION,
   ROLLOUT_PAUSED_ANNOTATION,
-} from '../../infra/workload-api.js';
-import type { DependencyKind } from '../deps/source.js';
+} from '../../api/workload.js';
+import type { DependencyKind } from '../dependencies/source.js';
 import type { PodTemplate } from '../kube/objects.js';
 import { type TemplateReference, templateReferences } from '../podtemplate/references.js';
 

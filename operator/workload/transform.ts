@@ -1,5 +1,5 @@
 // What the workload caches keep of a Deployment, StatefulSet or DaemonSet: only the fields the workload reconcile reads.
-import { LAST_ROLLOUT_ANNOTATION, RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { LAST_ROLLOUT_ANNOTATION, RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION } from '../../api/workload.js';
 import type { Container, PodTemplate } from '../kube/objects.js';
 import { lastWorkloadRollout } from './last-rollout.js';
 import { hasOptIn, READ_ANNOTATIONS } from './reload-annotations.js';

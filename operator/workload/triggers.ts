@@ -4,7 +4,7 @@ import { Subscription } from 'rxjs';
 import type { Informer } from '../cache/informer.js';
 import type { Indexers } from '../cache/store.js';
 import type { Trigger } from '../controller/controller.js';
-import { type DependencySource, refKey } from '../deps/source.js';
+import { type DependencySource, refKey } from '../dependencies/source.js';
 import type { Logger } from '../log.js';
 import { reloadSpec } from './reload-annotations.js';
 import { type Workload, type WorkloadKind, workloadKey } from './workload.js';

@@ -2,9 +2,9 @@
 // what is recorded, what the pod template runs, what is acquired and the budget's slot always agree with the model.
 import test from 'ava';
 import fc from 'fast-check';
-import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import type { PodTemplate } from '../kube/objects.js';
-import { keyDigests, keysHash } from '../deps/key-digests.js';
+import { keyDigests, keysHash } from '../dependencies/key-digests.js';
 import { encodeHashes } from '../podtemplate/hash-annotation.js';
 import { FakeWorld } from '../reconcile/testing/fake-world.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from './workload.js';

@@ -1,7 +1,7 @@
 // The workload reconcile in a fake world: opting in, rolling on new content, restarts, opting out, deletion, outcome,
 // bad input, and the budget shared with CustomApps.
 import test from 'ava';
-import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import { ApiError } from '../kube/errors.js';
 import type { CoreEvent, PodTemplate } from '../kube/objects.js';
 import { EVENTS, resourceLabel } from '../kube/resources.js';

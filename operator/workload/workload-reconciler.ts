@@ -1,9 +1,9 @@
 // The workload reconcile: a Deployment, StatefulSet or DaemonSet that opted in rolls, once, on new content of what it uses.
-import { FIELD_MANAGER, GROUP, KIND } from '../../infra/customapp-api.js';
-import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { FIELD_MANAGER, GROUP, KIND } from '../../api/customapp.js';
+import { LAST_ROLLOUT_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import type { WritableCache } from '../cache/fresh-cache.js';
 import type { Reconciler, Request, Result } from '../controller/reconciler.js';
-import type { DependencyRef, DependencySource, DependencyState } from '../deps/source.js';
+import type { DependencyRef, DependencySource, DependencyState } from '../dependencies/source.js';
 import type { EventRecorder, EventType } from '../events/recorder.js';
 import type { Gate, RolloutGovernance } from '../governance/governance.js';
 import { type ContentChange, describeChanges } from '../governance/rollout-cause.js';

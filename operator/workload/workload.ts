@@ -1,5 +1,5 @@
 // The workloads served by annotation: their kinds, their API resources, and their keys in the work queue and the registry.
-import { WORKLOAD_KINDS, type WorkloadKind, type WorkloadResource } from '../../infra/workload-api.js';
+import { WORKLOAD_KINDS, type WorkloadKind, type WorkloadResource } from '../../api/workload.js';
 import type { DaemonSet, Deployment, StatefulSet } from '../kube/objects.js';
 import { DAEMONSETS, DEPLOYMENTS, type Resource, STATEFULSETS } from '../kube/resources.js';
 import { type ArgoRollout, ROLLOUTS } from './argo-rollout.js';

@@ -1,14 +1,14 @@
 // A cluster without our CRD, or whose RBAC forbids our list: one clear error line, /readyz says why, recovery with no restart.
 import test from 'ava';
 import { resolve } from 'node:path';
-import { CRD_NAME, OPERATOR_NAME } from '../../infra/customapp-api.js';
+import { CRD_NAME, OPERATOR_NAME } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS, type Resource } from '../../operator/kube/resources.js';
 import { distOperatorRules, rulesWithout, setOperatorRules } from '../reliability/support/cluster-role.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import {
   adminClient,
   createAll,

@@ -2,13 +2,13 @@
 // CRD exists waits without failing or spinning, then serves Rollouts once the CRD is applied (no restart); an annotated
 // Rollout rolls on a ConfigMap edit with one write, an un-annotated one is never written; the chart prop's grants suffice.
 import test from 'ava';
-import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
 import { type ArgoRollout, ROLLOUTS } from '../../operator/workload/argo-rollout.js';
 import { installArgoRolloutsCrd } from '../support/argo-rollouts.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import {
   clusterScenario,
   createAll,

@@ -1,12 +1,12 @@
 // End to end against each target: spec.env and spec.resources reach the Deployment as the API server stores them, and the schema refuses bad ones.
 import test from 'ava';
-import { MAX_ENV } from '../../infra/customapp-api.js';
+import { MAX_ENV } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { canonicalQuantity } from '../../operator/reconcile/quantity.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 
 for (const target of selectedTargets()) {

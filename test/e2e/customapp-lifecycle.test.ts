@@ -1,14 +1,14 @@
 // End to end against each target: a CustomApp becomes a Deployment and Service; spec, content and deletion follow.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
 import type { CoreEvent, Deployment, Service } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';

@@ -1,11 +1,11 @@
 // End to end against each target: a CustomApp listing several ConfigMaps and Secrets, as env or files, rolled by their listed keys alone.
 import test from 'ava';
-import { MAX_PROJECTED } from '../../infra/customapp-api.js';
+import { MAX_PROJECTED } from '../../api/customapp.js';
 import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 
 const SPEC: CustomApp['spec'] = {

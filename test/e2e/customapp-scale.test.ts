@@ -5,8 +5,8 @@ import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, KubeObject } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { ClusterOptions } from '../support/cluster.js';
-import { selectedTargets } from '../support/cluster.js';
+import type { ClusterOptions } from '../support/targets.js';
+import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 
 /**

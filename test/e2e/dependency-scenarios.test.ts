@@ -1,12 +1,12 @@
 // The seed's scenarios end to end against each target: shared, handed-off, held, restarted and collapsed dependency watches.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   createAll,

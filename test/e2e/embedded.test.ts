@@ -3,9 +3,9 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
-import { runKubectl } from '../support/cluster.js';
+import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
+import { runKubectl } from '../support/targets.js';
 import { eventually } from '../support/operator-harness.js';
 import { OperatorProcess } from '../support/operator-process.js';
 

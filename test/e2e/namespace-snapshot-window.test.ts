@@ -1,12 +1,12 @@
 // A slow namespace LIST in a collapsed namespace: a ConfigMap created, or changed, inside its window (seen as an event or by a relist) still reaches its Deployment.
 import test, { type ExecutionContext } from 'ava';
-import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
-import type { DependencyWatchConfig } from '../../operator/deps/dependency-watch.js';
+import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
+import type { DependencyWatchConfig } from '../../operator/dependencies/dependency-watch.js';
 import { CONFIGMAPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
-import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   adminClient,

@@ -1,11 +1,11 @@
 // The least-privilege install: an operator told to watch team-a and team-b, under the RBAC the chart synthesizes for
 // them, serves their CustomApps, ignores the others, and its identity can read no Secret or ConfigMap elsewhere.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, LEASES, SECRETS } from '../../operator/kube/resources.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import { applyInstall } from '../support/synthesized-install.js';
 import {
   adminClient,

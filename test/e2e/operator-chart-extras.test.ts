@@ -5,7 +5,7 @@ import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { OperatorChart } from '../../infra/operator-chart.js';
 import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import { installCrd } from '../support/crds.js';
 
 const TITLE =

@@ -1,9 +1,9 @@
 // The operator as a process (operator/main.ts): flags, leader election between two processes, and graceful shutdown.
 import test from 'ava';
-import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, clusterScenario } from '../support/operator-harness.js';
 import { OperatorProcess, runOperatorOnce } from '../support/operator-process.js';
 

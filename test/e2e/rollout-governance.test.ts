@@ -3,16 +3,16 @@
 // No Deployment controller runs on the API targets: a rollout completes (or fails) when the test writes the
 // Deployment's status as the admin, as kube-controller-manager would.
 import test, { type ExecutionContext } from 'ava';
-import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { endedRolloutStatus, pausedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import {
   clusterForTest,
   createAll,

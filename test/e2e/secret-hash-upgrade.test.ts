@@ -1,16 +1,16 @@
 // An upgrade from an operator that wrote plain Secret hashes rolls nothing: its annotations stay until a Secret changes.
 import test from 'ava';
 import { map } from 'rxjs';
-import { SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
-import { DependencyRegistry } from '../../operator/deps/registry.js';
-import { RegistryDependencySource } from '../../operator/deps/registry-source.js';
-import type { DependencySource, DependencyState } from '../../operator/deps/source.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
+import { DependencyRegistry } from '../../operator/dependencies/registry.js';
+import { RegistryDependencySource } from '../../operator/dependencies/registry-source.js';
+import type { DependencySource, DependencyState } from '../../operator/dependencies/source.js';
 import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import type { DependencyContext } from '../../operator/operator.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import {
   createAll,
   createNamespace,

@@ -1,13 +1,13 @@
 // Two operator processes with --sharding split the CustomApps between them, and one that stops hands its share over at once.
 import test from 'ava';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { RING_LABEL, STALE_LEASE_DURATIONS } from '../../operator/shard/shard.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import {
   clusterScenario,
   createAll,

@@ -6,16 +6,16 @@ import {
   RUNNING_HASHES_ANNOTATION,
   TEMPLATE_HASHES_ANNOTATION,
   type WorkloadResource,
-} from '../../infra/workload-api.js';
-import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
-import { keyDigests, keysHash } from '../../operator/deps/key-digests.js';
-import { refKey } from '../../operator/deps/source.js';
+} from '../../api/workload.js';
+import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
+import { keyDigests, keysHash } from '../../operator/dependencies/key-digests.js';
+import { refKey } from '../../operator/dependencies/source.js';
 import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { CoreEvent, Deployment, KubeObject, PodTemplate } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from '../../operator/workload/workload.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   createAll,

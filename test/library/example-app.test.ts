@@ -8,9 +8,9 @@ import { parseAllDocuments } from 'yaml';
 import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
-import { clusterSelected, selectedTargets, startCluster } from '../support/cluster.js';
-import { envInPod, get, kubectlOk, podReady, podsOf, rolloutComplete, startNodeCluster, waitFor } from '../cluster/node-helpers.js';
+import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
+import { clusterSelected, selectedTargets, startCluster } from '../support/targets.js';
+import { envInPod, get, kubectlOk, podReady, podsOf, rolloutComplete, startNodeCluster, waitFor } from '../node/node-helpers.js';
 import { adminClient, eventually, getIfExists, startTestOperator } from '../support/operator-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -52,8 +52,14 @@ test.serial(
     }>;
     const files = packed!.files.map((file) => file.path).sort();
     for (const file of files)
-      t.regex(file, /^(lib\/(infra|imports)\/[a-z.-]+\.(js|d\.ts)|dist\/customapp-crd\.k8s\.yaml|package\.json|README\.md)$/);
-    for (const file of ['lib/infra/index.js', 'lib/infra/index.d.ts', 'lib/infra/custom-app.js', 'lib/imports/app.example.com.js']) {
+      t.regex(file, /^(lib\/(api|infra|imports)\/[a-z.-]+\.(js|d\.ts)|dist\/customapp-crd\.k8s\.yaml|package\.json|README\.md)$/);
+    for (const file of [
+      'lib/api/customapp.js',
+      'lib/infra/index.js',
+      'lib/infra/index.d.ts',
+      'lib/infra/custom-app.js',
+      'lib/imports/app.example.com.js',
+    ]) {
       t.true(files.includes(file), file);
     }
     t.false(

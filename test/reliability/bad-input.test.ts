@@ -1,8 +1,8 @@
 // Bad input, table-driven: each case ends in a 422, a condition with a reason, an Event or a metered error; never a crash or a hot loop.
 import test, { type ExecutionContext } from 'ava';
-import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
+import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { ApiError } from '../../operator/kube/errors.js';
@@ -10,7 +10,7 @@ import { CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../operator/kube/
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Service } from '../../operator/kube/objects.js';
 import { secretHashIn } from '../support/secret-hash.js';
-import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   adminClient,

@@ -1,6 +1,6 @@
 // Churn, short (10 × 100; `npm run soak` runs 10 × 1,000): the heap returns to its baseline and nothing is left open.
 import test from 'ava';
-import { startCluster } from '../support/cluster.js';
+import { startCluster } from '../support/targets.js';
 import { installOperatorResources } from '../support/operator-harness.js';
 import { HEAP_TOLERANCE, RESOURCE_SLACK, resourcesGrown, runChurn } from './churn.js';
 

@@ -1,12 +1,12 @@
 // Churn: rounds of creating and deleting many CustomApps against an operator process, then its heap, handles and watches.
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { OWNED_SELECTOR } from '../../operator/customapp/labels.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { adminClient, createAll, createNamespace, eventually, objects } from '../support/operator-harness.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { forEachConcurrently } from './support/concurrently.js';

@@ -1,6 +1,6 @@
 // The short fault soak (`npm run soak` runs the full size): no lost update, stuck finalizer or leaked watch under faults.
 import test from 'ava';
-import { startCluster } from '../support/cluster.js';
+import { startCluster } from '../support/targets.js';
 import { installOperatorResources } from '../support/operator-harness.js';
 import { runFaultSoak } from './fault-soak.js';
 import { SeededRandom, seedFromEnvironment } from './support/random.js';

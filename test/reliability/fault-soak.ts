@@ -1,7 +1,7 @@
 // The fault soak: an operator process under random changes, API faults, competing writers and SIGKILLs, then every invariant.
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { type FaultSchedule, scheduleFaults } from './fault-soak/faults.js';

@@ -1,13 +1,13 @@
 // Graceful shutdown: SIGTERM mid-burst drains, releases the Lease and exits 0; a restart converges with nothing lost.
 import test from 'ava';
-import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { clusterForTest, createAll, createNamespace, eventually, objects, startTestOperator } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';

@@ -1,11 +1,11 @@
 // Two operators, one Lease: when the leader loses it mid-burst, or stops while an Event write is on its way, none of its
 // writes lands after it let the Lease go.
 import test from 'ava';
-import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import {
   adminClient,
   createAll,

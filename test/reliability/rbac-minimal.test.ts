@@ -9,16 +9,16 @@ import {
   OPERATOR_NAME,
   OPERATOR_NAMESPACE,
   SECRET_HASH_ANNOTATION,
-} from '../../infra/customapp-api.js';
+} from '../../api/customapp.js';
 import { OPERATOR_PERMISSIONS } from '../../infra/permissions.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
 import type { Lease } from '../../operator/kube/objects.js';
-import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/cluster.js';
+import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
 import {
   adminClient,
   createAll,

@@ -2,13 +2,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import test from 'ava';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { canonicalContent } from '../../operator/deps/content-hash.js';
+import { canonicalContent } from '../../operator/dependencies/content-hash.js';
 import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { clusterForTest, createAll, createNamespace, eventually, objects } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';

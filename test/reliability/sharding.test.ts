@@ -4,17 +4,17 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { CONFIG_HASH_ANNOTATION, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../infra/workload-api.js';
+import { CONFIG_HASH_ANNOTATION, OPERATOR_NAMESPACE } from '../../api/customapp.js';
+import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import { contentHash, type HashableContent } from '../../operator/deps/content-hash.js';
+import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { Deployment, KubeObject } from '../../operator/kube/objects.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
 import { RING_SELECTOR } from '../../operator/manager/sharding.js';
 import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import {
   adminClient,
   createAll,

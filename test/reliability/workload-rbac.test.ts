@@ -3,13 +3,13 @@
 // its list, watch or patch, that verb is denied; the same with --namespaces, the rule in the watched namespace's Role. (StatefulSets: on deployments the prop adds patch alone, the table
 // granting list and watch for CustomApps.)
 import test from 'ava';
-import { RUNNING_HASHES_ANNOTATION, type WorkloadResource } from '../../infra/workload-api.js';
+import { RUNNING_HASHES_ANNOTATION, type WorkloadResource } from '../../api/workload.js';
 import { workloadPermissions } from '../../infra/permissions.js';
 import type { KubeObject, StatefulSet } from '../../operator/kube/objects.js';
 import { resourceLabel, STATEFULSETS } from '../../operator/kube/resources.js';
 import { type ArgoRollout, ROLLOUTS } from '../../operator/workload/argo-rollout.js';
 import { installArgoRolloutsCrd } from '../support/argo-rollouts.js';
-import { selectedTargets, type TestCluster } from '../support/cluster.js';
+import { selectedTargets, type TestCluster } from '../support/targets.js';
 import {
   clusterScenario,
   createAll,

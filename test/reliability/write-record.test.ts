@@ -1,10 +1,10 @@
 // The write record on each API target: the emulator's and kube-apiserver's audit log tell the same writes, by user.
 import test from 'ava';
-import { OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, NAMESPACES, type Resource } from '../../operator/kube/resources.js';
-import { selectedTargets } from '../support/cluster.js';
+import { selectedTargets } from '../support/targets.js';
 import { adminClient, createAll, eventually, objects } from '../support/operator-harness.js';
 import { startRecordingCluster } from '../support/write-record.js';
 

@@ -3,16 +3,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startCluster } from '../support/cluster.js';
+import { startCluster } from '../support/targets.js';
 import { installOperatorResources } from '../support/operator-harness.js';
 import { HEAP_TOLERANCE, resourcesGrown, runChurn, type ChurnReport } from '../reliability/churn.js';
 import { clean, runFaultSoak, type SoakReport } from '../reliability/fault-soak.js';
 import { SeededRandom, seedFromEnvironment } from '../reliability/support/random.js';
-import { checkRegistryModel } from '../../operator/deps/testing/registry-model.js';
+import { checkRegistryModel } from '../../operator/dependencies/testing/registry-model.js';
 import { checkElectorModel } from '../../operator/leader/testing/elector-model.js';
 import { checkRolloutModel } from '../../operator/reconcile/testing/rollout-model.js';
-import { type NodeSoakReport, nodeSoakHolds, nodeSoakSummary, recoveryLines, runNodeSoak } from '../cluster/node-soak.js';
-import { NODE_FAULT_KINDS, type NodeFaultKind } from '../cluster/node-faults.js';
+import { type NodeSoakReport, nodeSoakHolds, nodeSoakSummary, recoveryLines, runNodeSoak } from '../node/node-soak.js';
+import { NODE_FAULT_KINDS, type NodeFaultKind } from '../node/node-faults.js';
 
 const USAGE = `npm run soak -- [options]
   --target <where>     emulator (default: the soak, churn and models below) or cluster: the fault soak on the real

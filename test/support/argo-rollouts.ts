@@ -1,6 +1,6 @@
 // Argo Rollouts' own Rollout CRD, at a pinned release (test/fixtures/argo-rollouts/README.md), applied to a test cluster.
 import { resolve } from 'node:path';
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 import { installCrd } from './crds.js';
 
 const ROLLOUT_CRD = resolve(import.meta.dirname, '../fixtures/argo-rollouts/rollout-crd.yaml');

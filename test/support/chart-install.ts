@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { App, YamlOutputType } from 'cdk8s';
 import { CrdChart } from '../../infra/crd-chart.js';
 import { OperatorChart, type OperatorChartProps } from '../../infra/operator-chart.js';
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 
 /**
  * Synthesizes the CRD and the operator's chart with `props` (what dist/ is with its defaults) into a temporary

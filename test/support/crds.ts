@@ -1,5 +1,5 @@
 // Creates a CRD from a file on a test cluster and waits until the API server serves it.
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 import { eventually } from './operator-harness.js';
 
 /**

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { KubectlResult } from './cluster.js';
+import type { KubectlResult } from './targets.js';
 
 const BUILD = resolve(import.meta.dirname, '../../envtest/build-helm.sh');
 

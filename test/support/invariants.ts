@@ -1,12 +1,12 @@
 // The invariants every operator scenario ends with: watches equal references, no leak, no stuck finalizer.
 import type { ExecutionContext } from 'ava';
-import { FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { refKey } from '../../operator/deps/source.js';
+import { refKey } from '../../operator/dependencies/source.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Operator } from '../../operator/operator.js';
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 import { eventually } from './operator-harness.js';
 import { reloadSpec } from '../../operator/workload/reload-annotations.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from '../../operator/workload/workload.js';

@@ -2,12 +2,12 @@
 // verified against a CA (a mounted certificate) or not (the self-signed one); one fresh connection per request.
 import { request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { METRICS_READER_ROLE } from '../../infra/customapp-api.js';
+import { METRICS_READER_ROLE } from '../../api/customapp.js';
 import { SUBJECT_ACCESS_REVIEWS } from '../../operator/http/metrics-auth.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import type { Resource } from '../../operator/kube/resources.js';
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 import { createNamespace, eventually } from './operator-harness.js';
 
 const CLUSTER_ROLE_BINDINGS: Resource = {

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
@@ -13,13 +13,13 @@ import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { ExecutionContext, TestFn } from 'ava';
-import { startCluster, type ClusterOptions, type Target, type TestCluster } from './cluster.js';
+import { startCluster, type ClusterOptions, type Target, type TestCluster } from './targets.js';
 import { JsonLineReader } from './json-lines.js';
 
 export { eventually } from './eventually.js';
 import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
-import type { WorkloadResource } from '../../infra/workload-api.js';
+import type { WorkloadResource } from '../../api/workload.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 

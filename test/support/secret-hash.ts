@@ -1,6 +1,6 @@
 // The hash the operator writes for a Secret (keyed with the Secret's uid), computed from the Secret as the cluster holds it.
-import type { HashableContent } from '../../operator/deps/content-hash.js';
-import { keyedContentHash } from '../../operator/deps/keyed-hash.js';
+import type { HashableContent } from '../../operator/dependencies/content-hash.js';
+import { keyedContentHash } from '../../operator/dependencies/keyed-hash.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { SECRETS } from '../../operator/kube/resources.js';

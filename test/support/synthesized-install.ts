@@ -7,7 +7,7 @@ import { App, YamlOutputType } from 'cdk8s';
 import { CrdChart } from '../../infra/crd-chart.js';
 import { OperatorChart, type OperatorChartProps } from '../../infra/operator-chart.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import type { TestCluster } from './cluster.js';
+import type { TestCluster } from './targets.js';
 import { createNamespace, installOperatorResources } from './operator-harness.js';
 
 /** Synthesizes the CRD and the operator chart with `props` (its `namespaces` among them) into a new temporary directory. */

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditFlags, auditTimeMs, writesAuditPolicy } from '../../envtest/audit.js';
-import { type ApiTarget, startCluster, type ClusterOptions, type TestCluster } from './cluster.js';
+import { type ApiTarget, startCluster, type ClusterOptions, type TestCluster } from './targets.js';
 import { parseJsonLines } from './json-lines.js';
 
 /** One write as the API server saw it. */

@@ -124,7 +124,7 @@ func (in *CustomAppList) DeepCopyObject() kruntime.Object {
 	return out
 }
 
-// contentHash is operator/deps/content-hash.ts's contentHash, in Go: the hex SHA-256 of
+// contentHash is operator/dependencies/content-hash.ts's contentHash, in Go: the hex SHA-256 of
 // `{"d":[[key,value],…],"b":[[key,base64],…]}`, each list sorted by key, as JavaScript's JSON.stringify writes it
 // (no HTML escaping). ConfigMap keys are [-._a-zA-Z0-9]+, so byte order and JavaScript's code-unit order agree.
 // One known difference: Go escapes U+2028 and U+2029 inside values, JavaScript does not.

@@ -1,12 +1,12 @@
 // A whole cluster as the reconciler sees it, in memory: caches, dependency states, an API that records every call.
 import pino from 'pino';
 import { Subject } from 'rxjs';
-import { API_VERSION, KIND } from '../../../infra/customapp-api.js';
+import { API_VERSION, KIND } from '../../../api/customapp.js';
 import type { CustomApp } from '../../customapp/custom-app.js';
-import { contentHash } from '../../deps/content-hash.js';
-import { dependencyHashes } from '../../deps/keyed-hash.js';
-import { stateForRef } from '../../deps/key-digests.js';
-import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../deps/source.js';
+import { contentHash } from '../../dependencies/content-hash.js';
+import { dependencyHashes } from '../../dependencies/keyed-hash.js';
+import { stateForRef } from '../../dependencies/key-digests.js';
+import { type DependencyRef, type DependencySource, type DependencyState, refKey } from '../../dependencies/source.js';
 import { EventRecorder } from '../../events/recorder.js';
 import { RolloutGovernance, type RolloutSettings, UNGOVERNED } from '../../governance/governance.js';
 import type { KubeObject } from '../../kube/objects.js';

@@ -15,9 +15,9 @@ import {
   RELOADER_CONFIGMAPS_ANNOTATION,
   RUNNING_HASHES_ANNOTATION,
   TEMPLATE_HASHES_ANNOTATION,
-} from '../../../infra/workload-api.js';
+} from '../../../api/workload.js';
 import { decodeHashes } from '../../podtemplate/hash-annotation.js';
-import { keyDigests, keysHash } from '../../deps/key-digests.js';
+import { keyDigests, keysHash } from '../../dependencies/key-digests.js';
 import { lastWorkloadRollout } from '../../workload/last-rollout.js';
 import { workloadProgress } from '../../workload/progress.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind, workloadKey } from '../../workload/workload.js';

@@ -6,7 +6,7 @@ import { connectionFromKubeConfig, type Connection } from '../../kube/connection
 import type { KubeObject } from '../../kube/objects.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import { NAMESPACES } from '../../kube/resources.js';
-import type { TestCluster } from '../../../test/support/cluster.js';
+import type { TestCluster } from '../../../test/support/targets.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
 import { eventually } from '../../../test/support/eventually.js';
 

@@ -1,16 +1,16 @@
 // The invariant checks: reads the whole cluster and the operator's metrics, and lists every broken invariant.
-import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../../api/customapp.js';
 import type { CustomApp } from '../../../operator/customapp/custom-app.js';
-import { contentHash, type HashableContent } from '../../../operator/deps/content-hash.js';
-import { keyedContentHash } from '../../../operator/deps/keyed-hash.js';
-import { DEFAULT_COLLAPSE_THRESHOLD, DEFAULT_SPLIT_THRESHOLD } from '../../../operator/deps/registry.js';
+import { contentHash, type HashableContent } from '../../../operator/dependencies/content-hash.js';
+import { keyedContentHash } from '../../../operator/dependencies/keyed-hash.js';
+import { DEFAULT_COLLAPSE_THRESHOLD, DEFAULT_SPLIT_THRESHOLD } from '../../../operator/dependencies/registry.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import type { KubeObject } from '../../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';
 import type { Deployment, Service } from '../../../operator/kube/objects.js';
 import { isControlledBy, OWNED_SELECTOR } from '../../../operator/customapp/labels.js';
-import type { TestCluster } from '../../support/cluster.js';
+import type { TestCluster } from '../../support/targets.js';
 import { OPERATOR_USER } from '../support/cluster-role.js';
 import { podAnnotation } from '../support/cluster-reads.js';
 import { sumOf } from '../support/prometheus.js';

@@ -1,5 +1,6 @@
 // Admin-side reads the reliability tests share: a CustomApp, its children, its Events and conditions, by name.
-import type { Condition, CustomApp } from '../../../operator/customapp/custom-app.js';
+import type { CustomApp } from '../../../operator/customapp/custom-app.js';
+import type { Condition } from '../../../api/customapp-status.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import { DEPLOYMENTS, EVENTS, SERVICES } from '../../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';

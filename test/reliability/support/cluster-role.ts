@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../api/customapp.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import type { KubeObject } from '../../../operator/kube/objects.js';
 import type { Resource } from '../../../operator/kube/resources.js';

@@ -1,12 +1,12 @@
 // N operator processes with --sharding against one API server, each its own ServiceAccount so every write names its shard.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../infra/customapp-api.js';
+import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../../api/customapp.js';
 import { SUBJECT_ACCESS_REVIEWS } from '../../../operator/http/metrics-auth.js';
 import type { KubeClient } from '../../../operator/kube/client.js';
 import type { KubeObject } from '../../../operator/kube/objects.js';
 import type { Resource } from '../../../operator/kube/resources.js';
-import type { TestCluster } from '../../support/cluster.js';
+import type { TestCluster } from '../../support/targets.js';
 import { eventually } from '../../support/operator-harness.js';
 import { OperatorProcess } from '../../support/operator-process.js';
 import { type MetricSample, scrape } from './prometheus.js';

@@ -1,7 +1,7 @@
 // Helpers of the real-node tests: the node started for a file, kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
 import type { ExecutionContext, TestFn } from 'ava';
-import type { NodeCluster } from '../../envtest/cluster/harness.js';
-import { clusterSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/cluster.js';
+import type { NodeCluster } from '../../envtest/node/harness.js';
+import { clusterSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/targets.js';
 import { eventually } from '../support/eventually.js';
 import { parseJsonLines } from '../support/json-lines.js';
 

@@ -1,7 +1,7 @@
 // acquireCachedRefs: before the workers start, only the namespaces that will collapse get their refs acquired at once.
 import test from 'ava';
 import type { CustomApp } from '../customapp/custom-app.js';
-import type { DependencyRef } from '../deps/source.js';
+import type { DependencyRef } from '../dependencies/source.js';
 import { acquireCachedRefs } from './lifecycle.js';
 
 const app = (namespace: string, name: string, configMapName: string, deleting = false): CustomApp =>

@@ -1,5 +1,5 @@
 // Which owner (CustomApp) has acquired which dependency refs: the bookkeeping every benchmark strategy shares.
-import { refKey, type DependencyRef } from '../../operator/deps/source.js';
+import { refKey, type DependencyRef } from '../../operator/dependencies/source.js';
 
 /** What one `use` or `release` changed, from the owner's side and from the ref's side. */
 export interface AcquisitionsChange {

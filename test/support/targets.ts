@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startEnvtest, type EnvtestOptions } from '../../envtest/harness.js';
-import type { NodeCluster, NodeClusterOptions } from '../../envtest/cluster/harness.js';
+import type { NodeCluster, NodeClusterOptions } from '../../envtest/node/harness.js';
 import type { Emulator, EmulatorOptions } from '../../emulator/index.js';
 
 /**
@@ -43,7 +43,7 @@ export function selectedTargets(env: NodeJS.ProcessEnv = process.env): ApiTarget
   return parseTargets(env).filter((target): target is ApiTarget => target !== 'cluster');
 }
 
-/** Whether `KUBE_TARGET` selects the real node (it does when unset): the tests under test/cluster/ run only then. */
+/** Whether `KUBE_TARGET` selects the real node (it does when unset): the tests under test/node/ run only then. */
 export function clusterSelected(env: NodeJS.ProcessEnv = process.env): boolean {
   return parseTargets(env).includes('cluster');
 }
@@ -130,7 +130,7 @@ export function runKubectl(kubeconfig: string, args: readonly string[], options:
 /** Starts a cluster of the given target. Stop it in `t.teardown` or `test.after.always`. */
 export async function startCluster(target: Target, options: ClusterOptions = {}): Promise<TestCluster> {
   if (target === 'cluster') {
-    const { startNodeCluster } = await import('../../envtest/cluster/harness.js');
+    const { startNodeCluster } = await import('../../envtest/node/harness.js');
     const node = await startNodeCluster(options.cluster);
     return {
       target,

@@ -47,7 +47,7 @@ async function script(
     return (await child).stdout;
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim().split('\n').slice(-30).join('\n');
-    throw new Error(`envtest/cluster/${name} failed: ${stderr || String(error)}`, { cause: error });
+    throw new Error(`envtest/node/${name} failed: ${stderr || String(error)}`, { cause: error });
   }
 }
 

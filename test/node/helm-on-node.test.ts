@@ -2,8 +2,8 @@
 // become Ready through their probes, one takes the Lease, and the PodDisruptionBudget covers them.
 import test from 'ava';
 import { resolve } from 'node:path';
-import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
-import type { TestCluster } from '../support/cluster.js';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
+import type { TestCluster } from '../support/targets.js';
 import { runHelm } from '../support/helm.js';
 import { nodeSuite, get, kubectlOk, podReady, podsOf, waitFor } from './node-helpers.js';
 

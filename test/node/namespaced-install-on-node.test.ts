@@ -2,7 +2,7 @@
 // image, which rolls a CustomApp in its namespace, ignores one elsewhere, and cannot read a Secret there.
 import test from 'ava';
 import { rmSync } from 'node:fs';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
 import { nodeSuite, get, kubectlOk, podLogLines, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 

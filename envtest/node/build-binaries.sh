@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the node's binaries into a cache outside the repository: kubelet, kube-scheduler and kube-proxy from
 # k8s.io/kubernetes (the same version as envtest's kube-apiserver), the pause binary from that module's own
-# build/pause/linux/pause.c (gcc -static), and the demo app (envtest/cluster/demo). Reused when present.
+# build/pause/linux/pause.c (gcc -static), and the demo app (envtest/node/demo). Reused when present.
 #
-# Usage: envtest/cluster/build-binaries.sh      prints the binaries directory on its last line
+# Usage: envtest/node/build-binaries.sh      prints the binaries directory on its last line
 # Env:   CUSTOMAPP_CLUSTER_CACHE   cache root (default ~/.cache/customapp-operator/cluster)
 #        CUSTOMAPP_ENVTEST_CACHE   envtest's cache root, whose Go module and build caches are shared
 #        ENVTEST_K8S_VERSION       Kubernetes version (default 1.34.4, as envtest)
@@ -71,7 +71,7 @@ if [[ ! -x "${BIN}/pause" ]]; then
 fi
 
 if [[ ! -x "${DEMO}" ]]; then
-  log "demo app: building envtest/cluster/demo"
+  log "demo app: building envtest/node/demo"
   rm -f "${BIN}"/demo-*
   (cd "${HERE}/demo" && go build -trimpath -ldflags "-s -w" -o "${DEMO}.tmp" .)
   mv "${DEMO}.tmp" "${DEMO}"

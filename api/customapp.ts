@@ -19,12 +19,12 @@ export const FINALIZER = `${GROUP}/finalizer`;
 export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
 /**
  * Pod-template annotation holding the keyed hash of the referenced Secret's content: HMAC-SHA-256 keyed with the
- * Secret's uid, 32 hex digits (operator/deps/keyed-hash.ts), so that a reader of pods cannot test guesses of it.
+ * Secret's uid, 32 hex digits (operator/dependencies/keyed-hash.ts), so that a reader of pods cannot test guesses of it.
  */
 export const SECRET_HASH_ANNOTATION = `${GROUP}/secret-hash`;
 /**
  * Pod-template annotation holding, for each object of spec.configMaps or spec.secrets read by its listed keys, one
- * digest per listed key (a Secret's keyed with its uid, operator/deps/key-digests.ts): what a later change compares
+ * digest per listed key (a Secret's keyed with its uid, operator/dependencies/key-digests.ts): what a later change compares
  * with to name the keys that changed. It changes only with the keys' hash, so it rolls nothing of its own.
  */
 export const KEY_DIGESTS_ANNOTATION = `${GROUP}/key-digests`;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { WatcherEvent } from '../watch/events.js';
 import { loggableError } from '../kube/errors.js';
 import type { DependencyEvents, DependencyObject } from './dependency-watch.js';
-import type { DependencyEntry, Observation } from './dependency-slot.js';
+import type { DependencyEntry, Observation } from './dependency-entry.js';
 import { dependencyHashes } from './keyed-hash.js';
 import type { DependencyKind } from './source.js';
 

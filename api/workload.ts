@@ -1,5 +1,5 @@
 // The workload API: the kinds `--workloads` names and the annotations by which a Deployment, StatefulSet, DaemonSet or Argo Rollout opts in, shared by infra/ and operator/.
-import { GROUP } from './customapp-api.js';
+import { GROUP } from './customapp.js';
 
 /** The workload kinds the operator can serve, by the name `--workloads` takes (the resource's plural). */
 export const WORKLOAD_KINDS = {

@@ -1,6 +1,6 @@
 // The faults the real-node soak injects: the leader's container killed, an operator pod deleted, kube-apiserver, etcd
 // or containerd stopped and started again, and an operator pod's traffic to the API server dropped.
-import type { NodeCluster } from '../../envtest/cluster/harness.js';
+import type { NodeCluster } from '../../envtest/node/harness.js';
 import type { SeededRandom } from '../reliability/support/random.js';
 import { get, podsOf } from './node-helpers.js';
 

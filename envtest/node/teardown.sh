@@ -4,8 +4,8 @@
 # mount namespaces with all they hold (interfaces, iptables rules, routes, mounts, the tmpfs with the node's state),
 # then the cgroups and the slot's host directory. Idempotent: a slot with nothing left is a no-op.
 #
-# Usage: envtest/cluster/teardown.sh <slot>              everything
-#        envtest/cluster/teardown.sh <slot> workloads    only the processes, except the one holding the namespaces
+# Usage: envtest/node/teardown.sh <slot>              everything
+#        envtest/node/teardown.sh <slot> workloads    only the processes, except the one holding the namespaces
 set -uo pipefail
 
 SLOT="${1:?usage: teardown.sh <slot> [workloads]}"

@@ -4,7 +4,7 @@
 # owner exits (however: SIGKILL included) or sends SIGUSR1, and tears the slot down. Runs in its own session, outside
 # the slot's cgroups, so neither Ctrl-C nor the teardown kills it.
 #
-# Usage: envtest/cluster/reaper.sh <slot> <owner-pid>     exit status: the teardown's, or 75 (slot busy)
+# Usage: envtest/node/reaper.sh <slot> <owner-pid>     exit status: the teardown's, or 75 (slot busy)
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

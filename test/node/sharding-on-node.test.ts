@@ -3,7 +3,7 @@
 import test from 'ava';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { installChart } from '../support/chart-install.js';
 import {
   nodeSuite,

@@ -5,7 +5,7 @@
 # base. Each is saved as a docker-archive in the cache, named after a hash of its inputs, and reused while they are
 # unchanged. The buildah storage is a temporary directory removed at the end: nothing stays mounted or running.
 #
-# Usage: envtest/cluster/build-images.sh <binaries-dir> <operator-image-name>
+# Usage: envtest/node/build-images.sh <binaries-dir> <operator-image-name>
 #        prints one line per image: "<role> <image-name> <archive>" (roles: pause, demo, operator)
 # Env:   CUSTOMAPP_CLUSTER_CACHE   cache root (default ~/.cache/customapp-operator/cluster)
 #        CUSTOMAPP_DEBIAN_MIRROR   the Debian mirror of the base image (default http://deb.debian.org/debian)
@@ -31,13 +31,13 @@ hash_of() { sha256sum | cut -c1-12; }
 
 for tool in buildah mmdebstrap node; do
   if ! command -v "${tool}" >/dev/null 2>&1; then
-    log "'${tool}' is missing: run 'bash envtest/cluster/install-deps.sh' as root (apt-get install buildah mmdebstrap …)"
+    log "'${tool}' is missing: run 'bash envtest/node/install-deps.sh' as root (apt-get install buildah mmdebstrap …)"
     exit 1
   fi
 done
 BUSYBOX="$(command -v busybox || true)"
 if [[ -z "${BUSYBOX}" ]] || ldd "${BUSYBOX}" >/dev/null 2>&1; then
-  log "a static busybox is missing (Debian's busybox-static): run 'bash envtest/cluster/install-deps.sh' as root"
+  log "a static busybox is missing (Debian's busybox-static): run 'bash envtest/node/install-deps.sh' as root"
   exit 1
 fi
 

@@ -5,7 +5,7 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import type { WatcherDeps } from '../watch/config.js';
 import type { WatchClient } from '../watch/config.js';
 import { DependencyGroup, type StreamInfo } from './dependency-group.js';
-import { DependencyEntry } from './dependency-slot.js';
+import { DependencyEntry } from './dependency-entry.js';
 import { watchDependencies, type DependencyEvents, type DependencyWatchConfig } from './dependency-watch.js';
 import { type FailingList, ListHealth } from './list-health.js';
 import { sameState, stateForRef } from './key-digests.js';

@@ -2,11 +2,11 @@
 // a rollout that fails on a readiness probe, and 20 edits in 10 s against the flap breaker.
 import test, { type ExecutionContext } from 'ava';
 import { resolve } from 'node:path';
-import { CONFIG_HASH_ANNOTATION } from '../../infra/customapp-api.js';
+import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
-import { contentHash } from '../../operator/deps/content-hash.js';
+import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 

@@ -3,7 +3,7 @@
 # ctr), runc, the CNI plugins, iptables, buildah, mmdebstrap, a static busybox, openssl, and gcc with a static libc
 # for the pause binary. Does nothing when all are present; needs root (apt-get) otherwise.
 #
-# Usage: envtest/cluster/install-deps.sh
+# Usage: envtest/node/install-deps.sh
 set -euo pipefail
 
 log() { echo "cluster-deps: $*" >&2; }

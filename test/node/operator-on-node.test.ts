@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
-import { runKubectl, type TestCluster } from '../support/cluster.js';
+import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/node/harness.js';
+import { runKubectl, type TestCluster } from '../support/targets.js';
 import {
   nodeSuite,
   envInPod,

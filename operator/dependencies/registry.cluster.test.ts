@@ -8,7 +8,7 @@ import { connectionFromKubeConfig } from '../kube/connection.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
 import { Registry } from 'prom-client';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/cluster.js';
+import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import { eventually } from '../../test/support/eventually.js';
 import { createNamespaceOnce, settledOpenWatches } from '../watch/testing/cluster-helpers.js';

@@ -4,11 +4,11 @@
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { operatorImageAt, operatorImageInDist, type CommitImage } from '../../envtest/cluster/build.js';
-import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../infra/customapp-api.js';
+import { operatorImageAt, operatorImageInDist, type CommitImage } from '../../envtest/node/build.js';
+import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { TestCluster } from '../support/targets.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
 import { nodeSuite, get, kubectlOk, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
 import { DEMO_RESOURCES, staleTargets, type Target } from './node-soak.js';

@@ -1,6 +1,6 @@
 // Unit tests of the node slots' addresses and of the check that they collide with nothing on the machine.
 import test from 'ava';
-import { collisions, MAX_SLOTS, nodeAddresses, overlaps } from '../../envtest/cluster/addresses.js';
+import { collisions, MAX_SLOTS, nodeAddresses, overlaps } from '../../envtest/node/addresses.js';
 
 test('overlaps: CIDRs sharing an address overlap, neighbours do not', (t) => {
   t.true(overlaps('10.214.0.0/24', '10.214.0.128/25'));

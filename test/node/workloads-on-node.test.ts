@@ -8,8 +8,8 @@ import {
   RELOADER_CONFIGMAPS_ANNOTATION,
   RUNNING_HASHES_ANNOTATION,
   TEMPLATE_HASHES_ANNOTATION,
-} from '../../infra/workload-api.js';
-import type { TestCluster } from '../support/cluster.js';
+} from '../../api/workload.js';
+import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
 import { nodeSuite, demoPage, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 

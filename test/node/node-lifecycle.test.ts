@@ -6,13 +6,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/cluster/harness.js';
-import { SLOTS_DIR } from '../../envtest/cluster/slot.js';
-import { runKubectl } from '../support/cluster.js';
+import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/node/harness.js';
+import { SLOTS_DIR } from '../../envtest/node/slot.js';
+import { runKubectl } from '../support/targets.js';
 import { nodeTest, type NodeTestBody } from './node-helpers.js';
 
 const execFileAsync = promisify(execFile);
-const MAIN = resolve(import.meta.dirname, '../../envtest/cluster/main.ts');
+const MAIN = resolve(import.meta.dirname, '../../envtest/node/main.ts');
 const REPO = resolve(import.meta.dirname, '../..');
 const RUN = SLOTS_DIR;
 
@@ -52,7 +52,7 @@ async function holdSlotLockAfter(slot: number, kill: () => Promise<void>): Promi
 }
 const TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys'];
 
-/** A running `npm run cluster` (envtest/cluster/main.ts) and what it printed. */
+/** A running `npm run cluster` (envtest/node/main.ts) and what it printed. */
 interface Run {
   readonly child: ChildProcess;
   readonly kubeconfig: string;

@@ -23,6 +23,48 @@ const contentOf = (object: (KubeObject & HashableContent) | undefined): string |
 const secretContentOf = (object: (KubeObject & HashableContent) | undefined): string | undefined =>
   object ? keyedContentHash(object.metadata.uid, object) : undefined;
 
+/** One read of the cluster: every CustomApp, and its children and dependencies keyed `namespace/name`. */
+interface ClusterSnapshot {
+  readonly apps: readonly CustomApp[];
+  readonly appOf: ReadonlyMap<string, CustomApp>;
+  readonly deploymentOf: ReadonlyMap<string, Deployment>;
+  readonly serviceOf: ReadonlyMap<string, Service>;
+  readonly configMapOf: ReadonlyMap<string, KubeObject & HashableContent>;
+  readonly secretOf: ReadonlyMap<string, KubeObject & HashableContent>;
+}
+
+/** How a live CustomApp's Deployment, Service and status differ from its latest spec and content (empty: converged). */
+function problemsOf(app: CustomApp, key: string, { deploymentOf, serviceOf, configMapOf, secretOf }: ClusterSnapshot): string[] {
+  const namespace = app.metadata.namespace!;
+  const { spec } = app;
+  const deployment = deploymentOf.get(key);
+  const problems: string[] = [];
+  const expectedConfig = spec.configMapName ? (contentOf(configMapOf.get(`${namespace}/${spec.configMapName}`)) ?? 'missing') : undefined;
+  const expectedSecret = spec.secretName ? (secretContentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing') : undefined;
+  if (!deployment) problems.push('no Deployment');
+  else {
+    const container = deployment.spec.template.spec.containers[0];
+    if (!isControlledBy(deployment, app)) problems.push('Deployment not controlled by it');
+    if (container?.image !== spec.image) problems.push(`image ${container?.image} ≠ ${spec.image}`);
+    // Unset replicas are not the operator's to keep (an HPA on the Deployment sets them).
+    if (spec.replicas !== undefined && deployment.spec.replicas !== spec.replicas)
+      problems.push(`replicas ${deployment.spec.replicas} ≠ ${spec.replicas}`);
+    if (podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== expectedConfig)
+      problems.push(`config-hash ${podAnnotation(deployment, CONFIG_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedConfig?.slice(0, 8)}`);
+    if (podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== expectedSecret)
+      problems.push(`secret-hash ${podAnnotation(deployment, SECRET_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedSecret?.slice(0, 8)}`);
+  }
+  const service = serviceOf.get(key);
+  if (spec.port && service?.spec.ports?.[0]?.port !== spec.port)
+    problems.push(`Service port ${service?.spec.ports?.[0]?.port} ≠ ${spec.port}`);
+  if (!spec.port && service) problems.push('a Service without spec.port');
+  if (app.status?.observedGeneration !== app.metadata.generation)
+    problems.push(`observedGeneration ${app.status?.observedGeneration} ≠ ${app.metadata.generation}`);
+  if (app.status?.configHash !== expectedConfig) problems.push('status.configHash');
+  if (app.status?.secretHash !== expectedSecret) problems.push('status.secretHash');
+  return problems;
+}
+
 /** Reads the whole cluster and the operator's metrics, and lists every broken invariant. */
 export class InvariantChecker {
   constructor(
@@ -39,6 +81,41 @@ export class InvariantChecker {
   }
 
   async check(): Promise<Invariants> {
+    const snapshot = await this.read();
+    const lostUpdates: string[] = [];
+    const stuckFinalizers: string[] = [];
+    const referenced = new Map<string, number>();
+    for (const app of snapshot.apps) {
+      const namespace = app.metadata.namespace!;
+      const key = `${namespace}/${app.metadata.name}`;
+      if (!this.world.everCreated.has(key)) continue;
+      if (app.metadata.deletionTimestamp) {
+        stuckFinalizers.push(key);
+        continue;
+      }
+      for (const [kind, name] of [
+        ['ConfigMap', app.spec.configMapName],
+        ['Secret', app.spec.secretName],
+      ] as const) {
+        if (name) referenced.set(`${kind}/${namespace}/${name}`, (referenced.get(`${kind}/${namespace}/${name}`) ?? 0) + 1);
+      }
+      const problems = problemsOf(app, key, snapshot);
+      if (problems.length > 0) lostUpdates.push(`${key}: ${problems.join(', ')}`);
+    }
+    const { mismatches, server, operator } = this.watches(referenced);
+    return {
+      liveApps: snapshot.apps.length,
+      deletedApps: [...this.world.everCreated].filter((key) => !snapshot.appOf.has(key)).length,
+      lostUpdates,
+      stuckFinalizers,
+      orphans: this.orphans(snapshot),
+      watchMismatches: mismatches,
+      openWatches: { server, operator },
+    };
+  }
+
+  /** Every CustomApp, and the objects the checks compare them with, keyed `namespace/name`. */
+  private async read(): Promise<ClusterSnapshot> {
     const { admin } = this;
     const [apps, deployments, services, configMaps, secrets] = await Promise.all([
       admin.list<CustomApp>(CUSTOM_APPS),
@@ -49,75 +126,25 @@ export class InvariantChecker {
     ]);
     const byKey = <T extends KubeObject>(items: readonly T[]): Map<string, T> =>
       new Map(items.map((item) => [`${item.metadata.namespace}/${item.metadata.name}`, item]));
-    const deploymentOf = byKey(deployments.items);
-    const serviceOf = byKey(services.items);
-    const configMapOf = byKey(configMaps.items);
-    const secretOf = byKey(secrets.items);
-    const appOf = byKey(apps.items);
+    return {
+      apps: apps.items,
+      appOf: byKey(apps.items),
+      deploymentOf: byKey(deployments.items),
+      serviceOf: byKey(services.items),
+      configMapOf: byKey(configMaps.items),
+      secretOf: byKey(secrets.items),
+    };
+  }
 
-    const lostUpdates: string[] = [];
-    const stuckFinalizers: string[] = [];
-    const referenced = new Map<string, number>();
-    for (const app of apps.items) {
-      const namespace = app.metadata.namespace!;
-      const key = `${namespace}/${app.metadata.name}`;
-      if (!this.world.everCreated.has(key)) continue;
-      if (app.metadata.deletionTimestamp) {
-        stuckFinalizers.push(key);
-        continue;
-      }
-      const { spec } = app;
-      for (const [kind, name] of [
-        ['ConfigMap', spec.configMapName],
-        ['Secret', spec.secretName],
-      ] as const) {
-        if (name) referenced.set(`${kind}/${namespace}/${name}`, (referenced.get(`${kind}/${namespace}/${name}`) ?? 0) + 1);
-      }
-      const deployment = deploymentOf.get(key);
-      const problems: string[] = [];
-      const expectedConfig = spec.configMapName
-        ? (contentOf(configMapOf.get(`${namespace}/${spec.configMapName}`)) ?? 'missing')
-        : undefined;
-      const expectedSecret = spec.secretName ? (secretContentOf(secretOf.get(`${namespace}/${spec.secretName}`)) ?? 'missing') : undefined;
-      if (!deployment) problems.push('no Deployment');
-      else {
-        const container = deployment.spec.template.spec.containers[0];
-        if (!isControlledBy(deployment, app)) problems.push('Deployment not controlled by it');
-        if (container?.image !== spec.image) problems.push(`image ${container?.image} ≠ ${spec.image}`);
-        // Unset replicas are not the operator's to keep (an HPA on the Deployment sets them).
-        if (spec.replicas !== undefined && deployment.spec.replicas !== spec.replicas)
-          problems.push(`replicas ${deployment.spec.replicas} ≠ ${spec.replicas}`);
-        if (podAnnotation(deployment, CONFIG_HASH_ANNOTATION) !== expectedConfig)
-          problems.push(`config-hash ${podAnnotation(deployment, CONFIG_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedConfig?.slice(0, 8)}`);
-        if (podAnnotation(deployment, SECRET_HASH_ANNOTATION) !== expectedSecret)
-          problems.push(`secret-hash ${podAnnotation(deployment, SECRET_HASH_ANNOTATION)?.slice(0, 8)} ≠ ${expectedSecret?.slice(0, 8)}`);
-      }
-      const service = serviceOf.get(key);
-      if (spec.port && service?.spec.ports?.[0]?.port !== spec.port)
-        problems.push(`Service port ${service?.spec.ports?.[0]?.port} ≠ ${spec.port}`);
-      if (!spec.port && service) problems.push('a Service without spec.port');
-      if (app.status?.observedGeneration !== app.metadata.generation)
-        problems.push(`observedGeneration ${app.status?.observedGeneration} ≠ ${app.metadata.generation}`);
-      if (app.status?.configHash !== expectedConfig) problems.push('status.configHash');
-      if (app.status?.secretHash !== expectedSecret) problems.push('status.secretHash');
-      if (problems.length > 0) lostUpdates.push(`${key}: ${problems.join(', ')}`);
-    }
+  /** The children left behind by a CustomApp that is gone. */
+  private orphans({ appOf, deploymentOf, serviceOf }: ClusterSnapshot): string[] {
     const orphans: string[] = [];
     for (const key of this.world.everCreated) {
       if (appOf.has(key)) continue;
       if (deploymentOf.has(key)) orphans.push(`${key}: Deployment left`);
       if (serviceOf.has(key)) orphans.push(`${key}: Service left`);
     }
-    const { mismatches, server, operator } = this.watches(referenced);
-    return {
-      liveApps: apps.items.length,
-      deletedApps: [...this.world.everCreated].filter((key) => !appOf.has(key)).length,
-      lostUpdates,
-      stuckFinalizers,
-      orphans,
-      watchMismatches: mismatches,
-      openWatches: { server, operator },
-    };
+    return orphans;
   }
 
   /** The operator's dependency watches against the referenced set: its metrics, and the server's open watches. */

@@ -50,42 +50,59 @@ export class OperationStream {
     this.counts[outcome] = (this.counts[outcome] ?? 0) + 1;
   }
 
+  /** A random live CustomApp of the namespace (`liveHere`), with the spec the world expects of it. */
+  private someApp(liveHere: readonly string[]): [string, AppSpec] | undefined {
+    if (liveHere.length === 0) return undefined;
+    const key = this.random.pick(liveHere);
+    return [key, this.world.live.get(key)!];
+  }
+
+  /** Merge-patches a random live CustomApp's spec, and records the change as the spec the world expects. */
+  private async patchSpec(
+    namespace: string,
+    liveHere: readonly string[],
+    change: (spec: AppSpec) => Partial<Record<keyof AppSpec, unknown>>,
+  ): Promise<void> {
+    const picked = this.someApp(liveHere);
+    if (!picked) return;
+    const [key, spec] = picked;
+    const patch = change(spec);
+    Object.assign(spec, Object.fromEntries(Object.entries(patch).map(([field, value]) => [field, value ?? undefined])));
+    await this.admin.patch(CUSTOM_APPS, namespace, key.split('/')[1]!, 'merge', { spec: patch });
+    this.world.touched(key);
+  }
+
+  /** Creates a CustomApp: sometimes again under a name the stream deleted, to race the old one's finalizer. */
+  private async createApp(namespace: string): Promise<void> {
+    const { random, world } = this;
+    const reuse = this.deleted.findIndex((key) => key.startsWith(`${namespace}/`));
+    const key = reuse >= 0 && random.chance(0.4) ? this.deleted.splice(reuse, 1)[0]! : `${namespace}/new-${(this.nextApp += 1)}`;
+    const spec = world.randomSpec(namespace);
+    world.live.set(key, spec);
+    world.everCreated.add(key);
+    await createAll(this.admin, customApp(namespace, key.split('/')[1]!, spec));
+  }
+
+  /** Deletes a random live CustomApp of the namespace. */
+  private async deleteApp(namespace: string, liveHere: readonly string[]): Promise<void> {
+    const picked = this.someApp(liveHere);
+    if (!picked) return;
+    this.world.live.delete(picked[0]);
+    this.deleted.push(picked[0]);
+    await this.admin.delete(CUSTOM_APPS, namespace, picked[0].split('/')[1]!);
+  }
+
   private async apply(op: string, namespace: string, liveHere: string[]): Promise<void> {
     const { random, world, admin } = this;
-    const someApp = (): [string, AppSpec] | undefined => {
-      if (liveHere.length === 0) return undefined;
-      const key = random.pick(liveHere);
-      return [key, world.live.get(key)!];
-    };
-    const patchSpec = async (change: (spec: AppSpec) => Partial<Record<keyof AppSpec, unknown>>): Promise<void> => {
-      const picked = someApp();
-      if (!picked) return;
-      const [key, spec] = picked;
-      const patch = change(spec);
-      Object.assign(spec, Object.fromEntries(Object.entries(patch).map(([field, value]) => [field, value ?? undefined])));
-      await admin.patch(CUSTOM_APPS, namespace, key.split('/')[1]!, 'merge', { spec: patch });
-      world.touched(key);
-    };
+    const patchSpec = (change: (spec: AppSpec) => Partial<Record<keyof AppSpec, unknown>>): Promise<void> =>
+      this.patchSpec(namespace, liveHere, change);
     const kind: RefKind = op.includes('Secret') ? 'Secret' : 'ConfigMap';
     const resource = kind === 'ConfigMap' ? CONFIGMAPS : SECRETS;
     switch (op) {
-      case 'createApp': {
-        const reuse = this.deleted.findIndex((key) => key.startsWith(`${namespace}/`));
-        const key = reuse >= 0 && random.chance(0.4) ? this.deleted.splice(reuse, 1)[0]! : `${namespace}/new-${(this.nextApp += 1)}`;
-        const spec = world.randomSpec(namespace);
-        world.live.set(key, spec);
-        world.everCreated.add(key);
-        await createAll(admin, customApp(namespace, key.split('/')[1]!, spec));
-        return;
-      }
-      case 'deleteApp': {
-        const picked = someApp();
-        if (!picked) return;
-        world.live.delete(picked[0]);
-        this.deleted.push(picked[0]);
-        await admin.delete(CUSTOM_APPS, namespace, picked[0].split('/')[1]!);
-        return;
-      }
+      case 'createApp':
+        return this.createApp(namespace);
+      case 'deleteApp':
+        return this.deleteApp(namespace, liveHere);
       case 'image':
         return patchSpec(() => ({ image: `example/soak:${random.int(1000)}` }));
       case 'replicas':

@@ -100,8 +100,9 @@ function churnHolds(report: ChurnReport): boolean {
   );
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
+/** The command line's options (every value a string, checked where it is read). */
+function parseOptions(argv: readonly string[]) {
+  return parseArgs({
     args: [...argv],
     options: {
       apps: { type: 'string' },
@@ -126,7 +127,114 @@ async function main(argv: readonly string[]): Promise<number> {
       'operator-arg': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
-  });
+  }).values;
+}
+
+type Options = ReturnType<typeof parseOptions>;
+
+/** Writes one line of the soak's output. */
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** `--target cluster`: the node soak, each run on a fresh node; answers the exit code. */
+async function runNodeSoaks(values: Options, seed: number): Promise<number> {
+  const reports: NodeSoakReport[] = [];
+  for (let run = 0; run < positive('runs', values.runs, 1); run += 1) {
+    const runSeed = (seed + run) % 4294967296;
+    const cluster = await startCluster('cluster', { cluster: { log: (event) => event !== 'build' && say(`  · node ${event}`) } });
+    try {
+      const report = await runNodeSoak(cluster, {
+        apps: positive('apps', values.apps, 40),
+        workloads: positive('workloads', values.workloads, 20),
+        configMaps: 4,
+        secrets: 3,
+        faults: positive('faults', values.faults, 12),
+        faultKinds: faultKinds(values['fault-kinds']),
+        opsPerSecond: positive('ops', values.ops, 0.5),
+        seed: runSeed,
+        replicas: positive('replicas', values.replicas, 2),
+        operatorArgs: values['operator-arg'] ?? [],
+        ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
+        log: (line) => say(`  · ${line}`),
+      });
+      reports.push(report);
+      say(`run ${run + 1} (seed ${runSeed}): ${nodeSoakHolds(report) ? 'every invariant holds' : 'SOME INVARIANTS ARE BROKEN'}`);
+      for (const line of recoveryLines(report)) say(`  ${line}`);
+      say(`  invariants: ${JSON.stringify(report.invariants)}`);
+    } finally {
+      await cluster.stop();
+    }
+  }
+  say(nodeSoakSummary(reports));
+  if (values.json) writeFileSync(values.json, `${JSON.stringify(reports, null, 2)}\n`);
+  return reports.every(nodeSoakHolds) ? 0 : 1;
+}
+
+/** The model-based checks of the dependency registry, the leader elector and the rollout governance. */
+async function runModels(values: Options, seed: number): Promise<void> {
+  const registryRuns = positive('registry-runs', values['registry-runs'], 100_000);
+  const electorRuns = positive('elector-runs', values['elector-runs'], 5_000);
+  // fast-check's seeds are 32-bit integers; the soak's seed is reused so that one number replays everything.
+  const modelSeed = seed | 0;
+  const started = performance.now();
+  await checkRegistryModel({ numRuns: registryRuns, seed: modelSeed });
+  say(`dependency registry model: ${registryRuns} runs held (seed ${modelSeed}) in ${seconds(performance.now() - started)}`);
+  const electorStarted = performance.now();
+  const elector = await checkElectorModel({ numRuns: electorRuns, seed: modelSeed });
+  say(
+    `leader elector model: ${electorRuns} runs held (seed ${modelSeed}), ${elector.terms} leadership terms, ${elector.writes} writes, in ${seconds(performance.now() - electorStarted)}`,
+  );
+  const rolloutRuns = positive('rollout-runs', values['rollout-runs'], 20_000);
+  const rolloutStarted = performance.now();
+  const rollout = await checkRolloutModel({ numRuns: rolloutRuns, seed: modelSeed });
+  say(
+    `rollout governance model: ${rolloutRuns} runs held (seed ${modelSeed}), ${rollout.contentRollouts} content rollouts, ${rollout.queuedSeen} apps queued, ${rollout.restarts} restarts, in ${seconds(performance.now() - rolloutStarted)}`,
+  );
+}
+
+/** The fault soak on the emulator; answers its report, whether it holds or not. */
+async function runEmulatorSoak(values: Options, seed: number): Promise<SoakReport> {
+  let report: SoakReport;
+  const cluster = await startCluster('emulator', { emulator: { random: new SeededRandom(seed).next } });
+  try {
+    await installOperatorResources(cluster);
+    report = await runFaultSoak(cluster, {
+      apps: positive('apps', values.apps, 1000),
+      streamMs: positive('stream', values.stream, 120) * 1000,
+      opsPerSecond: positive('ops', values.ops, 40),
+      kills: positive('kills', values.kills, 4),
+      seed,
+      quiescenceTimeoutMs: 300_000,
+      log: (line) => say(`  · ${line}`),
+    });
+  } finally {
+    await cluster.stop();
+  }
+  say(soakSummary(report));
+  return report;
+}
+
+/** The churn on the emulator; answers its report, whether it holds or not. */
+async function runChurnRounds(values: Options): Promise<ChurnReport> {
+  let report: ChurnReport;
+  const cluster = await startCluster('emulator');
+  try {
+    await installOperatorResources(cluster);
+    report = await runChurn(cluster, {
+      rounds: positive('churn-rounds', values['churn-rounds'], 10),
+      count: positive('churn-count', values['churn-count'], 1000),
+      log: (line) => say(`  · ${line}`),
+    });
+  } finally {
+    await cluster.stop();
+  }
+  say(churnSummary(report));
+  return report;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const values = parseOptions(argv);
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
@@ -136,98 +244,19 @@ async function main(argv: readonly string[]): Promise<number> {
   if (values.only !== undefined && !['soak', 'churn', 'models'].includes(values.only))
     throw new Error(`--only: "${values.only}" is not soak, churn or models`);
   const seed = values.seed === undefined ? seedFromEnvironment() : seedFromEnvironment({ SOAK_SEED: values.seed });
-  const say = (line: string): void => {
-    process.stdout.write(`${line}\n`);
-  };
   say(`seed ${seed} (repeat with SOAK_SEED=${seed})`);
-  if (values.target === 'cluster') {
-    const reports: NodeSoakReport[] = [];
-    for (let run = 0; run < positive('runs', values.runs, 1); run += 1) {
-      const runSeed = (seed + run) % 4294967296;
-      const cluster = await startCluster('cluster', { cluster: { log: (event) => event !== 'build' && say(`  · node ${event}`) } });
-      try {
-        const report = await runNodeSoak(cluster, {
-          apps: positive('apps', values.apps, 40),
-          workloads: positive('workloads', values.workloads, 20),
-          configMaps: 4,
-          secrets: 3,
-          faults: positive('faults', values.faults, 12),
-          faultKinds: faultKinds(values['fault-kinds']),
-          opsPerSecond: positive('ops', values.ops, 0.5),
-          seed: runSeed,
-          replicas: positive('replicas', values.replicas, 2),
-          operatorArgs: values['operator-arg'] ?? [],
-          ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
-          log: (line) => say(`  · ${line}`),
-        });
-        reports.push(report);
-        say(`run ${run + 1} (seed ${runSeed}): ${nodeSoakHolds(report) ? 'every invariant holds' : 'SOME INVARIANTS ARE BROKEN'}`);
-        for (const line of recoveryLines(report)) say(`  ${line}`);
-        say(`  invariants: ${JSON.stringify(report.invariants)}`);
-      } finally {
-        await cluster.stop();
-      }
-    }
-    say(nodeSoakSummary(reports));
-    if (values.json) writeFileSync(values.json, `${JSON.stringify(reports, null, 2)}\n`);
-    return reports.every(nodeSoakHolds) ? 0 : 1;
-  }
+  if (values.target === 'cluster') return runNodeSoaks(values, seed);
   let holds = true;
   const reports: { soak?: SoakReport; churn?: ChurnReport } = {};
 
   const part = (name: 'soak' | 'churn' | 'models'): boolean => values.only === undefined || values.only === name;
-  if (part('models')) {
-    const registryRuns = positive('registry-runs', values['registry-runs'], 100_000);
-    const electorRuns = positive('elector-runs', values['elector-runs'], 5_000);
-    // fast-check's seeds are 32-bit integers; the soak's seed is reused so that one number replays everything.
-    const modelSeed = seed | 0;
-    const started = performance.now();
-    await checkRegistryModel({ numRuns: registryRuns, seed: modelSeed });
-    say(`dependency registry model: ${registryRuns} runs held (seed ${modelSeed}) in ${seconds(performance.now() - started)}`);
-    const electorStarted = performance.now();
-    const elector = await checkElectorModel({ numRuns: electorRuns, seed: modelSeed });
-    say(
-      `leader elector model: ${electorRuns} runs held (seed ${modelSeed}), ${elector.terms} leadership terms, ${elector.writes} writes, in ${seconds(performance.now() - electorStarted)}`,
-    );
-    const rolloutRuns = positive('rollout-runs', values['rollout-runs'], 20_000);
-    const rolloutStarted = performance.now();
-    const rollout = await checkRolloutModel({ numRuns: rolloutRuns, seed: modelSeed });
-    say(
-      `rollout governance model: ${rolloutRuns} runs held (seed ${modelSeed}), ${rollout.contentRollouts} content rollouts, ${rollout.queuedSeen} apps queued, ${rollout.restarts} restarts, in ${seconds(performance.now() - rolloutStarted)}`,
-    );
-  }
+  if (part('models')) await runModels(values, seed);
   if (part('soak')) {
-    const cluster = await startCluster('emulator', { emulator: { random: new SeededRandom(seed).next } });
-    try {
-      await installOperatorResources(cluster);
-      reports.soak = await runFaultSoak(cluster, {
-        apps: positive('apps', values.apps, 1000),
-        streamMs: positive('stream', values.stream, 120) * 1000,
-        opsPerSecond: positive('ops', values.ops, 40),
-        kills: positive('kills', values.kills, 4),
-        seed,
-        quiescenceTimeoutMs: 300_000,
-        log: (line) => say(`  · ${line}`),
-      });
-    } finally {
-      await cluster.stop();
-    }
-    say(soakSummary(reports.soak));
+    reports.soak = await runEmulatorSoak(values, seed);
     holds &&= clean(reports.soak.invariants) && reports.soak.recoveries.crashes === 0 && reports.soak.driverErrors.length === 0;
   }
   if (part('churn')) {
-    const cluster = await startCluster('emulator');
-    try {
-      await installOperatorResources(cluster);
-      reports.churn = await runChurn(cluster, {
-        rounds: positive('churn-rounds', values['churn-rounds'], 10),
-        count: positive('churn-count', values['churn-count'], 1000),
-        log: (line) => say(`  · ${line}`),
-      });
-    } finally {
-      await cluster.stop();
-    }
-    say(churnSummary(reports.churn));
+    reports.churn = await runChurnRounds(values);
     holds &&= churnHolds(reports.churn);
   }
   if (values.json) writeFileSync(values.json, `${JSON.stringify(reports, null, 2)}\n`);

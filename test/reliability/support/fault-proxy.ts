@@ -121,24 +121,45 @@ function answerWith(
 }
 
 /**
- * Starts a proxy on a free loopback port that forwards to `target`: a plain `http://host:port` URL, or an
- * `https://` one (envtest's), whose certificate is not checked. The client talks plain HTTP to the proxy and sends
- * its own credentials, which are forwarded as they are.
+ * Sends a request on to the server. With `loseAnswer`, the server's answer is read and dropped, and the client waits
+ * on; with `delayMs`, the answer is read whole and sent that much later.
  */
-export async function startFaultProxy(target: string): Promise<FaultProxy> {
-  const upstream = new URL(target);
-  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  const rules = new Map<number, FaultRule & { hits: number }>();
-  const sockets = new Set<Socket>();
-  const exchanges: Exchange[] = [];
-  const abandoned: { method: string; path: string; at: number }[] = [];
-  let nextId = 1;
+type Forward = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  options?: { readonly loseAnswer?: boolean; readonly delayMs?: number },
+) => void;
 
-  /**
-   * Sends the request on. With `loseAnswer`, the server's answer is read and dropped, and the client waits on;
-   * with `delayMs`, the answer is read whole and sent that much later.
-   */
-  const forward = (request: IncomingMessage, response: ServerResponse, { loseAnswer = false, delayMs = 0 } = {}): void => {
+/** The request as a rule sees it. */
+function proxiedRequest(request: IncomingMessage): ProxiedRequest {
+  const url = new URL(request.url ?? '/', 'http://proxy');
+  return {
+    method: request.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+    watch: ['true', '1'].includes(url.searchParams.get('watch') ?? ''),
+  };
+}
+
+/** Reads the server's answer whole and sends it to the client `delayMs` later (not at all if the client has gone). */
+function relayLater(answer: IncomingMessage, response: ServerResponse, delayMs: number): void {
+  const chunks: Buffer[] = [];
+  answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+  answer.once('end', () => {
+    const timer = setTimeout(() => {
+      const { 'transfer-encoding': _chunked, ...headers } = answer.headers;
+      response.writeHead(answer.statusCode ?? 502, headers);
+      response.end(Buffer.concat(chunks));
+    }, delayMs);
+    response.once('close', () => clearTimeout(timer));
+  });
+  answer.once('error', () => response.destroy());
+}
+
+/** Forwards to `upstream` (its certificate unchecked), recording each request sent on in `exchanges`. */
+function forwarder(upstream: URL, exchanges: Exchange[]): Forward {
+  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+  return (request, response, { loseAnswer = false, delayMs = 0 } = {}) => {
     const exchange: Exchange = {
       method: request.method ?? 'GET',
       path: new URL(request.url ?? '/', 'http://proxy').pathname,
@@ -165,17 +186,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
           return;
         }
         if (delayMs > 0) {
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.once('end', () => {
-            const timer = setTimeout(() => {
-              const { 'transfer-encoding': _chunked, ...headers } = answer.headers;
-              response.writeHead(answer.statusCode ?? 502, headers);
-              response.end(Buffer.concat(chunks));
-            }, delayMs);
-            response.once('close', () => clearTimeout(timer));
-          });
-          answer.once('error', () => response.destroy());
+          relayLater(answer, response, delayMs);
           return;
         }
         response.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -188,15 +199,24 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     response.once('close', () => outgoing.destroy());
     request.pipe(outgoing);
   };
+}
+
+/**
+ * Starts a proxy on a free loopback port that forwards to `target`: a plain `http://host:port` URL, or an
+ * `https://` one (envtest's), whose certificate is not checked. The client talks plain HTTP to the proxy and sends
+ * its own credentials, which are forwarded as they are.
+ */
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const rules = new Map<number, FaultRule & { hits: number }>();
+  const sockets = new Set<Socket>();
+  const exchanges: Exchange[] = [];
+  const abandoned: { method: string; path: string; at: number }[] = [];
+  let nextId = 1;
+
+  const forward = forwarder(new URL(target), exchanges);
 
   const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://proxy');
-    const proxied: ProxiedRequest = {
-      method: request.method ?? 'GET',
-      path: url.pathname,
-      query: url.searchParams,
-      watch: ['true', '1'].includes(url.searchParams.get('watch') ?? ''),
-    };
+    const proxied = proxiedRequest(request);
     for (const rule of rules.values()) {
       if ((rule.times !== undefined && rule.hits >= rule.times) || !rule.match(proxied)) continue;
       rule.hits += 1;

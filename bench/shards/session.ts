@@ -6,7 +6,7 @@ import { LEASES } from '../../operator/kube/resources.js';
 import { RING_SELECTOR, shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { RING_VIEW_ANNOTATION } from '../../operator/shard/shard.js';
-import { customAppObject, forEachConcurrent } from '../load.js';
+import { customAppObject, forEachConcurrent, type PlannedApp } from '../load.js';
 import { DeploymentObserver } from '../observers.js';
 import type { BenchTarget, Profile } from '../options.js';
 import { spread, updateConfigMap } from '../phases.js';
@@ -68,6 +68,17 @@ export interface ShardSessionOptions {
   readonly label: string;
 }
 
+/** The parts of a bench session a shard session uses. */
+type ShardSession = Pick<Session, 'now' | 'configMaps' | 'appConfigMap' | 'status' | 'client' | 'server' | 'plan' | 'deployments'>;
+
+/** A session under way: its API server and observers, the shards running now (by identity), and its output. */
+interface ShardRun {
+  readonly session: ShardSession;
+  readonly running: Map<string, ShardProcess>;
+  readonly status: (text: string) => void;
+  readonly log: (line: string) => void;
+}
+
 /** Runs one shard count at one size on a fresh API server; a failure ends the session with the figures so far. */
 export async function runShardSession(options: ShardSessionOptions): Promise<ShardSessionResult> {
   const result: ShardSessionResult = { shards: options.shards, size: options.size, leaseDurationMs: LEASE_DURATION_MS };
@@ -78,8 +89,9 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
     configMaps: new Map<string, { version: number; hash: string }>(),
     appConfigMap: new Map<string, string>(),
     status,
-  } as Pick<Session, 'now' | 'configMaps' | 'appConfigMap' | 'status' | 'client' | 'server' | 'plan' | 'deployments'>;
-  const running = new Map<string, ShardProcess>();
+  } as ShardSession;
+  const run: ShardRun = { session, running: new Map(), status, log };
+  const { running } = run;
   let next = 0;
   const spawnShard = (): ShardProcess => {
     const identity = `shard-${next++}`;
@@ -101,84 +113,21 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
     });
     session.deployments = new DeploymentObserver(session.client, session.now);
     await session.deployments.start();
-    const expectedHash = (key: string): string => session.configMaps.get(`${key.split('/')[0]}/${session.appConfigMap.get(key)}`)!.hash;
 
     const spawnedAt = session.now();
     for (let index = 0; index < options.shards; index += 1) spawnShard();
-    const apps = session.plan.apps.map((app) => `${app.namespace}/${app.name}`);
-    const convergedAt = (key: string): number | undefined =>
-      session.deployments.changesSince(key, spawnedAt).find((seen) => seen.hash === expectedHash(key))?.at;
-    const timeoutMs = Math.max(180_000, options.size * 60);
-    let pending = apps;
-    while (pending.length > 0 && session.now() - spawnedAt < timeoutMs) {
-      assertAlive(running);
-      pending = pending.filter((key) => convergedAt(key) === undefined);
-      status(`cold start: ${apps.length - pending.length}/${apps.length} converged (${((session.now() - spawnedAt) / 1000).toFixed(1)} s)`);
-      if (pending.length > 0) await sleep(POLL_MS);
-    }
-    result.converged = apps.length - pending.length;
-    if (pending.length > 0) throw new Error(`did not converge from cold within ${timeoutMs / 1000} s (${result.converged}/${apps.length})`);
-    result.coldStartMs = Math.max(...apps.map((key) => convergedAt(key)!)) - spawnedAt;
-    log(`cold start: converged in ${(result.coldStartMs / 1000).toFixed(1)} s`);
+    await coldStart(run, spawnedAt, options.size, result);
     await settled(session, running, options.profile.settleMs, status);
     result.rssBytes = [...running.values()].map((shard) => shard.rssBytes() ?? 0);
     log(`RSS per shard: ${result.rssBytes.map((bytes) => (bytes / 2 ** 20).toFixed(0)).join(', ')} MiB`);
     if (options.shards < 2) return result;
 
-    const own = session.plan.apps.filter((app) => !app.sharer);
-    const failover = async (signal: 'SIGKILL' | 'SIGTERM', sample: typeof own): Promise<FailoverResult> => {
-      const [victim] = running.values();
-      status(`${signal} ${victim!.identity}, then ${sample.length} ConfigMap writes`);
-      const stoppedAt = session.now();
-      const stopped = victim!.stop(signal);
-      running.delete(victim!.identity);
-      const view = viewOf([...running.keys(), victim!.identity].map(shardLeaseName));
-      const expectations: { key: string; hash: string; sentAt: number; stoppedShard: boolean }[] = [];
-      await forEachConcurrent(sample, WRITE_CONCURRENCY, async (app) => {
-        const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
-        const key = `${app.namespace}/${app.name}`;
-        const stoppedShard = ownerOf(key, view) === shardLeaseName(victim!.identity);
-        expectations.push({ key, hash: session.configMaps.get(probe.key)!.hash, sentAt: probe.sentAt, stoppedShard });
-      });
-      const writesMs = session.now() - stoppedAt;
-      await stopped;
-      const seenAt = (key: string, hash: string): number | undefined =>
-        session.deployments.changesSince(key, stoppedAt).find((seen) => seen.hash === hash)?.at;
-      const deadline = stoppedAt + LEASE_DURATION_MS + 60_000;
-      while (expectations.some(({ key, hash }) => seenAt(key, hash) === undefined) && session.now() < deadline) {
-        assertAlive(running);
-        await sleep(POLL_MS);
-      }
-      const latencies = (of: typeof expectations, from: (expectation: (typeof expectations)[number]) => number): number[] =>
-        of.flatMap((expectation) => {
-          const at = seenAt(expectation.key, expectation.hash);
-          return at === undefined ? [] : [at - from(expectation)];
-        });
-      const stoppedShards = expectations.filter((expectation) => expectation.stoppedShard);
-      const outcome: FailoverResult = {
-        signal,
-        updates: expectations.length,
-        writesMs,
-        stoppedShardApps: stoppedShards.length,
-        sinceStopMs: summarize(latencies(stoppedShards, () => stoppedAt)),
-        othersSinceWriteMs: summarize(
-          latencies(
-            expectations.filter((expectation) => !expectation.stoppedShard),
-            (expectation) => expectation.sentAt,
-          ),
-        ),
-        missed: expectations.filter(({ key, hash }) => seenAt(key, hash) === undefined).length,
-      };
-      const seconds = (ms: number | undefined): string => ((ms ?? Number.NaN) / 1000).toFixed(1);
-      log(
-        `${signal}: the stopped shard's ${outcome.stoppedShardApps} apps rolled again ${seconds(outcome.sinceStopMs?.max)} s after the stop at the latest; ` +
-          `the others' ${outcome.updates - outcome.stoppedShardApps} within ${seconds(outcome.othersSinceWriteMs?.max)} s of their write; ` +
-          `writes took ${seconds(writesMs)} s, ${outcome.missed} missed`,
-      );
-      return outcome;
-    };
-    const samples = spread(own, FAILOVER_UPDATES * 2);
+    const samples = spread(
+      session.plan.apps.filter((app) => !app.sharer),
+      FAILOVER_UPDATES * 2,
+    );
     result.killed = await failover(
+      run,
       'SIGKILL',
       samples.filter((_, index) => index % 2 === 0),
     );
@@ -186,6 +135,7 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
     spawnShard();
     await settled(session, running, options.profile.settleMs, status);
     result.graceful = await failover(
+      run,
       'SIGTERM',
       samples.filter((_, index) => index % 2 === 1),
     );
@@ -199,6 +149,93 @@ export async function runShardSession(options: ShardSessionOptions): Promise<Sha
     await session.server?.stop().catch(() => undefined);
   }
   return result;
+}
+
+/** Waits until every app's Deployment carries its ConfigMap's hash, and records the cold start in `result`. */
+async function coldStart(
+  { session, running, status, log }: ShardRun,
+  spawnedAt: number,
+  size: number,
+  result: ShardSessionResult,
+): Promise<void> {
+  const expectedHash = (key: string): string => session.configMaps.get(`${key.split('/')[0]}/${session.appConfigMap.get(key)}`)!.hash;
+  const apps = session.plan.apps.map((app) => `${app.namespace}/${app.name}`);
+  const convergedAt = (key: string): number | undefined =>
+    session.deployments.changesSince(key, spawnedAt).find((seen) => seen.hash === expectedHash(key))?.at;
+  const timeoutMs = Math.max(180_000, size * 60);
+  let pending = apps;
+  while (pending.length > 0 && session.now() - spawnedAt < timeoutMs) {
+    assertAlive(running);
+    pending = pending.filter((key) => convergedAt(key) === undefined);
+    status(`cold start: ${apps.length - pending.length}/${apps.length} converged (${((session.now() - spawnedAt) / 1000).toFixed(1)} s)`);
+    if (pending.length > 0) await sleep(POLL_MS);
+  }
+  result.converged = apps.length - pending.length;
+  if (pending.length > 0) throw new Error(`did not converge from cold within ${timeoutMs / 1000} s (${result.converged}/${apps.length})`);
+  result.coldStartMs = Math.max(...apps.map((key) => convergedAt(key)!)) - spawnedAt;
+  log(`cold start: converged in ${(result.coldStartMs / 1000).toFixed(1)} s`);
+}
+
+/** One written app: the hash its Deployment must roll to, when it was written, and whether the stopped shard owned it. */
+interface Expectation {
+  readonly key: string;
+  readonly hash: string;
+  readonly sentAt: number;
+  readonly stoppedShard: boolean;
+}
+
+/** Stops the first running shard with `signal`, writes each sample app's ConfigMap, and measures the roll of each. */
+async function failover(run: ShardRun, signal: 'SIGKILL' | 'SIGTERM', sample: readonly PlannedApp[]): Promise<FailoverResult> {
+  const { session, running, status, log } = run;
+  const [victim] = running.values();
+  status(`${signal} ${victim!.identity}, then ${sample.length} ConfigMap writes`);
+  const stoppedAt = session.now();
+  const stopped = victim!.stop(signal);
+  running.delete(victim!.identity);
+  const view = viewOf([...running.keys(), victim!.identity].map(shardLeaseName));
+  const expectations: Expectation[] = [];
+  await forEachConcurrent(sample, WRITE_CONCURRENCY, async (app) => {
+    const probe = await updateConfigMap(session, `${app.namespace}/${app.configMapName}`);
+    const key = `${app.namespace}/${app.name}`;
+    const stoppedShard = ownerOf(key, view) === shardLeaseName(victim!.identity);
+    expectations.push({ key, hash: session.configMaps.get(probe.key)!.hash, sentAt: probe.sentAt, stoppedShard });
+  });
+  const writesMs = session.now() - stoppedAt;
+  await stopped;
+  const seenAt = (key: string, hash: string): number | undefined =>
+    session.deployments.changesSince(key, stoppedAt).find((seen) => seen.hash === hash)?.at;
+  const deadline = stoppedAt + LEASE_DURATION_MS + 60_000;
+  while (expectations.some(({ key, hash }) => seenAt(key, hash) === undefined) && session.now() < deadline) {
+    assertAlive(running);
+    await sleep(POLL_MS);
+  }
+  const latencies = (of: readonly Expectation[], from: (expectation: Expectation) => number): number[] =>
+    of.flatMap((expectation) => {
+      const at = seenAt(expectation.key, expectation.hash);
+      return at === undefined ? [] : [at - from(expectation)];
+    });
+  const stoppedShards = expectations.filter((expectation) => expectation.stoppedShard);
+  const outcome: FailoverResult = {
+    signal,
+    updates: expectations.length,
+    writesMs,
+    stoppedShardApps: stoppedShards.length,
+    sinceStopMs: summarize(latencies(stoppedShards, () => stoppedAt)),
+    othersSinceWriteMs: summarize(
+      latencies(
+        expectations.filter((expectation) => !expectation.stoppedShard),
+        (expectation) => expectation.sentAt,
+      ),
+    ),
+    missed: expectations.filter(({ key, hash }) => seenAt(key, hash) === undefined).length,
+  };
+  const seconds = (ms: number | undefined): string => ((ms ?? Number.NaN) / 1000).toFixed(1);
+  log(
+    `${signal}: the stopped shard's ${outcome.stoppedShardApps} apps rolled again ${seconds(outcome.sinceStopMs?.max)} s after the stop at the latest; ` +
+      `the others' ${outcome.updates - outcome.stoppedShardApps} within ${seconds(outcome.othersSinceWriteMs?.max)} s of their write; ` +
+      `writes took ${seconds(writesMs)} s, ${outcome.missed} missed`,
+  );
+  return outcome;
 }
 
 function assertAlive(running: ReadonlyMap<string, ShardProcess>): void {

@@ -205,6 +205,44 @@ function workload(name: string, target: Target, image: string): object {
   };
 }
 
+/** A soak under way: its cluster and client, the seeded choices, and every target with what the soak changed in it. */
+interface SoakRun {
+  readonly cluster: TestCluster;
+  readonly node: NonNullable<TestCluster['node']>;
+  readonly admin: KubeClient;
+  readonly options: NodeSoakOptions;
+  readonly log: (line: string) => void;
+  readonly random: SeededRandom;
+  readonly image: string;
+  readonly configMaps: readonly string[];
+  readonly secrets: readonly string[];
+  /** Every target ever created, by `kind/name`. */
+  readonly targets: Map<string, Target>;
+  /** The probe: a CustomApp on a ConfigMap and a Secret of its own, edited after each fault to measure the recovery. */
+  readonly probe: Target;
+  /** Each user operation's count (a failed one under `<op> (failed)`). */
+  readonly operations: Record<string, number>;
+  /** A value never written before, for each edit. */
+  readonly nextValue: () => string;
+}
+
+/** The content rollouts sampled in progress at once during the stream, against the budget. */
+interface BudgetSamples {
+  maxSeen: number;
+  readonly limit: number;
+  samples: number;
+  readonly overruns: string[];
+}
+
+/** The stream of user edits and the budget sampler, running until `stop`. */
+interface Stream {
+  /** While true, no edit is made (a fault that blocks the API is under way). */
+  blocked: boolean;
+  readonly budget: BudgetSamples;
+  /** Ends both loops and waits for them. */
+  stop(): Promise<void>;
+}
+
 /**
  * Runs one soak on a started node: installs the operator's chart (2 replicas, `--workloads=deployments`), creates the
  * apps, workloads and their shared objects, then runs the seeded stream of edits while it injects the seeded faults
@@ -214,251 +252,47 @@ function workload(name: string, target: Target, image: string): object {
 export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions): Promise<NodeSoakReport> {
   const node = cluster.node;
   if (!node) throw new Error('the node soak needs the real node (KUBE_TARGET=cluster)');
-  const log = options.log ?? (() => {});
   const random = new SeededRandom(options.seed);
   const admin: KubeClient = await adminClient(cluster);
   const started = Date.now();
-  const image = node.images.demo;
-  const operations: Record<string, number> = {};
-  const count = (op: string): void => {
-    operations[op] = (operations[op] ?? 0) + 1;
-  };
   let version = 0;
-  const nextValue = (): string => `v${(version += 1)}`;
+  const run: SoakRun = {
+    cluster,
+    node,
+    admin,
+    options,
+    log: options.log ?? (() => {}),
+    random,
+    image: node.images.demo,
+    configMaps: Array.from({ length: options.configMaps }, (_, index) => `shared-${index}`),
+    secrets: Array.from({ length: options.secrets }, (_, index) => `token-${index}`),
+    targets: new Map(),
+    probe: { kind: 'CustomApp', name: 'probe', configMap: 'probe', secret: 'probe', replicas: 1, live: true, changes: 0 },
+    operations: {},
+    nextValue: () => `v${(version += 1)}`,
+  };
   try {
-    await applyOperatorChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
-    if (options.operatorArgs?.length) {
-      const patch = options.operatorArgs.map((arg) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: arg }));
-      await kubectlOk(cluster, [
-        '-n',
-        OPERATOR_NAMESPACE,
-        'patch',
-        'deployment',
-        OPERATOR_NAME,
-        '--type=json',
-        '-p',
-        JSON.stringify(patch),
-      ]);
-    }
-    await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
-      timeoutMs: 320_000,
-    });
-    await createNamespace(admin, NS);
-    const configMaps = Array.from({ length: options.configMaps }, (_, index) => `shared-${index}`);
-    const secrets = Array.from({ length: options.secrets }, (_, index) => `token-${index}`);
-    for (const name of [...configMaps, 'probe']) await createAll(admin, objects.configMap(NS, name, { VALUE: nextValue() }));
-    // The probe reads a ConfigMap and a Secret of its own: on a shared Secret the stream's edits can open the flap
-    // breaker (more than 5 changes in 60 s), which rightly holds the probe's rollout, edit included, until that Secret
-    // has been quiet for 60 s: the stream never lets it be, and the recovery would be the breaker's, not the fault's.
-    for (const name of [...secrets, 'probe']) await createAll(admin, objects.secret(NS, name, { TOKEN: nextValue() }));
-    const targets = new Map<string, Target>();
-    const addApp = async (name: string): Promise<void> => {
-      const target: Target = {
-        kind: 'CustomApp',
-        name,
-        configMap: random.pick(configMaps),
-        secret: random.pick(secrets),
-        replicas: 1,
-        live: true,
-        changes: 0,
-      };
-      targets.set(`CustomApp/${name}`, target);
-      await createAll(
-        admin,
-        objects.customApp(NS, name, {
-          image,
-          configMapName: target.configMap,
-          secretName: target.secret,
-          replicas: target.replicas,
-          resources: DEMO_RESOURCES,
-        }),
-      );
-    };
-    for (let index = 0; index < options.apps; index += 1) await addApp(`app-${index}`);
-    const probe: Target = {
-      kind: 'CustomApp',
-      name: 'probe',
-      configMap: 'probe',
-      secret: 'probe',
-      replicas: 1,
-      live: true,
-      changes: 0,
-    };
-    targets.set('CustomApp/probe', probe);
-    await createAll(
-      admin,
-      objects.customApp(NS, 'probe', { image, configMapName: 'probe', secretName: probe.secret, replicas: 1, resources: DEMO_RESOURCES }),
-    );
-    const workloads = Array.from({ length: options.workloads }, (_, index): [string, Target] => [
-      `wl-${index}`,
-      {
-        kind: 'Deployment',
-        name: `wl-${index}`,
-        configMap: random.pick(configMaps),
-        secret: random.pick(secrets),
-        replicas: 1,
-        live: true,
-        changes: 0,
-      },
-    ]);
-    for (const [name, target] of workloads) targets.set(`Deployment/${name}`, target);
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads.map(([name, target]) => workload(name, target, image)) }),
-    });
-    const deploymentOf = (target: Target): Promise<any> => get(node, `/apis/apps/v1/namespaces/${NS}/deployments/${target.name}`);
-    await waitFor(
-      'every app and workload rolled out',
-      600_000,
-      async () => {
-        const deployments = (await get(node, `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[];
-        return deployments.length === targets.size && deployments.every(rolloutComplete) ? true : undefined;
-      },
-      { intervalMs: 2_000 },
-    );
+    await installOperator(cluster, options);
+    await createTargets(run);
     const setupMs = Date.now() - started;
-    log(`setup: ${options.apps} CustomApps and ${options.workloads} workloads rolled out in ${(setupMs / 1000).toFixed(1)} s`);
+    run.log(`setup: ${options.apps} CustomApps and ${options.workloads} workloads rolled out in ${(setupMs / 1000).toFixed(1)} s`);
 
     // ── the stream of user edits, the budget sampler, and the faults one after another ──
-    let blocked = false;
-    let streaming = true;
-    let nextApp = options.apps;
-    const referencing = (kind: 'ConfigMap' | 'Secret', name: string): Target[] =>
-      [...targets.values()].filter((target) => target.live && (kind === 'ConfigMap' ? target.configMap : target.secret) === name);
-    const write = async (op: string, affected: readonly Target[], request: () => Promise<unknown>): Promise<void> => {
-      // A write that fails may still have landed (its answer lost): it counts as a change of what it touches.
-      for (const target of affected) target.changes += 1;
-      await request().then(
-        () => count(op),
-        () => count(`${op} (failed)`),
-      );
-    };
-    const step = async (): Promise<void> => {
-      const apps = [...targets.values()].filter((target) => target.kind === 'CustomApp' && target.live && target !== probe);
-      const op = random.weighted({
-        editConfigMap: 30,
-        editSecret: 20,
-        labelConfigMap: 8,
-        switchConfigMap: 8,
-        replicas: 6,
-        deleteApp: 4,
-        createApp: 4,
-      });
-      switch (op) {
-        case 'editConfigMap': {
-          const name = random.pick(configMaps);
-          return write(op, referencing('ConfigMap', name), () =>
-            admin.patch(CONFIGMAPS, NS, name, 'merge', { data: { VALUE: nextValue() } }),
-          );
-        }
-        case 'editSecret': {
-          const name = random.pick(secrets);
-          return write(op, referencing('Secret', name), () =>
-            admin.patch(SECRETS, NS, name, 'merge', { stringData: { TOKEN: nextValue() } }),
-          );
-        }
-        case 'labelConfigMap': {
-          const name = random.pick(configMaps);
-          return write(op, [], () => admin.patch(CONFIGMAPS, NS, name, 'merge', { metadata: { labels: { touched: nextValue() } } }));
-        }
-        case 'switchConfigMap': {
-          if (apps.length === 0) return;
-          const app = random.pick(apps);
-          app.configMap = random.pick(configMaps.filter((name) => name !== app.configMap));
-          return write(op, [app], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { configMapName: app.configMap } }));
-        }
-        case 'replicas': {
-          if (apps.length === 0) return;
-          const app = random.pick(apps);
-          app.replicas = app.replicas === 1 ? 2 : 1;
-          return write(op, [], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { replicas: app.replicas } }));
-        }
-        case 'deleteApp': {
-          if (apps.length <= 1) return;
-          const app = random.pick(apps);
-          app.live = false;
-          return write(op, [], () => admin.delete(CUSTOM_APPS, NS, app.name));
-        }
-        case 'createApp': {
-          const name = `app-${nextApp++}`;
-          return write(op, [], () => addApp(name));
-        }
-      }
-    };
-    const streamLoop = (async () => {
-      const gapMs = 1000 / options.opsPerSecond;
-      while (streaming) {
-        if (!blocked) await step();
-        await sleep(gapMs * (0.5 + random.next()));
-      }
-    })();
-    const budget = { maxSeen: 0, limit: ROLLOUT_BUDGET, samples: 0, overruns: [] as string[] };
-    const sampleLoop = (async () => {
-      while (streaming) {
-        const seen = await contentRolloutsInProgress(node).catch(() => undefined);
-        if (seen !== undefined) {
-          budget.samples += 1;
-          budget.maxSeen = Math.max(budget.maxSeen, seen.length);
-          if (seen.length > ROLLOUT_BUDGET) budget.overruns.push(`${new Date().toISOString()}: ${seen.join('; ')}`);
-        }
-        await sleep(2_000);
-      }
-    })();
-
+    const stream = startStream(run);
     const streamStarted = Date.now();
     const recoveries: Recovery[] = [];
     const processStarts = new Map<string, Set<number>>();
-    const faultRandom = random.fork();
     // The stream and the sampler stop however the faults end: a fault that throws must not leave them running.
     try {
-      for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
-        await sleep(10_000 + faultRandom.int(10_001));
-        const before = (await deploymentOf(probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
-        let expected: string | undefined;
-        const editProbe = (): Promise<void> =>
-          write('editProbe', [probe], async () => {
-            expected = contentHash(
-              await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: nextValue() } }),
-            );
-          });
-        const restartsBefore = await operatorRestarts(node, processStarts);
-        const blocks = BLOCKS_THE_API.has(planned.kind);
-        blocked = blocks;
-        const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
-        blocked = false;
-        if (blocks) await editProbe();
-        const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
-        const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
-          node,
-          probe.name,
-          before,
-          expected,
-          fault.endedAt,
-        ).catch(async (error: Error) => {
-          // What the operator showed of the probe when it did not act, for the next look.
-          const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
-          const annotations = (await deploymentOf(probe).catch(() => undefined))?.metadata?.annotations;
-          const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
-          log(
-            `  no recovery after ${fault.kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
-          );
-          return {};
-        });
-        const restartsAfter = await operatorRestarts(node, processStarts);
-        const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
-        recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
-        log(
-          `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
-        );
-      }
+      await injectFaults(run, stream, recoveries, processStarts);
     } finally {
-      streaming = false;
-      await Promise.all([streamLoop, sampleLoop]);
+      await stream.stop();
     }
     const streamMs = Date.now() - streamStarted;
 
     // ── quiescence, then every invariant from the cluster ──
     const quiescenceStarted = Date.now();
-    const live = [...targets.values()].filter((target) => target.live);
+    const live = [...run.targets.values()].filter((target) => target.live);
     const stale = await waitFor(
       'every app and workload running its latest content',
       options.quiescenceTimeoutMs ?? 300_000,
@@ -469,53 +303,9 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       { intervalMs: 5_000 },
     ).catch(() => staleTargets(cluster, live));
     const quiescenceMs = Date.now() - quiescenceStarted;
-    log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
-
-    const doubleRollouts: string[] = [];
-    for (const target of live) {
-      const revision = Number((await deploymentOf(target)).metadata.annotations?.[REVISION] ?? 0);
-      if (revision > 1 + target.changes)
-        doubleRollouts.push(`${target.kind}/${target.name}: revision ${revision} after ${target.changes} content or template changes`);
-    }
-    const apps = (await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items as any[];
-    const stuckFinalizers = apps.filter((app) => app.metadata.deletionTimestamp).map((app) => app.metadata.name as string);
-    const orphans = await waitFor(
-      'the deleted apps gone',
-      60_000,
-      async () => {
-        const found = await orphansOf(
-          node,
-          [...targets.values()].filter((target) => !target.live),
-        );
-        return found.length === 0 ? found : undefined;
-      },
-      { intervalMs: 2_000 },
-    ).catch(() =>
-      orphansOf(
-        node,
-        [...targets.values()].filter((target) => !target.live),
-      ),
-    );
-    const watchMismatches = await leaderWatchMismatches(cluster, admin, live);
-    await operatorRestarts(node, processStarts);
-    const events = readAuditLog(node.auditLogPath, OPERATOR_USER);
-    const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
-    const relistStorms: string[] = [];
-    const withRelists = recoveries.map((recovery): Recovery => {
-      if (recovery.kind !== 'apiserver-restart' && recovery.kind !== 'etcd-restart') return recovery;
-      const [from, to] = [recovery.endedAt - 1_000, recovery.endedAt + 60_000];
-      const relists = listsAndWatches(events, from, to).map((each) => ({
-        ...each,
-        coldStart: [...(processStarts.get(each.sender) ?? [])].some((at) => at >= from && at < to),
-      }));
-      if (recovery.kind === 'apiserver-restart')
-        for (const each of relists)
-          if (!each.coldStart && each.lists > each.watches)
-            relistStorms.push(
-              `${each.sender} after the restart at ${new Date(recovery.endedAt).toISOString()}: ${each.lists} LISTs for ${each.watches} watches ${JSON.stringify(each.listed)}`,
-            );
-      return { ...recovery, relists };
-    });
+    run.log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
+    const invariants = await clusterInvariants(run, live, processStarts);
+    const { withRelists, relistStorms, fencing } = auditLogFindings(node, recoveries, processStarts);
     if (options.artifactsDir) await saveArtifacts(cluster, options.artifactsDir);
     const faultsByKind: Record<string, number> = {};
     for (const recovery of recoveries) faultsByKind[recovery.kind] = (faultsByKind[recovery.kind] ?? 0) + 1;
@@ -523,29 +313,324 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     return {
       seed: options.seed,
       options: reported,
-      operations,
+      operations: run.operations,
       recoveries: withRelists,
       faultsByKind,
-      invariants: {
-        stale,
-        doubleRollouts,
-        stuckFinalizers,
-        orphans,
-        watchMismatches,
-        fencing: {
-          violations: fencing.violations.map(
-            (each) => `${each.write} at ${each.at} from ${each.writer} while ${each.holder} held the Lease`,
-          ),
-          writes: fencing.writes,
-        },
-        budget,
-        relistStorms,
-      },
+      invariants: { stale, ...invariants, fencing, budget: stream.budget, relistStorms },
       timings: { setupMs, streamMs, quiescenceMs },
     };
   } finally {
     admin.close();
   }
+}
+
+/** Applies the operator's chart (with `operatorArgs` added to its container) and waits for its rollout. */
+async function installOperator(cluster: TestCluster, options: NodeSoakOptions): Promise<void> {
+  await applyOperatorChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
+  if (options.operatorArgs?.length) {
+    const patch = options.operatorArgs.map((arg) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: arg }));
+    await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'patch', 'deployment', OPERATOR_NAME, '--type=json', '-p', JSON.stringify(patch)]);
+  }
+  await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
+    timeoutMs: 320_000,
+  });
+}
+
+/** Creates a CustomApp on a random shared ConfigMap and Secret, and records it as a target. */
+async function addApp(run: SoakRun, name: string): Promise<void> {
+  const { random } = run;
+  const target: Target = {
+    kind: 'CustomApp',
+    name,
+    configMap: random.pick(run.configMaps),
+    secret: random.pick(run.secrets),
+    replicas: 1,
+    live: true,
+    changes: 0,
+  };
+  run.targets.set(`CustomApp/${name}`, target);
+  await createAll(
+    run.admin,
+    objects.customApp(NS, name, {
+      image: run.image,
+      configMapName: target.configMap,
+      secretName: target.secret,
+      replicas: target.replicas,
+      resources: DEMO_RESOURCES,
+    }),
+  );
+}
+
+/** Creates the shared ConfigMaps and Secrets, the apps, the probe and the workloads, and waits until all rolled out. */
+async function createTargets(run: SoakRun): Promise<void> {
+  const { admin, node, options, random, targets, probe, image, configMaps, secrets } = run;
+  await createNamespace(admin, NS);
+  for (const name of [...configMaps, 'probe']) await createAll(admin, objects.configMap(NS, name, { VALUE: run.nextValue() }));
+  // The probe reads a ConfigMap and a Secret of its own: on a shared Secret the stream's edits can open the flap
+  // breaker (more than 5 changes in 60 s), which rightly holds the probe's rollout, edit included, until that Secret
+  // has been quiet for 60 s: the stream never lets it be, and the recovery would be the breaker's, not the fault's.
+  for (const name of [...secrets, 'probe']) await createAll(admin, objects.secret(NS, name, { TOKEN: run.nextValue() }));
+  for (let index = 0; index < options.apps; index += 1) await addApp(run, `app-${index}`);
+  targets.set('CustomApp/probe', probe);
+  await createAll(
+    admin,
+    objects.customApp(NS, 'probe', { image, configMapName: 'probe', secretName: probe.secret, replicas: 1, resources: DEMO_RESOURCES }),
+  );
+  const workloads = Array.from({ length: options.workloads }, (_, index): [string, Target] => [
+    `wl-${index}`,
+    {
+      kind: 'Deployment',
+      name: `wl-${index}`,
+      configMap: random.pick(configMaps),
+      secret: random.pick(secrets),
+      replicas: 1,
+      live: true,
+      changes: 0,
+    },
+  ]);
+  for (const [name, target] of workloads) targets.set(`Deployment/${name}`, target);
+  await kubectlOk(run.cluster, ['apply', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads.map(([name, target]) => workload(name, target, image)) }),
+  });
+  await waitFor(
+    'every app and workload rolled out',
+    600_000,
+    async () => {
+      const deployments = (await get(node, `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[];
+      return deployments.length === targets.size && deployments.every(rolloutComplete) ? true : undefined;
+    },
+    { intervalMs: 2_000 },
+  );
+}
+
+/** The Deployment of a target (a CustomApp's child, or the workload itself). */
+function deploymentOf(node: NonNullable<TestCluster['node']>, target: Target): Promise<any> {
+  return get(node, `/apis/apps/v1/namespaces/${NS}/deployments/${target.name}`);
+}
+
+/** Makes one user write and counts it; the targets it touches count a change first (a failed write may have landed). */
+async function write(run: SoakRun, op: string, affected: readonly Target[], request: () => Promise<unknown>): Promise<void> {
+  const count = (name: string): void => {
+    run.operations[name] = (run.operations[name] ?? 0) + 1;
+  };
+  for (const target of affected) target.changes += 1;
+  await request().then(
+    () => count(op),
+    () => count(`${op} (failed)`),
+  );
+}
+
+/** The live targets that read this ConfigMap or Secret. */
+function referencing(run: SoakRun, kind: 'ConfigMap' | 'Secret', name: string): Target[] {
+  return [...run.targets.values()].filter((target) => target.live && (kind === 'ConfigMap' ? target.configMap : target.secret) === name);
+}
+
+/** One random user edit: a shared object's content or labels, an app's ConfigMap or replicas, an app deleted or created. */
+async function userEdit(run: SoakRun, nextAppName: () => string): Promise<void> {
+  const { random, admin, configMaps, secrets, nextValue } = run;
+  const apps = [...run.targets.values()].filter((target) => target.kind === 'CustomApp' && target.live && target !== run.probe);
+  const op = random.weighted({
+    editConfigMap: 30,
+    editSecret: 20,
+    labelConfigMap: 8,
+    switchConfigMap: 8,
+    replicas: 6,
+    deleteApp: 4,
+    createApp: 4,
+  });
+  switch (op) {
+    case 'editConfigMap': {
+      const name = random.pick(configMaps);
+      return write(run, op, referencing(run, 'ConfigMap', name), () =>
+        admin.patch(CONFIGMAPS, NS, name, 'merge', { data: { VALUE: nextValue() } }),
+      );
+    }
+    case 'editSecret': {
+      const name = random.pick(secrets);
+      return write(run, op, referencing(run, 'Secret', name), () =>
+        admin.patch(SECRETS, NS, name, 'merge', { stringData: { TOKEN: nextValue() } }),
+      );
+    }
+    case 'labelConfigMap': {
+      const name = random.pick(configMaps);
+      return write(run, op, [], () => admin.patch(CONFIGMAPS, NS, name, 'merge', { metadata: { labels: { touched: nextValue() } } }));
+    }
+    case 'switchConfigMap': {
+      if (apps.length === 0) return;
+      const app = random.pick(apps);
+      app.configMap = random.pick(configMaps.filter((name) => name !== app.configMap));
+      return write(run, op, [app], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { configMapName: app.configMap } }));
+    }
+    case 'replicas': {
+      if (apps.length === 0) return;
+      const app = random.pick(apps);
+      app.replicas = app.replicas === 1 ? 2 : 1;
+      return write(run, op, [], () => admin.patch(CUSTOM_APPS, NS, app.name, 'merge', { spec: { replicas: app.replicas } }));
+    }
+    case 'deleteApp': {
+      if (apps.length <= 1) return;
+      const app = random.pick(apps);
+      app.live = false;
+      return write(run, op, [], () => admin.delete(CUSTOM_APPS, NS, app.name));
+    }
+    case 'createApp': {
+      const name = nextAppName();
+      return write(run, op, [], () => addApp(run, name));
+    }
+  }
+}
+
+/** Starts the stream of user edits at the options' pace and the sampler of content rollouts in progress. */
+function startStream(run: SoakRun): Stream {
+  const { random, options, node } = run;
+  let streaming = true;
+  let nextApp = options.apps;
+  const stream: Stream = {
+    blocked: false,
+    budget: { maxSeen: 0, limit: ROLLOUT_BUDGET, samples: 0, overruns: [] },
+    stop: async () => {
+      streaming = false;
+      await Promise.all([streamLoop, sampleLoop]);
+    },
+  };
+  const streamLoop = (async () => {
+    const gapMs = 1000 / options.opsPerSecond;
+    while (streaming) {
+      if (!stream.blocked) await userEdit(run, () => `app-${nextApp++}`);
+      await sleep(gapMs * (0.5 + random.next()));
+    }
+  })();
+  const { budget } = stream;
+  const sampleLoop = (async () => {
+    while (streaming) {
+      const seen = await contentRolloutsInProgress(node).catch(() => undefined);
+      if (seen !== undefined) {
+        budget.samples += 1;
+        budget.maxSeen = Math.max(budget.maxSeen, seen.length);
+        if (seen.length > ROLLOUT_BUDGET) budget.overruns.push(`${new Date().toISOString()}: ${seen.join('; ')}`);
+      }
+      await sleep(2_000);
+    }
+  })();
+  return stream;
+}
+
+/** Injects the seeded faults one after another, each followed by the probe's edit and its recovery, into `recoveries`. */
+async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[], processStarts: Map<string, Set<number>>): Promise<void> {
+  const { random, options, node, admin, probe, log } = run;
+  const faultRandom = random.fork();
+  for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
+    await sleep(10_000 + faultRandom.int(10_001));
+    const before = (await deploymentOf(node, probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+    let expected: string | undefined;
+    const editProbe = (): Promise<void> =>
+      write(run, 'editProbe', [probe], async () => {
+        expected = contentHash(
+          await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: run.nextValue() } }),
+        );
+      });
+    const restartsBefore = await operatorRestarts(node, processStarts);
+    const blocks = BLOCKS_THE_API.has(planned.kind);
+    stream.blocked = blocks;
+    const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
+    stream.blocked = false;
+    if (blocks) await editProbe();
+    const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
+    const recovery: Partial<Awaited<ReturnType<typeof measureRecovery>>> = await measureRecovery(
+      node,
+      probe.name,
+      before,
+      expected,
+      fault.endedAt,
+    ).catch(async (error: Error) => {
+      await logNoRecovery(run, fault.kind, error, expected);
+      return {};
+    });
+    const restartsAfter = await operatorRestarts(node, processStarts);
+    const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
+    recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
+    log(
+      `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
+    );
+  }
+}
+
+/** Logs what the operator showed of the probe when it did not act on its edit after a fault, for the next look. */
+async function logNoRecovery(run: SoakRun, kind: NodeFaultKind, error: Error, expected: string | undefined): Promise<void> {
+  const { node, probe } = run;
+  const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
+  const annotations = (await deploymentOf(node, probe).catch(() => undefined))?.metadata?.annotations;
+  const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
+  run.log(
+    `  no recovery after ${kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
+  );
+}
+
+/** The invariants read from the cluster after quiescence: double rollouts, stuck finalizers, orphans, the leader's watches. */
+async function clusterInvariants(
+  run: SoakRun,
+  live: readonly Target[],
+  processStarts: Map<string, Set<number>>,
+): Promise<Pick<NodeSoakReport['invariants'], 'doubleRollouts' | 'stuckFinalizers' | 'orphans' | 'watchMismatches'>> {
+  const { node, cluster, admin } = run;
+  const doubleRollouts: string[] = [];
+  for (const target of live) {
+    const revision = Number((await deploymentOf(node, target)).metadata.annotations?.[REVISION] ?? 0);
+    if (revision > 1 + target.changes)
+      doubleRollouts.push(`${target.kind}/${target.name}: revision ${revision} after ${target.changes} content or template changes`);
+  }
+  const apps = (await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items as any[];
+  const stuckFinalizers = apps.filter((app) => app.metadata.deletionTimestamp).map((app) => app.metadata.name as string);
+  const deleted = (): Target[] => [...run.targets.values()].filter((target) => !target.live);
+  const orphans = await waitFor(
+    'the deleted apps gone',
+    60_000,
+    async () => {
+      const found = await orphansOf(node, deleted());
+      return found.length === 0 ? found : undefined;
+    },
+    { intervalMs: 2_000 },
+  ).catch(() => orphansOf(node, deleted()));
+  const watchMismatches = await leaderWatchMismatches(cluster, admin, live);
+  await operatorRestarts(node, processStarts);
+  return { doubleRollouts, stuckFinalizers, orphans, watchMismatches };
+}
+
+/**
+ * What the audit log shows of the operator: writes outside its Lease terms, and after each kube-apiserver or etcd
+ * restart each pod's LISTs and watches (more LISTs than watches from a process that did not start then is a storm).
+ */
+function auditLogFindings(
+  node: NonNullable<TestCluster['node']>,
+  recoveries: readonly Recovery[],
+  processStarts: ReadonlyMap<string, Set<number>>,
+): { withRelists: Recovery[]; relistStorms: string[]; fencing: NodeSoakReport['invariants']['fencing'] } {
+  const events = readAuditLog(node.auditLogPath, OPERATOR_USER);
+  const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
+  const relistStorms: string[] = [];
+  const withRelists = recoveries.map((recovery): Recovery => {
+    if (recovery.kind !== 'apiserver-restart' && recovery.kind !== 'etcd-restart') return recovery;
+    const [from, to] = [recovery.endedAt - 1_000, recovery.endedAt + 60_000];
+    const relists = listsAndWatches(events, from, to).map((each) => ({
+      ...each,
+      coldStart: [...(processStarts.get(each.sender) ?? [])].some((at) => at >= from && at < to),
+    }));
+    if (recovery.kind === 'apiserver-restart')
+      for (const each of relists)
+        if (!each.coldStart && each.lists > each.watches)
+          relistStorms.push(
+            `${each.sender} after the restart at ${new Date(recovery.endedAt).toISOString()}: ${each.lists} LISTs for ${each.watches} watches ${JSON.stringify(each.listed)}`,
+          );
+    return { ...recovery, relists };
+  });
+  return {
+    withRelists,
+    relistStorms,
+    fencing: {
+      violations: fencing.violations.map((each) => `${each.write} at ${each.at} from ${each.writer} while ${each.holder} held the Lease`),
+      writes: fencing.writes,
+    },
+  };
 }
 
 /**

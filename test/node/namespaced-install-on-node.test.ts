@@ -4,7 +4,18 @@ import test from 'ava';
 import { rmSync } from 'node:fs';
 import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import { nodeSuite, get, kubectlOk, podLogLines, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import {
+  applyObjects,
+  nodeSuite,
+  get,
+  kubectlOk,
+  podLogLines,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  waitFor,
+} from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -35,16 +46,10 @@ const customApp = (namespace: string): Promise<any> => get(node(), `/apis/app.ex
 /** The demo image's ConfigMap, Secret and CustomApp (2 replicas) in `namespace`. */
 const applyApp = async (namespace: string): Promise<void> => {
   const image = node().images.demo;
-  await kubectlOk(cluster, ['apply', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace }, data: { A: 'one' } },
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace }, stringData: { TOKEN: `of-${namespace}` } },
-      ],
-    }),
-  });
+  await applyObjects(cluster, [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace }, data: { A: 'one' } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace }, stringData: { TOKEN: `of-${namespace}` } },
+  ]);
   await kubectlOk(cluster, ['apply', '-f', '-'], {
     input: JSON.stringify({
       apiVersion: 'app.example.com/v1',

@@ -69,6 +69,11 @@ export async function kubectlOk(cluster: TestCluster, args: readonly string[], o
   return result.stdout;
 }
 
+/** Applies these objects with one `kubectl apply` of a List (a CustomApp and what it reads arrive together). */
+export async function applyObjects(cluster: TestCluster, items: readonly object[]): Promise<void> {
+  await kubectlOk(cluster, ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+}
+
 /**
  * {@link eventually} in the argument order the node's tests use (the deadline before the probe): polls `probe` every
  * `intervalMs` (200 by default) until it returns a value other than undefined, `false` included; throws after

@@ -29,7 +29,7 @@ import {
   type OperatorInstall,
   operatorPods,
 } from './node-faults.js';
-import { demoPage, get, kubectlOk, podReady, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { applyObjects, demoPage, get, kubectlOk, podReady, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 /** Options of {@link runNodeSoak}. */
 export interface NodeSoakOptions {
@@ -389,9 +389,10 @@ async function createTargets(run: SoakRun): Promise<void> {
     },
   ]);
   for (const [name, target] of workloads) targets.set(`Deployment/${name}`, target);
-  await kubectlOk(run.cluster, ['apply', '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads.map(([name, target]) => workload(name, target, image)) }),
-  });
+  await applyObjects(
+    run.cluster,
+    workloads.map(([name, target]) => workload(name, target, image)),
+  );
   await waitFor(
     'every app and workload rolled out',
     600_000,

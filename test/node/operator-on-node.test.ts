@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/node/harness.js';
 import { runKubectl, type TestCluster } from '../support/targets.js';
 import {
+  applyObjects,
   nodeSuite,
   envInPod,
   get,
@@ -125,16 +126,10 @@ onNode(
       .image;
     t.is(demoImage, node().images.demo);
     await kubectlOk(cluster, ['create', 'namespace', NS]);
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace: NS }, data: { A: 'one', GREETING: 'hello' } },
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace: NS }, stringData: { TOKEN: 'first-token' } },
-        ],
-      }),
-    });
+    await applyObjects(cluster, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace: NS }, data: { A: 'one', GREETING: 'hello' } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace: NS }, stringData: { TOKEN: 'first-token' } },
+    ]);
     await kubectlOk(cluster, ['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'app.example.com/v1',
@@ -298,37 +293,31 @@ onNode(
     // A CustomApp without spec.readinessPath has no readiness probe (a pod is Ready whenever its container runs), so this
     // contract of the demo image is checked on a Deployment of its own that probes /healthz.
     const name = 'readiness-probe';
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: { READY: 'false' } },
-          {
-            apiVersion: 'apps/v1',
-            kind: 'Deployment',
-            metadata: { name, namespace: NS },
+    await applyObjects(cluster, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: { READY: 'false' } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: NS },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
             spec: {
-              replicas: 1,
-              selector: { matchLabels: { app: name } },
-              template: {
-                metadata: { labels: { app: name } },
-                spec: {
-                  containers: [
-                    {
-                      name: 'app',
-                      image: demoImage,
-                      envFrom: [{ configMapRef: { name } }],
-                      readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
-                    },
-                  ],
+              containers: [
+                {
+                  name: 'app',
+                  image: demoImage,
+                  envFrom: [{ configMapRef: { name } }],
+                  readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
                 },
-              },
+              ],
             },
           },
-        ],
-      }),
-    });
+        },
+      },
+    ]);
     const running = await waitFor('the probed pod running', 120_000, async () => {
       const [pod] = await podsOf(node(), NS, `app=${name}`);
       return pod?.status?.containerStatuses?.[0]?.state?.running ? pod : undefined;

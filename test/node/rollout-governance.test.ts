@@ -8,7 +8,7 @@ import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import type { TestCluster } from '../support/targets.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
-import { nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { applyObjects, nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const NS = 'governance';
@@ -85,21 +85,15 @@ const replicaSetCounts = async (): Promise<Map<string, number>> =>
   new Map(await Promise.all(APPS.map(async (name) => [name, (await replicaSetsOf(cluster.node!, NS, name)).length] as const)));
 
 const createSharedApps = async (t: ExecutionContext): Promise<void> => {
-  await kubectlOk(cluster, ['apply', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared', namespace: NS }, data: { A: '1' } },
-        ...APPS.map((name) => ({
-          apiVersion: 'app.example.com/v1',
-          kind: 'CustomApp',
-          metadata: { name, namespace: NS },
-          spec: { image: demoImage, configMapName: 'shared', replicas: 1 },
-        })),
-      ],
-    }),
-  });
+  await applyObjects(cluster, [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared', namespace: NS }, data: { A: '1' } },
+    ...APPS.map((name) => ({
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name, namespace: NS },
+      spec: { image: demoImage, configMapName: 'shared', replicas: 1 },
+    })),
+  ]);
   const created = await converge('1', Date.now());
   t.log(`30 CustomApps created and Ready in ${created.ms} ms`);
 };
@@ -162,27 +156,21 @@ onNode(
   async (t) => {
     await operatorWith({ maxConcurrentRollouts: 3 });
     const name = 'fragile';
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fragile-config', namespace: NS }, data: { READY: 'true' } },
-          {
-            apiVersion: 'app.example.com/v1',
-            kind: 'CustomApp',
-            metadata: { name, namespace: NS },
-            spec: {
-              image: demoImage,
-              configMapName: 'fragile-config',
-              port: 8080,
-              readinessPath: '/healthz',
-              rollout: { progressDeadlineSeconds: 15 },
-            },
-          },
-        ],
-      }),
-    });
+    await applyObjects(cluster, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fragile-config', namespace: NS }, data: { READY: 'true' } },
+      {
+        apiVersion: 'app.example.com/v1',
+        kind: 'CustomApp',
+        metadata: { name, namespace: NS },
+        spec: {
+          image: demoImage,
+          configMapName: 'fragile-config',
+          port: 8080,
+          readinessPath: '/healthz',
+          rollout: { progressDeadlineSeconds: 15 },
+        },
+      },
+    ]);
     const appOf = async (): Promise<CustomApp> => get(cluster.node!, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${name}`);
     await waitFor('fragile Ready', 120_000, async () => (ready(await appOf()) ? true : undefined), { describe });
     const live = await get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);

@@ -6,6 +6,7 @@ import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import type { TestCluster } from '../support/targets.js';
 import { installChart } from '../support/chart-install.js';
 import {
+  applyObjects,
   nodeSuite,
   envInPod,
   get,
@@ -89,21 +90,15 @@ onNode('a chart with the sharding prop: 3 operator pods become Ready, each holdi
 onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`, async (t) => {
   const image = node().images.demo;
   await kubectlOk(cluster, ['create', 'namespace', NS]);
-  await kubectlOk(cluster, ['apply', '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
-        ...names.map((name) => ({
-          apiVersion: 'app.example.com/v1',
-          kind: 'CustomApp',
-          metadata: { name, namespace: NS },
-          spec: { image, configMapName: SHARED, replicas: 1 },
-        })),
-      ],
-    }),
-  });
+  await applyObjects(cluster, [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
+    ...names.map((name) => ({
+      apiVersion: 'app.example.com/v1',
+      kind: 'CustomApp',
+      metadata: { name, namespace: NS },
+      spec: { image, configMapName: SHARED, replicas: 1 },
+    })),
+  ]);
   await waitFor(`${APPS} apps rolled out`, 600_000, async () => ((await notRolledOut()).length === 0 ? true : undefined), {
     intervalMs: 1_000,
     describe,

@@ -11,7 +11,18 @@ import {
 } from '../../api/workload.js';
 import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import { nodeSuite, demoPage, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import {
+  applyObjects,
+  nodeSuite,
+  demoPage,
+  get,
+  kubectlOk,
+  podReady,
+  podsOf,
+  replicaSetsOf,
+  rolloutComplete,
+  waitFor,
+} from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -108,28 +119,22 @@ onNode(
         ],
       },
     });
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: NS }, data: { GREETING: 'hello' } },
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'secret', namespace: NS }, stringData: { TOKEN: 'first' } },
-          {
-            apiVersion: 'apps/v1',
-            kind: 'StatefulSet',
-            metadata: { name: 'db', namespace: NS, annotations: { [RELOAD_ANNOTATION]: 'true' } },
-            spec: { serviceName: 'db', replicas: 1, selector: { matchLabels: { app: 'db' } }, template: template('db') },
-          },
-          {
-            apiVersion: 'apps/v1',
-            kind: 'DaemonSet',
-            metadata: { name: 'agent', namespace: NS, annotations: { [RELOADER_AUTO_ANNOTATION]: 'true' } },
-            spec: { selector: { matchLabels: { app: 'agent' } }, template: template('agent') },
-          },
-        ],
-      }),
-    });
+    await applyObjects(cluster, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: NS }, data: { GREETING: 'hello' } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'secret', namespace: NS }, stringData: { TOKEN: 'first' } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db', namespace: NS, annotations: { [RELOAD_ANNOTATION]: 'true' } },
+        spec: { serviceName: 'db', replicas: 1, selector: { matchLabels: { app: 'db' } }, template: template('db') },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent', namespace: NS, annotations: { [RELOADER_AUTO_ANNOTATION]: 'true' } },
+        spec: { selector: { matchLabels: { app: 'agent' } }, template: template('agent') },
+      },
+    ]);
     const sets = [
       { resource: 'statefulsets', name: 'db', replicas: 1 },
       { resource: 'daemonsets', name: 'agent', replicas: 1 },

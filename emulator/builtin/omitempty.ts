@@ -1,5 +1,6 @@
 // Drops the zero values that Go's `omitempty` drops on non-pointer fields of built-in kinds, as a round trip through the apiserver does.
 import { builtinSchemas, refName } from '../openapi/builtin.js';
+import { objectMetaFields } from '../metadata.js';
 import { isObject } from '../object.js';
 
 /**
@@ -8,15 +9,8 @@ import { isObject } from '../object.js';
  * is explicit rather than derived from the schema, which cannot tell the two apart.
  */
 const omittedZeros: Readonly<Record<string, readonly string[]>> = {
-  'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': [
-    'name',
-    'generateName',
-    'namespace',
-    'selfLink',
-    'uid',
-    'resourceVersion',
-    'generation',
-  ],
+  // ObjectMeta's scalars are its fields before creationTimestamp (a Time struct, which omitempty keeps).
+  'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMetaFields.slice(0, objectMetaFields.indexOf('creationTimestamp')),
   'io.k8s.api.apps.v1.DeploymentSpec': ['minReadySeconds', 'paused'],
   'io.k8s.api.core.v1.PodSpec': [
     'hostNetwork',

@@ -11,13 +11,9 @@ import { validateAgainstSchema } from './validate.js';
 
 type Obj = Record<string, any>;
 
-export interface CrdNames {
+/** A CRD's `spec.names`: the names its resource is served under (the plural is the resource's URL segment). */
+export interface CrdNames extends Pick<ResourceType, 'singular' | 'kind' | 'listKind' | 'shortNames' | 'categories'> {
   readonly plural: string;
-  readonly singular: string;
-  readonly kind: string;
-  readonly listKind: string;
-  readonly shortNames: readonly string[];
-  readonly categories: readonly string[];
 }
 
 export function crdNames(crd: KubeObject): CrdNames {

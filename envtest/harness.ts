@@ -2,6 +2,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream, type WriteStream } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -218,32 +219,42 @@ function tokenKubeconfig(server: string, caPem: string, user: string, token: str
   ].join('\n');
 }
 
-interface HttpAnswer {
-  status: number;
-  body: any;
+/** An answer of the API server: its status, its body parsed as JSON (the text when it is not JSON), its headers. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly body: any;
+  readonly headers: IncomingHttpHeaders;
 }
 
-function httpsJson(
-  server: string,
-  caPem: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType = 'application/json',
-): Promise<HttpAnswer> {
-  const url = new URL(path, server);
+/** How {@link httpsJson} speaks to the API server. */
+export interface HttpsJsonOptions {
+  /** The CA of the server's certificate; without one, the certificate is not checked. */
+  readonly ca?: string;
+  /** The bearer token. */
+  readonly token: string;
+  /** @default 'application/json' */
+  readonly accept?: string;
+  /** The body's media type. @default 'application/json' */
+  readonly contentType?: string;
+  /** Gives up on an answer after this long. @default none */
+  readonly timeoutMs?: number;
+}
+
+/** One request to an API server over https: a string body is sent as it is, any other as JSON. */
+export function httpsJson(server: string, method: string, path: string, body: unknown, options: HttpsJsonOptions): Promise<HttpAnswer> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolveAnswer, reject) => {
     const req = httpsRequest(
-      url,
+      new URL(path, server),
       {
         method,
-        ca: caPem,
+        ...(options.ca === undefined ? { rejectUnauthorized: false } : { ca: options.ca }),
         headers: {
-          authorization: `Bearer ${token}`,
-          accept: 'application/json',
-          ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
+          authorization: `Bearer ${options.token}`,
+          accept: options.accept ?? 'application/json',
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }),
         },
       },
       (res) => {
@@ -257,13 +268,13 @@ function httpsJson(
           } catch {
             /* not JSON: keep the text */
           }
-          resolveAnswer({ status: res.statusCode ?? 0, body: parsed });
+          resolveAnswer({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
         });
         res.on('error', reject);
       },
     );
     req.on('error', reject);
-    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
+    if (options.timeoutMs !== undefined) req.setTimeout(options.timeoutMs, () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.end(payload);
   });
 }
@@ -532,7 +543,7 @@ async function startApiServer(
     timeoutMs,
     async () => {
       caPem = readFileSync(join(dir, 'certs', 'apiserver.crt'), 'utf8');
-      const answer = await httpsJson(server, caPem, adminToken, 'GET', '/readyz');
+      const answer = await httpsJson(server, 'GET', '/readyz', undefined, { ca: caPem, token: adminToken, timeoutMs: 30_000 });
       return answer.status === 200;
     },
     processes.failure,
@@ -541,7 +552,7 @@ async function startApiServer(
   const kubeconfigPath = join(dir, 'admin.kubeconfig');
   writeFileSync(kubeconfigPath, kubeconfig);
   const request = (method: string, path: string, body?: unknown, contentType?: string): Promise<HttpAnswer> =>
-    httpsJson(server, caPem, adminToken, method, path, body, contentType);
+    httpsJson(server, method, path, body, { ca: caPem, token: adminToken, contentType, timeoutMs: 30_000 });
   return { server, caPem, adminToken, kubeconfigPath, kubeconfig, dir, request };
 }
 

@@ -2,7 +2,7 @@
 // answers normalised (uids, resourceVersions, timestamps, allocated IPs) so they can be compared for equality.
 import { request as httpsRequest } from 'node:https';
 import type { ExecutionContext, TestFn } from 'ava';
-import { type Envtest, startEnvtest } from '../../../envtest/harness.js';
+import { type Envtest, httpsJson, startEnvtest } from '../../../envtest/harness.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { JsonLineReader } from '../../../test/support/json-lines.js';
 import { type Emulator, startEmulator } from '../../index.js';
@@ -39,41 +39,8 @@ export interface Target {
 
 function httpsTarget(name: Target['name'], server: string, ca: string | undefined, adminToken: string): Target {
   const tls = ca === undefined ? { rejectUnauthorized: false } : { ca };
-  const send = (method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<Answer> => {
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        new URL(path, server),
-        {
-          method,
-          ...tls,
-          headers: {
-            Authorization: `Bearer ${options.token ?? adminToken}`,
-            Accept: options.accept ?? 'application/json',
-            ...(payload === undefined
-              ? {}
-              : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown = text;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = text;
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  };
+  const send = (method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<Answer> =>
+    httpsJson(server, method, path, body, { ...options, ca, token: options.token ?? adminToken });
   const watch = (path: string, token?: string): Promise<DiffWatch> =>
     new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, server), { ...tls, headers: { Authorization: `Bearer ${token ?? adminToken}` } }, (res) => {

@@ -13,7 +13,7 @@ import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from '
 import type { OperatorStats } from './operator-stats.js';
 import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
 import type { Progress } from './progress.js';
-import type { PhaseResult, ReconcileSteps, SessionResult } from './results.js';
+import type { PhaseResult, ReconcileSteps, RestartResult, SessionResult } from './results.js';
 import { startBenchServer, type BenchServer } from './server.js';
 import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
 
@@ -191,6 +191,51 @@ export function emptyResult(
     missedTotal: 0,
     notes,
   };
+}
+
+/** A session's result while its phases fill it in. */
+export type ResultInProgress = ReturnType<typeof emptyResult>;
+
+/** What {@link runPhases} needs of a session: its notes, its API server, and how it starts and stops. */
+export interface PhasedSession {
+  readonly notes: Record<string, number>;
+  readonly server: BenchServer;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the session and runs its phases, which fill in the result and log their figures; a failure ends the session
+ * with the phases done so far (its message in `error`), and the session is stopped however the phases end.
+ */
+export async function runPhases(
+  options: SessionOptions,
+  session: PhasedSession,
+  phases: (result: ResultInProgress, log: (line: string) => void) => Promise<void>,
+): Promise<ResultInProgress> {
+  const result = emptyResult(options, session.notes);
+  const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
+  try {
+    await session.start();
+    result.serverVersion = session.server.version;
+    await phases(result, log);
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    log(`failed: ${result.error}`);
+  } finally {
+    await session.stop().catch((error: unknown) => log(`cleanup failed: ${String(error)}`));
+  }
+  return result;
+}
+
+/** The log line of the referenced updates' phase. */
+export function referencedLine(phase: PhaseResult): string {
+  return `referenced updates: p99 ${phase.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${phase.missed}/${phase.expected}`;
+}
+
+/** The log line of the restart phase. */
+export function restartLine(phase: RestartResult): string {
+  return `restart: settled ${phase.settledMs === undefined ? 'never' : `in ${(phase.settledMs / 1000).toFixed(1)} s`}, ${phase.deploymentChanges} Deployments rolled`;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { isWorkloadParticipant } from './options.js';
 import { coldStart, idle, memoryAfterSync, referencedUpdates, restart, sharedUpdates, specUpdates, unrelatedUpdates } from './phases.js';
 import type { SessionResult } from './results.js';
-import { emptyResult, Session, type SessionOptions } from './session-state.js';
+import { referencedLine, restartLine, runPhases, Session, type SessionOptions } from './session-state.js';
 import { totalRequests } from './stats.js';
 import { runWorkloadSession } from './workloads/session.js';
 
@@ -12,11 +12,7 @@ export type { SessionOptions };
 export async function runSession(options: SessionOptions): Promise<SessionResult> {
   if (isWorkloadParticipant(options.participant)) return runWorkloadSession(options);
   const session = new Session(options);
-  const result = emptyResult(options, session.notes);
-  const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
-  try {
-    await session.start();
-    result.serverVersion = session.server.version;
+  const result = await runPhases(options, session, async (result, log) => {
     result.coldStart = await coldStart(session);
     log(
       `cold start: ${result.coldStart.converged}/${options.size} converged${result.coldStart.convergedMs === undefined ? '' : ` in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}`,
@@ -28,14 +24,12 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
         `did not converge from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s (${result.coldStart.converged}/${options.size} Deployments carry their ConfigMap's hash); the later phases were not run`,
       );
     }
-    if (options.coldStartOnly) return result;
+    if (options.coldStartOnly) return;
     // The cold start's own trailing reconciles (its status patches come back as update events) end before the first
     // measured update: one of them would GET the new content, and naive-get would look as if it saw the change.
     await new Promise((done) => setTimeout(done, 2_000));
     result.referenced = await referencedUpdates(session);
-    log(
-      `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,
-    );
+    log(referencedLine(result.referenced));
     result.unrelated = await unrelatedUpdates(session);
     log(`unrelated updates: ${result.unrelated.reconciles} reconciles, ${totalRequests(result.unrelated.requests)} requests`);
     result.spec = await specUpdates(session);
@@ -45,16 +39,9 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
     result.idle = await idle(session);
     log(`idle: ${result.idle.renewals} renewals over ${result.idle.watchStreams} watch streams`);
     result.restart = await restart(session);
-    log(
-      `restart: settled ${result.restart.settledMs === undefined ? 'never' : `in ${(result.restart.settledMs / 1000).toFixed(1)} s`}, ${result.restart.deploymentChanges} Deployments rolled`,
-    );
+    log(restartLine(result.restart));
     Object.assign(session.notes, (await session.stats()).notes ?? {});
-  } catch (error) {
-    result.error = error instanceof Error ? error.message : String(error);
-    log(`failed: ${result.error}`);
-  } finally {
-    await session.stop().catch((error: unknown) => log(`cleanup failed: ${String(error)}`));
-  }
+  });
   result.missedTotal = [result.referenced, result.spec, result.shared].reduce((sum, phase) => sum + (phase?.missed ?? 0), 0);
   return result;
 }

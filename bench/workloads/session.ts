@@ -11,8 +11,10 @@ import type { ColdStartResult, PhaseResult, RestartResult, SessionResult } from 
 import type { BenchServer } from '../server.js';
 import {
   createLoad,
-  emptyResult,
   openSession,
+  referencedLine,
+  restartLine,
+  runPhases,
   ServerWindow,
   sleep,
   type ServerCounts,
@@ -301,11 +303,7 @@ async function memoryAfterSync(session: WorkloadSession): Promise<NonNullable<Se
 /** Runs one workload participant at one size on a fresh API server; a failure ends the session with the phases done so far. */
 export async function runWorkloadSession(options: SessionOptions): Promise<SessionResult> {
   const session = new WorkloadSession(options);
-  const result = emptyResult(options, session.notes);
-  const log = (line: string): void => options.progress.log(`${options.label} ${line}`);
-  try {
-    await session.start();
-    result.serverVersion = session.server.version;
+  const result = await runPhases(options, session, async (result, log) => {
     result.coldStart = await coldStart(session);
     log(
       `cold start: settled ${result.coldStart.convergedMs === undefined ? 'never' : `in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}, ${result.coldStart.deploymentChanges} Deployments rolled`,
@@ -315,11 +313,9 @@ export async function runWorkloadSession(options: SessionOptions): Promise<Sessi
       throw new Error(
         `did not settle from cold within ${(result.coldStart.durationMs / 1000).toFixed(0)} s; the later phases were not run`,
       );
-    if (options.coldStartOnly) return result;
+    if (options.coldStartOnly) return;
     result.referenced = await referencedUpdates(session);
-    log(
-      `referenced updates: p99 ${result.referenced.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.referenced.missed}/${result.referenced.expected}`,
-    );
+    log(referencedLine(result.referenced));
     result.unrelated = await unrelatedUpdates(session);
     log(
       `unrelated updates: ${result.unrelated.deploymentChanges} Deployments rolled, ${totalRequests(result.unrelated.requests)} requests`,
@@ -329,15 +325,8 @@ export async function runWorkloadSession(options: SessionOptions): Promise<Sessi
       `shared updates: p99 ${result.shared.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.shared.missed}/${result.shared.expected}`,
     );
     result.restart = await restart(session);
-    log(
-      `restart: settled ${result.restart.settledMs === undefined ? 'never' : `in ${(result.restart.settledMs / 1000).toFixed(1)} s`}, ${result.restart.deploymentChanges} Deployments rolled`,
-    );
-  } catch (error) {
-    result.error = error instanceof Error ? error.message : String(error);
-    log(`failed: ${result.error}`);
-  } finally {
-    await session.stop().catch((error: unknown) => log(`cleanup failed: ${String(error)}`));
-  }
+    log(restartLine(result.restart));
+  });
   result.missedTotal = [result.referenced, result.shared].reduce((sum, phase) => sum + (phase?.missed ?? 0), 0);
   return result;
 }

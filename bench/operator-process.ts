@@ -1,6 +1,6 @@
 // Starts one participant's operator in its own process (the TypeScript runner or the Go peer) and reads its /stats.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -95,6 +95,58 @@ export interface ParticipantProcess {
   readonly exited: Promise<void>;
 }
 
+/**
+ * A spawned participant's lifetime. `exited` settles on its exit: resolved once it was told to stop, else rejected
+ * with the error `onExit` answers (after its own cleanup, such as its log closed).
+ */
+export class ParticipantHandle<P extends Participant = Participant> implements ParticipantProcess {
+  readonly pid: number;
+  readonly exited: Promise<void>;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    readonly participant: P,
+    private readonly child: ChildProcess,
+    onExit: (code: number | null, signal: NodeJS.Signals | null) => Promise<Error>,
+  ) {
+    this.pid = child.pid!;
+    this.exited = new Promise<void>((resolveExit, reject) => {
+      child.once('exit', (code, signal) => {
+        void onExit(code, signal).then((error) => (this.stopping ? resolveExit() : reject(error)));
+      });
+    });
+    this.exited.catch(() => undefined);
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    this.stopped ??= terminate(this.child, this.exited);
+    return this.stopped;
+  }
+
+  /** SIGKILL at once (its start failed); its exit is no failure. Waits for it. */
+  async kill(): Promise<void> {
+    this.stopping = true;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** A process's resident set size from /proc/<pid>/status, in bytes (undefined once the process is gone). */
+export function rssBytesOf(pid: number): number | undefined {
+  try {
+    const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A participant's operator, running in its own process. */
 export interface OperatorProcess extends ParticipantProcess {
   /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
@@ -185,17 +237,11 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     ...(options.memoryLimitMiB === undefined ? {} : { GOMEMLIMIT: `${options.memoryLimitMiB}MiB` }),
   };
   const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
-  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   child.stderr!.pipe(log, { end: false });
-  let stopping = false;
-  const exited = new Promise<void>((resolveExit, reject) => {
-    child.once('exit', (code, signal) => {
-      log.end();
-      if (stopping) resolveExit();
-      else reject(new Error(`${options.participant} operator exited on its own (code ${code}, signal ${signal}); see ${options.logPath}`));
-    });
+  const handle = new ParticipantHandle(options.participant, child, async (code, signal) => {
+    log.end();
+    return new Error(`${options.participant} operator exited on its own (code ${code}, signal ${signal}); see ${options.logPath}`);
   });
-  exited.catch(() => undefined);
   const address = await new Promise<string>((resolveAddress, reject) => {
     const lines = createInterface(child.stdout!);
     const timer = setTimeout(
@@ -215,30 +261,16 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
         resolveAddress(found);
       }
     });
-    exited.catch((error: unknown) => {
+    handle.exited.catch((error: unknown) => {
       clearTimeout(timer);
       reject(error);
     });
   }).catch(async (error: unknown) => {
-    stopping = true;
-    child.kill('SIGKILL');
-    await exited;
+    await handle.kill();
     throw error;
   });
 
-  let stopped: Promise<void> | undefined;
-  return {
-    participant: options.participant,
-    pid: child.pid!,
-    exited,
-    get alive(): boolean {
-      return alive();
-    },
-    stats: (gc = false): Promise<OperatorStats> => fetchStats(options.participant, address, gc, alive),
-    stop(): Promise<void> {
-      stopping = true;
-      stopped ??= terminate(child, exited);
-      return stopped;
-    },
-  };
+  return Object.assign(handle, {
+    stats: (gc = false): Promise<OperatorStats> => fetchStats(options.participant, address, gc, () => handle.alive),
+  });
 }

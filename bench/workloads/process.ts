@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkloadParticipant } from '../options.js';
-import { bundle, type ParticipantProcess, RUNTIME_ENV, RUNTIME_FLAGS, terminate } from '../operator-process.js';
+import { bundle, ParticipantHandle, type ParticipantProcess, RUNTIME_ENV, RUNTIME_FLAGS, rssBytesOf } from '../operator-process.js';
 
 const execFileAsync = promisify(execFile);
 const RELOADER_BUILD = resolve(import.meta.dirname, '../peers/reloader/build.sh');
@@ -156,38 +156,21 @@ export async function startWorkloadProcess(options: WorkloadProcessOptions): Pro
     child.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
-  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
-  let stopping = false;
-  const exited = new Promise<void>((resolveExit, reject) => {
-    child.once('exit', (code, signal) => {
-      process.off('exit', killOnExit);
-      log.end(() => {
-        if (stopping) resolveExit();
-        else reject(new Error(earlyExitMessage(options.participant, code, signal, logTail(options.logPath))));
-      });
-    });
-  });
-  exited.catch(() => undefined);
+  const handle = new ParticipantHandle(
+    options.participant,
+    child,
+    (code, signal) =>
+      new Promise<Error>((done) => {
+        process.off('exit', killOnExit);
+        log.end(() => done(new Error(earlyExitMessage(options.participant, code, signal, logTail(options.logPath)))));
+      }),
+  );
   await new Promise<void>((resolveSpawn, reject) => {
     child.once('spawn', resolveSpawn);
     child.once('error', (error) => reject(new Error(`${options.participant}: ${command} could not be started`, { cause: error })));
   });
-  let stopped: Promise<void> | undefined;
-  return {
-    participant: options.participant,
-    pid: child.pid!,
-    exited,
-    get alive(): boolean {
-      return alive();
-    },
-    rssBytes(): number | undefined {
-      try {
-        const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
-        return kib === undefined ? undefined : Number(kib) * 1024;
-      } catch {
-        return undefined;
-      }
-    },
+  return Object.assign(handle, {
+    rssBytes: (): number | undefined => rssBytesOf(handle.pid),
     async heapBytes(): Promise<number | undefined> {
       try {
         const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
@@ -196,10 +179,5 @@ export async function startWorkloadProcess(options: WorkloadProcessOptions): Pro
         return undefined;
       }
     },
-    stop(): Promise<void> {
-      stopping = true;
-      stopped ??= terminate(child, exited);
-      return stopped;
-    },
-  };
+  });
 }

@@ -23,15 +23,18 @@ const STATS_ATTEMPTS = 3;
 export const RECONCILE_WORKERS = 4;
 
 /** Builds the controller-runtime peer (once; later calls find it) and answers the binary's path. */
-export async function buildPeer(): Promise<string> {
+export function buildPeer(): Promise<string> {
+  return runBuildScript(PEER_BUILD, 'the controller-runtime peer');
+}
+
+/** Runs a build script that prints the binary's path last; a failure says what was built and the end of its stderr. */
+export async function runBuildScript(script: string, what: string): Promise<string> {
   try {
-    const { stdout } = await execFileAsync('bash', [PEER_BUILD], { maxBuffer: 16 << 20 });
+    const { stdout } = await execFileAsync('bash', [script], { maxBuffer: 16 << 20 });
     return stdout.trim().split('\n').pop()!;
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`building the controller-runtime peer failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, {
-      cause: error,
-    });
+    throw new Error(`building ${what} failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, { cause: error });
   }
 }
 

@@ -1,13 +1,19 @@
 // Starts a workload participant in its own process (Reloader's binary, or our operator with --workloads) and reads its RSS, heap and log.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import type { WorkloadParticipant } from '../options.js';
-import { bundle, ParticipantHandle, type ParticipantProcess, RUNTIME_ENV, RUNTIME_FLAGS, rssBytesOf } from '../operator-process.js';
+import {
+  bundle,
+  ParticipantHandle,
+  type ParticipantProcess,
+  RUNTIME_ENV,
+  RUNTIME_FLAGS,
+  rssBytesOf,
+  runBuildScript,
+} from '../operator-process.js';
 
-const execFileAsync = promisify(execFile);
 const RELOADER_BUILD = resolve(import.meta.dirname, '../peers/reloader/build.sh');
 const OPERATOR_MAIN = resolve(import.meta.dirname, '../../operator/main.ts');
 /** Inside node_modules, so that the bundle's packages resolve from the project's node_modules (as the runner's). */
@@ -36,14 +42,8 @@ export const RELOADER_METRICS_PORT = 9090;
 export const WORKLOADS_FLAG = '--workloads=deployments';
 
 /** Builds Reloader from bench/peers/reloader's source archive (once; later calls find it in the cache) and answers the binary's path. */
-export async function buildReloader(): Promise<string> {
-  try {
-    const { stdout } = await execFileAsync('bash', [RELOADER_BUILD], { maxBuffer: 16 << 20 });
-    return stdout.trim().split('\n').pop()!;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`building Reloader failed: ${stderr.trim().split('\n').slice(-10).join('\n') || String(error)}`, { cause: error });
-  }
+export function buildReloader(): Promise<string> {
+  return runBuildScript(RELOADER_BUILD, 'Reloader');
 }
 
 /** A workload participant's process; {@link ParticipantProcess.exited} rejects with the end of its log. */

@@ -8,6 +8,7 @@ import { DEFAULT_COLLAPSE_THRESHOLD } from '../dependencies/registry.js';
 import { DEFAULT_ROLLOUT_SETTINGS } from '../governance/governance.js';
 import type { DependencyRef } from '../dependencies/source.js';
 import { refsToAcquire } from '../reconcile/dependencies-step.js';
+import { readOwnedDeployments } from '../reconcile/fresh-deployments.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
 import { workloadStandings } from '../workload/standings.js';
 import { subscribeWorkloadTriggers } from '../workload/triggers.js';
@@ -137,6 +138,22 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
   };
 
   /**
+   * On taking the Lease: the owned Deployments as the API server holds them now, into the cache the rebuild reads (a
+   * standby's watch may not have delivered the rollouts the old leader granted last, `reconcile/fresh-deployments.ts`).
+   * A read that fails is logged and the rebuild goes on from the caches as they are (the old leader's last grants may
+   * then go uncounted until the watch delivers them), never a stop.
+   */
+  const readDeploymentsAfresh = async (): Promise<void> => {
+    try {
+      const read = await readOwnedDeployments(client, caches.deployments, options.namespaces, stopping.signal);
+      logger.info({ deployments: read }, 'rollout.deployments.read');
+    } catch (error) {
+      if (stopping.signal.aborted) return;
+      logger.warn({ err: error }, 'rollout.deployments.unread');
+    }
+  };
+
+  /**
    * Before a shard acknowledges a view: every scoped cache has listed with the scope `version` (or later), so that it
    * holds the keys the shard takes, and the governance is rebuilt from them (their slots and their place in the queue
    * come with them: both are in their objects). A workload kind not installed (Argo's CRD) has nothing to list.
@@ -167,6 +184,8 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
     logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
     if (elector && !(await elector.acquire(stopping.signal))) return;
+    if (stopping.signal.aborted) return;
+    if (elector) await readDeploymentsAfresh();
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = rebuildGovernance();

@@ -1,13 +1,13 @@
-// An in-memory API for unit tests: the write verbs of KubeClient over a map, each call recorded in order.
-import type { WriteClient } from '../client.js';
-import type { DeleteOptions, PatchType, WriteOptions } from '../options.js';
-import type { KubeObject } from '../objects.js';
+// An in-memory API for unit tests: the write verbs of KubeClient, and a list, over a map, each call recorded in order.
+import type { KubeClient, WriteClient } from '../client.js';
+import type { DeleteOptions, ListOptions, PatchType, WriteOptions } from '../options.js';
+import type { KubeObject, ObjectList } from '../objects.js';
 import { ApiError } from '../errors.js';
 import { resourceLabel, type Resource } from '../resources.js';
 
 /** One call, as a test asserts on it: `create deployments.apps ns/name`, with the body sent. */
 export interface RecordedCall {
-  readonly verb: 'get' | 'create' | 'update' | 'patch' | 'delete';
+  readonly verb: 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
   /** `deployments.apps`, `customapps.app.example.com/status`, `events`. */
   readonly resource: string;
   /** `namespace/name`. */
@@ -37,7 +37,7 @@ function mergePatch(target: unknown, patch: unknown): unknown {
  * NotFound, delete preconditions, and the status subresource (a status patch changes only `status`). Every call
  * is recorded in `calls`; `failNext` makes the next matching call fail, `failEvery` each one until lifted. Objects are stored as JSON copies.
  */
-export class RecordingClient implements WriteClient {
+export class RecordingClient implements WriteClient, Pick<KubeClient, 'list'> {
   readonly calls: RecordedCall[] = [];
   private readonly objects = new Map<string, KubeObject>();
   private revision = 100;
@@ -85,6 +85,24 @@ export class RecordingClient implements WriteClient {
   /** The calls so far as `verb resource key` lines, for exact assertions on order. */
   lines(filter: (call: RecordedCall) => boolean = () => true): string[] {
     return this.calls.filter(filter).map((call) => `${call.verb} ${call.resource} ${call.key}`);
+  }
+
+  /**
+   * The stored objects of a resource in one namespace or all, with every label of an equality selector (`a=b,c=d`,
+   * the only form the operator sends), in one page; recorded as `list resource namespace/*`.
+   */
+  async list<T extends KubeObject>(resource: Resource, options: ListOptions = {}): Promise<ObjectList<T>> {
+    this.record({ verb: 'list', resource: resourceLabel(resource), key: `${options.namespace ?? ''}/*` });
+    const wanted = (options.labelSelector ?? '')
+      .split(',')
+      .filter((term) => term !== '')
+      .map((term) => term.split('='));
+    const items = this.all<T>(resource).filter(
+      (object) =>
+        (options.namespace === undefined || object.metadata.namespace === options.namespace) &&
+        wanted.every(([key, value]) => object.metadata.labels?.[key!] === value),
+    );
+    return { metadata: { resourceVersion: String(this.revision) }, items };
   }
 
   async get<T extends KubeObject>(resource: Resource, namespace: string | undefined, name: string): Promise<T> {

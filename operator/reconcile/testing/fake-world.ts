@@ -17,6 +17,7 @@ import type { Logger } from '../../log.js';
 import type { CoreEvent, Deployment, Service } from '../../kube/objects.js';
 import { CustomAppReconciler, type WritableCache } from '../custom-app-reconciler.js';
 import { customAppStandings } from '../rollout-standings.js';
+import { readOwnedDeployments } from '../fresh-deployments.js';
 import { MANAGED_BY_LABEL } from '../../customapp/labels.js';
 import { endedRolloutStatus, pausedRolloutStatus } from '../../governance/testing/deployment-status.js';
 import type { PodTemplate } from '../../kube/objects.js';
@@ -102,6 +103,11 @@ export class FakeWorld {
    * (what a reconcile read last, or wrote itself), until a sync with `catchUp` delivers what the server holds.
    */
   readonly lagging = new Set<string>();
+  /**
+   * CustomApp keys (`namespace/name`) whose owned Deployment's watch is slow: {@link FakeWorld.sync} leaves the cached
+   * Deployment as it is (what a reconcile read last, or wrote itself) until a sync with `catchUp`.
+   */
+  readonly laggingDeployments = new Set<string>();
   /** The workload reconciler, over the same client, dependencies, recorder and governance as the CustomApps'. */
   workloadReconciler!: WorkloadReconciler;
   /** The rollout governance: off unless the test asks for settings (a fake world runs no Deployment controller). */
@@ -122,6 +128,23 @@ export class FakeWorld {
    * workers start, and a new reconciler over it. Answers the new governance.
    */
   restart(): RolloutGovernance {
+    return this.rebuild();
+  }
+
+  /**
+   * Plays a failover as `manager/lifecycle.ts` runs it: a standby takes the Lease with its own caches, whose slow
+   * watches still hold `standbyView` (CustomApp key → the Deployment that standby's informer last delivered), not the
+   * writes the old leader made since; it reads its owned Deployments afresh, then rebuilds its governance from the
+   * caches. Answers the new governance.
+   */
+  async failover(standbyView: ReadonlyMap<string, Deployment>): Promise<RolloutGovernance> {
+    for (const [key, deployment] of standbyView) this.deployments.objects.set(key, deployment);
+    await readOwnedDeployments(this.client, this.deployments, undefined);
+    return this.rebuild();
+  }
+
+  /** A new governance (memory lost) rebuilt from the caches, and a new reconciler over it. */
+  private rebuild(): RolloutGovernance {
     this.governance.close();
     this.governance = this.newGovernance();
     this.governance.rebuild([
@@ -279,7 +302,9 @@ export class FakeWorld {
    */
   sync(options: { readonly catchUp?: boolean } = {}): void {
     this.fill(this.apps, CUSTOM_APPS, () => true);
+    const behind = options.catchUp ? [] : [...this.deployments.objects].filter(([key]) => this.laggingDeployments.has(key));
     this.fill(this.deployments, DEPLOYMENTS, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
+    for (const [key, object] of behind) this.deployments.objects.set(key, object);
     this.fill(this.services, SERVICES, (object) => object.metadata.labels?.[MANAGED_BY_LABEL] !== undefined);
     for (const [kind, cache] of Object.entries(this.workloads) as [WorkloadKind, MapCache<Workload>][]) {
       const behind = options.catchUp ? [] : [...cache.objects].filter(([key]) => this.lagging.has(`${kind}/${key}`));

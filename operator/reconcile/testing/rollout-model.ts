@@ -1,4 +1,4 @@
-// The rollout governance's model-based check: random interleavings of edits, reconciles, rollouts ending, time and restarts, against a trivial model.
+// The rollout governance's model-based check: random interleavings of edits, reconciles, rollouts ending, time, restarts and failovers, against a trivial model.
 import fc from 'fast-check';
 import type { CustomApp } from '../../customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../customapp/custom-app.js';
@@ -82,7 +82,17 @@ export type Step =
    * reconcile was in flight: the controller runs it now, whatever its cache says.
    */
   | { readonly type: 'trigger'; readonly workload: number }
-  | { readonly type: 'catchUp' };
+  | { readonly type: 'catchUp' }
+  /**
+   * The owned-Deployment watch is slow on one app from now on, in this process and in the standby alike: each cache keeps
+   * its copy while the server moves on, until `catchUp` (or a restart, which lists again).
+   */
+  | { readonly type: 'lagApp'; readonly app: number }
+  /**
+   * A failover: the standby takes the Lease and rebuilds the governance from its own caches as they are (listed long ago,
+   * a slow watch behind the old leader's last writes), with a work queue of every key; the old leader's memory is gone.
+   */
+  | { readonly type: 'failover' };
 
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
@@ -99,6 +109,8 @@ const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('lag' as const), workload: fc.nat({ max: Object.keys(WORKLOADS).length - 1 }) }),
   fc.record({ type: fc.constant('catchUp' as const) }),
   fc.record({ type: fc.constant('trigger' as const), workload: fc.nat({ max: Object.keys(WORKLOADS).length - 1 }) }),
+  fc.record({ type: fc.constant('lagApp' as const), app: fc.nat({ max: APPS.length - 1 }) }),
+  fc.record({ type: fc.constant('failover' as const) }),
 ];
 
 /** Steps drawn as swarm testing does: a weight from 0 to 4 per kind (edit and reconcile at least 1), then the steps. */
@@ -141,6 +153,7 @@ export interface RunStats {
   readonly workloadsQueued: number;
   readonly queuedSeen: number;
   readonly restarts: number;
+  readonly failovers: number;
 }
 
 /**
@@ -151,7 +164,8 @@ export interface RunStats {
  * while its reconcile runs again, as a trigger that came while it was in flight does), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
  * - **never over the limit**: after every step, at most `limit` CustomApp Deployments and workloads together are in a
  *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours),
- *   restarts included;
+ *   restarts and failovers included (a failover's standby rebuilds from caches whose slow watches missed the old
+ *   leader's last grants);
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the
  *   trivial model: a list of the apps whose status says Queued, in the order of the time it gives, `since`, then name,
  *   as a restart rebuilds it: a reconcile that queued an app and then failed at the Service writes that status later;
@@ -222,6 +236,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   let workloadsQueued = 0;
   let queuedSeen = 0;
   let restarts = 0;
+  let failovers = 0;
+  /**
+   * What the standby's owned-Deployment cache holds of each lagging app (`ns/<app>`): the server's copy when its watch
+   * fell behind or last caught up, never the leader's own writes since.
+   */
+  const standbyView = new Map<string, Deployment>();
   const now = (): number => world.now.getTime();
   const advance = (ms: number): void => {
     world.now = new Date(now() + ms);
@@ -352,6 +372,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const deliver = (): void => {
     world.sync({ catchUp: true });
     for (const name of Object.keys(WORKLOADS) as WorkloadName[]) if (world.lagging.has(keyOf(name))) queued.add(name);
+    for (const app of APPS) {
+      if (!world.laggingDeployments.has(keyOf(app))) continue;
+      queued.add(app);
+      const live = deployment(app);
+      if (live) standbyView.set(keyOf(app), live);
+    }
   };
 
   const reconcile = async (owner: Owner): Promise<void> => {
@@ -368,19 +394,22 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       (other) => other !== app && !rollingBefore.includes(other) && !unrecorded.has(other),
     );
     let result: Awaited<ReturnType<FakeWorld['reconcile']>> | undefined;
+    let conflicted = false;
     try {
       result = await world.reconcile(app);
     } catch (error) {
-      // The controller retries a failed reconcile (rate-limited); only the refused Service may fail one here.
-      if (error !== refusal) throw error;
+      // The controller retries a failed reconcile (rate-limited): the refused Service, or a write on a stale copy (409).
+      conflicted = isConflict(error);
+      if (error !== refusal && !conflicted) throw error;
       queued.add(app);
     }
     world.sync();
     unseen.delete(app);
     if (result?.requeueAfterMs) timers.set(app, now() + result.requeueAfterMs);
     // The budget settles from the Deployment's rollout alone: after its reconcile, whatever else failed, an app holds a
-    // slot only while its Deployment is in a content rollout.
-    if (world.governance.budget.snapshot().inProgress.includes(`ns/${app}`) && !contentRolling().includes(app)) {
+    // slot only while its Deployment is in a content rollout (judged once its cache has the server's copy).
+    const seen = world.deployments.get(keyOf(app))?.metadata.resourceVersion === deployment(app)?.metadata.resourceVersion;
+    if (seen && world.governance.budget.snapshot().inProgress.includes(`ns/${app}`) && !contentRolling().includes(app)) {
       throw new Error(`${app} occupies a slot after its reconcile, but its Deployment is in no content rollout (${describe()})`);
     }
     // Did this reconcile start a content rollout?
@@ -388,7 +417,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       .slice(from)
       .find((call) => call.verb === 'update' && call.resource === 'deployments.apps' && call.key === `ns/${app}`);
     const cause = update ? rolloutCause(update.body as Deployment) : undefined;
-    const started = cause !== undefined && isGoverned(cause) && (update!.body as Deployment).metadata.annotations !== undefined;
+    const started =
+      !conflicted && cause !== undefined && isGoverned(cause) && (update!.body as Deployment).metadata.annotations !== undefined;
     if (started && cause!.start === new Date(now()).toISOString()) {
       contentRollouts += 1;
       resumed.delete(app);
@@ -418,6 +448,14 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       queuedSeen += 1;
     }
     if (reason !== 'Queued') modelQueue.splice(modelQueue.indexOf(app) >>> 0, modelQueue.includes(app) ? 1 : 0);
+  };
+
+  /** A new process leads: its budget's eligible keys queued, no timers, every key queued once. */
+  const leads = (): void => {
+    unseen.clear();
+    subscribe();
+    timers.clear();
+    for (const owner of OWNERS) queued.add(owner);
   };
 
   /** Never over the limit, leaving out the rollouts the users resumed (the operator started each of them within it). */
@@ -487,11 +525,24 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         // A new process lists every workload afresh.
         world.sync({ catchUp: true });
         world.restart();
-        unseen.clear();
-        subscribe();
-        timers.clear();
-        for (const owner of OWNERS) queued.add(owner);
+        leads();
+        for (const key of world.laggingDeployments) standbyView.set(key, world.deployments.get(key)!);
         break;
+      case 'failover':
+        failovers += 1;
+        // The standby's caches as they are: no list, its slow watches still behind the old leader's writes.
+        world.sync();
+        await world.failover(new Map([...standbyView].filter(([key]) => world.laggingDeployments.has(key))));
+        leads();
+        break;
+      case 'lagApp': {
+        const app = APPS[step.app]!;
+        const live = deployment(app);
+        if (live === undefined || world.laggingDeployments.has(keyOf(app))) break;
+        world.laggingDeployments.add(keyOf(app));
+        standbyView.set(keyOf(app), live);
+        break;
+      }
       case 'refuseService': {
         const app = APPS[step.app]!;
         refusals.get(app)?.();
@@ -532,6 +583,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   // and every queued key run, until nothing moves.
   deliver();
   world.lagging.clear();
+  world.laggingDeployments.clear();
   for (const [app, lift] of refusals) {
     lift();
     queued.add(app);
@@ -597,7 +649,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   }
   const snapshot = world.governance.budget.snapshot();
   if (snapshot.inProgress.length > 0 || snapshot.queue.length > 0) throw new Error(`the budget is not empty when settled: ${describe()}`);
-  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts };
+  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts, failovers };
 }
 
 /** Options of {@link checkRolloutModel}. */
@@ -618,7 +670,7 @@ export interface RolloutModelOptions {
  */
 export async function checkRolloutModel(options: RolloutModelOptions): Promise<{ seed: number } & RunStats> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  const totals = { contentRollouts: 0, workloadRollouts: 0, workloadsQueued: 0, queuedSeen: 0, restarts: 0 };
+  const totals = { contentRollouts: 0, workloadRollouts: 0, workloadsQueued: 0, queuedSeen: 0, restarts: 0, failovers: 0 };
   await fc.assert(
     fc.asyncProperty(settingsArbitrary, stepsArbitrary(options.maxSteps ?? 80), async (settings, steps) => {
       const stats = await runRolloutModel(steps, settings);
@@ -627,6 +679,7 @@ export async function checkRolloutModel(options: RolloutModelOptions): Promise<{
       totals.workloadsQueued += stats.workloadsQueued;
       totals.queuedSeen += stats.queuedSeen;
       totals.restarts += stats.restarts;
+      totals.failovers += stats.failovers;
     }),
     { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false, includeErrorInReport: true },
   );

@@ -45,9 +45,87 @@ export interface Lifecycle {
  * `stop` undoes it all in order, once, however often it is called.
  */
 export function runLifecycle(options: OperatorOptions, parts: OperatorParts, endpoints: Endpoints): Lifecycle {
-  const { logger, apps, deployments, services, caches, controller, elector, client, governance } = parts;
+  const { logger, apps, deployments, services, controller, elector, client } = parts;
 
   const { workloads } = parts;
+  const triggers = subscribeInputs(options, parts);
+
+  // The moment leadership is lost, nothing this process started as leader may still be written.
+  const fenced = (elector?.lost ?? new Promise<never>(() => undefined)).then(() => {
+    client.fence('leader election lost');
+    logger.error({ inFlight: controller.queue.inFlight }, 'fenced: leadership lost, writes refused');
+  });
+
+  const stopping = new AbortController();
+  const aborted = new Promise<false>((resolve) => stopping.signal.addEventListener('abort', () => resolve(false), { once: true }));
+  let reconciling = false;
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+
+  const run = async (): Promise<void> => {
+    const allSynced = allCachesSynced(parts);
+    if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
+    logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
+    if (elector && !(await elector.acquire(stopping.signal))) return;
+    if (stopping.signal.aborted) return;
+    if (elector) await readDeploymentsAfresh(options, parts, stopping.signal);
+    if (stopping.signal.aborted) return;
+    // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
+    const cachedApps = rebuildGovernance(parts);
+    acquireCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
+    controller.start();
+    workloads?.controller.start();
+    reconciling = true;
+    markStarted();
+    if (elector && (await Promise.race([fenced.then(() => true), aborted]))) {
+      throw new Error(`leader election lost: the Lease ${elector.lease} was not renewed within the renew deadline`);
+    }
+  };
+
+  let stopped: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const hasStopped = new Promise<void>((resolve) => {
+    markStopped = resolve;
+  });
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      logger.info('stopping');
+      stopping.abort();
+      // A shard starts no reconcile from now on; those in flight drain below, then its Lease is released.
+      parts.sharding?.shard.stop();
+      await Promise.all([controller.stop(), workloads?.controller.stop()]);
+      reconciling = false;
+      // The Events of the last reconciles, while this process may still write (it holds the Lease, if any).
+      await parts.recorder.flush(5_000);
+      await closeAfterDrain(parts, endpoints, triggers);
+      logger.info('stopped');
+      markStopped();
+    })();
+    return stopped;
+  };
+
+  const done = run().then(
+    () => hasStopped,
+    async (error: unknown) => {
+      logger.error({ err: error }, 'operator failed');
+      await stop();
+      throw error;
+    },
+  );
+  // Keep `done` from being an unhandled rejection when nobody awaits it; callers still see the rejection.
+  done.catch(() => undefined);
+  return { started, done, reconciling: () => reconciling, stop };
+}
+
+/**
+ * Starts the access gates and subscribes everything that feeds the operator, in this order: the flap breakers to
+ * content changes, the budget's and (sharded) the shard's own triggers, the read-your-writes caches to their stores'
+ * changes, then the triggers (which starts the watches). Unsubscribing the result undoes all of it.
+ */
+function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscription {
+  const { logger, apps, deployments, services, caches, controller, elector, governance, workloads } = parts;
   parts.access.start();
   for (const gate of workloads?.gates ?? []) gate.start();
   const triggers = new Subscription();
@@ -87,7 +165,7 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     sharding.shard.start(elector, async (view) => {
       // The rollouts it gives up stay counted here until their new owners count them.
       sharding.shard.handOff(governance.inProgressKeys(), view);
-      await prepareView(sharding.shard.scopeVersionNow);
+      await prepareView(parts, sharding.shard.scopeVersionNow);
     });
   }
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
@@ -114,135 +192,83 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
       ),
     );
   }
+  return triggers;
+}
 
-  // The moment leadership is lost, nothing this process started as leader may still be written.
-  const fenced = (elector?.lost ?? new Promise<never>(() => undefined)).then(() => {
-    client.fence('leader election lost');
-    logger.error({ inFlight: controller.queue.inFlight }, 'fenced: leadership lost, writes refused');
-  });
+/** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
+function rebuildGovernance(parts: OperatorParts): CustomApp[] {
+  const { apps, caches, governance, workloads } = parts;
+  const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
+  const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
+  governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
+  return cachedApps;
+}
 
-  const stopping = new AbortController();
-  const aborted = new Promise<false>((resolve) => stopping.signal.addEventListener('abort', () => resolve(false), { once: true }));
-  let reconciling = false;
-  let markStarted!: () => void;
-  const started = new Promise<void>((resolve) => {
-    markStarted = resolve;
-  });
+/**
+ * On taking the Lease: the owned Deployments as the API server holds them now, into the cache the rebuild reads (a
+ * standby's watch may not have delivered the rollouts the old leader granted last, `reconcile/fresh-deployments.ts`).
+ * A read that fails is logged and the rebuild goes on from the caches as they are (the old leader's last grants may
+ * then go uncounted until the watch delivers them), never a stop.
+ */
+async function readDeploymentsAfresh(options: OperatorOptions, parts: OperatorParts, signal: AbortSignal): Promise<void> {
+  const { client, caches, logger } = parts;
+  try {
+    const read = await readOwnedDeployments(client, caches.deployments, options.namespaces, signal);
+    logger.info({ deployments: read }, 'rollout.deployments.read');
+  } catch (error) {
+    if (signal.aborted) return;
+    logger.warn({ err: error }, 'rollout.deployments.unread');
+  }
+}
 
-  /** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
-  const rebuildGovernance = (): CustomApp[] => {
-    const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
-    const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
-    governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
-    return cachedApps;
-  };
+/**
+ * Before a shard acknowledges a view: every scoped cache has listed with the scope `version` (or later), so that it
+ * holds the keys the shard takes, and the governance is rebuilt from them (their slots and their place in the queue
+ * come with them: both are in their objects). A workload kind not installed (Argo's CRD) has nothing to list.
+ */
+async function prepareView(parts: OperatorParts, version: number): Promise<void> {
+  const { apps, deployments, services, workloads } = parts;
+  const absent = new Set<string>(notInstalled(workloads));
+  const scoped = [
+    apps,
+    deployments,
+    services,
+    ...Object.entries(workloads?.informers ?? {})
+      .filter(([kind]) => !absent.has(kind))
+      .map(([, each]) => each),
+  ];
+  const listed = scoped.flatMap((each) => (each.listedScope$ ? [each.listedScope$] : []));
+  await firstValueFrom(combineLatest(listed).pipe(filter((versions) => versions.every((each) => each >= version))));
+  rebuildGovernance(parts);
+}
 
-  /**
-   * On taking the Lease: the owned Deployments as the API server holds them now, into the cache the rebuild reads (a
-   * standby's watch may not have delivered the rollouts the old leader granted last, `reconcile/fresh-deployments.ts`).
-   * A read that fails is logged and the rebuild goes on from the caches as they are (the old leader's last grants may
-   * then go uncounted until the watch delivers them), never a stop.
-   */
-  const readDeploymentsAfresh = async (): Promise<void> => {
-    try {
-      const read = await readOwnedDeployments(client, caches.deployments, options.namespaces, stopping.signal);
-      logger.info({ deployments: read }, 'rollout.deployments.read');
-    } catch (error) {
-      if (stopping.signal.aborted) return;
-      logger.warn({ err: error }, 'rollout.deployments.unread');
-    }
-  };
-
-  /**
-   * Before a shard acknowledges a view: every scoped cache has listed with the scope `version` (or later), so that it
-   * holds the keys the shard takes, and the governance is rebuilt from them (their slots and their place in the queue
-   * come with them: both are in their objects). A workload kind not installed (Argo's CRD) has nothing to list.
-   */
-  const prepareView = async (version: number): Promise<void> => {
-    const absent = new Set<string>(notInstalled(workloads));
-    const scoped = [
-      apps,
-      deployments,
-      services,
-      ...Object.entries(workloads?.informers ?? {})
-        .filter(([kind]) => !absent.has(kind))
-        .map(([, each]) => each),
-    ];
-    const listed = scoped.flatMap((each) => (each.listedScope$ ? [each.listedScope$] : []));
-    await firstValueFrom(combineLatest(listed).pipe(filter((versions) => versions.every((each) => each >= version))));
-    rebuildGovernance();
-  };
-
-  const run = async (): Promise<void> => {
-    const workloadsSynced = Object.values(workloads?.informers ?? {}).map((informer) => informer.synced$);
-    // An add-on's gate concluding that its CRD is not installed ends the wait for its cache as its sync would.
-    const addOnChecks = Object.values(workloads?.addOns ?? {}).flatMap((gates) => gates.map((gate) => gate.problems));
-    const synced$ = merge(apps.synced$, deployments.synced$, services.synced$, ...workloadsSynced, ...addOnChecks).pipe(
-      filter(() => unsyncedCaches(parts).length === 0),
-    );
-    const allSynced = firstValueFrom(synced$, { defaultValue: false });
-    if (!(await Promise.race([allSynced.then(() => true), aborted]))) return;
-    logger.info({ customapps: apps.store.size, deployments: deployments.store.size, services: services.store.size }, 'caches synced');
-    if (elector && !(await elector.acquire(stopping.signal))) return;
-    if (stopping.signal.aborted) return;
-    if (elector) await readDeploymentsAfresh();
-    if (stopping.signal.aborted) return;
-    // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
-    const cachedApps = rebuildGovernance();
-    acquireCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
-    controller.start();
-    workloads?.controller.start();
-    reconciling = true;
-    markStarted();
-    if (elector && (await Promise.race([fenced.then(() => true), aborted]))) {
-      throw new Error(`leader election lost: the Lease ${elector.lease} was not renewed within the renew deadline`);
-    }
-  };
-
-  let stopped: Promise<void> | undefined;
-  let markStopped!: () => void;
-  const hasStopped = new Promise<void>((resolve) => {
-    markStopped = resolve;
-  });
-  const stop = (): Promise<void> => {
-    stopped ??= (async () => {
-      logger.info('stopping');
-      stopping.abort();
-      // A shard starts no reconcile from now on; those in flight drain below, then its Lease is released.
-      parts.sharding?.shard.stop();
-      await Promise.all([controller.stop(), workloads?.controller.stop()]);
-      reconciling = false;
-      // The Events of the last reconciles, while this process may still write (it holds the Lease, if any).
-      await parts.recorder.flush(5_000);
-      triggers.unsubscribe();
-      parts.access.close();
-      for (const gate of workloads?.gates ?? []) gate.stop();
-      closeDependencies(parts);
-      // Once the Lease is released a standby leads at once: a write of this process still on its way (an Event the
-      // flush gave up on) must not land after that. Fencing aborts it and refuses any later one; the elector has its
-      // own client, so the release itself still goes.
-      client.fence('stopping: the Lease is being released');
-      await elector?.release();
-      await endpoints.close();
-      client.close();
-      parts.leaseClient?.close();
-      logger.info('stopped');
-      markStopped();
-    })();
-    return stopped;
-  };
-
-  const done = run().then(
-    () => hasStopped,
-    async (error: unknown) => {
-      logger.error({ err: error }, 'operator failed');
-      await stop();
-      throw error;
-    },
+/** Resolves once every cache has synced (an add-on whose CRD is not installed counts as synced); false if their streams all complete first. */
+function allCachesSynced(parts: OperatorParts): Promise<unknown> {
+  const { apps, deployments, services, workloads } = parts;
+  const workloadsSynced = Object.values(workloads?.informers ?? {}).map((informer) => informer.synced$);
+  // An add-on's gate concluding that its CRD is not installed ends the wait for its cache as its sync would.
+  const addOnChecks = Object.values(workloads?.addOns ?? {}).flatMap((gates) => gates.map((gate) => gate.problems));
+  const synced$ = merge(apps.synced$, deployments.synced$, services.synced$, ...workloadsSynced, ...addOnChecks).pipe(
+    filter(() => unsyncedCaches(parts).length === 0),
   );
-  // Keep `done` from being an unhandled rejection when nobody awaits it; callers still see the rejection.
-  done.catch(() => undefined);
-  return { started, done, reconciling: () => reconciling, stop };
+  return firstValueFrom(synced$, { defaultValue: false });
+}
+
+/** After the drain and the last Events: unsubscribes the inputs, closes the gates and the watches, fences, releases the Lease, closes. */
+async function closeAfterDrain(parts: OperatorParts, endpoints: Endpoints, triggers: Subscription): Promise<void> {
+  const { client, elector, workloads } = parts;
+  triggers.unsubscribe();
+  parts.access.close();
+  for (const gate of workloads?.gates ?? []) gate.stop();
+  closeDependencies(parts);
+  // Once the Lease is released a standby leads at once: a write of this process still on its way (an Event the
+  // flush gave up on) must not land after that. Fencing aborts it and refuses any later one; the elector has its
+  // own client, so the release itself still goes.
+  client.fence('stopping: the Lease is being released');
+  await elector?.release();
+  await endpoints.close();
+  client.close();
+  parts.leaseClient?.close();
 }
 
 /**

@@ -29,6 +29,12 @@ export interface CustomAppReconcilerOptions extends Omit<ReconcileWorld, 'now'> 
 
 export type { WritableCache } from './scope.js';
 
+/** What the Deployment step answers. */
+type Deployed = Awaited<ReturnType<typeof reconcileDeployment>>;
+
+/** The dependencies read, once all are synced. */
+type Dependencies = Exclude<Awaited<ReturnType<typeof acquireAndReadDependencies>>, 'pending'>;
+
 /**
  * Reconciles one CustomApp key from caches only (the CustomApp, its Deployment and Service come from the informers,
  * ConfigMaps and Secrets from the {@link DependencySource}; a GET happens only to resolve an AlreadyExists), in this
@@ -71,13 +77,7 @@ export class CustomAppReconciler implements Reconciler {
 
   async reconcile(request: Request): Promise<Result> {
     const cached = this.world.apps.get(request.key);
-    if (!cached) {
-      this.deferred.delete(request.key);
-      this.world.dependencies.release(request.key);
-      this.world.governance.forget(request.key);
-      request.log.debug('not in cache: released');
-      return {};
-    }
+    if (!cached) return this.forgetGone(request);
     const scope = new ReconcileScope(this.world, request, cached);
     if (cached.metadata.deletionTimestamp) {
       this.world.governance.forget(request.key);
@@ -101,32 +101,7 @@ export class CustomAppReconciler implements Reconciler {
     const waitsForRefs =
       configMap.phase === 'missing' || secret.phase === 'missing' || projected.some((view) => blocking(view) !== undefined);
 
-    let deployment: Awaited<ReturnType<typeof reconcileDeployment>> | undefined;
-    let rollout: ReturnType<typeof currentRollout>;
-    let service: Awaited<ReturnType<typeof reconcileService>>;
-    try {
-      deployment = await scope.step('deployment', () => reconcileDeployment(scope, waitsForRefs, configMap, secret, projected));
-      // The budget learns where the app stands from its Deployment's rollout alone, before the Service step: a Service
-      // that cannot be written (a quota, an admission webhook) must not keep a slot after the rollout is over.
-      const live = deployment.view.phase === 'owned' ? deployment.view.deployment : undefined;
-      rollout = currentRollout(live, scope.app.status?.lastRollout);
-      settleRollout(scope, rollout, deployment.waiting);
-      // Anyone who may edit the Deployment may edit its cause annotation: what does not fit the status is left out.
-      const ignored = rolloutCauseProblem(live);
-      if (ignored) request.log.warn({ annotation: ROLLOUT_ANNOTATION, problem: ignored }, 'rollout.cause.ignored');
-      service = await scope.step('service', () => reconcileService(scope));
-    } catch (error) {
-      // A Deployment step that failed (an update refused) still tells the budget what the cached Deployment says: the
-      // slot of a rollout that is over frees; a grant not yet written stays for the retry.
-      if (!deployment) {
-        const live = this.world.deployments.get(request.key);
-        if (live && isControlledBy(live, scope.app))
-          this.world.governance.settleSlot(request.key, rollingForContent(currentRollout(live, scope.app.status?.lastRollout)));
-      }
-      await finalizer.catch(() => undefined);
-      await reportFailure(scope, error);
-      throw error;
-    }
+    const { deployment, rollout, service } = await this.reconcileChildren(scope, finalizer, waitsForRefs, dependencies);
     await finalizer;
     if (this.deferStatus(request.key, deployment)) {
       request.log.debug('status deferred: other keys wait');
@@ -156,6 +131,59 @@ export class CustomAppReconciler implements Reconciler {
     await scope.step('status', () => writeStatus(scope, next));
     countRolloutOutcome(scope, previous, next);
     if (deployment.rolledOut) completeHandoff(scope, refs);
+    return this.retryLater(deployment, service);
+  }
+
+  /** Gone from the cache: nothing is left to write, so what it acquired, its slot and its deferral are let go. */
+  private forgetGone(request: Request): Result {
+    this.deferred.delete(request.key);
+    this.world.dependencies.release(request.key);
+    this.world.governance.forget(request.key);
+    request.log.debug('not in cache: released');
+    return {};
+  }
+
+  /**
+   * The Deployment step, the budget told where the rollout stands, then the Service step. A failure is reported in
+   * status and by an Event (once the finalizer patch has answered) and propagates.
+   */
+  private async reconcileChildren(
+    scope: ReconcileScope,
+    finalizer: Promise<unknown>,
+    waitsForRefs: boolean,
+    { configMap, secret, projected }: Dependencies,
+  ): Promise<{ deployment: Deployed; rollout: ReturnType<typeof currentRollout>; service: Awaited<ReturnType<typeof reconcileService>> }> {
+    let deployment: Deployed | undefined;
+    let rollout: ReturnType<typeof currentRollout>;
+    let service: Awaited<ReturnType<typeof reconcileService>>;
+    try {
+      deployment = await scope.step('deployment', () => reconcileDeployment(scope, waitsForRefs, configMap, secret, projected));
+      // The budget learns where the app stands from its Deployment's rollout alone, before the Service step: a Service
+      // that cannot be written (a quota, an admission webhook) must not keep a slot after the rollout is over.
+      const live = deployment.view.phase === 'owned' ? deployment.view.deployment : undefined;
+      rollout = currentRollout(live, scope.app.status?.lastRollout);
+      settleRollout(scope, rollout, deployment.waiting);
+      // Anyone who may edit the Deployment may edit its cause annotation: what does not fit the status is left out.
+      const ignored = rolloutCauseProblem(live);
+      if (ignored) scope.request.log.warn({ annotation: ROLLOUT_ANNOTATION, problem: ignored }, 'rollout.cause.ignored');
+      service = await scope.step('service', () => reconcileService(scope));
+    } catch (error) {
+      // A Deployment step that failed (an update refused) still tells the budget what the cached Deployment says: the
+      // slot of a rollout that is over frees; a grant not yet written stays for the retry.
+      if (!deployment) {
+        const live = this.world.deployments.get(scope.request.key);
+        if (live && isControlledBy(live, scope.app))
+          this.world.governance.settleSlot(scope.request.key, rollingForContent(currentRollout(live, scope.app.status?.lastRollout)));
+      }
+      await finalizer.catch(() => undefined);
+      await reportFailure(scope, error);
+      throw error;
+    }
+    return { deployment, rollout, service };
+  }
+
+  /** When to look at the key again, if ever: the soonest of a foreign object's retry and a waiting rollout's gate. */
+  private retryLater(deployment: Deployed, service: Awaited<ReturnType<typeof reconcileService>>): Result {
     // No watch sees a foreign (unlabelled) Deployment or Service go away: look again later. A flapping object or a
     // debounce comes back when it will have been quiet long enough (the breaker needs no timer of its own).
     const retryMs = [

@@ -14,7 +14,7 @@ import { type ArgoRollout, workloadRefProblem } from './argo-rollout.js';
 import { encodeWorkloadRollout, lastWorkloadRollout, type WorkloadRollout } from './last-rollout.js';
 import { workloadProgress } from './progress.js';
 import { WORKLOAD_REASONS } from './reasons.js';
-import { reloadSpec, type WorkloadReference } from './reload-annotations.js';
+import { type ReloadSpec, reloadSpec, type WorkloadReference } from './reload-annotations.js';
 import { parseWorkloadKey, WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from './workload.js';
 
 /** What the workload reconcile reads and writes through. */
@@ -126,50 +126,71 @@ export class WorkloadReconciler implements Reconciler {
       writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(current);
       request.log.info({ objects: current.size }, 'workload.baseline');
     } else {
-      const wholeStates = await Promise.all(refs.map((ref) => this.world.dependencies.state({ ...ref, keys: undefined })));
-      const base = rebased(spec.refs, recorded, current, wholeStates);
-      const changes = contentChanges(base, current);
-      const kept = keptHashes(spec.refs, base, current);
-      if (changes.length === 0) {
-        this.waiting.delete(request.key);
-        if (encodeHashes(kept) !== encodeHashes(recorded)) writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(kept);
-      } else {
-        const gate = this.world.governance.gate({
-          key: request.key,
-          namespace,
-          changes,
-          paused: spec.paused,
-          debounceMs: spec.debounceMs,
-          rolling,
-        });
-        const change = describeChanges(changes);
-        if (gate.verdict === 'roll') {
-          this.waiting.delete(request.key);
-          request.log.info({ change, inProgress: gate.inProgress, limit: gate.limit }, 'rollout.granted');
-          const next = new Map([...kept, ...[...current].filter(([, hash]) => hash !== null)]);
-          const rollout: WorkloadRollout = {
-            trigger: changes[0]!.kind,
-            changes,
-            startTime: this.now().toISOString(),
-            result: 'InProgress',
-          };
-          writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(next);
-          writes.annotations[LAST_ROLLOUT_ANNOTATION] = encodeWorkloadRollout(rollout);
-          writes.template = encodeHashes(next);
-          writes.events.push(['Normal', WORKLOAD_REASONS.rolloutTriggered, `Rolling out ${kind} "${name}": ${change}`]);
-        } else {
-          const { verdict: _verdict, ...details } = gate;
-          request.log.info({ change, ...details }, 'rollout.waiting');
-          this.waitEvent(request.key, writes, gate, change);
-          waits = gate.reason === 'Queued';
-          if (encodeHashes(kept) !== encodeHashes(recorded)) writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(kept);
-          if (gate.reason === 'Flapping' || gate.reason === 'Debouncing') result = { requeueAfterMs: gate.requeueAfterMs };
-        }
-      }
+      ({ result, waits } = await this.rollOrWait(request, parsed, spec, refs, recorded, current, rolling, writes));
     }
     await this.write(request, kind, cache, workload, writes);
     this.world.governance.settle(request.key, { rolling: rolling || writes.template !== undefined, waiting: waits });
     return result;
+  }
+
+  /**
+   * A workload seen before: the content changes since its record, and for them the governance's verdict: roll (the
+   * hashes into the template and the record, the rollout in `last-rollout`, an Event) or wait (an Event when the wait
+   * begins; the record keeps only what is still running). With nothing changed, the record drops what is gone.
+   */
+  private async rollOrWait(
+    request: Request,
+    { kind, namespace, name }: { readonly kind: WorkloadKind; readonly namespace: string; readonly name: string },
+    spec: Pick<ReloadSpec, 'refs' | 'paused' | 'debounceMs'>,
+    refs: readonly DependencyRef[],
+    recorded: RunningHashes,
+    current: RunningHashes,
+    rolling: boolean,
+    writes: Writes,
+  ): Promise<{ result: Result; waits: boolean }> {
+    let result: Result = {};
+    let waits = false;
+    const wholeStates = await Promise.all(refs.map((ref) => this.world.dependencies.state({ ...ref, keys: undefined })));
+    const base = rebased(spec.refs, recorded, current, wholeStates);
+    const changes = contentChanges(base, current);
+    const kept = keptHashes(spec.refs, base, current);
+    if (changes.length === 0) {
+      this.waiting.delete(request.key);
+      if (encodeHashes(kept) !== encodeHashes(recorded)) writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(kept);
+    } else {
+      const gate = this.world.governance.gate({
+        key: request.key,
+        namespace,
+        changes,
+        paused: spec.paused,
+        debounceMs: spec.debounceMs,
+        rolling,
+      });
+      const change = describeChanges(changes);
+      if (gate.verdict === 'roll') {
+        this.waiting.delete(request.key);
+        request.log.info({ change, inProgress: gate.inProgress, limit: gate.limit }, 'rollout.granted');
+        const next = new Map([...kept, ...[...current].filter(([, hash]) => hash !== null)]);
+        const rollout: WorkloadRollout = {
+          trigger: changes[0]!.kind,
+          changes,
+          startTime: this.now().toISOString(),
+          result: 'InProgress',
+        };
+        writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(next);
+        writes.annotations[LAST_ROLLOUT_ANNOTATION] = encodeWorkloadRollout(rollout);
+        writes.template = encodeHashes(next);
+        writes.events.push(['Normal', WORKLOAD_REASONS.rolloutTriggered, `Rolling out ${kind} "${name}": ${change}`]);
+      } else {
+        const { verdict: _verdict, ...details } = gate;
+        request.log.info({ change, ...details }, 'rollout.waiting');
+        this.waitEvent(request.key, writes, gate, change);
+        waits = gate.reason === 'Queued';
+        if (encodeHashes(kept) !== encodeHashes(recorded)) writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(kept);
+        if (gate.reason === 'Flapping' || gate.reason === 'Debouncing') result = { requeueAfterMs: gate.requeueAfterMs };
+      }
+    }
+    return { result, waits };
   }
 
   /** The workload is gone: releases what its key holds, its place in the budget, and what was reported of it. */

@@ -9,7 +9,7 @@ import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { RELOAD_ANNOTATION, RUNNING_HASHES_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
-import { clusterSelected, selectedTargets, startCluster } from '../support/targets.js';
+import { nodeSelected, selectedTargets, startCluster } from '../support/targets.js';
 import { envInPod, get, kubectlOk, podReady, podsOf, rolloutComplete, startNodeCluster, waitFor } from '../node/node-helpers.js';
 import { adminClient, eventually, getIfExists, startTestOperator } from '../support/operator-harness.js';
 
@@ -194,7 +194,7 @@ for (const target of selectedTargets()) {
   );
 }
 
-if (clusterSelected()) {
+if (nodeSelected()) {
   test.serial(
     "[cluster] on the real node, the example app synthesized with the demo image runs the operator from its image, and a GREETING edit reaches web's pods",
     async (t) => {

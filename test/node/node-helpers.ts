@@ -1,7 +1,7 @@
 // Helpers of the real-node tests: the node started for a file, kubectl that must succeed, polling with a deadline, pods and rollouts read as admin.
 import type { ExecutionContext, TestFn } from 'ava';
 import type { NodeCluster } from '../../envtest/node/harness.js';
-import { clusterSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/targets.js';
+import { nodeSelected, type KubectlOptions, startCluster, type TestCluster } from '../support/targets.js';
 import { eventually } from '../support/eventually.js';
 import { parseJsonLines } from '../support/json-lines.js';
 
@@ -29,7 +29,7 @@ export type NodeTestBody = (t: ExecutionContext) => Promise<void>;
  * node, a skipped test of the same title that says why.
  */
 export function nodeTest(test: TestFn, title: string, body: NodeTestBody): void {
-  if (clusterSelected()) test.serial(title, body);
+  if (nodeSelected()) test.serial(title, body);
   else test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET ?? ''}" does not select cluster)`, () => undefined);
 }
 
@@ -47,7 +47,7 @@ export interface NodeSuiteHooks {
  * {@link nodeTest} for the file's tests.
  */
 export function nodeSuite(test: TestFn, hooks: NodeSuiteHooks = {}): (title: string, body: NodeTestBody) => void {
-  if (clusterSelected()) {
+  if (nodeSelected()) {
     let cluster: TestCluster | undefined;
     test.before(async (t) => {
       cluster = await startNodeCluster(t);

@@ -37,14 +37,14 @@ function parseTargets(env: NodeJS.ProcessEnv): Target[] {
 /**
  * The API targets selected by `KUBE_TARGET` (`emulator`, `envtest`, `cluster`, or a comma-separated list; all three
  * by default), for the dual-target tests: `npm test` runs every integration scenario against both API servers.
- * `cluster` selects the real-node tests alone ({@link clusterSelected}); it adds no API target.
+ * `cluster` selects the real-node tests alone ({@link nodeSelected}); it adds no API target.
  */
 export function selectedTargets(env: NodeJS.ProcessEnv = process.env): ApiTarget[] {
   return parseTargets(env).filter((target): target is ApiTarget => target !== 'cluster');
 }
 
 /** Whether `KUBE_TARGET` selects the real node (it does when unset): the tests under test/node/ run only then. */
-export function clusterSelected(env: NodeJS.ProcessEnv = process.env): boolean {
+export function nodeSelected(env: NodeJS.ProcessEnv = process.env): boolean {
   return parseTargets(env).includes('cluster');
 }
 

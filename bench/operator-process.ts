@@ -1,6 +1,8 @@
 // Starts one participant's operator in its own process (the TypeScript runner or the Go peer) and reads its /stats.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -58,9 +60,20 @@ export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
 export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
-/** Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS}; rejects when esbuild is missing or fails. */
+/**
+ * Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS}; rejects when esbuild is missing
+ * or fails. esbuild writes a file of this process's own, renamed over `outfile` once whole: another process (a
+ * concurrent test, another benchmark) that starts node on `outfile` meanwhile runs the previous bundle, never a
+ * half-written one (which node runs as an empty module, exiting 0 with no output).
+ */
 export async function bundle(entry: string, outfile: string): Promise<void> {
-  await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, `--outfile=${outfile}`, '--log-level=warning']);
+  const partial = `${outfile}.${process.pid}-${randomUUID()}.mjs`;
+  try {
+    await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, `--outfile=${partial}`, '--log-level=warning']);
+    await rename(partial, outfile);
+  } finally {
+    await rm(partial, { force: true });
+  }
 }
 
 /** How the TypeScript runner is started: a plain-JavaScript bundle, or tsx when the bundle could not be built. */

@@ -1,12 +1,8 @@
 // The fault soak on the real node: the operator's image (2 replicas, leader-elected) under user edits and node faults,
 // then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the leader's metrics).
-import { App, YamlOutputType } from 'cdk8s';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
-import { CrdChart } from '../../infra/crd-chart.js';
-import { OperatorChart, type OperatorChartProps } from '../../infra/operator-chart.js';
 import { RELOAD_ANNOTATION } from '../../api/workload.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
@@ -15,6 +11,7 @@ import type { KubeObject } from '../../operator/kube/objects.js';
 import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
 import type { TestCluster } from '../support/targets.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
+import { installChart } from '../support/chart-install.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
 import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
 import { SeededRandom } from '../reliability/support/random.js';
@@ -165,20 +162,6 @@ export interface Target {
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
-/** Synthesizes the operator's chart with `props` (the users' path: their cdk8s app) and applies it with the CRD. */
-export async function applyOperatorChart(cluster: TestCluster, props: OperatorChartProps): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'operator-chart-'));
-  try {
-    const app = new App({ outdir: dir, yamlOutputType: YamlOutputType.FILE_PER_CHART });
-    new CrdChart(app, 'customapp-crd');
-    new OperatorChart(app, 'customapp-operator', props);
-    app.synth();
-    await kubectlOk(cluster, ['apply', '-f', dir]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 function workload(name: string, target: Target, image: string): object {
   return {
     apiVersion: 'apps/v1',
@@ -326,7 +309,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
 
 /** Applies the operator's chart (with `operatorArgs` added to its container) and waits for its rollout. */
 async function installOperator(cluster: TestCluster, options: NodeSoakOptions): Promise<void> {
-  await applyOperatorChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
+  await installChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
   if (options.operatorArgs?.length) {
     const patch = options.operatorArgs.map((arg) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: arg }));
     await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'patch', 'deployment', OPERATOR_NAME, '--type=json', '-p', JSON.stringify(patch)]);

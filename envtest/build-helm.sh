@@ -38,14 +38,18 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 go_env "${CACHE}"
 
+# Go's own output (module downloads, compiler messages) goes to a log file; the terminal gets this script's few
+# summary lines, and the log's tail if the build fails.
+mkdir -p "${CACHE}"
+BUILD_LOG="${CACHE}/build.log"
 start=$(date +%s)
 work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
-log "helm v${VERSION}: building helm.sh/helm/v3/cmd/helm"
+trap 'status=$?; rm -rf "${work}"; if (( status != 0 )); then log "build failed (exit ${status}); the end of ${BUILD_LOG}:"; tail -n 20 "${BUILD_LOG}" >&2; fi' EXIT
+log "helm v${VERSION}: building helm.sh/helm/v3/cmd/helm from the Go module proxy (about 2 minutes; full output: ${BUILD_LOG})"
 (cd "${work}" && go mod init customapp-helm >/dev/null 2>&1 \
   && echo "require helm.sh/helm/v3 v${VERSION}" >> go.mod \
   && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v${VERSION}" \
-       -o "${BIN}.tmp" helm.sh/helm/v3/cmd/helm)
+       -o "${BIN}.tmp" helm.sh/helm/v3/cmd/helm) >"${BUILD_LOG}" 2>&1
 mv "${BIN}.tmp" "${BIN}"
 log "built in $(( $(date +%s) - start ))s into ${BIN}"
 echo "${BIN}"

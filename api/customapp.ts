@@ -138,15 +138,19 @@ export const MAX_ENV = 128;
  */
 export const ENV_NAME = '^[-._a-zA-Z][-._a-zA-Z0-9]*$';
 
-/** Whole quantities with a suffix (`500m`, `2`, `64Mi`), the forms the operator writes as the API server stores them. */
-export const RESOURCE_QUANTITY = '^[0-9]{1,15}(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?$';
+/**
+ * Quantities as a container's resources take them (`500m`, `0.5`, `2`, `64Mi`, `1.5Gi`), bounded so that every one has
+ * a form the API server stores and the operator writes the same (operator/reconcile/quantity.ts): at most 9 digits
+ * before the point and 6 after it, and the suffixes a container's CPU and memory use.
+ */
+export const RESOURCE_QUANTITY = '^(0|[1-9][0-9]{0,8})([.][0-9]{1,6})?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$';
 
 const quantities = (what: string): SchemaNode => ({
   type: 'object',
-  description: `${what}, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.`,
+  description: `${what}, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.`,
   properties: {
-    cpu: { type: 'string', description: 'CPU, for example "250m" or "1".', pattern: RESOURCE_QUANTITY },
-    memory: { type: 'string', description: 'Memory, for example "128Mi" or "1Gi".', pattern: RESOURCE_QUANTITY },
+    cpu: { type: 'string', description: 'CPU, for example "250m", "0.5" or "2".', pattern: RESOURCE_QUANTITY },
+    memory: { type: 'string', description: 'Memory, for example "128Mi", "1.5Gi" or "1G".', pattern: RESOURCE_QUANTITY },
   },
 });
 

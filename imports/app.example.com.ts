@@ -290,14 +290,14 @@ export function toJson_CustomAppSpecEnv(obj: CustomAppSpecEnv | undefined): Reco
  */
 export interface CustomAppSpecResources {
   /**
-   * The most the container may use, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+   * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
    *
    * @schema CustomAppSpecResources#limits
    */
   readonly limits?: CustomAppSpecResourcesLimits;
 
   /**
-   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
    *
    * @schema CustomAppSpecResources#requests
    */
@@ -416,20 +416,20 @@ export function toJson_CustomAppSpecSecrets(obj: CustomAppSpecSecrets | undefine
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The most the container may use, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+ * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
  *
  * @schema CustomAppSpecResourcesLimits
  */
 export interface CustomAppSpecResourcesLimits {
   /**
-   * CPU, for example "250m" or "1".
+   * CPU, for example "250m", "0.5" or "2".
    *
    * @schema CustomAppSpecResourcesLimits#cpu
    */
   readonly cpu?: string;
 
   /**
-   * Memory, for example "128Mi" or "1Gi".
+   * Memory, for example "128Mi", "1.5Gi" or "1G".
    *
    * @schema CustomAppSpecResourcesLimits#memory
    */
@@ -452,20 +452,20 @@ export function toJson_CustomAppSpecResourcesLimits(obj: CustomAppSpecResourcesL
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted whole number with an optional suffix.
+ * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
  *
  * @schema CustomAppSpecResourcesRequests
  */
 export interface CustomAppSpecResourcesRequests {
   /**
-   * CPU, for example "250m" or "1".
+   * CPU, for example "250m", "0.5" or "2".
    *
    * @schema CustomAppSpecResourcesRequests#cpu
    */
   readonly cpu?: string;
 
   /**
-   * Memory, for example "128Mi" or "1Gi".
+   * Memory, for example "128Mi", "1.5Gi" or "1G".
    *
    * @schema CustomAppSpecResourcesRequests#memory
    */

@@ -58,7 +58,10 @@ test('GIVEN every prop WHEN synthesized THEN each spec field holds it, objects b
     port: 8080,
     readinessPath: '/healthz',
     rollout: { debounce: Duration.seconds(30), paused: false, progressDeadline: Duration.minutes(5) },
-    resources: { cpu: { request: kplus.Cpu.millis(250) }, memory: { request: Size.mebibytes(64), limit: Size.gibibytes(1) } },
+    resources: {
+      cpu: { request: kplus.Cpu.millis(250), limit: kplus.Cpu.units(1.5) },
+      memory: { request: Size.mebibytes(64), limit: Size.gibibytes(1) },
+    },
     env: { LOG_LEVEL: 'info' },
   });
   app.addConfigMap('web-flags', { optional: true });
@@ -86,7 +89,7 @@ test('GIVEN every prop WHEN synthesized THEN each spec field holds it, objects b
     port: 8080,
     readinessPath: '/healthz',
     rollout: { debounceSeconds: 30, paused: false, progressDeadlineSeconds: 300 },
-    resources: { requests: { cpu: '250m', memory: '64Mi' }, limits: { memory: '1Gi' } },
+    resources: { requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '1.5', memory: '1Gi' } },
   });
   t.is(app.name, 'web');
   t.deepEqual(synthErrors(chart.node.root as App), []);
@@ -153,9 +156,9 @@ const invalid: Array<[string, CustomAppProps, string]> = [
     'rollout.debounce 1.5s is not a whole number of seconds from 0 to 3600',
   ],
   [
-    'a fractional CPU',
-    { image: 'nginx', resources: { cpu: { limit: kplus.Cpu.units(0.5) } } },
-    'resources.limits.cpu "0.5" is not a whole quantity such as "250m" or "64Mi"',
+    'a CPU finer than the schema takes',
+    { image: 'nginx', resources: { cpu: { limit: kplus.Cpu.units(0.0000001) } } },
+    'resources.limits.cpu "1e-7" is not a resource quantity such as "250m", "0.5" or "1.5Gi"',
   ],
   [
     'a bad variable name',

@@ -122,7 +122,7 @@ export interface CustomAppProps {
    */
   readonly rollout?: CustomAppRollout;
   /**
-   * The container's requests and limits (CPU and memory; whole quantities such as `Cpu.millis(250)`, `Size.mebibytes(64)`).
+   * The container's requests and limits (CPU and memory, such as `Cpu.millis(250)`, `Cpu.units(1.5)`, `Size.mebibytes(64)`).
    * @default the operator's: requests 50m CPU and 64Mi memory, a 256Mi memory limit
    */
   readonly resources?: Pick<kplus.ContainerResources, 'cpu' | 'memory'>;
@@ -250,7 +250,7 @@ export class CustomApp extends Construct {
     }
     for (const [path, quantity] of Object.entries(quantitiesOf(props.resources))) {
       if (!new RegExp(RESOURCE_QUANTITY).test(quantity))
-        problems.push(`${path} "${quantity}" is not a whole quantity such as "250m" or "64Mi"`);
+        problems.push(`${path} "${quantity}" is not a resource quantity such as "250m", "0.5" or "1.5Gi"`);
     }
     if (this.env.length > MAX_ENV) problems.push(`env has ${this.env.length} variables, more than ${MAX_ENV}`);
     const envNames = new Set<string>();

@@ -25,8 +25,41 @@ test('decimal quantities lose trailing zeros into the largest suffix; binary one
   for (const [given, stored] of cases) t.is(canonicalQuantity(given), stored, given);
 });
 
+test('fractions: rounded up to milliunits, decimal ones in the largest suffix a multiple of 3 allows, binary ones in 1024s when whole', (t) => {
+  const cases: [string, string][] = [
+    ['0.5', '500m'],
+    ['1.5', '1500m'],
+    ['0.125', '125m'],
+    ['2.5k', '2500'],
+    ['1.5M', '1500k'],
+    ['0.000001m', '1m'],
+    ['0.000002', '1m'],
+    ['0.0005', '1m'],
+    ['3.629594', '3630m'],
+    ['84969907.736m', '84969908m'],
+    ['1.5Gi', '1536Mi'],
+    ['0.5Gi', '512Mi'],
+    ['0.5Ki', '512'],
+    ['0.1Ki', '102400m'],
+    ['1.1Ki', '1126400m'],
+    ['100000000T', '100E'],
+  ];
+  for (const [given, stored] of cases) t.is(canonicalQuantity(given), stored, given);
+});
+
+test('a spelling the API server parses on its int64 path, finds canonical and need not round is kept as written', (t) => {
+  // Its scale a multiple of 3 and at least milli, its digits neither ending in 000 nor starting with 0; binary: not a
+  // multiple of 8.
+  for (const kept of ['1.125', '1.500', '2.250k', '1.001', '7Ki', '1025Mi']) t.is(canonicalQuantity(kept), kept, kept);
+  t.is(canonicalQuantity('8Ki'), '8Ki', 'a multiple of 8 is written again, the same');
+});
+
+test('a binary amount past the largest int64 is capped there, as the API server caps it', (t) => {
+  t.is(canonicalQuantity('999999999Ti'), '9223372036854775807');
+});
+
 test('other forms are refused, quoting them', (t) => {
-  t.throws(() => canonicalQuantity('0.5'), { message: /"0\.5"/ });
-  t.throws(() => canonicalQuantity('1e3'), { message: /"1e3"/ });
-  t.throws(() => canonicalQuantity('-1'), { message: /"-1"/ });
+  for (const refused of ['1e3', '-1', '.5', '1.', '01', '1.1234567', '1234567890', '1P', '5n', '+1', ' 1']) {
+    t.throws(() => canonicalQuantity(refused), { message: new RegExp(`"${refused.replace(/[.+]/g, '\\$&')}"`) }, refused);
+  }
 });

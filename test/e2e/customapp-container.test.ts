@@ -1,6 +1,7 @@
 // End to end against each target: spec.env and spec.resources reach the Deployment as the API server stores them, and the schema refuses bad ones.
 import test from 'ava';
-import { MAX_ENV } from '../../api/customapp.js';
+import fc from 'fast-check';
+import { MAX_ENV, RESOURCE_QUANTITY } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { Deployment } from '../../operator/kube/objects.js';
@@ -70,20 +71,20 @@ for (const target of selectedTargets()) {
       scenario.admin,
       objects.customApp(ns, 'web', {
         image: 'example/app:1',
-        resources: { requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '1500', memory: '2000M' } },
+        resources: { requests: { cpu: '0.5', memory: '1024Mi' }, limits: { cpu: '1.5', memory: '1.5Gi' } },
       }),
     );
     const deployment = await eventually('the Deployment is created', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'));
     t.deepEqual(deployment.spec.template.spec.containers[0]!.resources, {
-      requests: { cpu: '1', memory: '1Gi' },
-      limits: { cpu: '1500', memory: '2G' },
+      requests: { cpu: '500m', memory: '1Gi' },
+      limits: { cpu: '1500m', memory: '1536Mi' },
     });
     const settled = deployment.metadata.resourceVersion;
     await createAll(scenario.admin, objects.customApp(ns, 'marker', { image: 'example/app:1' }));
     await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
     t.is((await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'))!.metadata.resourceVersion, settled, 'no update loop');
     const error = await t.throwsAsync(
-      createAll(scenario.admin, objects.customApp(ns, 'fraction', { image: 'example/app:1', resources: { requests: { cpu: '0.5' } } })),
+      createAll(scenario.admin, objects.customApp(ns, 'too-fine', { image: 'example/app:1', resources: { requests: { cpu: '0.0000001' } } })),
     );
     t.true(error instanceof ApiError && error.statusCode === 422);
     t.regex((error as Error).message, /spec\.resources\.requests\.cpu/);
@@ -110,6 +111,9 @@ for (const target of selectedTargets()) {
         '0Mi',
         '1000M',
         '129M',
+        ...['0.5', '1.5', '0.125', '2.5k', '1.5M', '0.000001m', '0.000002', '0.0005', '3.629594', '84969907.736m', '1.5Gi', '0.5Gi', '0.5Ki', '0.1Ki', '1.1Ki'],
+        ...['100000000T', '999999999Ti', '1.125', '1.500', '2.250k', '1.001', '7Ki', '1025Mi', '8Ki'],
+        ...randomQuantities(t, 200),
       ];
       // One container per spelling, as its CPU request (the canonical form does not depend on the resource's name).
       const containers = given.map((quantity, index) => ({
@@ -130,10 +134,35 @@ for (const target of selectedTargets()) {
           },
         },
       } as Deployment);
-      t.deepEqual(
-        stored.spec.template.spec.containers.map((container) => container.resources?.requests?.cpu),
-        given.map(canonicalQuantity),
-      );
+      const differing = stored.spec.template.spec.containers.flatMap((container, index) => {
+        const ours = canonicalQuantity(given[index]!);
+        const theirs = container.resources?.requests?.cpu;
+        return theirs === ours ? [] : [`${given[index]}: the API server stores ${theirs}, canonicalQuantity gives ${ours}`];
+      });
+      t.deepEqual(differing, []);
+      t.is(stored.spec.template.spec.containers.length, given.length);
     });
   }
+}
+
+/**
+ * `count` spellings the CRD's RESOURCE_QUANTITY accepts, from fast-check (QUANTITY_SEED repeats a run; the seed is
+ * logged): an integer part, maybe a fraction, maybe a suffix.
+ */
+function randomQuantities(t: { log(...values: unknown[]): void }, count: number): string[] {
+  const seed = Number(process.env.QUANTITY_SEED ?? Date.now() % 2 ** 31);
+  t.log(`random quantities: QUANTITY_SEED=${seed}`);
+  const digits = (min: number, max: number) =>
+    fc.array(fc.constantFrom(...'0123456789'), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
+  const quantity = fc
+    .tuple(
+      fc.oneof(fc.constant('0'), fc.tuple(fc.constantFrom(...'123456789'), digits(0, 8)).map(([first, rest]) => first + rest)),
+      fc.option(digits(1, 6).map((fraction) => `.${fraction}`), { nil: '' }),
+      fc.constantFrom('', 'm', 'k', 'M', 'G', 'T', 'Ki', 'Mi', 'Gi', 'Ti'),
+    )
+    .map((parts) => parts.join(''));
+  const samples = fc.sample(quantity, { numRuns: count, seed });
+  const pattern = new RegExp(RESOURCE_QUANTITY);
+  for (const sample of samples) if (!pattern.test(sample)) throw new Error(`the generator made ${sample}, which the schema refuses`);
+  return samples;
 }

@@ -4,7 +4,9 @@ import { RESOURCE_QUANTITY } from '../../api/customapp.js';
 
 const DECIMAL_EXPONENTS: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_EXPONENTS: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-const DECIMAL_SUFFIXES: ReadonlyMap<number, string> = new Map(Object.entries(DECIMAL_EXPONENTS).map(([suffix, exponent]) => [exponent, suffix]));
+const DECIMAL_SUFFIXES: ReadonlyMap<number, string> = new Map(
+  Object.entries(DECIMAL_EXPONENTS).map(([suffix, exponent]) => [exponent, suffix]),
+);
 const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 const INT64_MAX = 2n ** 63n - 1n;
 /** apimachinery's `maxInt64Factors`: the decimal digits an int64 always holds. */

@@ -84,7 +84,10 @@ for (const target of selectedTargets()) {
     await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
     t.is((await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'))!.metadata.resourceVersion, settled, 'no update loop');
     const error = await t.throwsAsync(
-      createAll(scenario.admin, objects.customApp(ns, 'too-fine', { image: 'example/app:1', resources: { requests: { cpu: '0.0000001' } } })),
+      createAll(
+        scenario.admin,
+        objects.customApp(ns, 'too-fine', { image: 'example/app:1', resources: { requests: { cpu: '0.0000001' } } }),
+      ),
     );
     t.true(error instanceof ApiError && error.statusCode === 422);
     t.regex((error as Error).message, /spec\.resources\.requests\.cpu/);
@@ -111,8 +114,9 @@ for (const target of selectedTargets()) {
         '0Mi',
         '1000M',
         '129M',
-        ...['0.5', '1.5', '0.125', '2.5k', '1.5M', '0.000001m', '0.000002', '0.0005', '3.629594', '84969907.736m', '1.5Gi', '0.5Gi', '0.5Ki', '0.1Ki', '1.1Ki'],
-        ...['100000000T', '999999999Ti', '1.125', '1.500', '2.250k', '1.001', '7Ki', '1025Mi', '8Ki'],
+        // Fractions, rounding up to milliunits, the largest amounts, and spellings the API server keeps as written.
+        ...'0.5 1.5 0.125 2.5k 1.5M 0.000001m 0.000002 0.0005 3.629594 84969907.736m 1.5Gi 0.5Gi 0.5Ki 0.1Ki 1.1Ki'.split(' '),
+        ...'100000000T 999999999Ti 1.125 1.500 2.250k 1.001 7Ki 1025Mi 8Ki'.split(' '),
         ...randomQuantities(t, 200),
       ];
       // One container per spelling, as its CPU request (the canonical form does not depend on the resource's name).
@@ -156,8 +160,14 @@ function randomQuantities(t: { log(...values: unknown[]): void }, count: number)
     fc.array(fc.constantFrom(...'0123456789'), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
   const quantity = fc
     .tuple(
-      fc.oneof(fc.constant('0'), fc.tuple(fc.constantFrom(...'123456789'), digits(0, 8)).map(([first, rest]) => first + rest)),
-      fc.option(digits(1, 6).map((fraction) => `.${fraction}`), { nil: '' }),
+      fc.oneof(
+        fc.constant('0'),
+        fc.tuple(fc.constantFrom(...'123456789'), digits(0, 8)).map(([first, rest]) => first + rest),
+      ),
+      fc.option(
+        digits(1, 6).map((fraction) => `.${fraction}`),
+        { nil: '' },
+      ),
       fc.constantFrom('', 'm', 'k', 'M', 'G', 'T', 'Ki', 'Mi', 'Gi', 'Ti'),
     )
     .map((parts) => parts.join(''));

@@ -43,8 +43,8 @@ export interface OperatorDeploymentProps {
   readonly metrics?: boolean;
   /**
    * The container's requests and limits. The default memory limit leaves room for 10k CustomApps: the operator's
-   * RSS measured by `npm run bench` (bench/README.md) is about 140 MiB with 1k CustomApps and 325 MiB with 10k,
-   * and grows with the CustomApps and Deployments it caches. Raise it past that.
+   * RSS grows with the CustomApps and Deployments it caches, and bench/README.md gives it as measured by
+   * `npm run bench` at 1k and 10k (a little over 350 MiB at 10k). Raise it for more.
    * @default {@link DEFAULT_OPERATOR_RESOURCES}
    */
   readonly resources?: kplus.ContainerResources;

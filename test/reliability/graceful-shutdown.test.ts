@@ -118,12 +118,13 @@ for (const target of selectedTargets()) {
     await createAll(admin, objects.customApp(ns, 'while-down', { image: 'example/app:1', configMapName: 'config-3' }));
     await admin.patch(CONFIGMAPS, ns, 'config-7', 'merge', { data: { V: 'edited while down' } });
 
-    const restarted = performance.now();
     const second = start();
     t.teardown(() => second.dispose());
     await second.waitFor('the restarted operator takes the Lease', () => second.find('leader.acquired').length > 0);
-    const takeoverMs = performance.now() - restarted;
-    t.true(takeoverMs < 10_000, `took the Lease ${takeoverMs.toFixed(0)} ms after start, without waiting out its 15 s`);
+    // From its first log line, by its own clock: the process's start (tsx compiling the operator, slow on a loaded
+    // machine) is not the Lease's business.
+    const takeoverMs = Date.parse(String(second.find('leader.acquired')[0]!.time)) - Date.parse(String(second.lines[0]!.time));
+    t.true(takeoverMs < 10_000, `took the Lease ${takeoverMs.toFixed(0)} ms after its first log line, without waiting out its 15 s`);
     const lagging = await eventually(
       'every CustomApp converges',
       async () => {

@@ -3,12 +3,13 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
-import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES, type Resource } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { KubeObject } from '../../operator/kube/objects.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
 import type { CoreEvent, Deployment, Service } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
+import { applyDenyingPolicy } from '../support/admission-policy.js';
+import { conditionReached, NamespaceReads } from '../reliability/support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
@@ -204,12 +205,7 @@ for (const target of selectedTargets()) {
       },
     });
     await createAll(scenario.admin, objects.customApp(ns, 'taken', { image: 'example/mine:1' }));
-    const app = await eventually('the status says DeploymentNotOwned', async () => {
-      const found = await appOf(ns, 'taken');
-      return found?.status?.conditions?.find((condition) => condition.type === 'DeploymentAvailable')?.reason === 'DeploymentNotOwned'
-        ? found
-        : undefined;
-    });
+    const app = await conditionReached(new NamespaceReads(scenario.admin, ns), 'taken', 'DeploymentAvailable', 'DeploymentNotOwned');
     t.like(
       app.status!.conditions!.find((condition) => condition.type === 'Ready'),
       { status: 'False', reason: 'DeploymentNotOwned' },
@@ -231,48 +227,16 @@ for (const target of selectedTargets()) {
       async (t) => {
         const ns = 'lifecycle-invalid';
         await createNamespace(scenario.admin, ns);
-        const policies: Resource = {
-          group: 'admissionregistration.k8s.io',
-          version: 'v1',
-          plural: 'validatingadmissionpolicies',
-          kind: 'ValidatingAdmissionPolicy',
-          namespaced: false,
-        };
-        const bindings: Resource = {
-          group: 'admissionregistration.k8s.io',
-          version: 'v1',
-          plural: 'validatingadmissionpolicybindings',
-          kind: 'ValidatingAdmissionPolicyBinding',
-          namespaced: false,
-        };
-        await scenario.admin.create(policies, undefined, {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicy',
-          metadata: { name: 'no-forbidden-images' },
-          spec: {
-            failurePolicy: 'Fail',
-            matchConstraints: {
-              resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
-            },
-            validations: [
-              {
-                expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))",
-                message: 'images from forbidden/ are not allowed',
-                reason: 'Invalid',
-              },
-            ],
+        await applyDenyingPolicy(scenario.cluster, {
+          name: 'no-forbidden-images',
+          namespace: ns,
+          resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
+          validation: {
+            expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))",
+            message: 'images from forbidden/ are not allowed',
+            reason: 'Invalid',
           },
-        } as KubeObject);
-        await scenario.admin.create(bindings, undefined, {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicyBinding',
-          metadata: { name: 'no-forbidden-images' },
-          spec: {
-            policyName: 'no-forbidden-images',
-            validationActions: ['Deny'],
-            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
-          },
-        } as KubeObject);
+        });
         await eventually(
           'the policy is in force',
           async () => {
@@ -295,12 +259,7 @@ for (const target of selectedTargets()) {
           250,
         );
         await createAll(scenario.admin, objects.customApp(ns, 'refused', { image: 'forbidden/app:1' }));
-        const app = await eventually('the status says DeploymentInvalid', async () => {
-          const found = await appOf(ns, 'refused');
-          return found?.status?.conditions?.find((condition) => condition.type === 'Ready')?.reason === 'DeploymentInvalid'
-            ? found
-            : undefined;
-        });
+        const app = await conditionReached(new NamespaceReads(scenario.admin, ns), 'refused', 'Ready', 'DeploymentInvalid');
         t.regex(
           app.status!.conditions!.find((condition) => condition.type === 'DeploymentAvailable')!.message,
           /rejected Deployment "refused".*images from forbidden\/ are not allowed/,

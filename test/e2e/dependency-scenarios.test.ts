@@ -7,6 +7,7 @@ import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/re
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
+import { conditionReached, NamespaceReads } from '../reliability/support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
   createAll,
@@ -161,12 +162,7 @@ for (const target of selectedTargets()) {
       const ns = 'seed-held';
       await createNamespace(scenario.admin, ns);
       await createAll(scenario.admin, objects.customApp(ns, 'early', { image: 'example/early:1', configMapName: 'late-config' }));
-      const held = await eventually('the hold is in the status', async () => {
-        const app = await appOf(ns, 'early');
-        return app?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.reason === 'ConfigMapNotFound'
-          ? app
-          : undefined;
-      });
+      const held = await conditionReached(new NamespaceReads(scenario.admin, ns), 'early', 'ConfigMapAvailable', 'ConfigMapNotFound');
       t.like(
         held.status!.conditions!.find((condition) => condition.type === 'Ready'),
         { status: 'False', reason: 'RolloutHeld' },

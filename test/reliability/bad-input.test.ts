@@ -22,7 +22,7 @@ import {
   type TestOperator,
 } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
-import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { conditionOf, conditionReached, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** The quiet window in which a settled case must not reconcile again (no polling, no hot loop). */
@@ -59,15 +59,8 @@ async function assertQuiet(t: ExecutionContext, context: CaseContext, name: stri
   t.true(extra <= allowed, `${extra} reconciles of ${context.ns}/${name} in ${QUIET_MS} ms with nothing changing (at most ${allowed})`);
 }
 
-async function waitForCondition(context: CaseContext, name: string, type: string, reason: string, timeoutMs = 20_000): Promise<CustomApp> {
-  return eventually(
-    `${context.ns}/${name}: ${type} has reason ${reason}`,
-    async () => {
-      const app = await context.reads.app(name);
-      return conditionOf(app, type)?.reason === reason ? app : undefined;
-    },
-    timeoutMs,
-  );
+function waitForCondition(context: CaseContext, name: string, type: string, reason: string, timeoutMs = 20_000): Promise<CustomApp> {
+  return conditionReached(context.reads, name, type, reason, timeoutMs);
 }
 
 async function waitForHash(context: CaseContext, name: string, annotation: string, hash: string, timeoutMs = 20_000): Promise<Deployment> {

@@ -4,8 +4,8 @@ import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { DependencyWatchConfig } from '../../operator/dependencies/dependency-watch.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import { CONFIGMAPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { Deployment } from '../../operator/kube/objects.js';
+import { CONFIGMAPS } from '../../operator/kube/resources.js';
+import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
 import { type ApiTarget, selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
@@ -14,7 +14,6 @@ import {
   createAll,
   createNamespace,
   eventually,
-  getIfExists,
   objects,
   startTestOperator,
   type TestOperator,
@@ -58,8 +57,8 @@ async function withCollapsedNamespace(
   const running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1, watch } }, { server: proxy.url });
   t.teardown(() => running.operator.stop());
   const operator = running.operator;
-  const hashOf = async (name: string): Promise<string | undefined> =>
-    (await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name))?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+  const reads = new NamespaceReads(admin, ns);
+  const hashOf = async (name: string): Promise<string | undefined> => podAnnotation(await reads.deployment(name), CONFIG_HASH_ANNOTATION);
 
   await createNamespace(admin, ns);
   const settled = ['one', 'two', 'three'];

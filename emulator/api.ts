@@ -22,17 +22,8 @@ import type {
 } from './verbs/types.js';
 import { update } from './verbs/update.js';
 
-export type {
-  ApiOptions,
-  DeleteOptions,
-  DeleteResult,
-  ListOptions,
-  ListResult,
-  PatchType,
-  Selection,
-  WriteContext,
-  WriteResult,
-} from './verbs/types.js';
+/** The verbs' option and result types, for the handlers and the embedders. */
+export type * from './verbs/types.js';
 
 /** Every verb of the API server on one object; each verb's logic lives in its own file under verbs/. */
 export class Api extends ApiBase {

@@ -6,11 +6,7 @@ const dns1035LabelFmt = '[a-z]([-a-z0-9]*[a-z0-9])?';
 const qualifiedNameFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const labelValueFmt = `(${qualifiedNameFmt})?`;
 
-const dns1123Label = new RegExp(`^${dns1123LabelFmt}$`);
-const dns1123Subdomain = new RegExp(`^${dns1123SubdomainFmt}$`);
-const dns1035Label = new RegExp(`^${dns1035LabelFmt}$`);
 const qualifiedName = new RegExp(`^${qualifiedNameFmt}$`);
-const labelValue = new RegExp(`^${labelValueFmt}$`);
 
 const maxLen = (n: number) => `must be no more than ${n} characters`;
 
@@ -19,50 +15,40 @@ function regexError(message: string, fmt: string, examples: string[]): string {
   return `${message} (e.g. ${ex}, regex used for validation is '${fmt}')`;
 }
 
-export function dns1123SubdomainErrors(value: string): string[] {
-  const errors: string[] = [];
-  if (value.length > 253) errors.push(maxLen(253));
-  if (!dns1123Subdomain.test(value)) {
-    errors.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        dns1123SubdomainFmt,
-        ['example.com'],
-      ),
-    );
-  }
-  return errors;
+/**
+ * A rule that checks a value's length against `maxLength` and the whole value against `fmt`, answering the errors
+ * in apimachinery's order and words (the length first, then the pattern with `message` and `examples`).
+ */
+function patternErrors(maxLength: number, fmt: string, message: string, examples: string[]): (value: string) => string[] {
+  const pattern = new RegExp(`^${fmt}$`);
+  return (value) => {
+    const errors: string[] = [];
+    if (value.length > maxLength) errors.push(maxLen(maxLength));
+    if (!pattern.test(value)) errors.push(regexError(message, fmt, examples));
+    return errors;
+  };
 }
 
-export function dns1123LabelErrors(value: string): string[] {
-  const errors: string[] = [];
-  if (value.length > 63) errors.push(maxLen(63));
-  if (!dns1123Label.test(value)) {
-    errors.push(
-      regexError(
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-        dns1123LabelFmt,
-        ['my-name', '123-abc'],
-      ),
-    );
-  }
-  return errors;
-}
+export const dns1123SubdomainErrors = patternErrors(
+  253,
+  dns1123SubdomainFmt,
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+  ['example.com'],
+);
 
-export function dns1035LabelErrors(value: string): string[] {
-  const errors: string[] = [];
-  if (value.length > 63) errors.push(maxLen(63));
-  if (!dns1035Label.test(value)) {
-    errors.push(
-      regexError(
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-        dns1035LabelFmt,
-        ['my-name', 'abc-123'],
-      ),
-    );
-  }
-  return errors;
-}
+export const dns1123LabelErrors = patternErrors(
+  63,
+  dns1123LabelFmt,
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+  ['my-name', '123-abc'],
+);
+
+export const dns1035LabelErrors = patternErrors(
+  63,
+  dns1035LabelFmt,
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+  ['my-name', 'abc-123'],
+);
 
 /** ValidatePathSegmentName: what RBAC objects and a few others accept as a name. */
 export function pathSegmentNameErrors(value: string): string[] {
@@ -108,20 +94,12 @@ export function qualifiedNameErrors(value: string): string[] {
 
 export const labelKeyErrors = qualifiedNameErrors;
 
-export function labelValueErrors(value: string): string[] {
-  const errors: string[] = [];
-  if (value.length > 63) errors.push(maxLen(63));
-  if (!labelValue.test(value)) {
-    errors.push(
-      regexError(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        labelValueFmt,
-        ['MyValue', 'my_value', '12345'],
-      ),
-    );
-  }
-  return errors;
-}
+export const labelValueErrors = patternErrors(
+  63,
+  labelValueFmt,
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  ['MyValue', 'my_value', '12345'],
+);
 
 /** The rule each kind applies to metadata.name. */
 export type NameRule = 'dns1123-subdomain' | 'dns1123-label' | 'dns1035-label' | 'path-segment';

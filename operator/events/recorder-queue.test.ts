@@ -6,16 +6,11 @@ import type { CoreEvent } from '../kube/objects.js';
 import { RecordingClient } from '../kube/testing/recording-client.js';
 import { EVENTS } from '../kube/resources.js';
 import { EventRecorder, type InvolvedObject } from './recorder.js';
+import { involvedApp } from './testing/involved-object.js';
 import { VirtualClock, settle } from '../../test/support/virtual-time.js';
 
 const SILENT = pino({ level: 'silent' });
-const app = (name: string): InvolvedObject => ({
-  apiVersion: 'app.example.com/v1',
-  kind: 'CustomApp',
-  name,
-  namespace: 'ns',
-  uid: `uid-${name}`,
-});
+const app = (name: string): InvolvedObject => involvedApp(name, 'ns');
 
 function recorder(
   client: RecordingClient,

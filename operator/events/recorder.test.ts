@@ -2,44 +2,29 @@
 import test from 'ava';
 import { pino } from 'pino';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
-import { adminClient, createNamespace, installOperatorResources } from '../../test/support/operator-harness.js';
+import { selectedTargets } from '../../test/support/targets.js';
+import { clusterScenario, createNamespace } from '../../test/support/operator-harness.js';
 import { KubeClient } from '../kube/client.js';
 import type { RequestSample } from '../kube/options.js';
 import { EVENTS } from '../kube/resources.js';
 import type { CoreEvent } from '../kube/objects.js';
 import { EventRecorder, type InvolvedObject } from './recorder.js';
+import { involvedApp } from './testing/involved-object.js';
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
   let operatorClient: KubeClient;
   const samples: RequestSample[] = [];
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    await installOperatorResources(cluster);
-    admin = await adminClient(cluster);
+  const scenario = clusterScenario(test, target, undefined, async ({ cluster, admin }) => {
     await createNamespace(admin, 'events');
     operatorClient = await KubeClient.fromKubeConfig((await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME)).kubeConfig, {
       onRequest: (sample) => samples.push(sample),
     });
-  });
-  test.after.always(async () => {
-    operatorClient?.close();
-    admin?.close();
-    await cluster?.stop();
+    return async () => operatorClient.close();
   });
 
-  const app = (name: string): InvolvedObject => ({
-    apiVersion: 'app.example.com/v1',
-    kind: 'CustomApp',
-    name,
-    namespace: 'events',
-    uid: `uid-${name}`,
-  });
+  const app = (name: string): InvolvedObject => involvedApp(name, 'events');
   const eventsAbout = async (name: string): Promise<CoreEvent[]> =>
-    (await admin.list<CoreEvent>(EVENTS, { namespace: 'events' })).items.filter((event) => event.involvedObject.name === name);
+    (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: 'events' })).items.filter((event) => event.involvedObject.name === name);
 
   test.serial(`[${target}] a repeated Event is one Event with a count, written with create and patch only`, async (t) => {
     let clock = Date.parse('2025-01-01T00:00:00Z');
@@ -75,7 +60,7 @@ for (const target of selectedTargets()) {
     const recorder = new EventRecorder({ client: operatorClient, component: OPERATOR_NAME, logger: pino({ level: 'silent' }) });
     await recorder.record(app('expired'), 'Normal', 'Updated', 'Updated Deployment "expired"');
     const [first] = await eventsAbout('expired');
-    await admin.delete(EVENTS, 'events', first!.metadata.name!);
+    await scenario.admin.delete(EVENTS, 'events', first!.metadata.name!);
     await recorder.record(app('expired'), 'Normal', 'Updated', 'Updated Deployment "expired"');
     const events = await eventsAbout('expired');
     t.is(events.length, 1);

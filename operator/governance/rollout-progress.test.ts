@@ -29,21 +29,19 @@ const deployment = (status: Deployment['status'], replicas = 2, cause: RolloutCa
 });
 
 test("kubectl's order: an unobserved generation, then the deadline, then updated, old and available replicas", (t) => {
-  t.like(rolloutProgress(deployment({ observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: 2 })), {
-    phase: 'InProgress',
-  });
-  t.like(rolloutProgress(deployment({ observedGeneration: 5, updatedReplicas: 1, replicas: 3, availableReplicas: 2 })), {
-    phase: 'InProgress',
-    message: '1 of 2 new replicas have been updated',
-  });
-  t.like(rolloutProgress(deployment({ observedGeneration: 5, updatedReplicas: 2, replicas: 3, availableReplicas: 2 })), {
-    phase: 'InProgress',
-    message: '1 old replicas are pending termination',
-  });
-  t.like(rolloutProgress(deployment({ observedGeneration: 5, updatedReplicas: 2, replicas: 2, availableReplicas: 1 })), {
-    phase: 'InProgress',
-    message: '1 of 2 updated replicas are available',
-  });
+  const inProgress: [Deployment['status'], string | undefined][] = [
+    [{ observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }, undefined],
+    [{ observedGeneration: 5, updatedReplicas: 1, replicas: 3, availableReplicas: 2 }, '1 of 2 new replicas have been updated'],
+    [{ observedGeneration: 5, updatedReplicas: 2, replicas: 3, availableReplicas: 2 }, '1 old replicas are pending termination'],
+    [{ observedGeneration: 5, updatedReplicas: 2, replicas: 2, availableReplicas: 1 }, '1 of 2 updated replicas are available'],
+  ];
+  for (const [status, message] of inProgress) {
+    t.like(
+      rolloutProgress(deployment(status)),
+      { phase: 'InProgress', ...(message === undefined ? {} : { message }) },
+      JSON.stringify(status),
+    );
+  }
   t.deepEqual(rolloutProgress(deployment({ observedGeneration: 5, updatedReplicas: 2, replicas: 2, availableReplicas: 2 })), {
     phase: 'Succeeded',
   });

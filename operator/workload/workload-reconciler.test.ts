@@ -50,6 +50,15 @@ async function optedIn(kind: WorkloadKind, name = 'web', annotations: Record<str
   return world;
 }
 
+/** A Deployment opted in, whose ConfigMap then changed and was reconciled and synced: its rollout under way. */
+async function rollingDeployment(): Promise<FakeWorld> {
+  const world = await optedIn('Deployment');
+  world.configMap('app-config', { V: '2' });
+  await world.reconcileWorkload('Deployment', 'web');
+  world.sync();
+  return world;
+}
+
 test('a workload without an opt-in annotation: nothing acquired, nothing written', async (t) => {
   const world = new FakeWorld();
   world.configMap('app-config', { V: '1' });
@@ -225,10 +234,7 @@ test('bad annotations: one Warning Event quoting them, never a throw, served as 
 });
 
 test("the rollout's outcome: last-rollout Succeeded with an Event once the Deployment's status says so", async (t) => {
-  const world = await optedIn('Deployment');
-  world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  const world = await rollingDeployment();
   world.settleDeployment('web', 'Succeeded');
   await world.reconcileWorkload('Deployment', 'web');
   world.sync();
@@ -346,10 +352,7 @@ test("a Deployment a CustomApp controls is the CustomApp's: reload annotations o
 });
 
 test('a rollout that fails its progress deadline: last-rollout Failed with the reason, one Warning, its slot free', async (t) => {
-  const world = await optedIn('Deployment');
-  world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  const world = await rollingDeployment();
   world.settleDeployment('web', 'Failed');
   await world.reconcileWorkload('Deployment', 'web');
   world.sync();
@@ -383,10 +386,7 @@ test('a write refused with a 409 posts and remembers nothing: the retry reports 
 });
 
 test('a paused Deployment (`kubectl rollout pause`) occupies no slot and has not ended; resumed, it counts again', async (t) => {
-  const world = await optedIn('Deployment');
-  world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  const world = await rollingDeployment();
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web']);
 
   world.pauseDeployment('web', true);

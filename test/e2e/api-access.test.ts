@@ -3,14 +3,13 @@ import test from 'ava';
 import { resolve } from 'node:path';
 import { CRD_NAME, OPERATOR_NAME } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { KubeClient } from '../../operator/kube/client.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS, type Resource } from '../../operator/kube/resources.js';
 import { distOperatorRules, rulesWithout, setOperatorRules } from '../reliability/support/cluster-role.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
+import { selectedTargets } from '../support/targets.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   eventually,
@@ -36,24 +35,18 @@ const CRD_PROBLEM = `${CRD_NAME} is not served: the API server has no API group 
 const CRD_FIX = `install the CRD ${CRD_NAME}: kubectl apply -f dist/`;
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  let admin: KubeClient;
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    admin = await adminClient(cluster);
-    // dist/ without its CRD: the namespace, the ServiceAccount and its RBAC, as after a partial install.
-    const applied = await cluster.kubectl(['apply', '-f', `${DIST}/customapp-operator.k8s.yaml`]);
-    if (applied.code !== 0) throw new Error(`kubectl apply failed: ${applied.stderr}`);
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
+  // dist/ without its CRD: the namespace, the ServiceAccount and its RBAC, as after a partial install.
+  const scenario = clusterScenario(test, target, {
+    install: async ({ cluster }) => {
+      const applied = await cluster.kubectl(['apply', '-f', `${DIST}/customapp-operator.k8s.yaml`]);
+      if (applied.code !== 0) throw new Error(`kubectl apply failed: ${applied.stderr}`);
+    },
   });
 
   test.serial(
     `[${target}] started before its CRD exists: one error line naming the CRD and kubectl apply -f dist/, /readyz says why, and the CRD applied later (or deleted and applied again) needs no restart`,
     async (t) => {
+      const { cluster, admin } = scenario;
       const running = await startTestOperator(cluster, { healthProbeBindAddress: { host: '127.0.0.1', port: 0 } }, { waitForStart: false });
       t.teardown(() => running.operator.stop());
       const { logs } = running;
@@ -105,6 +98,7 @@ for (const target of selectedTargets()) {
   test.serial(
     `[${target}] a 403 on the CustomApp list: one error line naming the permission, /readyz says why, and the grant restored needs no restart`,
     async (t) => {
+      const { cluster, admin } = scenario;
       await cluster.kubectl(['apply', '-f', CRD_FILE]);
       await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', `crd/${CRD_NAME}`]);
       const rules = distOperatorRules();

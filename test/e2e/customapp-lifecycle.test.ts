@@ -1,14 +1,14 @@
 // End to end against each target: a CustomApp becomes a Deployment and Service; spec, content and deletion follow.
 import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
-import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
-import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES, type Resource } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { KubeObject } from '../../operator/kube/objects.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
-import type { CoreEvent, Deployment, Service } from '../../operator/kube/objects.js';
+import type { Deployment, Service } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
+import { applyDenyingPolicy } from '../support/admission-policy.js';
+import { conditionReached, NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
@@ -17,14 +17,7 @@ import { secretHashIn } from '../support/secret-hash.js';
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
 
-  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
-    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
-  const appOf = (namespace: string, name: string): Promise<CustomApp | undefined> =>
-    getIfExists(scenario.admin, CUSTOM_APPS, namespace, name);
-  const eventsOf = async (namespace: string, name: string): Promise<CoreEvent[]> =>
-    (await scenario.admin.list<CoreEvent>(EVENTS, { namespace })).items.filter((event) => event.involvedObject.name === name);
-  const podAnnotation = (deployment: Deployment | undefined, key: string): string | undefined =>
-    deployment?.spec.template.metadata?.annotations?.[key];
+  const reads = (namespace: string): NamespaceReads => new NamespaceReads(scenario.admin, namespace);
 
   test.serial(`[${target}] a CustomApp gets its Deployment and Service, then status and Events follow`, async (t) => {
     const ns = 'lifecycle-create';
@@ -42,8 +35,8 @@ for (const target of selectedTargets()) {
       }),
     );
 
-    const deployment = await eventually('the Deployment exists', () => deploymentOf(ns, 'web'));
-    const app = (await appOf(ns, 'web'))!;
+    const deployment = await eventually('the Deployment exists', () => reads(ns).deployment('web'));
+    const app = (await reads(ns).app('web'))!;
     const container = deployment.spec.template.spec.containers[0]!;
     t.is(container.image, 'nginxinc/nginx-unprivileged:1.27-alpine');
     t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web-config' } }, { secretRef: { name: 'web-secret' } }]);
@@ -63,7 +56,7 @@ for (const target of selectedTargets()) {
     t.is(service.spec.ports?.[0]?.port, 8080);
 
     const status = await eventually('the status is written', async () =>
-      (await appOf(ns, 'web'))?.status?.observedGeneration ? (await appOf(ns, 'web'))!.status : undefined,
+      (await reads(ns).app('web'))?.status?.observedGeneration ? (await reads(ns).app('web'))!.status : undefined,
     );
     t.like(status, {
       observedGeneration: 1,
@@ -87,7 +80,7 @@ for (const target of selectedTargets()) {
     );
 
     t.deepEqual(
-      (await eventsOf(ns, 'web')).filter((event) => event.reason === 'Created'),
+      (await reads(ns).events('web')).filter((event) => event.reason === 'Created'),
       [],
       "a new CustomApp's first Deployment and Service get no Event: its status shows them",
     );
@@ -95,12 +88,12 @@ for (const target of selectedTargets()) {
     await scenario.admin.delete(DEPLOYMENTS, ns, 'web');
     await scenario.admin.delete(SERVICES, ns, 'web');
     const events = await eventually('the Created Events of the re-creations are recorded', async () => {
-      const found = await eventsOf(ns, 'web');
+      const found = await reads(ns).events('web');
       return found.filter((event) => event.reason === 'Created').length >= 2 ? found : undefined;
     });
     t.truthy(events.find((event) => event.message?.startsWith('Created Deployment "web"')));
     t.truthy(events.find((event) => event.message?.startsWith('Created Service "web"')));
-    await eventually('the Deployment is back', () => deploymentOf(ns, 'web'));
+    await eventually('the Deployment is back', () => reads(ns).deployment('web'));
     t.false(scenario.running.logs.text().includes('s3cr3t'));
     t.false(scenario.running.logs.text().includes(Buffer.from('s3cr3t').toString('base64')));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
@@ -116,24 +109,24 @@ for (const target of selectedTargets()) {
         objects.configMap(ns, 'api-config', { MODE: 'a' }),
         objects.customApp(ns, 'api', { image: 'example/api:1', configMapName: 'api-config', replicas: 1 }),
       );
-      const first = await eventually('the Deployment exists', () => deploymentOf(ns, 'api'));
+      const first = await eventually('the Deployment exists', () => reads(ns).deployment('api'));
 
       await scenario.admin.patch(CUSTOM_APPS, ns, 'api', 'merge', { spec: { image: 'example/api:2', replicas: 3 } });
       const rolled = await eventually('the image changes', async () => {
-        const deployment = await deploymentOf(ns, 'api');
+        const deployment = await reads(ns).deployment('api');
         return deployment?.spec.template.spec.containers[0]?.image === 'example/api:2' ? deployment : undefined;
       });
       t.is(rolled.spec.replicas, 3);
       t.is(podAnnotation(rolled, CONFIG_HASH_ANNOTATION), podAnnotation(first, CONFIG_HASH_ANNOTATION));
       await eventually('a RolloutTriggered Event', async () =>
-        (await eventsOf(ns, 'api')).find((event) => event.reason === 'RolloutTriggered'),
+        (await reads(ns).events('api')).find((event) => event.reason === 'RolloutTriggered'),
       );
 
       const beforeLabel = rolled.metadata.resourceVersion;
       await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { metadata: { labels: { touched: 'yes' } } });
       await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { data: { MODE: 'b' } });
       const rehashed = await eventually('the config hash changes', async () => {
-        const deployment = await deploymentOf(ns, 'api');
+        const deployment = await reads(ns).deployment('api');
         return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { MODE: 'b' } }) ? deployment : undefined;
       });
       t.is(
@@ -144,7 +137,7 @@ for (const target of selectedTargets()) {
       t.not(rehashed.metadata.resourceVersion, beforeLabel);
       await eventually(
         'status.configHash follows',
-        async () => (await appOf(ns, 'api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }),
+        async () => (await reads(ns).app('api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }),
       );
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
@@ -154,10 +147,10 @@ for (const target of selectedTargets()) {
     const ns = 'lifecycle-recreate';
     await createNamespace(scenario.admin, ns);
     await createAll(scenario.admin, objects.customApp(ns, 'worker', { image: 'example/worker:1', replicas: 1 }));
-    const original = await eventually('the Deployment exists', () => deploymentOf(ns, 'worker'));
+    const original = await eventually('the Deployment exists', () => reads(ns).deployment('worker'));
     await scenario.admin.delete(DEPLOYMENTS, ns, 'worker');
     const recreated = await eventually('a new Deployment exists', async () => {
-      const deployment = await deploymentOf(ns, 'worker');
+      const deployment = await reads(ns).deployment('worker');
       return deployment && deployment.metadata.uid !== original.metadata.uid ? deployment : undefined;
     });
     t.is(recreated.spec.template.spec.containers[0]?.image, 'example/worker:1');
@@ -168,7 +161,7 @@ for (const target of selectedTargets()) {
     const ns = 'lifecycle-port';
     await createNamespace(scenario.admin, ns);
     await createAll(scenario.admin, objects.customApp(ns, 'portable', { image: 'example/portable:1' }));
-    await eventually('the Deployment exists', () => deploymentOf(ns, 'portable'));
+    await eventually('the Deployment exists', () => reads(ns).deployment('portable'));
     t.is(await getIfExists(scenario.admin, SERVICES, ns, 'portable'), undefined);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'portable', 'merge', { spec: { port: 9090 } });
     const service = await eventually('the Service exists', () => getIfExists<Service>(scenario.admin, SERVICES, ns, 'portable'));
@@ -177,7 +170,7 @@ for (const target of selectedTargets()) {
       [['http', 9090, 9090]],
     );
     const deployment = await eventually('the container port is set', async () => {
-      const found = await deploymentOf(ns, 'portable');
+      const found = await reads(ns).deployment('portable');
       return found?.spec.template.spec.containers[0]?.ports?.[0]?.containerPort === 9090 ? found : undefined;
     });
     t.is(deployment.spec.template.spec.containers[0]!.ports!.length, 1);
@@ -185,7 +178,7 @@ for (const target of selectedTargets()) {
     await eventually('the Service is deleted', async () => (await getIfExists(scenario.admin, SERVICES, ns, 'portable')) === undefined);
     await eventually(
       'the container port is gone',
-      async () => (await deploymentOf(ns, 'portable'))?.spec.template.spec.containers[0]?.ports === undefined,
+      async () => (await reads(ns).deployment('portable'))?.spec.template.spec.containers[0]?.ports === undefined,
     );
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
@@ -204,20 +197,15 @@ for (const target of selectedTargets()) {
       },
     });
     await createAll(scenario.admin, objects.customApp(ns, 'taken', { image: 'example/mine:1' }));
-    const app = await eventually('the status says DeploymentNotOwned', async () => {
-      const found = await appOf(ns, 'taken');
-      return found?.status?.conditions?.find((condition) => condition.type === 'DeploymentAvailable')?.reason === 'DeploymentNotOwned'
-        ? found
-        : undefined;
-    });
+    const app = await conditionReached(reads(ns), 'taken', 'DeploymentAvailable', 'DeploymentNotOwned');
     t.like(
       app.status!.conditions!.find((condition) => condition.type === 'Ready'),
       { status: 'False', reason: 'DeploymentNotOwned' },
     );
     await eventually('a DeploymentNotOwned Event', async () =>
-      (await eventsOf(ns, 'taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'),
+      (await reads(ns).events('taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'),
     );
-    const after = (await deploymentOf(ns, 'taken'))!;
+    const after = (await reads(ns).deployment('taken'))!;
     t.is(after.metadata.resourceVersion, foreign.metadata.resourceVersion, 'the foreign Deployment is untouched');
     t.is(after.metadata.ownerReferences, undefined);
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
@@ -231,48 +219,16 @@ for (const target of selectedTargets()) {
       async (t) => {
         const ns = 'lifecycle-invalid';
         await createNamespace(scenario.admin, ns);
-        const policies: Resource = {
-          group: 'admissionregistration.k8s.io',
-          version: 'v1',
-          plural: 'validatingadmissionpolicies',
-          kind: 'ValidatingAdmissionPolicy',
-          namespaced: false,
-        };
-        const bindings: Resource = {
-          group: 'admissionregistration.k8s.io',
-          version: 'v1',
-          plural: 'validatingadmissionpolicybindings',
-          kind: 'ValidatingAdmissionPolicyBinding',
-          namespaced: false,
-        };
-        await scenario.admin.create(policies, undefined, {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicy',
-          metadata: { name: 'no-forbidden-images' },
-          spec: {
-            failurePolicy: 'Fail',
-            matchConstraints: {
-              resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
-            },
-            validations: [
-              {
-                expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))",
-                message: 'images from forbidden/ are not allowed',
-                reason: 'Invalid',
-              },
-            ],
+        await applyDenyingPolicy(scenario.cluster, {
+          name: 'no-forbidden-images',
+          namespace: ns,
+          resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
+          validation: {
+            expression: "object.spec.template.spec.containers.all(c, !c.image.startsWith('forbidden/'))",
+            message: 'images from forbidden/ are not allowed',
+            reason: 'Invalid',
           },
-        } as KubeObject);
-        await scenario.admin.create(bindings, undefined, {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicyBinding',
-          metadata: { name: 'no-forbidden-images' },
-          spec: {
-            policyName: 'no-forbidden-images',
-            validationActions: ['Deny'],
-            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
-          },
-        } as KubeObject);
+        });
         await eventually(
           'the policy is in force',
           async () => {
@@ -295,22 +251,17 @@ for (const target of selectedTargets()) {
           250,
         );
         await createAll(scenario.admin, objects.customApp(ns, 'refused', { image: 'forbidden/app:1' }));
-        const app = await eventually('the status says DeploymentInvalid', async () => {
-          const found = await appOf(ns, 'refused');
-          return found?.status?.conditions?.find((condition) => condition.type === 'Ready')?.reason === 'DeploymentInvalid'
-            ? found
-            : undefined;
-        });
+        const app = await conditionReached(reads(ns), 'refused', 'Ready', 'DeploymentInvalid');
         t.regex(
           app.status!.conditions!.find((condition) => condition.type === 'DeploymentAvailable')!.message,
           /rejected Deployment "refused".*images from forbidden\/ are not allowed/,
         );
         await eventually('a DeploymentInvalid Event', async () =>
-          (await eventsOf(ns, 'refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'),
+          (await reads(ns).events('refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'),
         );
         const errors = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
         await scenario.admin.patch(CUSTOM_APPS, ns, 'refused', 'merge', { spec: { image: 'example/allowed:1' } });
-        await eventually('the Deployment is created', () => deploymentOf(ns, 'refused'));
+        await eventually('the Deployment is created', () => reads(ns).deployment('refused'));
         t.is(
           await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total'),
           errors,
@@ -331,19 +282,19 @@ for (const target of selectedTargets()) {
         objects.configMap(ns, 'gone-config', { A: '1' }),
         objects.customApp(ns, 'gone', { image: 'example/gone:1', configMapName: 'gone-config', port: 80 }),
       );
-      await eventually('the Deployment exists', () => deploymentOf(ns, 'gone'));
+      await eventually('the Deployment exists', () => reads(ns).deployment('gone'));
       await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'gone').catch(() => undefined));
       t.true(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns && ref.name === 'gone-config'));
 
       await scenario.admin.delete(CUSTOM_APPS, ns, 'gone');
-      await eventually('the CustomApp is gone', async () => (await appOf(ns, 'gone')) === undefined);
+      await eventually('the CustomApp is gone', async () => (await reads(ns).app('gone')) === undefined);
       t.false(
         scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns),
         'its ConfigMap watch is released',
       );
       // kube-controller-manager's garbage collector learns about a new CRD at its next discovery sync (every 30 s), so
       // on a fresh envtest a CustomApp's children may wait that long.
-      await eventually('the Deployment is garbage-collected', async () => (await deploymentOf(ns, 'gone')) === undefined, 75_000, 100);
+      await eventually('the Deployment is garbage-collected', async () => (await reads(ns).deployment('gone')) === undefined, 75_000, 100);
       await eventually(
         'the Service is garbage-collected',
         async () => (await getIfExists(scenario.admin, SERVICES, ns, 'gone')) === undefined,
@@ -380,13 +331,13 @@ for (const target of selectedTargets()) {
         for (const name of names) {
           await eventually(
             `${name} runs V=3`,
-            async () => podAnnotation(await deploymentOf(ns, name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }),
+            async () => podAnnotation(await reads(ns).deployment(name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }),
             60_000,
             50,
           );
           await eventually(
             `${name}'s status says so`,
-            async () => (await appOf(ns, name))?.status?.configHash === contentHash({ data: { V: '3' } }),
+            async () => (await reads(ns).app(name))?.status?.configHash === contentHash({ data: { V: '3' } }),
             60_000,
             50,
           );
@@ -420,7 +371,7 @@ for (const target of selectedTargets()) {
         const failing = await eventually(
           'Ready says why',
           async () => {
-            const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            const ready = (await reads(ns).app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
             return ready?.reason === 'ReconcileError' ? ready : undefined;
           },
           30_000,
@@ -428,13 +379,13 @@ for (const target of selectedTargets()) {
         );
         t.is(failing.status, 'False');
         t.regex(failing.message, /writing the children failed and is retried: .*(500|Internal)/i);
-        t.truthy(await deploymentOf(ns, 'svc'), 'the Deployment was written before the Service failed');
+        t.truthy(await reads(ns).deployment('svc'), 'the Deployment was written before the Service failed');
         faults.remove(fault);
         await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'svc').catch(() => undefined), 60_000, 50);
         await eventually(
           'Ready no longer reports the error',
           async () => {
-            const ready = (await appOf(ns, 'svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            const ready = (await reads(ns).app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
             return ready && ready.reason !== 'ReconcileError' ? ready : undefined;
           },
           60_000,
@@ -455,7 +406,7 @@ for (const target of selectedTargets()) {
           objects.configMap(ns, 'stale-config', { V: '1' }),
           objects.customApp(ns, 'stale', { image: 'example/stale:1', configMapName: 'stale-config' }),
         );
-        await eventually('the Deployment exists', async () => (await appOf(ns, 'stale'))?.status?.configHash);
+        await eventually('the Deployment exists', async () => (await reads(ns).app('stale'))?.status?.configHash);
         // Keep the operator's Deployment cache stale for a while: its watch is dropped and reopens only after 1.5 s.
         const slowWatch = faults.addLatency({ match: { user: operatorUser, verb: 'watch', resource: 'deployments' }, ms: 1_500 });
         t.teardown(() => faults.remove(slowWatch));
@@ -466,7 +417,7 @@ for (const target of selectedTargets()) {
         const rolled = await eventually(
           'the Deployment runs V=2',
           async () => {
-            const deployment = await deploymentOf(ns, 'stale');
+            const deployment = await reads(ns).deployment('stale');
             return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '2' } }) ? deployment : undefined;
           },
           30_000,

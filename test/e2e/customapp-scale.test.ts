@@ -1,13 +1,12 @@
 // End to end: a CustomApp scales through its scale subresource (kubectl scale, a HorizontalPodAutoscaler), and with
 // spec.replicas unset the operator leaves its Deployment's count to whoever sets it.
 import test from 'ava';
-import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { Deployment, KubeObject } from '../../operator/kube/objects.js';
-import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import type { KubeObject } from '../../operator/kube/objects.js';
 import type { ClusterOptions } from '../support/targets.js';
 import { selectedTargets } from '../support/targets.js';
-import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
+import { createAll, createNamespace, eventually, objects, operatorScenario } from '../support/operator-harness.js';
+import { NamespaceReads } from '../reliability/support/cluster-reads.js';
 
 /**
  * Something that reports a Deployment's pods on each target: envtest's kube-controller-manager with every controller
@@ -23,10 +22,7 @@ const SELECTOR = (name: string): string => `app.kubernetes.io/instance=${name},a
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target, CLUSTERS[target]);
-  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
-    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
-  const appOf = (namespace: string, name: string): Promise<CustomApp | undefined> =>
-    getIfExists(scenario.admin, CUSTOM_APPS, namespace, name);
+  const reads = (namespace: string): NamespaceReads => new NamespaceReads(scenario.admin, namespace);
   const kubectl = async (
     t: { is(actual: unknown, expected: unknown, message?: string): void },
     args: readonly string[],
@@ -43,13 +39,13 @@ for (const target of selectedTargets()) {
       const ns = 'scale-kubectl';
       await createNamespace(scenario.admin, ns);
       await createAll(scenario.admin, objects.customApp(ns, 'web', { image: 'example/web:1', replicas: 1 }));
-      await eventually('the Deployment exists', () => deploymentOf(ns, 'web'));
+      await eventually('the Deployment exists', () => reads(ns).deployment('web'));
 
       t.is((await kubectl(t, ['scale', '-n', ns, 'ca/web', '--replicas=3'])).trim(), 'customapp.app.example.com/web scaled');
-      t.is((await appOf(ns, 'web'))?.spec.replicas, 3);
-      await eventually('the Deployment has 3 replicas', async () => (await deploymentOf(ns, 'web'))?.spec.replicas === 3);
+      t.is((await reads(ns).app('web'))?.spec.replicas, 3);
+      await eventually('the Deployment has 3 replicas', async () => (await reads(ns).deployment('web'))?.spec.replicas === 3);
       const status = await eventually('status.replicas follows the Deployment', async () => {
-        const app = await appOf(ns, 'web');
+        const app = await reads(ns).app('web');
         return app?.status?.replicas === 3 ? app.status : undefined;
       });
       t.is(status.selector, SELECTOR('web'));
@@ -71,8 +67,8 @@ for (const target of selectedTargets()) {
         { subresource: 'scale' },
       );
       t.like(replaced, { kind: 'Scale', spec: { replicas: 2 } });
-      t.is((await appOf(ns, 'web'))?.spec.replicas, 2);
-      await eventually('the Deployment has 2 replicas', async () => (await deploymentOf(ns, 'web'))?.spec.replicas === 2);
+      t.is((await reads(ns).app('web'))?.spec.replicas, 2);
+      await eventually('the Deployment has 2 replicas', async () => (await reads(ns).deployment('web'))?.spec.replicas === 2);
     },
   );
 
@@ -80,8 +76,8 @@ for (const target of selectedTargets()) {
     const ns = 'scale-unset';
     await createNamespace(scenario.admin, ns);
     await createAll(scenario.admin, objects.customApp(ns, 'free', { image: 'example/free:1' }));
-    t.false('replicas' in (await appOf(ns, 'free'))!.spec, 'the CRD defaults no count');
-    const created = await eventually('the Deployment exists', () => deploymentOf(ns, 'free'));
+    t.false('replicas' in (await reads(ns).app('free'))!.spec, 'the CRD defaults no count');
+    const created = await eventually('the Deployment exists', () => reads(ns).deployment('free'));
     t.is(created.spec.replicas, 1, "the API server's default");
     // kube-apiserver answers a GET of the scale of a custom resource without its spec replicas with a 500 (the CRD's
     // specReplicasPath documents it): an HPA targeting such a CustomApp reports FailedGetScale until it has replicas.
@@ -92,20 +88,20 @@ for (const target of selectedTargets()) {
     await kubectl(t, ['scale', '-n', ns, 'deployment/free', '--replicas=4']);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'free', 'merge', { spec: { image: 'example/free:2' } });
     const rolled = await eventually('the image changes', async () => {
-      const deployment = await deploymentOf(ns, 'free');
+      const deployment = await reads(ns).deployment('free');
       return deployment?.spec.template.spec.containers[0]?.image === 'example/free:2' ? deployment : undefined;
     });
     t.is(rolled.spec.replicas, 4, 'the operator wrote the Deployment and kept the count it did not set');
     // The Deployment's own count of pods: on envtest no pod ever becomes available, so the rollout of the new image
     // stalls with surge pods beside the old ones (4 or 5, depending on how far the ReplicaSet controller had got).
     await eventually('status.replicas follows the Deployment', async () => {
-      const pods = (await deploymentOf(ns, 'free'))?.status?.replicas;
-      return pods !== undefined && pods >= 4 && (await appOf(ns, 'free'))?.status?.replicas === pods;
+      const pods = (await reads(ns).deployment('free'))?.status?.replicas;
+      return pods !== undefined && pods >= 4 && (await reads(ns).app('free'))?.status?.replicas === pods;
     });
 
     // kubectl scale on the CustomApp sets spec.replicas, and from then on the count is the CustomApp's.
     t.is((await kubectl(t, ['scale', '-n', ns, 'ca/free', '--replicas=2'])).trim(), 'customapp.app.example.com/free scaled');
-    await eventually('the Deployment has 2 replicas', async () => (await deploymentOf(ns, 'free'))?.spec.replicas === 2);
+    await eventually('the Deployment has 2 replicas', async () => (await reads(ns).deployment('free'))?.spec.replicas === 2);
   });
 
   if (target === 'envtest') {
@@ -115,7 +111,7 @@ for (const target of selectedTargets()) {
         const ns = 'scale-hpa';
         await createNamespace(scenario.admin, ns);
         await createAll(scenario.admin, objects.customApp(ns, 'web', { image: 'example/web:1', replicas: 2 }));
-        await eventually('the Deployment exists', () => deploymentOf(ns, 'web'));
+        await eventually('the Deployment exists', () => reads(ns).deployment('web'));
         const hpa = {
           apiVersion: 'autoscaling/v2',
           kind: 'HorizontalPodAutoscaler',

@@ -7,16 +7,9 @@ import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/re
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
+import { conditionReached, NamespaceReads } from '../reliability/support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
-import {
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  objects,
-  operatorScenario,
-  startTestOperator,
-} from '../support/operator-harness.js';
+import { createAll, createNamespace, eventually, objects, operatorScenario, startTestOperator } from '../support/operator-harness.js';
 import { annotationProbe } from '../support/rollout-probe.js';
 import { secretHashIn } from '../support/secret-hash.js';
 
@@ -24,12 +17,9 @@ for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
   const latencies: number[] = [];
 
-  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
-    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
-  const appOf = (namespace: string, name: string): Promise<CustomApp | undefined> =>
-    getIfExists(scenario.admin, CUSTOM_APPS, namespace, name);
+  const reads = (namespace: string): NamespaceReads => new NamespaceReads(scenario.admin, namespace);
   const hashOf = async (namespace: string, name: string, key = CONFIG_HASH_ANNOTATION): Promise<string | undefined> =>
-    (await deploymentOf(namespace, name))?.spec.template.metadata?.annotations?.[key];
+    (await reads(namespace).deployment(name))?.spec.template.metadata?.annotations?.[key];
   const watchedIn = (namespace: string): string[] =>
     scenario.running.operator.dependencies
       .watched()
@@ -111,7 +101,7 @@ for (const target of selectedTargets()) {
       `${ns}/second`,
     ]);
     await scenario.admin.delete(CUSTOM_APPS, ns, 'first');
-    await eventually('the first CustomApp is gone', async () => (await appOf(ns, 'first')) === undefined);
+    await eventually('the first CustomApp is gone', async () => (await reads(ns).app('first')) === undefined);
     t.deepEqual(watchedIn(ns), ['ConfigMap/shared'], 'the watch stays for the second');
     t.deepEqual([...(scenario.running.operator.dependencies.owners().get(`ConfigMap/${ns}/shared`) ?? [])], [`${ns}/second`]);
     await timedEdit(ns, 'shared', 'second', { V: '2' });
@@ -136,21 +126,27 @@ for (const target of selectedTargets()) {
       );
       await scenario.admin.patch(CUSTOM_APPS, ns, 'moving', 'merge', { spec: { configMapName: 'new-config' } });
       const deployment = await eventually('rolled out with the new ConfigMap', async () => {
-        const found = await deploymentOf(ns, 'moving');
+        const found = await reads(ns).deployment('moving');
         return found?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === contentHash({ data: { V: 'new' } })
           ? found
           : undefined;
       });
       t.deepEqual(deployment.spec.template.spec.containers[0]!.envFrom, [{ configMapRef: { name: 'new-config' } }]);
       const status = await eventually('status names the new ConfigMap', async () =>
-        (await appOf(ns, 'moving'))?.status?.observedConfigMapName === 'new-config' ? (await appOf(ns, 'moving'))!.status : undefined,
+        (await reads(ns).app('moving'))?.status?.observedConfigMapName === 'new-config'
+          ? (await reads(ns).app('moving'))!.status
+          : undefined,
       );
       t.is(status!.configHash, contentHash({ data: { V: 'new' } }));
       await eventually('only the new ConfigMap is watched', () => watchedIn(ns).join() === 'ConfigMap/new-config');
-      const generation = (await deploymentOf(ns, 'moving'))!.metadata.generation;
+      const generation = (await reads(ns).deployment('moving'))!.metadata.generation;
       await scenario.admin.patch(CONFIGMAPS, ns, 'old-config', 'merge', { data: { V: 'edited' } });
       await timedEdit(ns, 'new-config', 'moving', { V: 'new-2' });
-      t.is((await deploymentOf(ns, 'moving'))!.metadata.generation, Number(generation) + 1, 'only the edit of the new ConfigMap rolled');
+      t.is(
+        (await reads(ns).deployment('moving'))!.metadata.generation,
+        Number(generation) + 1,
+        'only the edit of the new ConfigMap rolled',
+      );
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
   );
@@ -161,17 +157,12 @@ for (const target of selectedTargets()) {
       const ns = 'seed-held';
       await createNamespace(scenario.admin, ns);
       await createAll(scenario.admin, objects.customApp(ns, 'early', { image: 'example/early:1', configMapName: 'late-config' }));
-      const held = await eventually('the hold is in the status', async () => {
-        const app = await appOf(ns, 'early');
-        return app?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.reason === 'ConfigMapNotFound'
-          ? app
-          : undefined;
-      });
+      const held = await conditionReached(reads(ns), 'early', 'ConfigMapAvailable', 'ConfigMapNotFound');
       t.like(
         held.status!.conditions!.find((condition) => condition.type === 'Ready'),
         { status: 'False', reason: 'RolloutHeld' },
       );
-      t.is(await deploymentOf(ns, 'early'), undefined, 'no Deployment while held');
+      t.is(await reads(ns).deployment('early'), undefined, 'no Deployment while held');
       const events = (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
         (event) => event.involvedObject.name === 'early',
       );
@@ -189,7 +180,8 @@ for (const target of selectedTargets()) {
       await eventually(
         'Ready is no longer held',
         async () =>
-          (await appOf(ns, 'early'))?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.status === 'True',
+          (await reads(ns).app('early'))?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.status ===
+          'True',
       );
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
@@ -214,7 +206,7 @@ for (const target of selectedTargets()) {
     for (const text of [canary, Buffer.from(`${canary}-1`).toString('base64'), Buffer.from(`${canary}-2`).toString('base64')]) {
       t.false(scenario.running.logs.text().includes(text), `the logs never contain ${text}`);
     }
-    const app = await appOf(ns, 'vault');
+    const app = await reads(ns).app('vault');
     t.false(JSON.stringify(app).includes(canary));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
@@ -264,12 +256,12 @@ for (const target of selectedTargets()) {
       objects.configMap(ns, 'down-config', { V: '1' }),
       objects.customApp(ns, 'doomed', { image: 'example/doomed:1', configMapName: 'down-config' }),
     );
-    await eventually('the Deployment exists', () => deploymentOf(ns, 'doomed'));
+    await eventually('the Deployment exists', () => reads(ns).deployment('doomed'));
     await scenario.running.operator.stop();
     await scenario.admin.delete(CUSTOM_APPS, ns, 'doomed');
-    t.truthy((await appOf(ns, 'doomed'))?.metadata.deletionTimestamp, 'the finalizer holds it while the operator is down');
+    t.truthy((await reads(ns).app('doomed'))?.metadata.deletionTimestamp, 'the finalizer holds it while the operator is down');
     scenario.running = await startTestOperator(scenario.cluster);
-    await eventually('the CustomApp is gone', async () => (await appOf(ns, 'doomed')) === undefined);
+    await eventually('the CustomApp is gone', async () => (await reads(ns).app('doomed')) === undefined);
     t.deepEqual(watchedIn(ns), []);
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });

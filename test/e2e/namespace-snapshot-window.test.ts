@@ -3,18 +3,17 @@ import test, { type ExecutionContext } from 'ava';
 import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { DependencyWatchConfig } from '../../operator/dependencies/dependency-watch.js';
-import { CONFIGMAPS, DEPLOYMENTS } from '../../operator/kube/resources.js';
-import type { Deployment } from '../../operator/kube/objects.js';
+import type { KubeClient } from '../../operator/kube/client.js';
+import { CONFIGMAPS } from '../../operator/kube/resources.js';
+import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
-import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
+import { type ApiTarget, selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
-  adminClient,
+  clusterForTest,
   createAll,
   createNamespace,
   eventually,
-  getIfExists,
-  installOperatorResources,
   objects,
   startTestOperator,
   type TestOperator,
@@ -31,7 +30,7 @@ interface CollapsedNamespace {
   readonly ns: string;
   readonly proxy: FaultProxy;
   readonly running: TestOperator;
-  readonly client: Awaited<ReturnType<typeof adminClient>>;
+  readonly client: KubeClient;
   /** The config hash on the pod template of the Deployment of CustomApp `name`. */
   readonly hashOf: (name: string) => Promise<string | undefined>;
   /** True for a ConfigMap LIST in the namespace; with `wholeNamespace`, only one of them all (no name selector). */
@@ -41,7 +40,7 @@ interface CollapsedNamespace {
 /**
  * Runs `body` against an operator (collapse past 2 refs, split below 1, the given watch settings) whose namespace
  * `ns` holds the CustomApps one, two and three, rolled out, and `late-config`, which nobody references yet (the
- * namespace watch drops its changes); then checks the invariants and stops everything.
+ * namespace watch drops its changes); then checks the invariants. All of it is stopped when the test ends.
  */
 async function withCollapsedNamespace(
   t: ExecutionContext,
@@ -50,49 +49,37 @@ async function withCollapsedNamespace(
   watch: DependencyWatchConfig,
   body: (context: CollapsedNamespace) => Promise<void>,
 ): Promise<void> {
-  let cluster: TestCluster | undefined;
-  let proxy: FaultProxy | undefined;
-  let running: TestOperator | undefined;
-  let client: Awaited<ReturnType<typeof adminClient>> | undefined;
-  try {
-    cluster = await startCluster(target, { envtest: { controllerManager: true } });
-    await installOperatorResources(cluster);
-    client = await adminClient(cluster);
-    const admin = client;
-    proxy = await startFaultProxy(cluster.server);
-    // Past 2 refs the namespace collapses into one watch; 2 one-name lists in flight make the next new ref list
-    // the whole namespace instead.
-    running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1, watch } }, { server: proxy.url });
-    const operator = running.operator;
-    const hashOf = async (name: string): Promise<string | undefined> =>
-      (await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name))?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+  const { cluster, admin } = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+  const proxy = await startFaultProxy(cluster.server);
+  t.teardown(() => proxy.close());
+  // Past 2 refs the namespace collapses into one watch; 2 one-name lists in flight make the next new ref list
+  // the whole namespace instead.
+  const running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1, watch } }, { server: proxy.url });
+  t.teardown(() => running.operator.stop());
+  const operator = running.operator;
+  const reads = new NamespaceReads(admin, ns);
+  const hashOf = async (name: string): Promise<string | undefined> => podAnnotation(await reads.deployment(name), CONFIG_HASH_ANNOTATION);
 
-    await createNamespace(admin, ns);
-    const settled = ['one', 'two', 'three'];
-    await createAll(admin, ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })));
-    await createAll(
-      admin,
-      ...settled.map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
-    );
-    await createAll(admin, objects.configMap(ns, 'late-config', { V: 'before' }));
-    await eventually('the namespace collapsed into one synced watch', () =>
-      operator.registry!.streams().some((stream) => stream.namespace === ns && stream.scope === 'namespace' && stream.synced),
-    );
-    for (const name of settled)
-      await eventually(`${name} rolled out`, async () => (await hashOf(name)) === contentHash({ data: { V: name } }));
-    const configMapList = (request: ProxiedRequest, wholeNamespace = false): boolean =>
-      request.method === 'GET' &&
-      !request.watch &&
-      request.path === `/api/v1/namespaces/${ns}/configmaps` &&
-      !(wholeNamespace && request.query.has('fieldSelector'));
-    await body({ ns, proxy, running, client: admin, hashOf, configMapList });
-    await assertInvariants(t, cluster, operator, admin);
-  } finally {
-    await running?.operator.stop();
-    client?.close();
-    await proxy?.close();
-    await cluster?.stop();
-  }
+  await createNamespace(admin, ns);
+  const settled = ['one', 'two', 'three'];
+  await createAll(admin, ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })));
+  await createAll(
+    admin,
+    ...settled.map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
+  );
+  await createAll(admin, objects.configMap(ns, 'late-config', { V: 'before' }));
+  await eventually('the namespace collapsed into one synced watch', () =>
+    operator.registry!.streams().some((stream) => stream.namespace === ns && stream.scope === 'namespace' && stream.synced),
+  );
+  for (const name of settled)
+    await eventually(`${name} rolled out`, async () => (await hashOf(name)) === contentHash({ data: { V: name } }));
+  const configMapList = (request: ProxiedRequest, wholeNamespace = false): boolean =>
+    request.method === 'GET' &&
+    !request.watch &&
+    request.path === `/api/v1/namespaces/${ns}/configmaps` &&
+    !(wholeNamespace && request.query.has('fieldSelector'));
+  await body({ ns, proxy, running, client: admin, hashOf, configMapList });
+  await assertInvariants(t, cluster, operator, admin);
 }
 
 /** Two new refs take the two one-name list slots, the third lists the whole namespace: answers when all went out. */

@@ -5,10 +5,10 @@ import { CONFIG_HASH_ANNOTATION, FINALIZER, LEADER_ELECTION_LEASE, OPERATOR_NAME
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, LEASES, SECRETS } from '../../operator/kube/resources.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
+import { selectedTargets } from '../support/targets.js';
 import { applyInstall } from '../support/synthesized-install.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   eventually,
@@ -36,24 +36,23 @@ async function createApp(admin: KubeClient, namespace: string): Promise<void> {
 const hash = (value: string): string => contentHash({ data: { V: value } });
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster | undefined;
-  let admin: KubeClient;
-
-  test.before(async () => {
-    cluster = await startCluster(target, { envtest: { controllerManager: true } });
-    admin = await adminClient(cluster);
-    await applyInstall(cluster, admin, { namespaces: [...WATCHED] });
-    await createNamespace(admin, ELSEWHERE);
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
+  const scenario = clusterScenario(
+    test,
+    target,
+    {
+      envtest: { controllerManager: true },
+      install: async ({ cluster, admin }) => {
+        await applyInstall(cluster, admin, { namespaces: [...WATCHED] });
+      },
+    },
+    ({ admin }) => createNamespace(admin, ELSEWHERE),
+  );
 
   test.serial(
     `[${target}] under the namespaced RBAC, apps in team-a and team-b roll and apps in team-c are never seen: no Deployment, no finalizer, no watch`,
     async (t) => {
-      const running: TestOperator = await startTestOperator(cluster!, {
+      const { cluster, admin } = scenario;
+      const running: TestOperator = await startTestOperator(cluster, {
         namespaces: [...WATCHED],
         leaderElection: { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE },
       });
@@ -132,9 +131,10 @@ for (const target of selectedTargets()) {
   test.serial(
     `[${target}] the operator's identity is refused a Secret or a ConfigMap outside team-a and team-b: kubectl auth can-i and a real GET`,
     async (t) => {
+      const { cluster, admin } = scenario;
       await createAll(admin, objects.secret(ELSEWHERE, 'other', { TOKEN: 'not-yours' }), objects.secret('team-a', 'mine', { TOKEN: 'ok' }));
       const canI = async (...args: string[]): Promise<string> => {
-        const answer = await cluster!.kubectl(['auth', 'can-i', ...args, '--as', OPERATOR_USER]);
+        const answer = await cluster.kubectl(['auth', 'can-i', ...args, '--as', OPERATOR_USER]);
         return answer.stdout.trim();
       };
       const answers = {
@@ -157,7 +157,7 @@ for (const target of selectedTargets()) {
         'list customapps.app.example.com --all-namespaces': 'no',
       });
 
-      const { kubeConfig } = await cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+      const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
       const operatorClient = await KubeClient.fromKubeConfig(kubeConfig);
       t.teardown(() => operatorClient.close());
       const statuses = {

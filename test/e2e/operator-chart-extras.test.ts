@@ -5,22 +5,19 @@ import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { OperatorChart } from '../../infra/operator-chart.js';
 import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
-import { selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
+import { selectedTargets } from '../support/targets.js';
+import { clusterScenario } from '../support/operator-harness.js';
 import { installCrd } from '../support/crds.js';
 
 const TITLE =
   '[envtest] the ServiceMonitor CRD applies and the chart with serviceMonitor and 2 replicas is accepted (envtest only: a real schema)';
 
 if (selectedTargets().includes('envtest')) {
-  let cluster: TestCluster;
-  test.before(async () => {
-    cluster = await startCluster('envtest');
-  });
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
+  // Nothing installed: the test applies the chart it synthesizes.
+  const scenario = clusterScenario(test, 'envtest', { install: async () => {} });
 
   test.serial(TITLE, async (t) => {
+    const { cluster } = scenario;
     await installCrd(cluster, THIRD_PARTY_CRDS[0], 'servicemonitors.monitoring.coreos.com');
 
     const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas: 2, serviceMonitor: { interval: '30s' } }));

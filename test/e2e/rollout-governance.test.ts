@@ -13,6 +13,7 @@ import { ApiError } from '../../operator/kube/errors.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SERVICES } from '../../operator/kube/resources.js';
 import { selectedTargets } from '../support/targets.js';
+import { applyDenyingPolicy } from '../support/admission-policy.js';
 import {
   clusterForTest,
   createAll,
@@ -413,34 +414,13 @@ for (const target of selectedTargets()) {
       // ValidatingAdmissionPolicy on a real API server; the emulator runs no admission policies, so its fault injector
       // refuses the creations instead.
       if (target === 'envtest') {
-        const policy = {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicy',
-          metadata: { name: 'gov-no-services' },
-          spec: {
-            failurePolicy: 'Fail',
-            matchConstraints: {
-              resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['services'] }],
-            },
-            validations: [{ expression: 'false', message: 'no new Service in this namespace', reason: 'Forbidden' }],
-          },
-        };
-        const binding = {
-          apiVersion: 'admissionregistration.k8s.io/v1',
-          kind: 'ValidatingAdmissionPolicyBinding',
-          metadata: { name: 'gov-no-services' },
-          spec: {
-            policyName: 'gov-no-services',
-            validationActions: ['Deny'],
-            matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
-          },
-        };
-        await scenario.cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }),
+        const removePolicy = await applyDenyingPolicy(scenario.cluster, {
+          name: 'gov-no-services',
+          namespace: ns,
+          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['services'] }],
+          validation: { expression: 'false', message: 'no new Service in this namespace', reason: 'Forbidden' },
         });
-        t.teardown(() =>
-          scenario.cluster.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'gov-no-services']),
-        );
+        t.teardown(removePolicy);
         const probe = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe' }, spec: { ports: [{ port: 80 }] } };
         await eventually('the policy is in force', async () => {
           const created = await scenario.admin.create(SERVICES, ns, probe).catch(() => undefined);

@@ -1,6 +1,6 @@
 // `npm run cluster` as a user runs it: what it prints and records, a network that leads nowhere off the machine, a clean
 // start after a SIGKILL, and nothing left behind after SIGTERM.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,16 @@ const execFileAsync = promisify(execFile);
 const MAIN = resolve(import.meta.dirname, '../../envtest/node/main.ts');
 const REPO = resolve(import.meta.dirname, '../..');
 const RUN = SLOTS_DIR;
+
+/** Asserts that the node of `kubeconfig` is Ready and runs a pod `name` of `image` until it is Ready. */
+async function assertNodeRunsPod(t: ExecutionContext, kubeconfig: string, name: string, image: string): Promise<void> {
+  const nodes = await runKubectl(kubeconfig, ['get', 'nodes', '-o', 'jsonpath={.items[*].status.conditions[?(@.type=="Ready")].status}']);
+  t.is(nodes.stdout, 'True');
+  const run = await runKubectl(kubeconfig, ['run', name, `--image=${image}`, '--restart=Never']);
+  t.is(run.code, 0, run.stderr);
+  const ready = await runKubectl(kubeconfig, ['wait', '--for=condition=Ready', `pod/${name}`, '--timeout=120s'], { timeoutMs: 130_000 });
+  t.is(ready.code, 0, ready.stderr);
+}
 
 /**
  * Runs `kill` with a waiter already blocked on `slot`'s lock (util-linux flock, as reaper.sh takes it), so that the lock
@@ -199,21 +209,8 @@ onNode(
     ]);
     t.is(recorded.code, 0, recorded.stderr);
     t.is(recorded.stdout, first.demoImage);
-    const nodes = await runKubectl(first.kubeconfig, [
-      'get',
-      'nodes',
-      '-o',
-      'jsonpath={.items[*].status.conditions[?(@.type=="Ready")].status}',
-    ]);
-    t.is(nodes.stdout, 'True');
-
     // A pod, to see the network from inside it.
-    const run = await runKubectl(first.kubeconfig, ['run', 'probe', `--image=${first.demoImage}`, '--restart=Never']);
-    t.is(run.code, 0, run.stderr);
-    const ready = await runKubectl(first.kubeconfig, ['wait', '--for=condition=Ready', 'pod/probe', '--timeout=120s'], {
-      timeoutMs: 130_000,
-    });
-    t.is(ready.code, 0, ready.stderr);
+    await assertNodeRunsPod(t, first.kubeconfig, 'probe', first.demoImage);
     const outside = await runKubectl(first.kubeconfig, ['exec', 'probe', '--', 'nc', '-w', '3', '1.1.1.1', '80'], { timeoutMs: 30_000 });
     t.not(outside.code, 0, 'a pod cannot open a connection off the machine');
     t.regex(outside.stderr, /unreachable|No route to host|timed out/i);
@@ -289,19 +286,7 @@ onNode('after a SIGKILL of the cluster and of its reaper, the next run clears th
   t.false(existsSync(controlPlaneDirs[0]!), `the killed run's control plane files are gone (${controlPlaneDirs[0]})`);
   const stillThere = [...slotTraces(first.slot, first.hostInterface)].filter((trace) => left.has(trace));
   t.deepEqual(stillThere, [], `the killed run's interface and cgroups are gone (a later run in slot ${first.slot} makes its own)`);
-  const nodes = await runKubectl(second.kubeconfig, [
-    'get',
-    'nodes',
-    '-o',
-    'jsonpath={.items[*].status.conditions[?(@.type=="Ready")].status}',
-  ]);
-  t.is(nodes.stdout, 'True');
-  const run = await runKubectl(second.kubeconfig, ['run', 'again', `--image=${second.demoImage}`, '--restart=Never']);
-  t.is(run.code, 0, run.stderr);
-  const ready = await runKubectl(second.kubeconfig, ['wait', '--for=condition=Ready', 'pod/again', '--timeout=120s'], {
-    timeoutMs: 130_000,
-  });
-  t.is(ready.code, 0, ready.stderr);
+  await assertNodeRunsPod(t, second.kubeconfig, 'again', second.demoImage);
   t.log(`restarted in slot ${second.slot} (the killed run had slot ${first.slot})`);
 });
 

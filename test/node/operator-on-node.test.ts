@@ -1,11 +1,9 @@
 // The users' path on a real node: kubectl apply -f dist/ runs the operator's image, and CustomApps become pods that roll.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/node/harness.js';
-import { runKubectl, type TestCluster } from '../support/targets.js';
+import { runKubectl, startCluster, type TestCluster } from '../support/targets.js';
 import {
   applyObjects,
   nodeSuite,
@@ -369,15 +367,9 @@ onNode('deleting the CustomApp removes its pods, and its finalizer leaves', asyn
 onNode(
   "the emulator's simulated Deployment status equals the node's once a rollout settles: created, template changed, scaled",
   async (t) => {
-    const { startEmulator } = await import('../../emulator/index.js');
-    const emulator = await startEmulator({ port: 0, simulateDeploymentStatus: { readyAfterMs: 1000 } });
-    const dir = mkdtempSync(join(tmpdir(), 'status-differential-'));
-    t.teardown(async () => {
-      await emulator.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const emulatorKubeconfig = join(dir, 'emulator.kubeconfig');
-    writeFileSync(emulatorKubeconfig, emulator.adminKubeconfig());
+    const emulator = await startCluster('emulator', { emulator: { simulateDeploymentStatus: { readyAfterMs: 1000 } } });
+    t.teardown(() => emulator.stop());
+    const emulatorKubeconfig = emulator.kubeconfigPath;
     const name = 'status-diff';
     const both = async (args: readonly string[], input?: string): Promise<void> => {
       await kubectlOk(cluster, args, { input });

@@ -10,20 +10,19 @@ import { CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES } from '../../operator/kube/
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Service } from '../../operator/kube/objects.js';
 import { secretHashIn } from '../support/secret-hash.js';
-import { selectedTargets, startCluster, type Target, type TestCluster } from '../support/targets.js';
+import { selectedTargets, type Target, type TestCluster } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   eventually,
-  installOperatorResources,
   objects,
   startTestOperator,
   type TestOperator,
 } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
-import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { conditionOf, conditionReached, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** The quiet window in which a settled case must not reconcile again (no polling, no hot loop). */
@@ -60,15 +59,8 @@ async function assertQuiet(t: ExecutionContext, context: CaseContext, name: stri
   t.true(extra <= allowed, `${extra} reconciles of ${context.ns}/${name} in ${QUIET_MS} ms with nothing changing (at most ${allowed})`);
 }
 
-async function waitForCondition(context: CaseContext, name: string, type: string, reason: string, timeoutMs = 20_000): Promise<CustomApp> {
-  return eventually(
-    `${context.ns}/${name}: ${type} has reason ${reason}`,
-    async () => {
-      const app = await context.reads.app(name);
-      return conditionOf(app, type)?.reason === reason ? app : undefined;
-    },
-    timeoutMs,
-  );
+function waitForCondition(context: CaseContext, name: string, type: string, reason: string, timeoutMs = 20_000): Promise<CustomApp> {
+  return conditionReached(context.reads, name, type, reason, timeoutMs);
 }
 
 async function waitForHash(context: CaseContext, name: string, annotation: string, hash: string, timeoutMs = 20_000): Promise<Deployment> {
@@ -601,27 +593,30 @@ const API_CASES: readonly OutcomeCase[] = [
 
 for (const target of selectedTargets()) {
   const shared = {} as Omit<CaseContext, 'ns' | 'reads'>;
-  let cluster: TestCluster | undefined;
-  let proxy: FaultProxy | undefined;
   let caseNumber = 0;
 
-  test.before(async () => {
-    cluster = await startCluster(target, { emulator: { bookmarkIntervalMs: BOOKMARK_MS }, envtest: { controllerManager: true } });
-    await installOperatorResources(cluster);
-    proxy = target === 'emulator' ? await startFaultProxy(cluster.emulator!.url) : undefined;
-    const operator = await startTestOperator(
-      cluster,
-      target === 'emulator' ? { registry: { watch: { idleTimeoutMs: IDLE_TIMEOUT_MS } } } : {},
-      { server: proxy?.url },
-    );
-    Object.assign(shared, { target, cluster, admin: await adminClient(cluster), operator, proxy });
-  });
-  test.after.always(async () => {
-    await shared.operator?.operator.stop();
-    shared.admin?.close();
-    await proxy?.close();
-    await cluster?.stop();
-  });
+  clusterScenario(
+    test,
+    target,
+    { emulator: { bookmarkIntervalMs: BOOKMARK_MS }, envtest: { controllerManager: true } },
+    async (started) => {
+      const { cluster } = started;
+      const proxy = target === 'emulator' ? await startFaultProxy(cluster.emulator!.url) : undefined;
+      const operator = await startTestOperator(
+        cluster,
+        target === 'emulator' ? { registry: { watch: { idleTimeoutMs: IDLE_TIMEOUT_MS } } } : {},
+        { server: proxy?.url },
+      ).catch(async (error: unknown) => {
+        await proxy?.close();
+        throw error;
+      });
+      Object.assign(shared, { target, ...started, operator, proxy });
+      return async () => {
+        await operator.operator.stop();
+        await proxy?.close();
+      };
+    },
+  );
 
   const contextFor = async (): Promise<CaseContext> => {
     caseNumber += 1;

@@ -1,13 +1,10 @@
 // Churn, short (10 × 100; `npm run soak` runs 10 × 1,000): the heap returns to its baseline and nothing is left open.
 import test from 'ava';
-import { startCluster } from '../support/targets.js';
-import { installOperatorResources } from '../support/operator-harness.js';
+import { clusterForTest } from '../support/operator-harness.js';
 import { HEAP_TOLERANCE, RESOURCE_SLACK, resourcesGrown, runChurn } from './churn.js';
 
 test('after 10 rounds of creating and deleting 100 CustomApps, the heap is within 10% of its baseline and nothing is left open', async (t) => {
-  const cluster = await startCluster('emulator');
-  t.teardown(() => cluster.stop());
-  await installOperatorResources(cluster);
+  const { cluster } = await clusterForTest(t, 'emulator');
   const report = await runChurn(cluster, { rounds: 10, count: 100, log: (line) => t.log(line) });
 
   const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;

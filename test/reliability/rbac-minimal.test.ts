@@ -18,9 +18,9 @@ import { CONFIGMAPS, DEPLOYMENTS, LEASES, SERVICES } from '../../operator/kube/r
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { MANAGED_BY_LABEL } from '../../operator/customapp/labels.js';
 import type { Lease } from '../../operator/kube/objects.js';
-import { type ApiTarget, selectedTargets, startCluster, type TestCluster } from '../support/targets.js';
+import { type ApiTarget, selectedTargets, type TestCluster } from '../support/targets.js';
 import {
-  adminClient,
+  clusterScenario,
   createAll,
   createNamespace,
   installOperatorResources,
@@ -229,8 +229,6 @@ for (const target of selectedTargets()) {
 
 /** The tests of one install on one target, on a cluster of their own. */
 function provenInstall(target: ApiTarget, install: Install): void {
-  let cluster: TestCluster | undefined;
-  let admin: KubeClient;
   let runs = 0;
   const dir = install === 'namespaced' ? synthInstall({ namespaces: NAMESPACED_RUNS }) : undefined;
   const rules = distOperatorRules(dir);
@@ -240,21 +238,23 @@ function provenInstall(target: ApiTarget, install: Install): void {
   const name = `${target}${install === 'namespaced' ? ', namespaced install' : ''}`;
 
   let scraper: string;
-
-  test.before(async () => {
-    cluster = await startCluster(target);
-    admin = await adminClient(cluster);
-    if (dir) await applyInstall(cluster, admin, { namespaces: NAMESPACED_RUNS });
-    else await installOperatorResources(cluster);
-    scraper = await metricsReaderToken(cluster, admin, 'monitoring', 'prometheus');
-  });
-  test.after.always(async () => {
-    admin?.close();
-    await cluster?.stop();
-  });
+  const scenario = clusterScenario(
+    test,
+    target,
+    {
+      install: async ({ cluster, admin }) => {
+        if (dir) await applyInstall(cluster, admin, { namespaces: NAMESPACED_RUNS });
+        else await installOperatorResources(cluster);
+      },
+    },
+    async ({ cluster, admin }) => {
+      scraper = await metricsReaderToken(cluster, admin, 'monitoring', 'prometheus');
+    },
+  );
 
   test.serial(`[${name}] with exactly dist/'s ClusterRole and Role the whole scenario passes and no request is denied`, async (t) => {
-    const outcome = await runScenario(cluster!, admin, nextNamespace(), scraper, install);
+    const { cluster, admin } = scenario;
+    const outcome = await runScenario(cluster, admin, nextNamespace(), scraper, install);
     t.is(outcome.failure, undefined);
     t.deepEqual(outcome.denied, []);
     t.is(outcome.deniedMetric, 0, 'rest_client_requests_total has no 403');
@@ -263,7 +263,8 @@ function provenInstall(target: ApiTarget, install: Install): void {
   test.serial(
     `[${name}] the operator's identity writes its own Lease and no other: 403 in kube-system, kube-node-lease and on other names`,
     async (t) => {
-      const { kubeConfig } = await cluster!.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
+      const { cluster, admin } = scenario;
+      const { kubeConfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
       const operatorClient = await KubeClient.fromKubeConfig(kubeConfig);
       t.teardown(() => operatorClient.close());
       // The Leases an identity with leases cluster-wide could take over: a control-plane leader's and a node heartbeat.
@@ -317,6 +318,7 @@ function provenInstall(target: ApiTarget, install: Install): void {
     test.serial(
       `[${name}] nothing outside the watched namespaces is granted: each grant of their Role is refused in another namespace and cluster-wide`,
       async (t) => {
+        const { admin } = scenario;
         t.deepEqual(
           rules.clusterRole.flatMap((rule) => rule.resources),
           ['tokenreviews', 'subjectaccessreviews'],
@@ -346,11 +348,12 @@ function provenInstall(target: ApiTarget, install: Install): void {
       ? `[${name}] without "${label}" the scenario still passes: it is kept only because the product contract mandates it`
       : `[${name}] without "${label}" the scenario fails or a denied request is reported`;
     test.serial(title, async (t) => {
+      const { cluster, admin } = scenario;
       const namespace = nextNamespace();
       await setOperatorRules(admin, rulesWithout(rules, grant), grant, namespace);
       let outcome: ScenarioOutcome;
       try {
-        outcome = await runScenario(cluster!, admin, namespace, scraper, install);
+        outcome = await runScenario(cluster, admin, namespace, scraper, install);
       } finally {
         await setOperatorRules(admin, rules, grant, namespace);
       }

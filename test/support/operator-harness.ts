@@ -301,45 +301,68 @@ export interface ClusterScenario {
   admin: KubeClient;
 }
 
+/** The cluster a scenario starts, and what it installs there. */
+export interface ScenarioOptions extends ClusterOptions {
+  /**
+   * Installs the operator's resources in place of dist/: a partial install, one synthesized with the chart's props, or
+   * nothing (a file that applies its own charts). It runs once the admin client is made.
+   * @default dist/ applied and its CRD established ({@link installOperatorResources})
+   */
+  readonly install?: (scenario: ClusterScenario) => Promise<void>;
+}
+
 /**
- * Registers `before` and `after.always` hooks that start a cluster of `target`, apply dist/, make an admin client and
- * run `prepare` (what every test of the file needs beside them: a token, a kubeconfig, an operator); and stop them
- * afterwards, what `prepare` returned first (stopping what it started). The returned object is filled in by the
- * `before` hook.
+ * Starts a cluster of `target`, makes an admin client and installs the operator's resources, filling `scenario` as each
+ * is made, so that whoever stops it afterwards stops what was started even when a later step failed.
+ */
+async function startScenario(scenario: Partial<ClusterScenario>, target: Target, options: ScenarioOptions = {}): Promise<void> {
+  const { install = ({ cluster }: ClusterScenario) => installOperatorResources(cluster), ...clusterOptions } = options;
+  scenario.cluster = await startCluster(target, clusterOptions);
+  scenario.admin = await adminClient(scenario.cluster);
+  await install(scenario as ClusterScenario);
+}
+
+/** Closes the admin client and stops the cluster of a scenario, as far as it was started. */
+async function stopScenario(scenario: Partial<ClusterScenario>): Promise<void> {
+  scenario.admin?.close();
+  await scenario.cluster?.stop();
+}
+
+/**
+ * Registers `before` and `after.always` hooks that start a cluster of `target`, make an admin client, apply dist/ (or
+ * what `options.install` installs) and run `prepare` (what every test of the file needs beside them: a token, a
+ * kubeconfig, an operator); and stop them afterwards, what `prepare` returned first (stopping what it started). The
+ * returned object is filled in by the `before` hook.
  */
 export function clusterScenario(
   test: TestFn,
   target: Target,
-  options?: ClusterOptions,
+  options?: ScenarioOptions,
   prepare?: (scenario: ClusterScenario) => Promise<(() => Promise<void>) | void>,
 ): ClusterScenario {
   const scenario = {} as ClusterScenario;
   let cleanup: (() => Promise<void>) | void;
   test.before(async () => {
-    scenario.cluster = await startCluster(target, options);
-    await installOperatorResources(scenario.cluster);
-    scenario.admin = await adminClient(scenario.cluster);
+    await startScenario(scenario, target, options);
     cleanup = await prepare?.(scenario);
   });
   test.after.always(async () => {
     await cleanup?.();
-    scenario.admin?.close();
-    await scenario.cluster?.stop();
+    await stopScenario(scenario);
   });
   return scenario;
 }
 
 /**
  * A cluster of `target` for one test (one that needs its own: a process it kills, a fault proxy in front, emulator
- * options of its own): started, dist/ applied and an admin client made, all stopped when the test ends.
+ * options of its own): started, an admin client made and dist/ applied (or what `options.install` installs), all
+ * stopped when the test ends.
  */
-export async function clusterForTest(t: ExecutionContext, target: Target, options?: ClusterOptions): Promise<ClusterScenario> {
-  const cluster = await startCluster(target, options);
-  t.teardown(() => cluster.stop());
-  await installOperatorResources(cluster);
-  const admin = await adminClient(cluster);
-  t.teardown(() => admin.close());
-  return { cluster, admin };
+export async function clusterForTest(t: ExecutionContext, target: Target, options?: ScenarioOptions): Promise<ClusterScenario> {
+  const scenario: Partial<ClusterScenario> = {};
+  t.teardown(() => stopScenario(scenario));
+  await startScenario(scenario, target, options);
+  return scenario as ClusterScenario;
 }
 
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
@@ -358,7 +381,7 @@ export interface OperatorScenario {
 export function operatorScenario(
   test: TestFn,
   target: Target,
-  options: ClusterOptions = { envtest: { controllerManager: true } },
+  options: ScenarioOptions = { envtest: { controllerManager: true } },
   operatorOptions: Partial<OperatorOptions> = {},
 ): OperatorScenario {
   const scenario = clusterScenario(test, target, options, async (started) => {

@@ -5,7 +5,7 @@ import type { KubeClient } from '../../../operator/kube/client.js';
 import { DEPLOYMENTS, EVENTS, SERVICES } from '../../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment, Service } from '../../../operator/kube/objects.js';
-import { getIfExists } from '../../support/operator-harness.js';
+import { eventually, getIfExists } from '../../support/operator-harness.js';
 
 /** Reads of one namespace through an admin client. */
 export class NamespaceReads {
@@ -37,6 +37,27 @@ export class NamespaceReads {
   async condition(name: string, type: string): Promise<Condition | undefined> {
     return conditionOf(await this.app(name), type);
   }
+}
+
+/**
+ * Waits until the CustomApp `name` has a condition of `type` with `reason` (polling with {@link eventually}), and
+ * answers the CustomApp as it was read then.
+ */
+export function conditionReached(
+  reads: NamespaceReads,
+  name: string,
+  type: string,
+  reason: string,
+  timeoutMs = 20_000,
+): Promise<CustomApp> {
+  return eventually(
+    `${reads.namespace}/${name}: ${type} has reason ${reason}`,
+    async () => {
+      const app = await reads.app(name);
+      return conditionOf(app, type)?.reason === reason ? app : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 export function conditionOf(app: CustomApp | undefined, type: string): Condition | undefined {

@@ -2,7 +2,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { callTree, type CpuProfile, withoutIdle } from './flame.js';
 import { PhaseProfiler } from './phase-profile.js';
 
@@ -14,12 +14,18 @@ function spinForProfile(cpuMs: number): number {
   return sum;
 }
 
-test.serial('cut(label) writes the samples since the last cut as <label>.cpuprofile; cut() writes nothing', async (t) => {
+/** A started profiler writing into a fresh directory; both are stopped and removed when the test ends. */
+async function startedProfiler(t: ExecutionContext): Promise<{ dir: string; profiler: PhaseProfiler }> {
   const dir = mkdtempSync(join(tmpdir(), 'phase-profile-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const profiler = new PhaseProfiler(dir);
   await profiler.start();
   t.teardown(() => profiler.stop());
+  return { dir, profiler };
+}
+
+test.serial('cut(label) writes the samples since the last cut as <label>.cpuprofile; cut() writes nothing', async (t) => {
+  const { dir, profiler } = await startedProfiler(t);
 
   spinForProfile(100);
   t.is(await profiler.cut(), undefined);
@@ -35,11 +41,7 @@ test.serial('cut(label) writes the samples since the last cut as <label>.cpuprof
 });
 
 test.serial('a label that could leave the directory is refused, and the profiler keeps working', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'phase-profile-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const profiler = new PhaseProfiler(dir);
-  await profiler.start();
-  t.teardown(() => profiler.stop());
+  const { dir, profiler } = await startedProfiler(t);
   await t.throwsAsync(profiler.cut('../escape'), { message: /label "\.\.\/escape"/ });
   t.is(await profiler.cut('restart'), join(dir, 'restart.cpuprofile'));
   t.deepEqual(readdirSync(dir), ['restart.cpuprofile']);

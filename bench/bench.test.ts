@@ -1,5 +1,5 @@
 // The benchmark end to end, tiny: 20 CustomApps on the emulator, every participant converges and the report files appear.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -7,6 +7,7 @@ import { resultFiles, runBench } from './main.js';
 import { CUSTOMAPP_PARTICIPANTS, QUICK, type BenchOptions, type Profile } from './options.js';
 import { silentProgress } from './progress.js';
 import type { BenchResults } from './results.js';
+import type { CpuProfile } from './flame.js';
 
 /** The quick profile scaled down to seconds per participant; no figure of it is asserted. */
 const TINY: Profile = {
@@ -67,4 +68,36 @@ test("a tiny run of every CustomApp participant on the emulator converges, shows
   for (const label of ['naive-get', 'static-list-all', 'static-indexed', 'per-object (seed)', '**ours**', 'peer (controller-runtime)'])
     t.true(report.includes(`| ${label} | 20 |`), label);
   t.regex(readFileSync(files.svg, 'utf8'), /^<svg [^>]*>[\s\S]*<\/svg>\s*$/);
+});
+
+test('--profile-phases profiles ours phase by phase through every phase, and the Go peer not at all', async (t) => {
+  t.timeout(600_000);
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-phases-'));
+  t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
+  const phaseProfileDir = join(outDir, 'profiles');
+  const options: BenchOptions = {
+    profile: TINY,
+    target: 'emulator',
+    participants: ['ours', 'peer'],
+    sizes: [20],
+    outDir,
+    progress: false,
+    phaseProfileDir,
+  };
+  const results = await runBench(options, 'bench.test.ts', silentProgress);
+
+  for (const session of results.sessions) {
+    t.is(session.error, undefined, `${session.participant}: ${session.error}`);
+    t.not(session.restart, undefined, `${session.participant} ran to its restart`);
+  }
+  t.deepEqual(readdirSync(phaseProfileDir).sort(), [
+    'ours-20-cold-start.cpuprofile',
+    'ours-20-other-updates.cpuprofile',
+    'ours-20-referenced-updates.cpuprofile',
+    'ours-20-restart.cpuprofile',
+  ]);
+  for (const file of readdirSync(phaseProfileDir)) {
+    const profile = JSON.parse(readFileSync(join(phaseProfileDir, file), 'utf8')) as CpuProfile;
+    t.true(profile.nodes.length > 1 && profile.endTime > profile.startTime, file);
+  }
 });

@@ -56,7 +56,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
     progress.status('building stakater/Reloader from its source archive in bench/peers/reloader (first time: a few minutes)');
     reloaderBinary = await buildReloader();
   }
-  const runner = await prepareRunner(options.cpuProfileDir);
+  const runner = await prepareRunner(options.cpuProfileDir, options.phaseProfileDir);
   if (runner.mode === 'tsx') progress.log('esbuild is missing: the TypeScript operators run under tsx (about 100 MB more RSS each)');
   const sessions: SessionResult[] = [];
   const plan = sessionPlan(options);

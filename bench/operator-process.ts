@@ -2,7 +2,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -81,6 +81,8 @@ export interface RunnerCommand {
   readonly mode: 'bundle' | 'tsx';
   /** Node arguments before the runner's own. */
   readonly nodeArgs: readonly string[];
+  /** The runner profiles itself, cut at the phase boundaries, into this directory (`--profile-dir`). */
+  readonly phaseProfileDir?: string;
 }
 
 /**
@@ -89,13 +91,16 @@ export interface RunnerCommand {
  * {@link BUNDLE_FLAGS}): under tsx, its loader thread adds about 100 MB of RSS and 10 MB of heap to every
  * TypeScript participant. Falls back to tsx when esbuild is missing.
  */
-export async function prepareRunner(cpuProfileDir?: string): Promise<RunnerCommand> {
+export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: string): Promise<RunnerCommand> {
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfileDir)}`] : [];
+  const phases = phaseProfileDir ? { phaseProfileDir: resolve(phaseProfileDir) } : {};
+  // node --cpu-prof makes its directory; the runner's phase profiler writes into this one.
+  if (phaseProfileDir) await mkdir(resolve(phaseProfileDir), { recursive: true });
   try {
     await bundle(RUNNER, RUNNER_BUNDLE);
-    return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE] };
+    return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE], ...phases };
   } catch {
-    return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER] };
+    return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER], ...phases };
   }
 }
 
@@ -167,6 +172,11 @@ export function rssBytesOf(pid: number): number | undefined {
 export interface OperatorProcess extends ParticipantProcess {
   /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
   stats(gc?: boolean): Promise<OperatorStats>;
+  /**
+   * Cuts its phase profile (a runner started with {@link RunnerCommand.phaseProfileDir}): the samples since the last
+   * cut are written as `<label>.cpuprofile`, or dropped without a label. Does nothing for a process that profiles nothing.
+   */
+  cutProfile(label?: string): Promise<void>;
 }
 
 export interface OperatorProcessOptions {
@@ -209,7 +219,11 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
   // BENCH_OPERATOR_LOG_LEVEL=info keeps the TypeScript operators' trace lines (trigger, enqueue, reconcile, write) in
   // the session's log, for a diagnosis; the figures of a run with it include the logging's cost.
   const logLevel = process.env.BENCH_OPERATOR_LOG_LEVEL ? ['--log-level', process.env.BENCH_OPERATOR_LOG_LEVEL] : [];
-  return { command: process.execPath, args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common, ...logLevel] };
+  const profile = options.runner?.phaseProfileDir ? ['--profile-dir', options.runner.phaseProfileDir] : [];
+  return {
+    command: process.execPath,
+    args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common, ...logLevel, ...profile],
+  };
 }
 
 /** SIGTERM, then waits for `exited` (SIGKILL after 30 s); nothing to do when the child has exited already. */
@@ -240,6 +254,13 @@ async function fetchStats(participant: string, address: string, gc: boolean, ali
       await new Promise((done) => setTimeout(done, 500));
     }
   }
+}
+
+/** POST /profile of a runner that profiles its phases; rejects with the runner's answer when it is not 200. */
+async function postProfileCut(participant: string, address: string, label: string | undefined): Promise<void> {
+  const query = label === undefined ? '' : `?save=${encodeURIComponent(label)}`;
+  const response = await fetch(`http://${address}/profile${query}`, { method: 'POST', signal: AbortSignal.timeout(STATS_TIMEOUT_MS) });
+  if (!response.ok) throw new Error(`${participant} /profile answered ${response.status}: ${await response.text()}`);
 }
 
 /** Spawns the participant's operator and resolves once its /stats listens. */
@@ -286,7 +307,9 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     throw error;
   });
 
+  const profiles = options.runner?.phaseProfileDir !== undefined && !options.participant.startsWith('peer');
   return Object.assign(handle, {
     stats: (gc = false): Promise<OperatorStats> => fetchStats(options.participant, address, gc, () => handle.alive),
+    cutProfile: (label?: string): Promise<void> => (profiles ? postProfileCut(options.participant, address, label) : Promise.resolve()),
   });
 }

@@ -75,6 +75,14 @@ test('--memory-limit gives every participant the same budget in MiB, and refuses
   t.throws(() => parseOptions(['--memory-limit', 'lots'], defaults), { message: /--memory-limit/ });
 });
 
+test("--profile-phases names the phase profiles' directory and, unlike --cpu-prof, runs every phase", (t) => {
+  const options = parseOptions(['--profile-phases', '/tmp/phases'], defaults);
+  t.is(options.phaseProfileDir, '/tmp/phases');
+  t.is(options.coldStartOnly, undefined);
+  t.is(parseOptions([], defaults).phaseProfileDir, undefined);
+  t.throws(() => parseOptions(['--profile-phases'], defaults), { message: /--profile-phases needs a value/ });
+});
+
 test('--cold-start-only ends the sessions after the cold start, as --cpu-prof does', (t) => {
   t.true(parseOptions(['--cold-start-only'], defaults).coldStartOnly);
   t.true(parseOptions(['--cpu-prof', '/tmp/p'], defaults).coldStartOnly);

@@ -125,6 +125,12 @@ export interface BenchOptions {
    * renders it to SVG.
    */
   readonly cpuProfileDir?: string;
+  /**
+   * Profile the TypeScript operators' CPU phase by phase into this directory, without ending the sessions early:
+   * `<participant>-<size>-cold-start`, `-referenced-updates`, `-other-updates` (the unrelated, spec and shared ones)
+   * and `-restart` (the new process until it settled) `.cpuprofile` files, cut by the harness at the phase boundaries (bench/phase-profile.ts).
+   */
+  readonly phaseProfileDir?: string;
   /** End each session after its cold start and memory figures (implied by `cpuProfileDir`). */
   readonly coldStartOnly?: boolean;
   /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
@@ -151,6 +157,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --cold-start-only  end each session after its cold start and memory figures
   --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
+  --profile-phases DIR  profile the TypeScript operators into DIR phase by phase: cold start, updates, restart
   --render FILE   render the report and chart again from a run's JSON (runs nothing)
   --shards 1,2,4  the shard benchmark instead: that many --sharding processes per size (1k with --quick, else 10k,25k),
                   RSS per shard, the cold start and the failovers, into shards-<profile>-<target>.md`;
@@ -164,6 +171,13 @@ function positiveWholeNumbers(flag: string, text: string, expand: (item: string)
   });
 }
 
+/** A memory budget in MiB: a whole number of at least 16. */
+function mebibytesAtLeast16(flag: string, value: string): number {
+  const mebibytes = Number(value);
+  if (!Number.isInteger(mebibytes) || mebibytes < 16) throw new Error(`${flag}: "${value}" is not a whole number of MiB ≥ 16`);
+  return mebibytes;
+}
+
 /** Parses the command line (without `node` and the script). Throws an Error quoting the offending argument. */
 export function parseOptions(argv: readonly string[], defaults: { outDir: string; isTty: boolean }): BenchOptions {
   let profile: Profile = FULL;
@@ -173,6 +187,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let outDir = defaults.outDir;
   let progress = defaults.isTty;
   let cpuProfileDir: string | undefined;
+  let phaseProfileDir: string | undefined;
   let memoryLimitMiB: number | undefined;
   let coldStartOnly = false;
   let shards: number[] | undefined;
@@ -210,16 +225,15 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--cpu-prof':
         cpuProfileDir = flagValue(flag, inline);
         break;
+      case '--profile-phases':
+        phaseProfileDir = flagValue(flag, inline);
+        break;
       case '--cold-start-only':
         coldStartOnly = true;
         break;
-      case '--memory-limit': {
-        const value = flagValue(flag, inline);
-        memoryLimitMiB = Number(value);
-        if (!Number.isInteger(memoryLimitMiB) || memoryLimitMiB < 16)
-          throw new Error(`--memory-limit: "${value}" is not a whole number of MiB ≥ 16`);
+      case '--memory-limit':
+        memoryLimitMiB = mebibytesAtLeast16(flag, flagValue(flag, inline));
         break;
-      }
       case '--shards':
         shards = [...new Set(positiveWholeNumbers(flag, flagValue(flag, inline)))].sort((a, b) => a - b);
         break;
@@ -239,6 +253,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
     outDir,
     progress,
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    ...(phaseProfileDir ? { phaseProfileDir } : {}),
     ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
     ...(coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
     ...(shards ? { shards } : {}),

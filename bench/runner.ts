@@ -1,10 +1,10 @@
 // The operator process under benchmark: the shared operator with one strategy's DependencySource, serving /stats.
 //
 // Usage: node --import tsx --expose-gc bench/runner.ts --strategy <name> --kubeconfig <path>
-//          [--stats-bind-address 127.0.0.1:0] [--max-concurrent-reconciles 4] [--log-level warn]
+//          [--stats-bind-address 127.0.0.1:0] [--max-concurrent-reconciles 4] [--log-level warn] [--profile-dir DIR]
 // Prints `{"msg":"stats listening","address":"host:port"}` on stdout, logs (pino JSON) on stderr; SIGTERM, or the end of
 // stdin (the harness is gone), stops it.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -15,6 +15,7 @@ import { createSource, isStrategyName, type BenchSource } from './strategies/ind
 import { PerObjectSource } from './strategies/per-object.js';
 import type { OperatorStats } from './operator-stats.js';
 import { countRequest, type RequestCounts } from './stats.js';
+import { PhaseProfiler } from './phase-profile.js';
 
 interface RunnerArgs {
   readonly strategy: string;
@@ -22,6 +23,8 @@ interface RunnerArgs {
   readonly statsAddress: string;
   readonly workers?: number;
   readonly logLevel: string;
+  /** Profile the process from its start, cut at the harness's phase boundaries (`POST /profile`), into this directory. */
+  readonly profileDir?: string;
 }
 
 function parseArgs(argv: readonly string[]): RunnerArgs {
@@ -44,6 +47,7 @@ function parseArgs(argv: readonly string[]): RunnerArgs {
     statsAddress: values.get('stats-bind-address') ?? '127.0.0.1:0',
     workers,
     logLevel: values.get('log-level') ?? 'warn',
+    profileDir: values.get('profile-dir'),
   };
 }
 
@@ -93,10 +97,33 @@ async function stats(operator: Operator, source: BenchSource | undefined, extern
   };
 }
 
-async function serveStats(address: string, answer: (gc: boolean) => Promise<OperatorStats>): Promise<Server> {
+/**
+ * `POST /profile?save=<label>` cuts the phase profile there (see {@link PhaseProfiler.cut}): 200 with the file written,
+ * 404 when the runner profiles nothing, 400 for a bad label. Without `save` the samples since the last cut are dropped.
+ */
+function answerProfile(profiler: PhaseProfiler | undefined, url: URL, response: ServerResponse): void {
+  if (!profiler) {
+    response.writeHead(404).end('this runner was started without --profile-dir');
+    return;
+  }
+  profiler.cut(url.searchParams.get('save') ?? undefined).then(
+    (path) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: path ?? null })),
+    (error: unknown) => response.writeHead(400).end(String(error)),
+  );
+}
+
+async function serveStats(
+  address: string,
+  answer: (gc: boolean) => Promise<OperatorStats>,
+  profiler: PhaseProfiler | undefined,
+): Promise<Server> {
   const colon = address.lastIndexOf(':');
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://runner');
+    if (url.pathname === '/profile' && request.method === 'POST') {
+      answerProfile(profiler, url, response);
+      return;
+    }
     if (url.pathname !== '/stats') {
       response.writeHead(404).end();
       return;
@@ -117,6 +144,8 @@ async function serveStats(address: string, answer: (gc: boolean) => Promise<Oper
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  const profiler = args.profileDir === undefined ? undefined : new PhaseProfiler(args.profileDir);
+  await profiler?.start();
   const logger = pino({ level: args.logLevel, base: { logger: 'bench-runner', strategy: args.strategy } }, pino.destination(2));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(args.kubeconfig);
@@ -142,13 +171,14 @@ async function main(): Promise<void> {
         metrics: context.metrics,
       })),
   });
-  const server = await serveStats(args.statsAddress, (gc) => stats(operator, source, external, gc));
+  const server = await serveStats(args.statsAddress, (gc) => stats(operator, source, external, gc), profiler);
   const { address, port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ msg: 'stats listening', address: `${address}:${port}` })}\n`);
 
   const stop = async (signal: string): Promise<void> => {
     logger.info({ signal }, 'stopping');
     await operator.stop();
+    await profiler?.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
   };

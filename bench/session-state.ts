@@ -112,6 +112,14 @@ export class Session {
     return cpu;
   }
 
+  /**
+   * Cuts the operator's phase profile (when the runner profiles its phases): what it sampled since the last cut is
+   * written as `<participant>-<size>-<phase>.cpuprofile`, or dropped when no phase is named.
+   */
+  async cutProfile(phase?: string): Promise<void> {
+    await this.operator?.cutProfile(phase === undefined ? undefined : `${this.options.participant}-${this.options.size}-${phase}`);
+  }
+
   /** Throws when the operator process has exited. */
   assertAlive(): void {
     if (!this.operator?.alive) throw new Error(`${this.options.participant} operator exited; see its log in ${this.options.logDir}`);

@@ -14,6 +14,7 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
   const session = new Session(options);
   const result = await runPhases(options, session, async (result, log) => {
     result.coldStart = await coldStart(session);
+    await session.cutProfile('cold-start');
     log(
       `cold start: ${result.coldStart.converged}/${options.size} converged${result.coldStart.convergedMs === undefined ? '' : ` in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}`,
     );
@@ -28,17 +29,21 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
     // The cold start's own trailing reconciles (its status patches come back as update events) end before the first
     // measured update: one of them would GET the new content, and naive-get would look as if it saw the change.
     await new Promise((done) => setTimeout(done, 2_000));
+    await session.cutProfile();
     result.referenced = await referencedUpdates(session);
     log(referencedLine(result.referenced));
+    await session.cutProfile('referenced-updates');
     result.unrelated = await unrelatedUpdates(session);
     log(`unrelated updates: ${result.unrelated.reconciles} reconciles, ${totalRequests(result.unrelated.requests)} requests`);
     result.spec = await specUpdates(session);
     log(`spec updates: p99 ${result.spec.latencyMs?.p99.toFixed(1) ?? '–'} ms, missed ${result.spec.missed}/${result.spec.expected}`);
     result.shared = await sharedUpdates(session);
     log(`shared updates after handoff: missed ${result.shared.missed}/${result.shared.expected}`);
+    await session.cutProfile('other-updates');
     result.idle = await idle(session);
     log(`idle: ${result.idle.renewals} renewals over ${result.idle.watchStreams} watch streams`);
     result.restart = await restart(session);
+    await session.cutProfile('restart');
     log(restartLine(result.restart));
     Object.assign(session.notes, (await session.stats()).notes ?? {});
   });

@@ -23,6 +23,11 @@ interface Source {
   /** Hashed observations of the list in progress (between `init` and `initDone`), by name. */
   listing: Map<string, Observation> | undefined;
   /**
+   * For a namespace source: the names of the list in progress that no entry referenced when they arrived, left
+   * unhashed. An entry added for one of them before `initDone` gets its first state from a list of its own.
+   */
+  unread?: Set<string>;
+  /**
    * For a namespace snapshot: the names it serves at `initDone`, the ones it was started or asked to cover. A
    * snapshot serves no one else: an entry covered by another source already has a newer state, or will.
    */
@@ -58,9 +63,10 @@ export interface GroupContext {
  * source that will deliver its state, and every change after that.
  *
  * - **Object granularity** (at most `collapseThreshold` entries): one watch per entry, `fieldSelector=metadata.name`.
- * - **Namespace granularity** (past the threshold): one watch of the whole namespace. Its list is hashed on
- *   arrival into a buffer that lives until `initDone` (so an entry added while the list runs is still covered),
- *   then only referenced names are kept; watch events for other names are dropped unread. An entry added once the
+ * - **Namespace granularity** (past the threshold): one watch of the whole namespace. Its list hashes the objects
+ *   referenced as they arrive into a buffer that lives until `initDone`, and notes the others' names unhashed; an
+ *   entry added while the list runs for a name it noted gets a one-shot list of its name at `initDone`. Watch events
+ *   for unreferenced names are dropped unread. An entry added once the
  *   namespace watch runs gets its first state from a one-shot list of its name (a snapshot: one request, no
  *   socket), while the namespace watch already routes its later events to it. In a burst of new refs (as at a
  *   cold start), once `collapseThreshold` such snapshots are in flight, the next ref starts one one-shot list
@@ -74,8 +80,7 @@ export interface GroupContext {
  *
  * Trade-off of a namespace watch without a label selector: its list (paged) and every later change of every
  * object of the kind in the namespace cross the wire and are parsed, referenced or not. Unreferenced objects
- * are dropped on arrival without being hashed, except while a list runs, when the buffer keeps one hash per
- * object of the namespace (never a payload) until `initDone`. With many unrelated objects (5,000 ConfigMaps
+ * are dropped on arrival without being hashed; while a list runs, the buffer keeps their names until `initDone`. With many unrelated objects (5,000 ConfigMaps
  * beside 11 referenced ones) that costs more bytes and parsing than 11 per-object watches; with many references
  * it saves one socket, one request pair and one server-side watcher per object. That is why it only kicks in
  * past a threshold of referenced objects, and why the threshold is an option.
@@ -292,6 +297,28 @@ export class DependencyGroup {
     }
   }
 
+  /**
+   * Takes one object of a list in progress. A namespace list hashes only the objects an entry references now: the
+   * rest is most of a namespace in the usual case, and their hashes and per-key digests would be computed for nothing
+   * and kept until `initDone`, garbage for the collector after. The others are noted by name, for {@link coverLate}.
+   */
+  private listed(source: Source, object: DependencyObject): void {
+    const name = object.metadata.name!;
+    if (source.name !== undefined && source.name !== name) return;
+    if (source.name === undefined && !this.entries.has(name)) (source.unread ??= new Set()).add(name);
+    else (source.listing ??= new Map()).set(name, this.observed(object));
+  }
+
+  /**
+   * Covers an entry added while a namespace list ran, after that list read its object unhashed: a one-shot list of
+   * its name gives its first state (as for an entry added once the namespace watch runs), while the namespace watch
+   * already routes its later events to it; the entry keeps the newer of the two.
+   */
+  private coverLate(name: string): void {
+    if (!this.entries.has(name) || this.objectWatches.has(name) || this.snapshots.has(name)) return;
+    this.start({ scope: 'object', purpose: 'snapshot', name });
+  }
+
   /** Routes one event of a source to the entries it covers. */
   private observe(source: Source, event: WatcherEvent<DependencyObject>): void {
     if (source.stopped) return;
@@ -299,21 +326,26 @@ export class DependencyGroup {
       case 'init':
         if (source === this.namespaceWatch && this.namespaceSnapshot) this.listedSinceSnapshot = true;
         source.listing = new Map();
+        source.unread = undefined;
         return;
-      case 'initApply': {
-        const name = event.object.metadata.name!;
-        if (source.name === undefined || source.name === name) (source.listing ??= new Map()).set(name, this.observed(event.object));
+      case 'initApply':
+        this.listed(source, event.object);
         return;
-      }
       case 'initDone': {
         const listing = source.listing ?? new Map<string, Observation>();
+        const unread = source.unread;
         source.listing = undefined;
+        source.unread = undefined;
         const names = source.covers ? [...source.covers] : source.name === undefined ? [...this.entries.keys()] : [source.name];
-        for (const name of names) this.entries.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
+        const late = names.filter((name) => unread?.has(name));
+        for (const name of names) {
+          if (!unread?.has(name)) this.entries.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
+        }
         if (!source.synced) {
           source.synced = true;
           this.retire();
         }
+        for (const name of late) this.coverLate(name);
         return;
       }
       case 'apply':

@@ -211,6 +211,24 @@ test('a ref acquired once the namespace watch runs gets its first state from a o
   });
 });
 
+test('a namespace list hashes only the referenced objects; a ref added while it runs, for an object it already read, gets a one-shot list of its own', (t) => {
+  let openedStreams: string[] = [];
+  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
+    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+    // c is listed (frame 2) before anything references it; its ref arrives at frame 3, while the list still runs.
+    const namespace = cold<Event>('icabd', { ...LISTED_AB, c: listed(object('c', '3', 'c')) });
+    const snapshotC = cold<Event>('(icd)', { i: init, c: listed(object('c', '16', 'c')), d: done('16') });
+    const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace], c: [snapshotC] });
+    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
+    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    expectObservable(registry.acquire(ref('b')), '-^').toBe('-----b', { b: present('b', '2', 'b') });
+    expectObservable(registry.acquire(ref('c')), '---^').toBe('-----c', { c: present('c', '16', 'c') });
+    expectSubscriptions(snapshotC.subscriptions).toBe('-----(^!)');
+    openedStreams = opened;
+  });
+  t.deepEqual(openedStreams, ['a', '*', 'c']);
+});
+
 test('a burst of new refs once the namespace watch runs is covered by one list of the namespace, past collapseThreshold snapshots in flight', (t) => {
   let openedStreams: string[] = [];
   scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {

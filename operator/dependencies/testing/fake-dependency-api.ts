@@ -14,6 +14,13 @@ interface PendingList {
   readonly reject: (error: unknown) => void;
 }
 
+/** What a list saw on its first page: the later pages of the same list (`continue`) hand out the rest of it. */
+interface ListSnapshot {
+  readonly id: number;
+  readonly resourceVersion: string;
+  readonly items: readonly DependencyObject[];
+}
+
 /** An open watch request: the events it is owed, released one by one by the test. */
 interface OpenWatch {
   /** The name of `fieldSelector=metadata.name=…`, or undefined for the whole namespace. */
@@ -41,7 +48,7 @@ function gone(message: string): ApiError {
 
 /**
  * The server side of the dependency registry's watches, with every delay in the test's hands: lists are evaluated
- * when they arrive and answered when the test says (`answerList`), watch events are queued per watch and delivered
+ * when they arrive and answered when the test says (`answerList`), page by page when the client asks for pages, watch events are queued per watch and delivered
  * when the test says (`deliver`), and watches end cleanly, break, or expire (410) on demand. Writes get
  * resourceVersions from one counter, as etcd's revisions; `compact` makes every older resourceVersion unusable.
  * It serves one namespace of one kind, which is where the registry's granularity switches happen.
@@ -52,6 +59,8 @@ export class FakeDependencyApi implements WatchClient {
   private readonly objects = new Map<string, DependencyObject>();
   private readonly history: { readonly revision: number; readonly event: RawWatchEvent<DependencyObject> }[] = [];
   private readonly lists: PendingList[] = [];
+  /** Every list's snapshot, by id, for its later pages (`continue`). */
+  private readonly snapshots = new Map<number, ListSnapshot>();
   private readonly watches: OpenWatch[] = [];
 
   constructor(readonly namespace: string) {}
@@ -169,9 +178,7 @@ export class FakeDependencyApi implements WatchClient {
   }
 
   list<T>(_resource: Resource, options: ListOptions = {}, signal?: AbortSignal): Promise<ObjectList<T>> {
-    const name = selectedName(options);
-    const items = [...this.objects.values()].filter((object) => name === undefined || object.metadata.name === name);
-    const answer: ObjectList<DependencyObject> = { metadata: { resourceVersion: String(this.revision) }, items };
+    const answer = this.page(options);
     return new Promise<ObjectList<T>>((resolve, reject) => {
       const pending: PendingList = { answer, resolve: resolve as PendingList['resolve'], reject };
       this.lists.push(pending);
@@ -185,6 +192,37 @@ export class FakeDependencyApi implements WatchClient {
         { once: true },
       );
     });
+  }
+
+  /**
+   * One page of a list, as the API server pages one: the first request (no `continue`) takes a snapshot of what it
+   * selects, ordered by name, and each page with `limit` hands out the next items of that same snapshot and its
+   * resourceVersion, with a `continue` token while more remain. A list's pages are so many requests, each answered when
+   * the test says: refs acquired, objects written and events delivered between two pages of one list are possible.
+   */
+  private page(options: ListOptions): ObjectList<DependencyObject> {
+    let snapshot: ListSnapshot;
+    let offset = 0;
+    if (options.continue) {
+      const [id, at] = options.continue.split(':');
+      const found = this.snapshots.get(Number(id));
+      if (!found) throw new Error(`fake API: unknown continue token "${options.continue}"`);
+      snapshot = found;
+      offset = Number(at);
+    } else {
+      const name = selectedName(options);
+      const items = [...this.objects.values()]
+        .filter((object) => name === undefined || object.metadata.name === name)
+        .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+      snapshot = { id: this.snapshots.size + 1, resourceVersion: String(this.revision), items };
+      this.snapshots.set(snapshot.id, snapshot);
+    }
+    const end = options.limit ? offset + options.limit : snapshot.items.length;
+    const more = end < snapshot.items.length;
+    return {
+      metadata: { resourceVersion: snapshot.resourceVersion, ...(more ? { continue: `${snapshot.id}:${end}` } : {}) },
+      items: snapshot.items.slice(offset, end),
+    };
   }
 
   async *watch<T>(

@@ -176,7 +176,8 @@ export async function runRegistryModel(steps: readonly Step[], thresholds: Thres
   const clock = new VirtualClock();
   const registry = new DependencyRegistry({
     client: api,
-    watch: { timeoutSeconds: 300 },
+    // Namespace lists of 3 objects per page: a ref can be acquired, and an object written, between two pages of one list.
+    watch: { timeoutSeconds: 300, pageSize: 3, maxPageSize: 3 },
     scheduler: clock,
     random: () => 0.5,
     collapseThreshold: thresholds.collapse,

@@ -337,9 +337,10 @@ export class DependencyGroup {
         source.listing = undefined;
         source.unread = undefined;
         const names = source.covers ? [...source.covers] : source.name === undefined ? [...this.entries.keys()] : [source.name];
-        const late = names.filter((name) => unread?.has(name));
+        const late: string[] = [];
         for (const name of names) {
-          if (!unread?.has(name)) this.entries.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
+          if (unread?.has(name)) late.push(name);
+          else this.entries.get(name)?.offer(listing.get(name) ?? { exists: false }, event.resourceVersion);
         }
         if (!source.synced) {
           source.synced = true;

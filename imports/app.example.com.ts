@@ -290,14 +290,14 @@ export function toJson_CustomAppSpecEnv(obj: CustomAppSpecEnv | undefined): Reco
  */
 export interface CustomAppSpecResources {
   /**
-   * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+   * The most the container may use, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
    *
    * @schema CustomAppSpecResources#limits
    */
   readonly limits?: CustomAppSpecResourcesLimits;
 
   /**
-   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
    *
    * @schema CustomAppSpecResources#requests
    */
@@ -416,24 +416,24 @@ export function toJson_CustomAppSpecSecrets(obj: CustomAppSpecSecrets | undefine
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+ * The most the container may use, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
  *
  * @schema CustomAppSpecResourcesLimits
  */
 export interface CustomAppSpecResourcesLimits {
   /**
-   * CPU, for example "250m", "0.5" or "2".
+   * CPU, for example "250m", "0.5" or 2. A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
    *
    * @schema CustomAppSpecResourcesLimits#cpu
    */
-  readonly cpu?: string;
+  readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi" or "1G".
+   * Memory, for example "128Mi", "1.5Gi", "1G" or 1073741824 (bytes). A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
    *
    * @schema CustomAppSpecResourcesLimits#memory
    */
-  readonly memory?: string;
+  readonly memory?: any;
 }
 
 /**
@@ -452,24 +452,24 @@ export function toJson_CustomAppSpecResourcesLimits(obj: CustomAppSpecResourcesL
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+ * What the scheduler reserves, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
  *
  * @schema CustomAppSpecResourcesRequests
  */
 export interface CustomAppSpecResourcesRequests {
   /**
-   * CPU, for example "250m", "0.5" or "2".
+   * CPU, for example "250m", "0.5" or 2. A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
    *
    * @schema CustomAppSpecResourcesRequests#cpu
    */
-  readonly cpu?: string;
+  readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi" or "1G".
+   * Memory, for example "128Mi", "1.5Gi", "1G" or 1073741824 (bytes). A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
    *
    * @schema CustomAppSpecResourcesRequests#memory
    */
-  readonly memory?: string;
+  readonly memory?: any;
 }
 
 /**

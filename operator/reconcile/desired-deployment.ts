@@ -145,8 +145,8 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   };
 }
 
-/** One section of `spec.resources`. */
-type Quantities = { readonly cpu?: string; readonly memory?: string } | undefined;
+/** One section of `spec.resources`: each quantity a string or a whole number (x-kubernetes-int-or-string). */
+type Quantities = { readonly cpu?: string | number; readonly memory?: string | number } | undefined;
 
 /**
  * `spec.resources` with each quantity in the form the API server stores (`1000m` is stored as `1`): the desired
@@ -155,7 +155,12 @@ type Quantities = { readonly cpu?: string; readonly memory?: string } | undefine
 function canonicalResources(resources: { readonly requests?: Quantities; readonly limits?: Quantities }): Container['resources'] {
   const section = (quantities: Quantities) =>
     quantities &&
-    Object.fromEntries(Object.entries(quantities).flatMap(([name, value]) => (value ? [[name, canonicalQuantity(value)]] : [])));
+    // A quantity left out is absent or null (a server-side apply may write null); 0, a whole number, is a quantity.
+    Object.fromEntries(
+      Object.entries(quantities).flatMap(([name, value]) =>
+        value === undefined || value === null ? [] : [[name, canonicalQuantity(value)]],
+      ),
+    );
   const requests = section(resources.requests);
   const limits = section(resources.limits);
   return {

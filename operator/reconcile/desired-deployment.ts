@@ -1,7 +1,7 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
 import { CONFIG_HASH_ANNOTATION, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import { TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
-import type { CustomApp } from '../customapp/custom-app.js';
+import type { CustomApp, Quantity } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
 import { decodeHashes, encodeHashes, type RunningHashes } from '../podtemplate/hash-annotation.js';
@@ -145,8 +145,8 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
   };
 }
 
-/** One section of `spec.resources`: each quantity a string or a whole number (x-kubernetes-int-or-string). */
-type Quantities = { readonly cpu?: string | number; readonly memory?: string | number } | undefined;
+/** One section of `spec.resources`. */
+type Quantities = { readonly cpu?: Quantity; readonly memory?: Quantity } | undefined;
 
 /**
  * `spec.resources` with each quantity in the form the API server stores (`1000m` is stored as `1`): the desired

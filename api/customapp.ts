@@ -164,9 +164,7 @@ export const MAX_WHOLE_QUANTITY = Number.MAX_SAFE_INTEGER;
  */
 const quantity = (description: string): SchemaNode => ({
   'x-kubernetes-int-or-string': true,
-  description:
-    `${description} A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to ${MAX_WHOLE_QUANTITY}; ` +
-    'quote a fraction ("0.5") or write it in milli ("500m").',
+  description: `${description} A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most ${MAX_WHOLE_QUANTITY}.`,
   pattern: RESOURCE_QUANTITY,
   minimum: 0,
   maximum: MAX_WHOLE_QUANTITY,
@@ -176,8 +174,8 @@ const quantities = (what: string): SchemaNode => ({
   type: 'object',
   description: `${what}, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".`,
   properties: {
-    cpu: quantity('CPU, for example "250m", "0.5" or 2.'),
-    memory: quantity('Memory, for example "128Mi", "1.5Gi", "1G" or 1073741824 (bytes).'),
+    cpu: quantity('CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2).'),
+    memory: quantity('Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824).'),
   },
 });
 

@@ -422,14 +422,14 @@ export function toJson_CustomAppSpecSecrets(obj: CustomAppSpecSecrets | undefine
  */
 export interface CustomAppSpecResourcesLimits {
   /**
-   * CPU, for example "250m", "0.5" or 2. A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
+   * CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesLimits#cpu
    */
   readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi", "1G" or 1073741824 (bytes). A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
+   * Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesLimits#memory
    */
@@ -458,14 +458,14 @@ export function toJson_CustomAppSpecResourcesLimits(obj: CustomAppSpecResourcesL
  */
 export interface CustomAppSpecResourcesRequests {
   /**
-   * CPU, for example "250m", "0.5" or 2. A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
+   * CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesRequests#cpu
    */
   readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi", "1G" or 1073741824 (bytes). A quoted quantity, or a whole number (unquoted YAML, as in a Pod) up to 9007199254740991; quote a fraction ("0.5") or write it in milli ("500m").
+   * Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesRequests#memory
    */

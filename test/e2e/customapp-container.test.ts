@@ -7,7 +7,7 @@ import { ApiError } from '../../operator/kube/errors.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { canonicalQuantity } from '../../operator/reconcile/quantity.js';
-import { runKubectl, selectedTargets } from '../support/targets.js';
+import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
 
 for (const target of selectedTargets()) {
@@ -106,7 +106,7 @@ spec:
     requests: {cpu: 1, memory: 1073741824}
     limits: {cpu: 2.0, memory: 1e10}
 `;
-      const applied = await runKubectl(scenario.cluster.kubeconfigPath, ['apply', '-f', '-'], { input: manifest });
+      const applied = await scenario.cluster.kubectl(['apply', '-f', '-'], { input: manifest });
       t.is(applied.code, 0, applied.stderr);
       const stored = await scenario.admin.get<CustomApp>(CUSTOM_APPS, ns, 'web');
       t.deepEqual(stored.spec.resources, { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: 2, memory: 10_000_000_000 } });
@@ -144,6 +144,23 @@ spec:
   );
 
   if (target === 'envtest') {
+    test.serial('[envtest] kubectl explain customapp.spec.resources.requests says how a quantity is written', async (t) => {
+      // The API server publishes a new CRD's OpenAPI a moment after the CRD is established.
+      const explained = await eventually('kubectl explain answers', async () => {
+        const run = await scenario.cluster.kubectl(['explain', 'customapp.spec.resources.requests']);
+        return run.code === 0 ? run : undefined;
+      });
+      // kubectl wraps the text to its width: compare it with the spaces and line breaks made one space.
+      const text = explained.stdout.replace(/\s+/g, ' ');
+      for (const said of [
+        'cpu <Object> CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2).',
+        'memory <Object> Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824).',
+        'A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.',
+      ]) {
+        t.true(text.includes(said), `${said} in ${explained.stdout}`);
+      }
+    });
+
     test.serial('[envtest] canonicalQuantity writes what a real API server stores, for strings and whole numbers', async (t) => {
       const ns = 'resources-oracle';
       await createNamespace(scenario.admin, ns);

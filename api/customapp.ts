@@ -102,6 +102,8 @@ export interface SchemaNode {
   readonly default?: unknown;
   readonly 'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  /** An integer or a string (no `type`): the value validations of each apply to it (pattern to a string, minimum to a number). */
+  readonly 'x-kubernetes-int-or-string'?: true;
   /** Value validations (structural: no type or description inside); the emulator does not evaluate them (emulator/README.md). */
   readonly anyOf?: readonly SchemaNode[];
   readonly not?: SchemaNode;
@@ -139,18 +141,41 @@ export const MAX_ENV = 128;
 export const ENV_NAME = '^[-._a-zA-Z][-._a-zA-Z0-9]*$';
 
 /**
- * Quantities as a container's resources take them (`500m`, `0.5`, `2`, `64Mi`, `1.5Gi`), bounded so that every one has
- * a form the API server stores and the operator writes the same (operator/reconcile/quantity.ts): at most 9 digits
- * before the point and 6 after it, and the suffixes a container's CPU and memory use.
+ * Quantities as a container's resources take them (`500m`, `0.5`, `2`, `64Mi`, `1.5Gi`, `1073741824`), bounded so that
+ * every one has a form the API server stores and the operator writes the same (operator/reconcile/quantity.ts): at most
+ * 9 digits before the point and 6 after it with the suffixes a container's CPU and memory use (a larger integer part
+ * with `T` would need a suffix past `E`), or a plain integer of up to 16 digits (bytes, so that each
+ * {@link MAX_WHOLE_QUANTITY} has a quoted spelling too). ParseQuantity also takes a sign, an exponent (`1e3`) and a bare
+ * point (`.5`, `1.`); the pattern refuses them, and its error names the field.
  */
-export const RESOURCE_QUANTITY = '^(0|[1-9][0-9]{0,8})([.][0-9]{1,6})?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$';
+export const RESOURCE_QUANTITY = '^((0|[1-9][0-9]{0,8})([.][0-9]{1,6})?(m|k|M|G|T|Ki|Mi|Gi|Ti)?|[1-9][0-9]{9,15})$';
+/**
+ * The largest quantity written as a bare number (`memory: 1073741824`): 2^53 - 1, the largest integer a JSON number
+ * carries exactly to a JavaScript reader such as the operator.
+ */
+export const MAX_WHOLE_QUANTITY = Number.MAX_SAFE_INTEGER;
+
+/**
+ * One quantity: a string of {@link RESOURCE_QUANTITY}, or a whole number from 0 to {@link MAX_WHOLE_QUANTITY}, as a Pod
+ * takes `cpu: 1` unquoted: x-kubernetes-int-or-string, as controller-gen writes a Quantity, without its
+ * `anyOf: [{type: integer}, {type: string}]`, which only adds two more lines to the error of a fraction. A structural
+ * schema cannot take a fractional number beside a string: `cpu: 0.5` unquoted is refused ("must be of type
+ * integer,string"), where a Pod would store 500m; quote it, or write 500m.
+ */
+const quantity = (description: string): SchemaNode => ({
+  'x-kubernetes-int-or-string': true,
+  description: `${description} A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most ${MAX_WHOLE_QUANTITY}.`,
+  pattern: RESOURCE_QUANTITY,
+  minimum: 0,
+  maximum: MAX_WHOLE_QUANTITY,
+});
 
 const quantities = (what: string): SchemaNode => ({
   type: 'object',
-  description: `${what}, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.`,
+  description: `${what}, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".`,
   properties: {
-    cpu: { type: 'string', description: 'CPU, for example "250m", "0.5" or "2".', pattern: RESOURCE_QUANTITY },
-    memory: { type: 'string', description: 'Memory, for example "128Mi", "1.5Gi" or "1G".', pattern: RESOURCE_QUANTITY },
+    cpu: quantity('CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2).'),
+    memory: quantity('Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824).'),
   },
 });
 

@@ -290,14 +290,14 @@ export function toJson_CustomAppSpecEnv(obj: CustomAppSpecEnv | undefined): Reco
  */
 export interface CustomAppSpecResources {
   /**
-   * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+   * The most the container may use, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
    *
    * @schema CustomAppSpecResources#limits
    */
   readonly limits?: CustomAppSpecResourcesLimits;
 
   /**
-   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+   * What the scheduler reserves, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
    *
    * @schema CustomAppSpecResources#requests
    */
@@ -416,24 +416,24 @@ export function toJson_CustomAppSpecSecrets(obj: CustomAppSpecSecrets | undefine
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The most the container may use, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+ * The most the container may use, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
  *
  * @schema CustomAppSpecResourcesLimits
  */
 export interface CustomAppSpecResourcesLimits {
   /**
-   * CPU, for example "250m", "0.5" or "2".
+   * CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesLimits#cpu
    */
-  readonly cpu?: string;
+  readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi" or "1G".
+   * Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesLimits#memory
    */
-  readonly memory?: string;
+  readonly memory?: any;
 }
 
 /**
@@ -452,24 +452,24 @@ export function toJson_CustomAppSpecResourcesLimits(obj: CustomAppSpecResourcesL
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * What the scheduler reserves, as in a container's resources: cpu and memory, each a quoted number with an optional suffix.
+ * What the scheduler reserves, as in a container's resources: cpu and memory, each a quantity such as "250m", 2 or "1.5Gi".
  *
  * @schema CustomAppSpecResourcesRequests
  */
 export interface CustomAppSpecResourcesRequests {
   /**
-   * CPU, for example "250m", "0.5" or "2".
+   * CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesRequests#cpu
    */
-  readonly cpu?: string;
+  readonly cpu?: any;
 
   /**
-   * Memory, for example "128Mi", "1.5Gi" or "1G".
+   * Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824). A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.
    *
    * @schema CustomAppSpecResourcesRequests#memory
    */
-  readonly memory?: string;
+  readonly memory?: any;
 }
 
 /**

@@ -6,7 +6,7 @@ import { CrdChart } from './crd-chart.js';
 import { OperatorChart } from './operator-chart.js';
 import { SamplesChart } from './samples-chart.js';
 import { OPERATOR_PERMISSIONS } from './permissions.js';
-import { DNS1123_SUBDOMAIN } from '../api/customapp.js';
+import { CUSTOM_APP_SCHEMA, DNS1123_SUBDOMAIN, MAX_WHOLE_QUANTITY, RESOURCE_QUANTITY } from '../api/customapp.js';
 import { restrictedViolations } from '../test/support/pod-security.js';
 
 type Manifest = Record<string, any>;
@@ -42,6 +42,23 @@ test('the CRD is customapps.app.example.com v1, namespaced, short name ca, with 
     status: {},
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
   });
+});
+
+test("the CRD's schema is api/'s CUSTOM_APP_SCHEMA field for field: the conversion to cdk8s' types loses none", (t) => {
+  const schema = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema;
+  t.deepEqual(schema, JSON.parse(JSON.stringify(CUSTOM_APP_SCHEMA)));
+});
+
+test('the CRD schema takes each quantity of spec.resources as a string of the pattern or a whole number (x-kubernetes-int-or-string)', (t) => {
+  const resources = one(crdManifests(), 'CustomResourceDefinition').spec.versions[0].schema.openAPIV3Schema.properties.spec.properties
+    .resources;
+  for (const section of ['requests', 'limits']) {
+    for (const name of ['cpu', 'memory']) {
+      const quantity = resources.properties[section].properties[name];
+      t.like(quantity, { 'x-kubernetes-int-or-string': true, pattern: RESOURCE_QUANTITY, minimum: 0, maximum: MAX_WHOLE_QUANTITY }, name);
+      t.is(quantity.type, undefined, `${section}.${name}: an int-or-string node has no type`);
+    }
+  }
 });
 
 test('the CRD schema validates image, names, replicas and port', (t) => {

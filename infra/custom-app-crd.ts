@@ -48,6 +48,7 @@ export function toJsonSchemaProps(node: SchemaNode): k8s.JsonSchemaProps {
     default: node.default,
     xKubernetesListType: node['x-kubernetes-list-type'],
     xKubernetesListMapKeys: node['x-kubernetes-list-map-keys'] ? [...node['x-kubernetes-list-map-keys']] : undefined,
+    xKubernetesIntOrString: node['x-kubernetes-int-or-string'],
     anyOf: node.anyOf?.map(toJsonSchemaProps),
     not: node.not ? toJsonSchemaProps(node.not) : undefined,
   };

@@ -3,6 +3,7 @@ import test from 'ava';
 import { type App, Chart, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { CustomApp, type CustomAppProps } from './custom-app.js';
+import { l1 } from './index.js';
 
 type Manifest = Record<string, any>;
 
@@ -199,4 +200,16 @@ test('GIVEN objects added after construction WHEN validated THEN they are checke
     'CustomApp "web": configMaps["cfg"] is listed twice (merge its keys into one entry)',
     `CustomApp "web": env "A B" is not a variable name (letters, digits, '_', '-', '.', no digit first)`,
   ]);
+});
+
+test('GIVEN the generated l1 class WHEN a quantity is a whole number or a string THEN each is synthesized as written, no wrapper class', (t) => {
+  const chart = chartOf();
+  new l1.CustomApp(chart, 'raw', {
+    metadata: { name: 'raw' },
+    spec: { image: 'nginx', resources: { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: '1500m', memory: '1Gi' } } },
+  });
+  t.deepEqual(customApps(chart)[0]!.spec.resources, {
+    requests: { cpu: 1, memory: 1073741824 },
+    limits: { cpu: '1500m', memory: '1Gi' },
+  });
 });

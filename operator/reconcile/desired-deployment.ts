@@ -1,7 +1,7 @@
 // The Deployment a CustomApp should have: a pure function of the CustomApp and the dependency hashes it rolls out with.
 import { CONFIG_HASH_ANNOTATION, KEY_DIGESTS_ANNOTATION, ROLLOUT_ANNOTATION, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import { TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
-import type { CustomApp } from '../customapp/custom-app.js';
+import type { CustomApp, Quantity } from '../customapp/custom-app.js';
 import type { Container, Deployment, EnvFromSource } from '../kube/objects.js';
 import { ownedLabels, ownedMetadata, selectorLabels } from '../customapp/labels.js';
 import { decodeHashes, encodeHashes, type RunningHashes } from '../podtemplate/hash-annotation.js';
@@ -146,7 +146,7 @@ export function desiredDeployment(input: DeploymentInput): Deployment {
 }
 
 /** One section of `spec.resources`. */
-type Quantities = { readonly cpu?: string; readonly memory?: string } | undefined;
+type Quantities = { readonly cpu?: Quantity; readonly memory?: Quantity } | undefined;
 
 /**
  * `spec.resources` with each quantity in the form the API server stores (`1000m` is stored as `1`): the desired
@@ -155,7 +155,12 @@ type Quantities = { readonly cpu?: string; readonly memory?: string } | undefine
 function canonicalResources(resources: { readonly requests?: Quantities; readonly limits?: Quantities }): Container['resources'] {
   const section = (quantities: Quantities) =>
     quantities &&
-    Object.fromEntries(Object.entries(quantities).flatMap(([name, value]) => (value ? [[name, canonicalQuantity(value)]] : [])));
+    // A quantity left out is absent or null (a server-side apply may write null); 0, a whole number, is a quantity.
+    Object.fromEntries(
+      Object.entries(quantities).flatMap(([name, value]) =>
+        value === undefined || value === null ? [] : [[name, canonicalQuantity(value)]],
+      ),
+    );
   const requests = section(resources.requests);
   const limits = section(resources.limits);
   return {

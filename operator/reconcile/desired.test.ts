@@ -164,6 +164,18 @@ test('spec.resources: as given, each quantity as the API server stores it; absen
   t.deepEqual(desiredDeployment({ app: app() }).spec.template.spec.containers[0]!.resources, DEFAULT_RESOURCES);
 });
 
+test('spec.resources: a whole number (an unquoted YAML quantity) is written as the string the API server stores for it', (t) => {
+  const given = desiredDeployment({
+    app: app({ resources: { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: 2000, memory: '2Gi' } } }),
+  });
+  t.deepEqual(given.spec.template.spec.containers[0]!.resources, {
+    requests: { cpu: '1', memory: '1073741824' },
+    limits: { cpu: '2k', memory: '2Gi' },
+  });
+  const zero = desiredDeployment({ app: app({ resources: { requests: { cpu: 0, memory: '0' } } }) });
+  t.deepEqual(zero.spec.template.spec.containers[0]!.resources, { requests: { cpu: '0', memory: '0' } }, 'zero is a quantity too');
+});
+
 test('spec.resources: a quantity or a section removed is drift (the live Deployment must lose it too)', (t) => {
   const before = desiredDeployment({ app: app({ resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2' } } }) });
   const fewer = desiredDeployment({ app: app({ resources: { requests: { memory: '1Gi' } } }) });

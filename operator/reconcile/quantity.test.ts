@@ -58,8 +58,52 @@ test('a binary amount past the largest int64 is capped there, as the API server 
   t.is(canonicalQuantity('999999999Ti'), '9223372036854775807');
 });
 
+test('a whole number is its decimal spelling, as a Pod reads an unquoted quantity (memory: 1073741824 is 1073741824 bytes)', (t) => {
+  const cases: [number, string][] = [
+    [0, '0'],
+    [1, '1'],
+    [2, '2'],
+    [1000, '1k'],
+    [1500, '1500'],
+    [1073741824, '1073741824'],
+    [10_000_000_000, '10G'],
+    [Number.MAX_SAFE_INTEGER, '9007199254740991'],
+  ];
+  for (const [given, stored] of cases) t.is(canonicalQuantity(given), stored, String(given));
+});
+
+test('a plain integer string takes up to 16 digits, so that every whole number the schema takes has a quoted spelling too', (t) => {
+  t.is(canonicalQuantity('1073741824'), '1073741824');
+  t.is(canonicalQuantity('9999999999999999'), '9999999999999999');
+  t.is(canonicalQuantity('1234567890123000'), '1234567890123k');
+});
+
+test('numbers the schema refuses are refused here too, quoting them: fractions, negatives, beyond 2^53 - 1, not finite', (t) => {
+  for (const refused of [0.5, -1, -0.5, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY]) {
+    t.throws(
+      () => canonicalQuantity(refused),
+      { message: new RegExp(`quantity ${String(refused).replace(/[.+]/g, '\\$&')} `) },
+      String(refused),
+    );
+  }
+});
+
 test('other forms are refused, quoting them', (t) => {
-  for (const refused of ['1e3', '-1', '.5', '1.', '01', '1.1234567', '1234567890', '1P', '5n', '+1', ' 1']) {
+  for (const refused of [
+    '1e3',
+    '-1',
+    '.5',
+    '1.',
+    '01',
+    '1.1234567',
+    '12345678901234567',
+    '1234567890.5',
+    '1234567890k',
+    '1P',
+    '5n',
+    '+1',
+    ' 1',
+  ]) {
     t.throws(() => canonicalQuantity(refused), { message: new RegExp(`"${refused.replace(/[.+]/g, '\\$&')}"`) }, refused);
   }
 });

@@ -1,6 +1,6 @@
 // The form of a Kubernetes resource quantity the API server stores (so that a desired Deployment equals the stored one).
 
-import { RESOURCE_QUANTITY } from '../../api/customapp.js';
+import { MAX_WHOLE_QUANTITY, RESOURCE_QUANTITY } from '../../api/customapp.js';
 
 const DECIMAL_EXPONENTS: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_EXPONENTS: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
@@ -24,7 +24,9 @@ interface Decimal {
 }
 
 /**
- * `quantity` (a {@link RESOURCE_QUANTITY}) as a kube-apiserver stores it in a container's requests or limits: a port of
+ * `quantity` (a {@link RESOURCE_QUANTITY}, or a whole number up to {@link MAX_WHOLE_QUANTITY}) as a kube-apiserver
+ * stores it in a container's requests or limits. A number is its decimal spelling (a Pod's `cpu: 1000` is stored as
+ * `1k`, like `"1000"`); a string goes through a port of
  * apimachinery's `ParseQuantity`, of core/v1's defaulting of a resource list (`RoundUp` to milliunits) and of
  * `Quantity.String()`, for the non-negative decimal and binary spellings the schema takes. Most spellings become the
  * canonical form (`1000m` is `1`, `0.5` is `500m`, `1.5Gi` is `1536Mi`, `1024Mi` is `1Gi`, `0.1Ki` is `102400m`, `0.0001`
@@ -32,7 +34,8 @@ interface Decimal {
  * stored as written (`1.125` stays `1.125`, not `1125m`): the API server keeps the string it parsed.
  * test/e2e/customapp-container.test.ts checks this against a real API server with random spellings.
  */
-export function canonicalQuantity(quantity: string): string {
+export function canonicalQuantity(quantity: string | number): string {
+  if (typeof quantity === 'number') return canonicalQuantity(wholeSpelling(quantity));
   if (!QUANTITY.test(quantity)) {
     throw new Error(`quantity ${JSON.stringify(quantity)} is not a resource quantity such as "250m", "0.5" or "1.5Gi"`);
   }
@@ -48,6 +51,20 @@ export function canonicalQuantity(quantity: string): string {
   const amount: Decimal = { units: digits * 2n ** BigInt(binary), exponent: -fraction.length };
   const capped = compare(amount, { units: INT64_MAX, exponent: 0 }) > 0 ? { units: INT64_MAX, exponent: 0 } : amount;
   return canonical(roundUp(capped, MILLI), 'BinarySI');
+}
+
+/**
+ * The decimal spelling of a whole number the schema takes. A fraction cannot reach here through the API server (the
+ * schema takes integers and strings); it is refused all the same, like a number past 2^53 - 1, whose digits a
+ * JavaScript number no longer holds.
+ */
+function wholeSpelling(quantity: number): string {
+  if (!(Number.isInteger(quantity) && quantity >= 0 && quantity <= MAX_WHOLE_QUANTITY)) {
+    throw new Error(
+      `quantity ${quantity} is not a whole number from 0 to ${MAX_WHOLE_QUANTITY}: quote a fraction ("0.5") or write it in milli ("500m")`,
+    );
+  }
+  return String(quantity);
 }
 
 /** The parts of a quantity as apimachinery's `parseQuantityString` splits it: leading zeros of the integer dropped. */

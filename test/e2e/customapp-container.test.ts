@@ -1,8 +1,8 @@
 // End to end against each target: spec.env and spec.resources reach the Deployment as the API server stores them, and the schema refuses bad ones.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { MAX_ENV, RESOURCE_QUANTITY } from '../../api/customapp.js';
-import type { CustomApp } from '../../operator/customapp/custom-app.js';
+import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import { ApiError } from '../../operator/kube/errors.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
@@ -12,6 +12,24 @@ import { createAll, createNamespace, eventually, getIfExists, objects, operatorS
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
+
+  /** Creating a CustomApp of `spec` (beside an image) is refused with 422 and `message`. */
+  const refusedSpec = async (t: ExecutionContext, ns: string, name: string, spec: object, message: RegExp): Promise<void> => {
+    const error = await t.throwsAsync(createAll(scenario.admin, objects.customApp(ns, name, { image: 'example/app:1', ...spec })));
+    t.true(error instanceof ApiError && error.statusCode === 422, `${name}: 422`);
+    t.regex((error as Error).message, message, name);
+  };
+
+  /**
+   * `deployment` is not written again once a CustomApp created after it is served: the stored form equals the desired
+   * one, so there is no update loop.
+   */
+  const unchangedOnceLaterServed = async (t: ExecutionContext, ns: string, deployment: Deployment): Promise<void> => {
+    await createAll(scenario.admin, objects.customApp(ns, 'marker', { image: 'example/app:1' }));
+    await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
+    const now = await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, deployment.metadata.name!);
+    t.is(now!.metadata.resourceVersion, deployment.metadata.resourceVersion, 'no update loop');
+  };
 
   test.serial(`[${target}] spec.env: the Deployment's container gets the variables after envFrom`, async (t) => {
     const ns = 'env-app';
@@ -32,23 +50,14 @@ for (const target of selectedTargets()) {
     const container = deployment.spec.template.spec.containers[0]!;
     t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web-config' } }]);
     t.deepEqual(container.env, [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY' }]);
-    const settled = deployment.metadata.resourceVersion;
     // The stored form equals the desired one (the empty value left out): no update loop.
-    await createAll(scenario.admin, objects.customApp(ns, 'marker', { image: 'example/app:1' }));
-    await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
-    t.is((await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'))!.metadata.resourceVersion, settled);
+    await unchangedOnceLaterServed(t, ns, deployment);
   });
 
   test.serial(`[${target}] the schema refuses a duplicate, a bad name and too many variables in spec.env`, async (t) => {
     const ns = 'env-schema';
     await createNamespace(scenario.admin, ns);
-    const refused = async (name: string, env: unknown, field: RegExp): Promise<void> => {
-      const error = await t.throwsAsync(
-        createAll(scenario.admin, objects.customApp(ns, name, { image: 'example/app:1', env } as CustomApp['spec'])),
-      );
-      t.true(error instanceof ApiError && error.statusCode === 422, `${name}: 422`);
-      t.regex((error as Error).message, field, name);
-    };
+    const refused = (name: string, env: unknown, field: RegExp) => refusedSpec(t, ns, name, { env }, field);
     await refused(
       'duplicate',
       [
@@ -79,25 +88,84 @@ for (const target of selectedTargets()) {
       requests: { cpu: '500m', memory: '1Gi' },
       limits: { cpu: '1500m', memory: '1536Mi' },
     });
-    const settled = deployment.metadata.resourceVersion;
-    await createAll(scenario.admin, objects.customApp(ns, 'marker', { image: 'example/app:1' }));
-    await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
-    t.is((await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'))!.metadata.resourceVersion, settled, 'no update loop');
-    const error = await t.throwsAsync(
-      createAll(
-        scenario.admin,
-        objects.customApp(ns, 'too-fine', { image: 'example/app:1', resources: { requests: { cpu: '0.0000001' } } }),
-      ),
-    );
-    t.true(error instanceof ApiError && error.statusCode === 422);
-    t.regex((error as Error).message, /spec\.resources\.requests\.cpu/);
+    await unchangedOnceLaterServed(t, ns, deployment);
   });
 
+  test.serial(
+    `[${target}] spec.resources as unquoted YAML numbers, as a Pod takes them: applied, kept as numbers, written in the API server's form`,
+    async (t) => {
+      const ns = 'resources-numbers';
+      await createNamespace(scenario.admin, ns);
+      // kubectl turns YAML into JSON: 2.0 and 1e10 are the whole numbers 2 and 10000000000.
+      const manifest = `apiVersion: app.example.com/v1
+kind: CustomApp
+metadata: {name: web, namespace: ${ns}}
+spec:
+  image: example/app:1
+  resources:
+    requests: {cpu: 1, memory: 1073741824}
+    limits: {cpu: 2.0, memory: 1e10}
+`;
+      const applied = await scenario.cluster.kubectl(['apply', '-f', '-'], { input: manifest });
+      t.is(applied.code, 0, applied.stderr);
+      const stored = await scenario.admin.get<CustomApp>(CUSTOM_APPS, ns, 'web');
+      t.deepEqual(stored.spec.resources, { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: 2, memory: 10_000_000_000 } });
+      const deployment = await eventually('the Deployment is created', () =>
+        getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'),
+      );
+      t.deepEqual(deployment.spec.template.spec.containers[0]!.resources, {
+        requests: { cpu: '1', memory: '1073741824' },
+        limits: { cpu: '2', memory: '10G' },
+      });
+      await unchangedOnceLaterServed(t, ns, deployment);
+    },
+  );
+
+  test.serial(
+    `[${target}] the schema refuses a quantity a Pod refuses, and an unquoted fraction (int-or-string takes whole numbers)`,
+    async (t) => {
+      const ns = 'resources-refused';
+      await createNamespace(scenario.admin, ns);
+      const cpu = (value: unknown) => ({ resources: { requests: { cpu: value } } });
+      const at = 'spec.resources.requests.cpu';
+      await refusedSpec(t, ns, 'fraction', cpu(0.5), new RegExp(`${at} in body must be of type integer,string: "number"`));
+      await refusedSpec(t, ns, 'negative', cpu(-1), new RegExp(`${at} in body should be greater than or equal to 0`));
+      await refusedSpec(t, ns, 'huge', cpu(2 ** 53), new RegExp(`${at} in body should be less than or equal to 9007199254740991`));
+      await refusedSpec(t, ns, 'boolean', cpu(true), new RegExp(`${at} in body must be of type integer,string: "boolean"`));
+      for (const [name, spelling] of [
+        ['negative-string', '-1'],
+        ['exponent', '1e3'],
+        ['too-fine', '0.0000001'],
+        ['too-long', '12345678901234567'],
+      ]) {
+        await refusedSpec(t, ns, name!, cpu(spelling), new RegExp(`${at} in body should match`));
+      }
+    },
+  );
+
   if (target === 'envtest') {
-    test.serial('[envtest] canonicalQuantity writes what a real API server stores', async (t) => {
+    test.serial('[envtest] kubectl explain customapp.spec.resources.requests says how a quantity is written', async (t) => {
+      // The API server publishes a new CRD's OpenAPI a moment after the CRD is established.
+      const explained = await eventually('kubectl explain answers', async () => {
+        const run = await scenario.cluster.kubectl(['explain', 'customapp.spec.resources.requests']);
+        return run.code === 0 ? run : undefined;
+      });
+      // kubectl wraps the text to its width: compare it with the spaces and line breaks made one space.
+      const text = explained.stdout.replace(/\s+/g, ' ');
+      for (const said of [
+        'cpu <Object> CPU: a quoted quantity ("250m", "0.5", "2") or a whole number, unquoted as in a Pod (2).',
+        'memory <Object> Memory: a quoted quantity ("128Mi", "1.5Gi", "1G") or a whole number of bytes, unquoted as in a Pod (1073741824).',
+        'A fraction is quoted ("0.5") or written in milli ("500m"); a number is at most 9007199254740991.',
+      ]) {
+        t.true(text.includes(said), `${said} in ${explained.stdout}`);
+      }
+    });
+
+    test.serial('[envtest] canonicalQuantity writes what a real API server stores, for strings and whole numbers', async (t) => {
       const ns = 'resources-oracle';
       await createNamespace(scenario.admin, ns);
-      const given = [
+      const random = randomQuantities(t, 200, 100);
+      const given: (string | number)[] = [
         '0',
         '500m',
         '1000m',
@@ -117,7 +185,11 @@ for (const target of selectedTargets()) {
         // Fractions, rounding up to milliunits, the largest amounts, and spellings the API server keeps as written.
         ...'0.5 1.5 0.125 2.5k 1.5M 0.000001m 0.000002 0.0005 3.629594 84969907.736m 1.5Gi 0.5Gi 0.5Ki 0.1Ki 1.1Ki'.split(' '),
         ...'100000000T 999999999Ti 1.125 1.500 2.250k 1.001 7Ki 1025Mi 8Ki'.split(' '),
-        ...randomQuantities(t, 200),
+        // Plain integers of up to 16 digits, and whole numbers sent unquoted (JSON numbers), as a Pod reads them.
+        ...'1073741824 9999999999999999 1234567890123000'.split(' '),
+        ...[0, 1, 2, 1000, 1500, 1073741824, 10_000_000_000, Number.MAX_SAFE_INTEGER],
+        ...random.strings,
+        ...random.numbers,
       ];
       // One container per spelling, as its CPU request (the canonical form does not depend on the resource's name).
       const containers = given.map((quantity, index) => ({
@@ -141,7 +213,7 @@ for (const target of selectedTargets()) {
       const differing = stored.spec.template.spec.containers.flatMap((container, index) => {
         const ours = canonicalQuantity(given[index]!);
         const theirs = container.resources?.requests?.cpu;
-        return theirs === ours ? [] : [`${given[index]}: the API server stores ${theirs}, canonicalQuantity gives ${ours}`];
+        return theirs === ours ? [] : [`${JSON.stringify(given[index])}: the API server stores ${theirs}, canonicalQuantity gives ${ours}`];
       });
       t.deepEqual(differing, []);
       t.is(stored.spec.template.spec.containers.length, given.length);
@@ -150,29 +222,42 @@ for (const target of selectedTargets()) {
 }
 
 /**
- * `count` spellings the CRD's RESOURCE_QUANTITY accepts, from fast-check (QUANTITY_SEED repeats a run; the seed is
- * logged): an integer part, maybe a fraction, maybe a suffix.
+ * `strings` spellings the CRD's RESOURCE_QUANTITY accepts (an integer part, maybe a fraction, maybe a suffix; or a plain
+ * integer of up to 16 digits) and `numbers` whole numbers its maximum accepts, from fast-check (QUANTITY_SEED repeats a
+ * run; the seed is logged).
  */
-function randomQuantities(t: { log(...values: unknown[]): void }, count: number): string[] {
+function randomQuantities(
+  t: { log(...values: unknown[]): void },
+  strings: number,
+  numbers: number,
+): { strings: string[]; numbers: number[] } {
   const seed = Number(process.env.QUANTITY_SEED ?? Date.now() % 2 ** 31);
   t.log(`random quantities: QUANTITY_SEED=${seed}`);
   const digits = (min: number, max: number) =>
     fc.array(fc.constantFrom(...'0123456789'), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
-  const quantity = fc
-    .tuple(
-      fc.oneof(
-        fc.constant('0'),
-        fc.tuple(fc.constantFrom(...'123456789'), digits(0, 8)).map(([first, rest]) => first + rest),
-      ),
-      fc.option(
-        digits(1, 6).map((fraction) => `.${fraction}`),
-        { nil: '' },
-      ),
-      fc.constantFrom('', 'm', 'k', 'M', 'G', 'T', 'Ki', 'Mi', 'Gi', 'Ti'),
-    )
-    .map((parts) => parts.join(''));
-  const samples = fc.sample(quantity, { numRuns: count, seed });
+  const nonZero = (more: number, most: number) =>
+    fc.tuple(fc.constantFrom(...'123456789'), digits(more, most)).map(([first, rest]) => first + rest);
+  const quantity = fc.oneof(
+    fc
+      .tuple(
+        fc.oneof(fc.constant('0'), nonZero(0, 8)),
+        fc.option(
+          digits(1, 6).map((fraction) => `.${fraction}`),
+          { nil: '' },
+        ),
+        fc.constantFrom('', 'm', 'k', 'M', 'G', 'T', 'Ki', 'Mi', 'Gi', 'Ti'),
+      )
+      .map((parts) => parts.join('')),
+    nonZero(9, 15),
+  );
+  const samples = fc.sample(quantity, { numRuns: strings, seed });
   const pattern = new RegExp(RESOURCE_QUANTITY);
   for (const sample of samples) if (!pattern.test(sample)) throw new Error(`the generator made ${sample}, which the schema refuses`);
-  return samples;
+  // Small counts, round thousands (written with a suffix) and the whole range up to 2^53 - 1.
+  const whole = fc.oneof(
+    fc.nat(4096),
+    fc.nat(10 ** 9).map((n) => n * 1000),
+    fc.maxSafeNat(),
+  );
+  return { strings: samples, numbers: fc.sample(whole, { numRuns: numbers, seed }) };
 }

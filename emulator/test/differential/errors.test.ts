@@ -228,6 +228,29 @@ test('custom resource validation: types, ranges, patterns, lengths, required, an
         { apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name: 'nospec' } },
       ],
       ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('Bad.Name_', { image: 'x' })],
+      // Quantities are int-or-string: a whole number or a string of the pattern; a fraction, a boolean, a negative
+      // number, one past the maximum and a string off the pattern are refused.
+      [
+        'POST',
+        `/apis/app.example.com/v1/namespaces/${ns}/customapps`,
+        customApp('quantities', {
+          image: 'x',
+          resources: { requests: { cpu: 0.5, memory: -1 }, limits: { cpu: true, memory: 2 ** 53 } },
+        }),
+      ],
+      [
+        'POST',
+        `/apis/app.example.com/v1/namespaces/${ns}/customapps`,
+        customApp('spellings', { image: 'x', resources: { requests: { cpu: '1e3', memory: '-1' } } }),
+      ],
+      [
+        'POST',
+        `/apis/app.example.com/v1/namespaces/${ns}/customapps`,
+        customApp('whole', {
+          image: 'x',
+          resources: { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: '1.5', memory: 2 ** 53 - 1 } },
+        }),
+      ],
       ['POST', `/apis/app.example.com/v1/namespaces/${ns}/customapps`, customApp('ok', { image: 'x' })],
       ['PUT', `/apis/app.example.com/v1/namespaces/${ns}/customapps/ok`, customApp('ok', { image: 'y' })],
       ['PUT', `/apis/app.example.com/v1/namespaces/${ns}/customapps/missing`, customApp('missing', { image: 'y' })],

@@ -36,17 +36,25 @@ function controllerWith(
   };
 }
 
+/**
+ * Lets `ms` of virtual time pass `stepMs` at a time, the promises settling before each step and after the last, so
+ * that each timer's reconcile runs (and schedules its next timer) before time moves on.
+ */
+async function runFor(clock: VirtualClock, ms: number, stepMs: number): Promise<void> {
+  for (let passed = 0; passed < ms; passed += stepMs) {
+    await settle();
+    clock.advance(stepMs);
+  }
+  await settle();
+}
+
 test('an error is retried with the per-key backoff, and a success ends the retries', async (t) => {
   const clock = new VirtualClock();
   const reconciler = scripted(clock, [new Error('boom'), new Error('boom'), {}]);
   const { controller, metrics } = controllerWith(reconciler, clock);
   controller.start();
   controller.enqueue('ns/a', { source: 'test', reason: 'added' });
-  for (let step = 0; step < 40; step += 1) {
-    await settle();
-    clock.advance(1);
-  }
-  await settle();
+  await runFor(clock, 40, 1);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
     [0, 5, 15],
@@ -65,10 +73,7 @@ test('requeueAfter runs the key again after that delay; a 409 is a requeue, not 
   const { controller, metrics } = controllerWith(reconciler, clock);
   controller.start();
   controller.enqueue('ns/a', { source: 'test', reason: 'added' });
-  for (let step = 0; step < 30; step += 1) {
-    await settle();
-    clock.advance(5);
-  }
+  await runFor(clock, 150, 5);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
     [0, 100, 105],

@@ -36,6 +36,21 @@ function controllerWith(
   };
 }
 
+/** A started controller of one worker whose reconciler plays `outcomes`, with `ns/a` queued. */
+function startedOnA(outcomes: Parameters<typeof scripted>[1]): {
+  clock: VirtualClock;
+  reconciler: ReturnType<typeof scripted>;
+  controller: Controller;
+  metrics: OperatorMetrics;
+} {
+  const clock = new VirtualClock();
+  const reconciler = scripted(clock, outcomes);
+  const { controller, metrics } = controllerWith(reconciler, clock);
+  controller.start();
+  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  return { clock, reconciler, controller, metrics };
+}
+
 /**
  * Lets `ms` of virtual time pass `stepMs` at a time, the promises settling before each step and after the last, so
  * that each timer's reconcile runs (and schedules its next timer) before time moves on.
@@ -49,11 +64,7 @@ async function runFor(clock: VirtualClock, ms: number, stepMs: number): Promise<
 }
 
 test('an error is retried with the per-key backoff, and a success ends the retries', async (t) => {
-  const clock = new VirtualClock();
-  const reconciler = scripted(clock, [new Error('boom'), new Error('boom'), {}]);
-  const { controller, metrics } = controllerWith(reconciler, clock);
-  controller.start();
-  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  const { clock, reconciler, controller, metrics } = startedOnA([new Error('boom'), new Error('boom'), {}]);
   await runFor(clock, 40, 1);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
@@ -67,12 +78,8 @@ test('an error is retried with the per-key backoff, and a success ends the retri
 });
 
 test('requeueAfter runs the key again after that delay; a 409 is a requeue, not an error', async (t) => {
-  const clock = new VirtualClock();
   const conflict = new ApiError('conflict', 409, { reason: 'Conflict' });
-  const reconciler = scripted(clock, [{ requeueAfterMs: 100 }, conflict, {}]);
-  const { controller, metrics } = controllerWith(reconciler, clock);
-  controller.start();
-  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  const { clock, reconciler, controller, metrics } = startedOnA([{ requeueAfterMs: 100 }, conflict, {}]);
   await runFor(clock, 150, 5);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
@@ -136,15 +143,11 @@ test('one key is never reconciled twice at once, while other keys run in paralle
 });
 
 test('stop lets the reconcile in flight finish, then drops what is queued', async (t) => {
-  const clock = new VirtualClock();
   let finish!: () => void;
   const slow = new Promise<Result>((resolve) => {
     finish = () => resolve({});
   });
-  const reconciler = scripted(clock, [() => slow]);
-  const { controller } = controllerWith(reconciler, clock);
-  controller.start();
-  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  const { controller, reconciler } = startedOnA([() => slow]);
   await settle();
   controller.enqueue('ns/b', { source: 'test', reason: 'added' });
   let stopped = false;

@@ -124,7 +124,10 @@ export interface RunHeader {
   readonly machine: { readonly cpus: number; readonly memoryGiB: number; readonly node: string; readonly platform: string };
 }
 
-/** The header of a run of `command` that started at `startedAt`; `finishedAt` is the time of the call, so each snapshot written after a session says how far the run got. */
+/**
+ * The header of a run of `command` that started at `startedAt`; `finishedAt` is the time of the call, so each snapshot
+ * written after a session says how far the run got.
+ */
 export function runHeader(startedAt: string, command: string, options: Pick<BenchOptions, 'profile' | 'target'>): RunHeader {
   return {
     startedAt,

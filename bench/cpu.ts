@@ -28,6 +28,24 @@ export function processCpuSeconds(pid: number, read: (path: string) => string = 
   return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / CLOCK_TICKS : undefined;
 }
 
+/** The processes of a session whose CPU is counted: the participant (once spawned) and the API server's binaries. */
+export interface SessionProcesses {
+  readonly participant: { readonly alive: boolean; readonly pid: number } | undefined;
+  readonly server: { readonly apiserver?: number; readonly etcd?: number };
+}
+
+/**
+ * CPU seconds used so far by a session's processes, by role. The participant counts 0 while it is not running (a
+ * phase that spawns it counts from there); a server binary the session does not know (the emulator has no etcd) is
+ * left out.
+ */
+export function sessionCpu({ participant, server }: SessionProcesses, read?: (path: string) => string): CpuSeconds {
+  const cpu: CpuSeconds = { operator: participant?.alive ? processCpuSeconds(participant.pid, read) : 0 };
+  if (server.apiserver !== undefined) cpu.apiserver = processCpuSeconds(server.apiserver, read);
+  if (server.etcd !== undefined) cpu.etcd = processCpuSeconds(server.etcd, read);
+  return cpu;
+}
+
 /** The pids of the binaries whose command line holds `needle` (envtest's temporary directory), by role. */
 export function findServerProcesses(needle: string): { apiserver?: number; etcd?: number } {
   const found: { apiserver?: number; etcd?: number } = {};

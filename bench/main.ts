@@ -1,13 +1,13 @@
 // `npm run bench`: runs every participant at every size, each on a fresh API server, and writes the report, JSON and chart.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { renderChart } from './chart.js';
 import { buildPeer, prepareRunner, RECONCILE_WORKERS } from './operator-process.js';
 import { PARTICIPANT_LABELS, parseOptions, sessionPlan, type BenchOptions } from './options.js';
 import { createProgress, type Progress } from './progress.js';
 import { renderReport, requestsTable, resourcesTable, sizeLabel } from './report.js';
-import type { BenchResults, SessionResult } from './results.js';
+import { type BenchResults, runHeader, type SessionResult } from './results.js';
 import { runSession } from './session.js';
 import { shardTable } from './shards/report.js';
 import { runShardBench, shardResultFiles } from './shards/run.js';
@@ -61,12 +61,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
   const sessions: SessionResult[] = [];
   const plan = sessionPlan(options);
   const snapshot = (): BenchResults => ({
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    command,
-    profile: options.profile.name,
-    target: options.target,
-    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    ...runHeader(startedAt, command, options),
     settings: {
       ...options.profile,
       sizes: options.sizes,

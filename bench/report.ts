@@ -1,6 +1,6 @@
 // The Markdown report of a benchmark run: the side-by-side tables and the targets for ours, from the raw figures.
 import { isWorkloadParticipant, PARTICIPANT_LABELS, type Participant } from './options.js';
-import type { BenchResults, PhaseResult, SessionResult } from './results.js';
+import type { BenchResults, PhaseResult, RunHeader, SessionResult } from './results.js';
 import { byVerb, VERBS, type RequestCounts } from './stats.js';
 
 const label = (participant: Participant): string => (participant === 'ours' ? '**ours**' : PARTICIPANT_LABELS[participant]);
@@ -394,6 +394,15 @@ export function targetsTable(checks: readonly TargetCheck[]): string {
   );
 }
 
+/** A report's line under its title: the command, when it ran, the machine, and the API server its sessions met. */
+export function runLine(results: RunHeader, sessions: readonly { readonly serverVersion?: string }[]): string {
+  const { machine } = results;
+  return (
+    `\`${results.command}\` · ${results.startedAt} → ${results.finishedAt} · ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}` +
+    ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'}`
+  );
+}
+
 /** The whole report: settings, the two tables, the targets, and the sessions that failed. */
 export function renderReport(results: BenchResults, chartFile?: string): string {
   const sessions = [...results.sessions].sort((a, b) => a.size - b.size);
@@ -401,8 +410,7 @@ export function renderReport(results: BenchResults, chartFile?: string): string 
   const lines = [
     `# Benchmark results (${results.profile}, ${results.target})`,
     '',
-    `\`${results.command}\` · ${results.startedAt} → ${results.finishedAt} · ${results.machine.cpus} CPUs, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}` +
-      ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'}`,
+    runLine(results, sessions),
     '',
     '## API requests',
     "Requests of the operator's own identity, from the API server's audit log (envtest) or the operator's own client (emulator).",

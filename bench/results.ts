@@ -1,5 +1,6 @@
 // The raw figures of a benchmark run, as written to results.json and read by the report and the chart.
-import type { BenchTarget, Participant } from './options.js';
+import { cpus, totalmem } from 'node:os';
+import type { BenchOptions, BenchTarget, Participant } from './options.js';
 import type { CpuSeconds } from './cpu.js';
 import type { LatencySummary, RequestCounts } from './stats.js';
 
@@ -113,13 +114,32 @@ export interface SessionResult {
   readonly error?: string;
 }
 
-export interface BenchResults {
+/** What every results file records of its run: the command, when it ran, on what profile and target, on which machine. */
+export interface RunHeader {
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly command: string;
   readonly profile: string;
   readonly target: BenchTarget;
   readonly machine: { readonly cpus: number; readonly memoryGiB: number; readonly node: string; readonly platform: string };
+}
+
+/**
+ * The header of a run of `command` that started at `startedAt`; `finishedAt` is the time of the call, so each snapshot
+ * written after a session says how far the run got.
+ */
+export function runHeader(startedAt: string, command: string, options: Pick<BenchOptions, 'profile' | 'target'>): RunHeader {
+  return {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    command,
+    profile: options.profile.name,
+    target: options.target,
+    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+  };
+}
+
+export interface BenchResults extends RunHeader {
   readonly settings: Record<string, unknown>;
   readonly sessions: readonly SessionResult[];
 }

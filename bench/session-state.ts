@@ -6,7 +6,7 @@ import { KubeClient } from '../operator/kube/client.js';
 import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
-import { type CpuSeconds, diffCpu, processCpuSeconds } from './cpu.js';
+import { type CpuSeconds, diffCpu, sessionCpu } from './cpu.js';
 import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan, type PlannedApp } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
 import { startOperatorProcess, type OperatorProcess, type RunnerCommand } from './operator-process.js';
@@ -105,11 +105,7 @@ export class Session {
    * there), kube-apiserver and etcd.
    */
   cpu(): CpuSeconds {
-    const cpu: CpuSeconds = { operator: this.operator?.alive ? processCpuSeconds(this.operator.pid) : 0 };
-    const { apiserver, etcd } = this.server.pids;
-    if (apiserver !== undefined) cpu.apiserver = processCpuSeconds(apiserver);
-    if (etcd !== undefined) cpu.etcd = processCpuSeconds(etcd);
-    return cpu;
+    return sessionCpu({ participant: this.operator, server: this.server.pids });
   }
 
   /**

@@ -1,15 +1,10 @@
 // The shard table (RSS per shard, cold start, failovers by shard count) and the scale-out goals, met or missed and why.
-import { formatNumber, sizeLabel, table, type TargetCheck, targetsTable } from '../report.js';
+import { formatNumber, runLine, sizeLabel, table, type TargetCheck, targetsTable } from '../report.js';
+import type { RunHeader } from '../results.js';
 import type { FailoverResult, ShardSessionResult } from './session.js';
 
 /** The raw figures of a `--shards` run, as written to its JSON. */
-export interface ShardBenchResults {
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly command: string;
-  readonly profile: string;
-  readonly target: string;
-  readonly machine: { readonly cpus: number; readonly memoryGiB: number; readonly node: string };
+export interface ShardBenchResults extends RunHeader {
   readonly runner: string;
   readonly sessions: readonly ShardSessionResult[];
 }
@@ -117,8 +112,7 @@ export function renderShardReport(results: ShardBenchResults): string {
   const lines = [
     `# Shard benchmark (${results.profile}, ${results.target})`,
     '',
-    `\`${results.command}\` · ${results.startedAt} → ${results.finishedAt} · ${results.machine.cpus} CPUs, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}` +
-      ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'} · operator/main.ts as a ${results.runner}`,
+    `${runLine(results, sessions)} · operator/main.ts as a ${results.runner}`,
     '',
     '## Shards side by side',
     'Each row: N CustomApps on a fresh API server, then that many `operator/main.ts --sharding` processes started at once.',

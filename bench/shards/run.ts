@@ -1,9 +1,10 @@
 // `npm run bench -- --shards 1,2,4`: each shard count at each size on a fresh API server; the table and its JSON.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchOptions } from '../options.js';
 import type { Progress } from '../progress.js';
+import { runHeader } from '../results.js';
 import { sizeLabel } from '../report.js';
 import { prepareShardCommand } from './process.js';
 import { renderShardReport, type ShardBenchResults } from './report.js';
@@ -29,12 +30,7 @@ export async function runShardBench(
   const sessions: ShardSessionResult[] = [];
   const plan = options.sizes.flatMap((size) => options.shards.map((shards) => ({ size, shards })));
   const snapshot = (): ShardBenchResults => ({
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    command,
-    profile: options.profile.name,
-    target: options.target,
-    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+    ...runHeader(startedAt, command, options),
     runner: shardCommand.mode,
     sessions,
   });

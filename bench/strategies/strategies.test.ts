@@ -117,13 +117,19 @@ test('the switch builds every strategy by its name, and refuses an unknown name'
   });
 });
 
-test('naive-get GETs the ConfigMap on every state, watches nothing and never emits', async (t) => {
-  const api = new FakeApi();
-  api.write('ns', 'config', { key: 'one' });
-  const source = createSource('naive-get', contextFor(api));
+/** A source of the strategy in which `ns/app` uses the ConfigMap `config`, and the changes it emits from the start. */
+function appUsingConfig(name: string, api: FakeApi): { source: ReturnType<typeof createSource>; changes: DependencyState[] } {
+  const source = createSource(name, contextFor(api));
   const changes: DependencyState[] = [];
   source.changes.subscribe((state) => changes.push(state));
   source.use('ns/app', [ref('config')]);
+  return { source, changes };
+}
+
+test('naive-get GETs the ConfigMap on every state, watches nothing and never emits', async (t) => {
+  const api = new FakeApi();
+  api.write('ns', 'config', { key: 'one' });
+  const { source, changes } = appUsingConfig('naive-get', api);
   t.like(await source.state(ref('config')), { exists: true, hash: contentHash({ data: { key: 'one' } }) });
   api.write('ns', 'config', { key: 'two' });
   t.like(await source.state(ref('config')), { exists: true, hash: contentHash({ data: { key: 'two' } }) });
@@ -139,10 +145,7 @@ test('static-indexed caches every ConfigMap and emits content changes of referen
   const api = new FakeApi();
   api.write('ns', 'config', { key: 'one' });
   api.write('ns', 'unrelated', { key: 'x' });
-  const source = createSource('static-indexed', contextFor(api));
-  const changes: DependencyState[] = [];
-  source.changes.subscribe((state) => changes.push(state));
-  source.use('ns/app', [ref('config')]);
+  const { source, changes } = appUsingConfig('static-indexed', api);
   await eventually('the cache syncs', async () => (await source.state(ref('config'))) !== undefined, 5000);
   t.is(source.cachedObjects(), 2);
   t.like(
@@ -164,10 +167,7 @@ test('static-list-all LISTs every CustomApp for each ConfigMap event, related or
   const api = new FakeApi();
   api.apps.push({ metadata: { namespace: 'ns', name: 'app' }, spec: { image: 'x', configMapName: 'config' } } as KubeObject);
   api.write('ns', 'config', { key: 'one' });
-  const source = createSource('static-list-all', contextFor(api));
-  const changes: DependencyState[] = [];
-  source.changes.subscribe((state) => changes.push(state));
-  source.use('ns/app', [ref('config')]);
+  const { source, changes } = appUsingConfig('static-list-all', api);
   await eventually('the cache syncs', async () => (await source.state(ref('config'))) !== undefined, 5000);
   api.write('ns', 'unrelated', { key: 'x' });
   api.write('ns', 'config', { key: 'two' });

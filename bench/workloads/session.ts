@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import { type CpuSeconds, diffCpu, processCpuSeconds } from '../cpu.js';
+import { type CpuSeconds, diffCpu, sessionCpu } from '../cpu.js';
 import type { LoadPlan } from '../load.js';
 import { ConfigMapDeliveries, type Clock } from '../observers.js';
 import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
@@ -79,12 +79,9 @@ export class WorkloadSession {
     return this.process;
   }
 
+  /** CPU seconds used so far by the participant (0 before it is spawned), kube-apiserver and etcd. */
   cpu(): CpuSeconds {
-    const cpu: CpuSeconds = { operator: this.process?.alive ? processCpuSeconds(this.process.pid) : 0 };
-    const { apiserver, etcd } = this.server.pids;
-    if (apiserver !== undefined) cpu.apiserver = processCpuSeconds(apiserver);
-    if (etcd !== undefined) cpu.etcd = processCpuSeconds(etcd);
-    return cpu;
+    return sessionCpu({ participant: this.process, server: this.server.pids });
   }
 
   /** The participant's requests other than watches so far, as the server counts them (-1 when it counts none). */

@@ -36,17 +36,36 @@ function controllerWith(
   };
 }
 
-test('an error is retried with the per-key backoff, and a success ends the retries', async (t) => {
+/** A started controller of one worker whose reconciler plays `outcomes`, with `ns/a` queued. */
+function startedOnA(outcomes: Parameters<typeof scripted>[1]): {
+  clock: VirtualClock;
+  reconciler: ReturnType<typeof scripted>;
+  controller: Controller;
+  metrics: OperatorMetrics;
+} {
   const clock = new VirtualClock();
-  const reconciler = scripted(clock, [new Error('boom'), new Error('boom'), {}]);
+  const reconciler = scripted(clock, outcomes);
   const { controller, metrics } = controllerWith(reconciler, clock);
   controller.start();
   controller.enqueue('ns/a', { source: 'test', reason: 'added' });
-  for (let step = 0; step < 40; step += 1) {
+  return { clock, reconciler, controller, metrics };
+}
+
+/**
+ * Lets `ms` of virtual time pass `stepMs` at a time, the promises settling before each step and after the last, so
+ * that each timer's reconcile runs (and schedules its next timer) before time moves on.
+ */
+async function runFor(clock: VirtualClock, ms: number, stepMs: number): Promise<void> {
+  for (let passed = 0; passed < ms; passed += stepMs) {
     await settle();
-    clock.advance(1);
+    clock.advance(stepMs);
   }
   await settle();
+}
+
+test('an error is retried with the per-key backoff, and a success ends the retries', async (t) => {
+  const { clock, reconciler, controller, metrics } = startedOnA([new Error('boom'), new Error('boom'), {}]);
+  await runFor(clock, 40, 1);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
     [0, 5, 15],
@@ -59,16 +78,9 @@ test('an error is retried with the per-key backoff, and a success ends the retri
 });
 
 test('requeueAfter runs the key again after that delay; a 409 is a requeue, not an error', async (t) => {
-  const clock = new VirtualClock();
   const conflict = new ApiError('conflict', 409, { reason: 'Conflict' });
-  const reconciler = scripted(clock, [{ requeueAfterMs: 100 }, conflict, {}]);
-  const { controller, metrics } = controllerWith(reconciler, clock);
-  controller.start();
-  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
-  for (let step = 0; step < 30; step += 1) {
-    await settle();
-    clock.advance(5);
-  }
+  const { clock, reconciler, controller, metrics } = startedOnA([{ requeueAfterMs: 100 }, conflict, {}]);
+  await runFor(clock, 150, 5);
   t.deepEqual(
     reconciler.calls.map((call) => call.at),
     [0, 100, 105],
@@ -131,15 +143,11 @@ test('one key is never reconciled twice at once, while other keys run in paralle
 });
 
 test('stop lets the reconcile in flight finish, then drops what is queued', async (t) => {
-  const clock = new VirtualClock();
   let finish!: () => void;
   const slow = new Promise<Result>((resolve) => {
     finish = () => resolve({});
   });
-  const reconciler = scripted(clock, [() => slow]);
-  const { controller } = controllerWith(reconciler, clock);
-  controller.start();
-  controller.enqueue('ns/a', { source: 'test', reason: 'added' });
+  const { controller, reconciler } = startedOnA([() => slow]);
   await settle();
   controller.enqueue('ns/b', { source: 'test', reason: 'added' });
   let stopped = false;

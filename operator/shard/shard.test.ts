@@ -91,6 +91,15 @@ const turns = async (): Promise<void> => {
   for (let turn = 0; turn < 20; turn += 1) await Promise.resolve();
 };
 
+/** Shard a alone on the ring with its view `[a]` acknowledged (it acts on every key), and a key b would own once it joins. */
+async function aloneAcknowledged(): Promise<{ a: ReturnType<typeof shardOf>; ofB: string }> {
+  const a = shardOf('a');
+  a.ring.next([lease('a', 1)]);
+  await turns();
+  a.ring.next([lease('a', 2, ['a'])]);
+  return { a, ofB: KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'b')! };
+}
+
 test('a shard acts on nothing until its own Lease shows its acknowledgement, then on every key it owns alone', async (t) => {
   const { shard, ring, renewals } = shardOf('a');
   ring.next([lease('a', 1)]);
@@ -122,11 +131,7 @@ test("a member that joins takes its keys only once the old owner's Lease shows i
 });
 
 test('a shard gives keys up only after its reconciles on them ended, then acknowledges the view that moves them', async (t) => {
-  const a = shardOf('a');
-  a.ring.next([lease('a', 1)]);
-  await turns();
-  a.ring.next([lease('a', 2, ['a'])]);
-  const ofB = KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'b')!;
+  const { a, ofB } = await aloneAcknowledged();
   t.true(a.shard.enter(ofB));
   // b joins: a stops starting b's keys at once, but keeps its acknowledgement of [a] while one is in flight.
   a.ring.next([lease('a', 2, ['a']), lease('b', 1)]);
@@ -143,11 +148,7 @@ test('a shard gives keys up only after its reconciles on them ended, then acknow
 });
 
 test('a key refused while out of scope and taken back with its caches unchanged is queued once the shard may act on it', async (t) => {
-  const a = shardOf('a');
-  a.ring.next([lease('a', 1)]);
-  await turns();
-  a.ring.next([lease('a', 2, ['a'])]);
-  const ofB = KEYS.find((key) => ownerOf(key, ['a', 'b']) === 'b')!;
+  const { a, ofB } = await aloneAcknowledged();
   // b joins and a gives its keys up; a's caches have not listed again yet, so a change of one still queues it here.
   a.ring.next([lease('a', 2, ['a']), lease('b', 1)]);
   await turns();

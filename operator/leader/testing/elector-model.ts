@@ -85,20 +85,28 @@ function network(plan: ProcessPlan, clock: VirtualClock, random: () => number): 
   return () => {
     let at = clock.now() - plan.startAtMs;
     const current = plan.network.find((each) => (at -= each.forMs) < 0) ?? plan.network.at(-1)!;
-    const transitMs = Math.floor(random() * (current.mode === 'healthy' ? 20 : MAX_TRANSIT_MS));
-    switch (current.mode) {
-      case 'healthy':
-        return { transitMs, answer: { delayMs: Math.floor(random() * 20) } };
-      case 'slow':
-        return { transitMs, answer: { delayMs: Math.floor(random() * 4_000) } };
-      case 'lossy':
-        return { transitMs, answer: random() < 1 / 3 ? 'lost' : { delayMs: Math.floor(random() * 300) } };
-      case 'deaf':
-        return { transitMs, answer: 'lost' };
-      case 'partitioned':
-        return { transitMs: 'lost', answer: 'lost' };
-    }
+    return deliveryIn(current.mode, random, 4_000);
   };
+}
+
+/**
+ * The fate of one request sent while the network is in `mode` (see {@link NetworkPhase}); a slow answer comes up to
+ * `slowMs` late. It draws from `random` in the same order whatever the mode, so that a seed replays the same run.
+ */
+export function deliveryIn(mode: NetworkPhase['mode'], random: () => number, slowMs: number): Delivery {
+  const transitMs = Math.floor(random() * (mode === 'healthy' ? 20 : MAX_TRANSIT_MS));
+  switch (mode) {
+    case 'healthy':
+      return { transitMs, answer: { delayMs: Math.floor(random() * 20) } };
+    case 'slow':
+      return { transitMs, answer: { delayMs: Math.floor(random() * slowMs) } };
+    case 'lossy':
+      return { transitMs, answer: random() < 1 / 3 ? 'lost' : { delayMs: Math.floor(random() * 300) } };
+    case 'deaf':
+      return { transitMs, answer: 'lost' };
+    case 'partitioned':
+      return { transitMs: 'lost', answer: 'lost' };
+  }
 }
 
 /** The wall clock of a process: true (virtual) time plus every step taken so far. */

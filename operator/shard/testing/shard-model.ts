@@ -7,8 +7,8 @@ import type { Lease } from '../../kube/objects.js';
 import { LeaderElector } from '../../leader/leader-elector.js';
 import {
   checkScenarios,
+  deliveryIn,
   type ElectorCheckOptions,
-  MAX_TRANSIT_MS,
   MODEL_TIMINGS,
   prng,
   timersWithWallNow,
@@ -228,18 +228,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const network = (): Delivery => {
       const now = clock.now();
       if (crashed || pausedUntil(now) !== undefined) return { transitMs: 'lost', answer: 'lost' };
-      const { mode } = phaseAt(now);
-      const transitMs = Math.floor(random() * (mode === 'healthy' ? 20 : MAX_TRANSIT_MS));
-      switch (mode) {
-        case 'healthy':
-          return { transitMs, answer: { delayMs: Math.floor(random() * 20) } };
-        case 'slow':
-          return { transitMs, answer: { delayMs: Math.floor(random() * 1_500) } };
-        case 'lossy':
-          return { transitMs, answer: random() < 1 / 3 ? 'lost' : { delayMs: Math.floor(random() * 300) } };
-        case 'partitioned':
-          return { transitMs: 'lost', answer: 'lost' };
-      }
+      return deliveryIn(phaseAt(now).mode, random, 1_500);
     };
     /** A watch event arrives after the network lets it: at the end of a partition or a freeze, in order. */
     const watchDelay = (): number => {

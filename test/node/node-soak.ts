@@ -533,6 +533,7 @@ async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[]
     const restartsAfter = await operatorRestarts(node, processStarts);
     const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
     recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
+    if (options.artifactsDir) await saveOperatorLogs(run.cluster, options.artifactsDir, `fault-${recoveries.length}-`);
     log(
       `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
     );
@@ -655,12 +656,22 @@ function podState(pod: any): string {
 async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   copyFileSync(cluster.node!.auditLogPath, join(dir, 'audit.log'));
+  await saveOperatorLogs(cluster, dir);
+}
+
+/**
+ * Writes every operator pod's log and its previous container's into `dir`, each name prefixed with `prefix`. Called
+ * after each fault too: the kubelet keeps one dead container per pod, so a container killed twice loses the log of
+ * the first, the one that held the Lease when a later fault struck.
+ */
+async function saveOperatorLogs(cluster: TestCluster, dir: string, prefix = ''): Promise<void> {
+  mkdirSync(dir, { recursive: true });
   const { pods } = await operatorPods(cluster.node!, INSTALL);
   for (const pod of pods) {
     for (const previous of [false, true]) {
       const args = ['-n', OPERATOR_NAMESPACE, 'logs', pod.metadata.name, ...(previous ? ['--previous'] : [])];
       const answer = await cluster.kubectl(args);
-      if (answer.code === 0) writeFileSync(join(dir, `${pod.metadata.name}${previous ? '.previous' : ''}.log`), answer.stdout);
+      if (answer.code === 0) writeFileSync(join(dir, `${prefix}${pod.metadata.name}${previous ? '.previous' : ''}.log`), answer.stdout);
     }
   }
 }

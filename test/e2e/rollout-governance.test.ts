@@ -1,5 +1,6 @@
 // Rollout governance against each API target: the budget's queue and order, coalesced edits, spec changes, the flap
-// breaker, pause and debounce, a failed rollout, a restart that rebuilds the queue, and the schema of spec.rollout.
+// breaker, pause and debounce, a failed rollout, a restart that rebuilds the queue (and counts no scale as a rollout),
+// and the schema of spec.rollout.
 // No Deployment controller runs on the API targets: a rollout completes (or fails) when the test writes the
 // Deployment's status as the admin, as kube-controller-manager would.
 import test, { type ExecutionContext } from 'ava';
@@ -7,6 +8,8 @@ import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../api/customapp.
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
+import { rolloutCause } from '../../operator/governance/rollout-cause.js';
+import { rolloutProgress } from '../../operator/governance/rollout-progress.js';
 import { endedRolloutStatus, pausedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
@@ -392,6 +395,51 @@ for (const target of selectedTargets()) {
         await eventually(`${name} Ready`, async () => (await ready(ns, name)) === 'True Ready');
         t.is((await deploymentOf(ns, name)).metadata.generation! - generations[name]!, 1, `${name} rolled once`);
       }
+    },
+  );
+
+  test.serial(
+    `[${target}] a scale after a content rollout ended, before the status recorded its end, then a restart: the rebuild takes no slot for it`,
+    async (t) => {
+      const ns = 'gov-scale';
+      const names = ['c1', 'c2'];
+      const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
+      const firstOperator = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts: settings });
+      let stopped = false;
+      t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
+      await readyApps(ns, names);
+      await edit(ns, 'shared', '2');
+      const [rolling] = await eventually('one rolls, one waits', async () => {
+        const found = await runningValue(ns, names, '2');
+        return found.length === 1 && (await queueOrder(ns, names)).length === 1 ? found : undefined;
+      });
+      const [waiting] = await queueOrder(ns, names);
+      await eventually(`${rolling}'s status says its rollout is in progress`, async () => {
+        const last = (await appOf(ns, rolling!)).status?.lastRollout;
+        return last?.trigger === 'ConfigMap' && last.result === 'InProgress';
+      });
+      const written = await deploymentOf(ns, rolling!);
+      t.is(rolloutCause(written)?.templateGeneration, written.metadata.generation, 'the cause names the generation its write made');
+      await firstOperator.operator.stop();
+      stopped = true;
+
+      // While no operator runs: the rollout completes, then a scale (kubectl scale, an HPA) the controller has not observed.
+      await settle(ns, rolling!);
+      await scenario.cluster.kubectl(['-n', ns, 'scale', `deployment/${rolling}`, '--replicas=3']);
+      const scaled = await deploymentOf(ns, rolling!);
+      t.is(rolloutProgress(scaled).phase, 'InProgress', "kubectl's rules read the scale as a rollout");
+      t.is((await appOf(ns, rolling!)).status?.lastRollout?.result, 'InProgress', 'the status has not recorded the end');
+
+      const second = await operatorFor(t, ns, settings);
+      t.like(second.logs.find('rollout.rebuilt')[0], { inProgress: 0, queued: 1 }, 'the scaled app takes no slot');
+      await eventually(`${waiting} gets the one slot`, async () => (await runs(ns, waiting!)) === hash('2'));
+      await eventually(
+        `${rolling}'s status records its rollout as succeeded`,
+        async () => (await appOf(ns, rolling!)).status?.lastRollout?.result === 'Succeeded',
+      );
+      t.is((await deploymentOf(ns, rolling!)).spec.replicas, 3, "the scale is the user's: the operator leaves it");
+      await settle(ns, waiting!);
+      await eventually(`${waiting} Ready`, async () => (await ready(ns, waiting!)) === 'True Ready');
     },
   );
 

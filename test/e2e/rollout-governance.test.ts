@@ -98,6 +98,34 @@ for (const target of selectedTargets()) {
     }
     return queued.sort((a, b) => a.since.localeCompare(b.since) || a.name.localeCompare(b.name)).map((entry) => entry.name);
   };
+  /**
+   * Edits `shared` to V=2 and waits until `slots` of `names` roll it and the others wait: answers the rolling apps and
+   * the queue in its order.
+   */
+  const slotsTaken = async (ns: string, names: readonly string[], slots: number): Promise<{ rolling: string[]; queued: string[] }> => {
+    await edit(ns, 'shared', '2');
+    return eventually(`${slots} of ${names.length} apps roll V=2, the others wait`, async () => {
+      const rolling = await runningValue(ns, names, '2');
+      const queued = await queueOrder(ns, names);
+      return rolling.length === slots && queued.length === names.length - slots ? { rolling, queued } : undefined;
+    });
+  };
+  /** An operator on `ns` that the test stops itself to restart it (`stop`), or the teardown stops if the test ended first. */
+  const restartableOperator = async (
+    t: ExecutionContext,
+    ns: string,
+    rollouts: RolloutSettings,
+  ): Promise<{ stop: () => Promise<void> }> => {
+    const running = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts });
+    let stopped = false;
+    t.teardown(() => (stopped ? undefined : running.operator.stop()));
+    return {
+      stop: async () => {
+        await running.operator.stop();
+        stopped = true;
+      },
+    };
+  };
 
   test.serial(
     `[${target}] budget 2: five apps sharing a ConfigMap roll two at a time in queue order; three edits roll each queued app once, to the latest`,
@@ -110,11 +138,7 @@ for (const target of selectedTargets()) {
         await Promise.all(names.map(async (name) => [name, (await deploymentOf(ns, name)).metadata.generation!])),
       );
 
-      await edit(ns, 'shared', '2');
-      const first = await eventually('two apps roll V=2, three wait', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 2 && (await queueOrder(ns, names)).length === 3 ? rolling : undefined;
-      });
+      const { rolling: first } = await slotsTaken(ns, names, 2);
       await new Promise((done) => setTimeout(done, 500));
       t.is((await runningValue(ns, names, '2')).length, 2, 'still two: the others wait');
       const waiting = names.filter((name) => !first.includes(name));
@@ -209,12 +233,10 @@ for (const target of selectedTargets()) {
       const names = ['s1', 's2', 's3'];
       await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
       await readyApps(ns, names);
-      await edit(ns, 'shared', '2');
-      const [first] = await eventually('one app rolls', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 1 && (await queueOrder(ns, names)).length === 2 ? rolling : undefined;
-      });
-      const [next, last] = await queueOrder(ns, names);
+      const {
+        rolling: [first],
+        queued: [next, last],
+      } = await slotsTaken(ns, names, 1);
 
       // A new image for the last in line: it rolls at once, with the latest content.
       const app = await appOf(ns, last!);
@@ -357,22 +379,17 @@ for (const target of selectedTargets()) {
       const ns = 'gov-restart';
       const names = ['r1', 'r2', 'r3', 'r4'];
       const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
-      const firstOperator = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts: settings });
-      let stopped = false;
-      t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
+      const firstOperator = await restartableOperator(t, ns, settings);
       await readyApps(ns, names);
       const generations = Object.fromEntries(
         await Promise.all(names.map(async (name) => [name, (await deploymentOf(ns, name)).metadata.generation!])),
       );
-      await edit(ns, 'shared', '2');
-      const [rolling] = await eventually('one rolls, three wait', async () => {
-        const found = await runningValue(ns, names, '2');
-        return found.length === 1 && (await queueOrder(ns, names)).length === 3 ? found : undefined;
-      });
-      const order = await queueOrder(ns, names);
+      const {
+        rolling: [rolling],
+        queued: order,
+      } = await slotsTaken(ns, names, 1);
       const statuses = JSON.stringify(await Promise.all(names.map(async (name) => (await appOf(ns, name)).status)));
-      await firstOperator.operator.stop();
-      stopped = true;
+      await firstOperator.stop();
 
       const second = await operatorFor(t, ns, settings);
       t.like(second.logs.find('rollout.rebuilt')[0], { inProgress: 1, queued: 3 });
@@ -404,24 +421,19 @@ for (const target of selectedTargets()) {
       const ns = 'gov-scale';
       const names = ['c1', 'c2'];
       const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
-      const firstOperator = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts: settings });
-      let stopped = false;
-      t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
+      const firstOperator = await restartableOperator(t, ns, settings);
       await readyApps(ns, names);
-      await edit(ns, 'shared', '2');
-      const [rolling] = await eventually('one rolls, one waits', async () => {
-        const found = await runningValue(ns, names, '2');
-        return found.length === 1 && (await queueOrder(ns, names)).length === 1 ? found : undefined;
-      });
-      const [waiting] = await queueOrder(ns, names);
+      const {
+        rolling: [rolling],
+        queued: [waiting],
+      } = await slotsTaken(ns, names, 1);
       await eventually(`${rolling}'s status says its rollout is in progress`, async () => {
         const last = (await appOf(ns, rolling!)).status?.lastRollout;
         return last?.trigger === 'ConfigMap' && last.result === 'InProgress';
       });
       const written = await deploymentOf(ns, rolling!);
       t.is(rolloutCause(written)?.templateGeneration, written.metadata.generation, 'the cause names the generation its write made');
-      await firstOperator.operator.stop();
-      stopped = true;
+      await firstOperator.stop();
 
       // While no operator runs: the rollout completes, then a scale (kubectl scale, an HPA) the controller has not observed.
       await settle(ns, rolling!);
@@ -506,12 +518,10 @@ for (const target of selectedTargets()) {
       const names = ['p1', 'p2'];
       const { operator } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
       await readyApps(ns, names);
-      await edit(ns, 'shared', '2');
-      const [first] = await eventually('one app rolls, the other waits', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 1 && (await queueOrder(ns, names)).length === 1 ? rolling : undefined;
-      });
-      const [next] = await queueOrder(ns, names);
+      const {
+        rolling: [first],
+        queued: [next],
+      } = await slotsTaken(ns, names, 1);
 
       /** `kubectl rollout pause|resume`, then the status the Deployment controller writes for it. */
       const rollout = async (verb: 'pause' | 'resume'): Promise<void> => {

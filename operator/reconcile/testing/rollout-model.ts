@@ -178,7 +178,8 @@ export interface RunStats {
  * eligible keys queued; a 409 retried) and workload watches that may be slow (the cache keeps a workload's old copy
  * while its reconcile runs again, as a trigger that came while it was in flight does), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
  * - **never over the limit**: after every step, at most `limit` CustomApp Deployments and workloads together are in a
- *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours),
+ *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours;
+ *   a scale after the controller ended the rollout of the template is none, though kubectl's rules read one),
  *   restarts and failovers included (a failover's standby rebuilds from caches whose slow watches missed the old
  *   leader's last grants);
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the

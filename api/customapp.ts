@@ -31,8 +31,10 @@ export const KEY_DIGESTS_ANNOTATION = `${GROUP}/key-digests`;
 /**
  * Deployment annotation (on the Deployment, not its pod template, so writing it rolls nothing) recording why its pod
  * template last changed: the trigger (ConfigMap, Secret or Spec), the objects and hashes that changed, the CustomApp
- * generation, and when. Written in the same update as the template change, so the cause of a rollout in progress
- * survives any restart (the rollout budget is rebuilt from it).
+ * generation, the Deployment generation that update makes (`templateGeneration`), and when. Written in the same update
+ * as the template change, so the cause of a rollout in progress survives any restart (the rollout budget is rebuilt
+ * from it: a content rollout is in progress until the Deployment controller, having observed that generation, says it
+ * ended; a later scale does not make it one again).
  */
 export const ROLLOUT_ANNOTATION = `${GROUP}/rollout`;
 /** The field manager of every write the operator makes. */

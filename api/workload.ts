@@ -43,8 +43,9 @@ export const RUNNING_HASHES_ANNOTATION = `${GROUP}/running-hashes`;
  */
 export const TEMPLATE_HASHES_ANNOTATION = `${GROUP}/dependency-hashes`;
 /**
- * Workload annotation: the last rollout of ours and its outcome (JSON: trigger, object, from and to hashes, start,
- * result InProgress, Succeeded or Failed, completion), since a workload has no status of ours.
+ * Workload annotation: the last rollout of ours and its outcome (JSON: trigger, object, from and to hashes, the
+ * generation the template write made, start, result InProgress, Succeeded or Failed, completion), since a workload has
+ * no status of ours.
  */
 export const LAST_ROLLOUT_ANNOTATION = `${GROUP}/last-rollout`;
 /** `"true"`: content rollouts wait (as a CustomApp's `spec.rollout.paused`); the latest content rolls once unpaused. */

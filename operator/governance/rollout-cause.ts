@@ -32,6 +32,13 @@ export interface RolloutCause {
   readonly changes: readonly ContentChange[];
   /** The CustomApp's generation the template was built from. */
   readonly generation?: number;
+  /**
+   * The Deployment's `metadata.generation` that the write of this template made: the generation it read plus one (the
+   * write is conditional on the resourceVersion it read, so no other write came between), 1 for a creation. A status
+   * that observed it tells this rollout's end apart from a later scale's (`rollout-progress.ts`). Absent from causes an
+   * earlier version wrote: those are judged by kubectl's rules alone.
+   */
+  readonly templateGeneration?: number;
   /** RFC 3339: when the operator wrote the template. */
   readonly start: string;
 }
@@ -47,6 +54,7 @@ export function encodeRolloutCause(cause: RolloutCause): string {
     trigger: cause.trigger,
     ...(cause.changes.length > 0 ? { changes: cause.changes } : {}),
     ...(cause.generation !== undefined ? { generation: cause.generation } : {}),
+    ...(cause.templateGeneration !== undefined ? { templateGeneration: cause.templateGeneration } : {}),
     start: cause.start,
   });
 }
@@ -101,7 +109,7 @@ export type ParsedRolloutCause = { readonly cause: RolloutCause } | { readonly p
  * Parses the `app.example.com/rollout` annotation. Anyone who may edit the Deployment can write it, and its fields go
  * into `status.lastRollout`, so each is checked against what the status schema accepts (the API server refuses the
  * whole status patch otherwise, at every reconcile): the trigger one of its enum; `start` an RFC 3339 time; the
- * generation a non-negative integer; at most {@link MAX_CAUSE_CHANGES} changes, none twice, each naming a DNS-1123 subdomain with hex hashes (no
+ * generation a non-negative integer, the template generation a positive one; at most {@link MAX_CAUSE_CHANGES} changes, none twice, each naming a DNS-1123 subdomain with hex hashes (no
  * control character reaches a message or a log); a ConfigMap or Secret trigger with its change. Unknown fields are
  * left out. Anything else answers the problem, quoting at most 64 characters of the value.
  */
@@ -122,6 +130,9 @@ export function parseRolloutCause(raw: string): ParsedRolloutCause {
   const generation = value.generation;
   if (generation !== undefined && !(Number.isSafeInteger(generation) && (generation as number) >= 0))
     return { problem: `generation ${quote(generation)} is not an integer ≥ 0` };
+  const templateGeneration = value.templateGeneration;
+  if (templateGeneration !== undefined && !(Number.isSafeInteger(templateGeneration) && (templateGeneration as number) >= 1))
+    return { problem: `templateGeneration ${quote(templateGeneration)} is not an integer ≥ 1` };
   const changes = value.changes ?? [];
   if (!Array.isArray(changes)) return { problem: `changes ${quote(changes)} is not an array` };
   if (changes.length > MAX_CAUSE_CHANGES) return { problem: `changes has ${changes.length} entries, more than ${MAX_CAUSE_CHANGES}` };
@@ -144,6 +155,7 @@ export function parseRolloutCause(raw: string): ParsedRolloutCause {
         ...(keys !== undefined ? { keys } : {}),
       })),
       generation: generation as number | undefined,
+      ...(templateGeneration !== undefined ? { templateGeneration: templateGeneration as number } : {}),
       start: value.start,
     },
   };

@@ -12,7 +12,7 @@ import {
   type RolloutCause,
   rolloutCause,
 } from './rollout-cause.js';
-import { currentRollout, rollingForContent, rolloutProgress } from './rollout-progress.js';
+import { currentRollout, type RolloutProgress, rollingForContent, rolloutProgress } from './rollout-progress.js';
 
 const CAUSE: RolloutCause = {
   trigger: 'ConfigMap',
@@ -153,4 +153,102 @@ test('a cause annotation that does not fit status.lastRollout says what, quoting
       cause: { trigger: 'ConfigMap', start, changes: [change], generation: undefined },
     },
   );
+});
+
+test("a rollout the controller saw end, at the cause's template generation, stays ended through a scale; without it, kubectl's rules", (t) => {
+  const available = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' };
+  const updating = { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated' };
+  const deadline = { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' };
+  // The template written at generation 5; a scale to 3 replicas made generation 6 (`replicas` 0: a scale to zero).
+  const cases: [string, NonNullable<Deployment['status']>, RolloutProgress['phase'], RolloutProgress['phase'], number?][] = [
+    [
+      'succeeded, then a scale the controller has not observed',
+      { observedGeneration: 5, replicas: 2, updatedReplicas: 2, availableReplicas: 2, conditions: [available] },
+      'Succeeded',
+      'InProgress',
+    ],
+    [
+      'succeeded, then a scale observed whose new pods are not available yet',
+      { observedGeneration: 6, replicas: 3, updatedReplicas: 3, availableReplicas: 2, conditions: [available] },
+      'Succeeded',
+      'InProgress',
+    ],
+    [
+      'succeeded, then a scale to zero',
+      { observedGeneration: 5, replicas: 0, updatedReplicas: 0, conditions: [available] },
+      'Succeeded',
+      'InProgress',
+      0,
+    ],
+    [
+      'failed its deadline, then a scale the controller has not observed',
+      { observedGeneration: 5, replicas: 3, updatedReplicas: 1, availableReplicas: 2, conditions: [deadline] },
+      'Failed',
+      'InProgress',
+    ],
+    [
+      'the template not observed yet (the condition is the rollout before it)',
+      { observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: 2, conditions: [available] },
+      'InProgress',
+      'InProgress',
+    ],
+    [
+      'observed with old pods left, under the condition of the rollout before',
+      { observedGeneration: 6, replicas: 2, updatedReplicas: 0, availableReplicas: 2, conditions: [available] },
+      'InProgress',
+      'InProgress',
+    ],
+    [
+      'Recreate: the old pods gone, the new ReplicaSet not made yet',
+      { observedGeneration: 6, replicas: 0, updatedReplicas: 0, availableReplicas: 0, conditions: [available] },
+      'InProgress',
+      'InProgress',
+    ],
+    [
+      'still progressing on its template',
+      { observedGeneration: 6, replicas: 3, updatedReplicas: 2, availableReplicas: 2, conditions: [updating] },
+      'InProgress',
+      'InProgress',
+    ],
+    [
+      'failed, then revived by a scale (the controller progresses it again)',
+      { observedGeneration: 6, replicas: 4, updatedReplicas: 2, availableReplicas: 2, conditions: [updating] },
+      'InProgress',
+      'InProgress',
+    ],
+    [
+      'no progress deadline (no Progressing condition)',
+      { observedGeneration: 5, replicas: 2, updatedReplicas: 2, availableReplicas: 2 },
+      'InProgress',
+      'InProgress',
+    ],
+  ];
+  for (const [what, status, withField, without, replicas = 3] of cases) {
+    const cause: RolloutCause = { ...CAUSE, templateGeneration: 5 };
+    const scaled: Deployment = {
+      ...deployment(status, replicas, cause),
+      metadata: { ...deployment(status, replicas, cause).metadata, generation: 6 },
+    };
+    t.is(rolloutProgress(scaled, 5).phase, withField, what);
+    t.is(rolloutProgress(scaled).phase, without, `${what}, by kubectl's rules`);
+    t.is(currentRollout(scaled, undefined)?.phase, withField, `${what}: the cause's template generation`);
+    t.is(rollingForContent(currentRollout(scaled, undefined)), withField === 'InProgress', `${what}: a slot`);
+    const earlier: Deployment = {
+      ...scaled,
+      metadata: { ...scaled.metadata, annotations: { [ROLLOUT_ANNOTATION]: encodeRolloutCause(CAUSE) } },
+    };
+    t.is(currentRollout(earlier, undefined)?.phase, without, `${what}: a cause an earlier version wrote keeps kubectl's rules`);
+  }
+});
+
+test('the template generation round-trips in the cause annotation; one that is not a positive integer is a problem', (t) => {
+  const cause: RolloutCause = { ...CAUSE, templateGeneration: 7 };
+  t.deepEqual(rolloutCause(deployment({}, 1, cause)), cause);
+  const problem = (templateGeneration: unknown): string | undefined => {
+    const parsed = parseRolloutCause(JSON.stringify({ ...CAUSE, templateGeneration }));
+    return 'problem' in parsed ? parsed.problem : undefined;
+  };
+  t.is(problem(0), 'templateGeneration 0 is not an integer ≥ 1');
+  t.is(problem('7'), 'templateGeneration "7" is not an integer ≥ 1');
+  t.is(problem(7), undefined);
 });

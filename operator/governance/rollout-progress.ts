@@ -17,6 +17,11 @@ export interface RecordedRollout {
 
 /** The Deployment controller's reason on `Progressing=False` once `progressDeadlineSeconds` passed without progress. */
 export const PROGRESS_DEADLINE_EXCEEDED = 'ProgressDeadlineExceeded';
+/**
+ * The Deployment controller's reason on `Progressing=True` once its newest ReplicaSet is available. It keeps it through
+ * scales while no pod of an older template is left (`isCompleteDeployment` in its `syncRolloutStatus`).
+ */
+export const NEW_REPLICA_SET_AVAILABLE = 'NewReplicaSetAvailable';
 
 /** Where a Deployment's latest rollout stands. */
 export type RolloutProgress =
@@ -38,8 +43,14 @@ export type RolloutProgress =
  * ProgressDeadlineExceeded is a failure; then fewer updated replicas than wanted, old replicas still counted, or
  * updated replicas not all available are in progress; otherwise the rollout succeeded. A rollout in progress on a
  * paused Deployment (`spec.paused`) is Paused: the controller will not move it, and no deadline will fail it.
+ *
+ * kubectl's rules cannot tell a scale from a rollout: a scale leaves the new generation unobserved, then new pods
+ * unavailable. Given `templateGeneration` (the generation the write of the rollout's template made), a rollout the
+ * Deployment controller has seen end stays ended, whatever later generations do ({@link deploymentRolloutEnd}).
  */
-export function rolloutProgress(deployment: Deployment): RolloutProgress {
+export function rolloutProgress(deployment: Deployment, templateGeneration?: number): RolloutProgress {
+  const end = templateGeneration === undefined ? undefined : deploymentRolloutEnd(deployment, templateGeneration);
+  if (end) return end;
   const status = deployment.status ?? {};
   const generation = deployment.metadata.generation ?? 0;
   if ((status.observedGeneration ?? 0) < generation) {
@@ -64,6 +75,33 @@ export function rolloutProgress(deployment: Deployment): RolloutProgress {
           : undefined;
   if (waiting === undefined) return { phase: 'Succeeded' };
   return paused(deployment, waiting) ?? { phase: 'InProgress', message: waiting };
+}
+
+/**
+ * How the rollout of the template that made `templateGeneration` ended, by what the Deployment controller wrote once it
+ * had observed that generation: Failed while `Progressing` says ProgressDeadlineExceeded; Succeeded while it says
+ * NewReplicaSetAvailable, no pod of an older template is left (`status.replicas == status.updatedReplicas`, the
+ * controller's own test) and a pod of the new one is counted unless none is wanted (a Recreate rollout between its old
+ * pods' end and its new ReplicaSet has neither, under the condition of the rollout before). A later scale keeps both
+ * (the controller carries its conditions through a scale), so it does not read as this rollout again. Undefined when
+ * the status says neither (not observed yet, still progressing, no progress deadline): kubectl's rules judge then. A
+ * failed rollout that a scale revives reads Progressing ReplicaSetUpdated again, so it counts again, as a resumed one does.
+ */
+export function deploymentRolloutEnd(
+  deployment: Deployment,
+  templateGeneration: number,
+): Extract<RolloutProgress, { phase: 'Succeeded' | 'Failed' }> | undefined {
+  const status = deployment.status;
+  if (!status || (status.observedGeneration ?? 0) < templateGeneration) return undefined;
+  const progressing = status.conditions?.find((condition) => condition.type === 'Progressing');
+  if (progressing?.reason === PROGRESS_DEADLINE_EXCEEDED) {
+    return { phase: 'Failed', message: progressing.message ?? 'the progress deadline was exceeded' };
+  }
+  if (progressing?.reason !== NEW_REPLICA_SET_AVAILABLE || progressing.status !== 'True') return undefined;
+  const updated = status.updatedReplicas ?? 0;
+  if ((status.replicas ?? 0) !== updated) return undefined;
+  if (updated === 0 && (deployment.spec.replicas ?? 1) > 0) return undefined;
+  return { phase: 'Succeeded' };
 }
 
 /** A rollout not done whose Deployment is paused: Paused, saying how to resume it. */
@@ -96,12 +134,13 @@ export type CurrentRollout = RolloutProgress & { readonly cause: RolloutCause };
  * The latest rollout of a Deployment of ours: undefined when no cause is recorded (a Deployment written by an earlier
  * version, before any rollout of ours). Once `recorded` (`status.lastRollout`) says this very rollout succeeded, it
  * stays succeeded: a pod that later turns un-Ready, or a scale, is not a rollout (Ready says ReplicasNotReady then),
- * and occupies no slot of the budget.
+ * and occupies no slot of the budget. Before the status records it, the cause's template generation tells its end
+ * through a scale ({@link deploymentRolloutEnd}).
  */
 export function currentRollout(deployment: Deployment | undefined, recorded: RecordedRollout | undefined): CurrentRollout | undefined {
   const cause = rolloutCause(deployment);
   if (!deployment || !cause) return undefined;
-  const progress = rolloutProgress(deployment);
+  const progress = rolloutProgress(deployment, cause.templateGeneration);
   if (progress.phase !== 'Succeeded' && recorded?.result === 'Succeeded' && sameRollout(recorded, cause))
     return { phase: 'Succeeded', cause };
   return { ...progress, cause };

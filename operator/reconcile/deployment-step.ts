@@ -81,7 +81,8 @@ export async function reconcileDeployment(
     projected: projected.map(projectedDependency),
   };
   if (!live) {
-    const desired = desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, [])) });
+    // The API server gives a new object generation 1.
+    const desired = desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, [], 1)) });
     try {
       const created = await scope.write('create', DEPLOYMENTS, () =>
         world.client.create<Deployment>(DEPLOYMENTS, scope.namespace, desired, { fieldManager: FIELD_MANAGER }),
@@ -149,8 +150,22 @@ function projectedDependency(view: ProjectedView): ProjectedDependency {
 }
 
 /** A rollout caused by the spec (or the creation), with the content changes it carries along. */
-function specCause(scope: ReconcileScope, changes: readonly ContentChange[]): RolloutCause {
-  return { trigger: 'Spec', changes, generation: scope.app.metadata.generation, start: scope.world.now().toISOString() };
+function specCause(scope: ReconcileScope, changes: readonly ContentChange[], templateGeneration: number | undefined): RolloutCause {
+  return {
+    trigger: 'Spec',
+    changes,
+    generation: scope.app.metadata.generation,
+    templateGeneration,
+    start: scope.world.now().toISOString(),
+  };
+}
+
+/**
+ * The generation the update of `live` will make: one more than `live`'s. The update carries `live`'s resourceVersion
+ * (`withDesired` keeps it), so the API server applies it to exactly that object or refuses it (409).
+ */
+function nextGeneration(live: Deployment): number | undefined {
+  return live.metadata.generation === undefined ? undefined : live.metadata.generation + 1;
 }
 
 /**
@@ -192,7 +207,7 @@ function planUpdate(
   const specRollout = driftPaths(live, ownedFields(specOnly), DEPLOYMENT_OPTIONAL_KEYS).some((path) => path.startsWith('spec.template.'));
   if (specRollout) {
     return {
-      desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, changes)) }),
+      desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, changes, nextGeneration(live))) }),
       rolledOut: latest,
     };
   }
@@ -203,6 +218,7 @@ function planUpdate(
     trigger: changes[0]!.kind,
     changes,
     generation: app.metadata.generation,
+    templateGeneration: nextGeneration(live),
     start: scope.world.now().toISOString(),
   };
   return { desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(cause) }), rolledOut: latest };

@@ -5,7 +5,7 @@ import { checkRolloutModel } from './testing/rollout-model.js';
 /** Runs in `npm test`; `npm run soak` runs many more (test/soak/main.ts). */
 const RUNS = Number(process.env.ROLLOUT_MODEL_RUNS ?? 300);
 
-test('CustomApps and workloads sharing ConfigMaps and the budget: random edits, reconciles in any order, rollouts that end or fail, pauses, time, restarts and failovers on slow caches keep the budget, its order and the latest content', async (t) => {
+test('CustomApps and workloads sharing ConfigMaps and the budget: random edits, reconciles in any order, rollouts that end or fail, pauses, scales, time, restarts and failovers on slow caches keep the budget, its order and the latest content', async (t) => {
   const replay = process.env.ROLLOUT_MODEL_SEED;
   const { seed, contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts, failovers } = await checkRolloutModel({
     numRuns: RUNS,

@@ -38,6 +38,10 @@ export interface ArgoRollout extends KubeObject {
     readonly pauseConditions?: readonly { readonly reason?: string; readonly startTime?: string }[];
     /** True while the controller has paused it; with no pause conditions left, a resume is under way. */
     readonly controllerPause?: boolean;
+    /** The pod-template hash of the current template's ReplicaSet, as the controller last observed it. */
+    readonly currentPodHash?: string;
+    /** The pod-template hash of the stable ReplicaSet: the current one's once its rollout completed. */
+    readonly stableRS?: string;
   };
 }
 
@@ -48,12 +52,19 @@ export interface ArgoRollout extends KubeObject {
  * succeeded, Degraded failed (an abort, a progress deadline, an invalid spec), Paused is paused (a canary step pauses by
  * design and may wait for a promotion for ever: like a paused Deployment, it occupies no slot of the budget), Progressing
  * is in progress. Without a phase (no controller has looked at it yet, or one older than 1.0) `spec.paused` and pause
- * conditions still say Paused, and anything else is in progress.
+ * conditions still say Paused, and anything else is in progress. Given `templateGeneration` (the generation the write of
+ * our rollout's template made), a status that observed it with `stableRS == currentPodHash` (Argo's RolloutCompleted)
+ * has succeeded, whatever a later scale does to the phase.
  */
-export function argoRolloutProgress(rollout: ArgoRollout): RolloutProgress {
+export function argoRolloutProgress(rollout: ArgoRollout, templateGeneration?: number): RolloutProgress {
   const { status } = rollout;
   const name = rollout.metadata.name;
   const observed = Number(status?.observedGeneration);
+  // Argo's own completion (`RolloutCompleted`: the stable ReplicaSet is the current template's), in a status that
+  // observed our template's generation: a later scale changes neither hash, though its phase reads Progressing.
+  if (templateGeneration !== undefined && Number.isInteger(observed) && observed >= templateGeneration) {
+    if (status?.stableRS && status.stableRS === status.currentPodHash) return { phase: 'Succeeded' };
+  }
   // A non-numeric observedGeneration is a pre-0.10 hash: Argo's status treats it as observed.
   if (status?.observedGeneration === undefined || (Number.isInteger(observed) && observed < (rollout.metadata.generation ?? 0))) {
     return { phase: 'InProgress', message: 'waiting for the Argo Rollouts controller to observe the new generation' };

@@ -1,7 +1,9 @@
-// A StatefulSet's and a DaemonSet's rollout as kubectl's status viewers judge them; a Deployment's is governance's.
+// A StatefulSet's and a DaemonSet's rollout as kubectl's status viewers judge them (a Deployment's is governance's), and a rollout of ours seen to end through a scale.
 import test from 'ava';
 import type { DaemonSet, StatefulSet } from '../kube/objects.js';
+import type { RolloutProgress } from '../governance/rollout-progress.js';
 import { workloadProgress } from './progress.js';
+import type { Workload, WorkloadKind } from './workload.js';
 
 const statefulSet = (spec: object, status: object | undefined, generation = 2): StatefulSet =>
   ({
@@ -38,4 +40,69 @@ test('DaemonSet: the observed generation, then updated and available pods of tho
   t.is(phase(daemonSet({}, { ...status, numberAvailable: 2 })), 'InProgress');
   t.is(phase(daemonSet({}, status)), 'Succeeded');
   t.is(phase(daemonSet({ updateStrategy: { type: 'OnDelete' } }, undefined)), 'Succeeded');
+});
+
+test("a rollout of ours seen to end at its recorded template generation stays ended through a scale; without it, kubectl's rules", (t) => {
+  // Our template written at generation 2, then a scale to 3 replicas (generation 3) that the controller has not acted on.
+  const scaled = (status: object): Workload =>
+    ({
+      metadata: { name: 'w', generation: 3 },
+      spec: { replicas: 3, template: { spec: { containers: [] } } },
+      status,
+    }) as unknown as Workload;
+  const available = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' };
+  const cases: [string, WorkloadKind, object, RolloutProgress['phase']][] = [
+    [
+      'StatefulSet: the current revision reached the update revision',
+      'StatefulSet',
+      { observedGeneration: 2, replicas: 2, readyReplicas: 2, updatedReplicas: 2, currentRevision: 'w-2', updateRevision: 'w-2' },
+      'Succeeded',
+    ],
+    [
+      'StatefulSet: the scale observed, its new pod not ready yet',
+      'StatefulSet',
+      { observedGeneration: 3, replicas: 3, readyReplicas: 2, updatedReplicas: 3, currentRevision: 'w-2', updateRevision: 'w-2' },
+      'Succeeded',
+    ],
+    [
+      'StatefulSet: still rolling our template',
+      'StatefulSet',
+      { observedGeneration: 2, replicas: 2, readyReplicas: 2, updatedReplicas: 1, currentRevision: 'w-1', updateRevision: 'w-2' },
+      'InProgress',
+    ],
+    [
+      'StatefulSet: our template not observed yet',
+      'StatefulSet',
+      { observedGeneration: 1, replicas: 2, readyReplicas: 2, updatedReplicas: 2, currentRevision: 'w-1', updateRevision: 'w-1' },
+      'InProgress',
+    ],
+    [
+      'Deployment: NewReplicaSetAvailable, no old pod',
+      'Deployment',
+      { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2, conditions: [available] },
+      'Succeeded',
+    ],
+    [
+      "Rollout: the stable ReplicaSet is the current one (Argo's RolloutCompleted), the scale makes it Progressing",
+      'Rollout',
+      { observedGeneration: '3', phase: 'Progressing', stableRS: '6d9f', currentPodHash: '6d9f' },
+      'Succeeded',
+    ],
+    [
+      'Rollout: the canary not promoted to stable yet',
+      'Rollout',
+      { observedGeneration: '3', phase: 'Progressing', stableRS: '5c8e', currentPodHash: '6d9f' },
+      'InProgress',
+    ],
+    [
+      'Rollout: our template not observed yet (the stable hash is the one before)',
+      'Rollout',
+      { observedGeneration: '1', phase: 'Healthy', stableRS: '5c8e', currentPodHash: '5c8e' },
+      'InProgress',
+    ],
+  ];
+  for (const [what, kind, status, phase] of cases) {
+    t.is(workloadProgress(kind, scaled(status), 2).phase, phase, what);
+    t.is(workloadProgress(kind, scaled(status)).phase, 'InProgress', `${what}: by kubectl's rules, the scale is in progress`);
+  }
 });

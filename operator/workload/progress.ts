@@ -44,10 +44,31 @@ function daemonSetProgress(set: DaemonSet): RolloutProgress {
   return { phase: 'Succeeded' };
 }
 
-/** Where the workload's latest rollout stands, by its kind's rules (a Deployment's: `governance/rollout-progress.ts`). */
-export function workloadProgress(kind: WorkloadKind, workload: Workload): RolloutProgress {
-  if (kind === 'StatefulSet') return statefulSetProgress(workload as StatefulSet);
+/**
+ * A StatefulSet's rollout of the template that made `templateGeneration`, seen to end through later generations (a
+ * scale): the controller observed that generation and moved `currentRevision` to `updateRevision`, which it does once
+ * every pod runs the update revision (RollingUpdate). A scale changes neither revision; a template change gives a new
+ * `updateRevision` in the status that observes it. Undefined otherwise (kubectl's rules judge: a partition, say).
+ */
+function statefulSetEnd(set: StatefulSet, templateGeneration: number): RolloutProgress | undefined {
+  const { status } = set;
+  if (!status?.observedGeneration || status.observedGeneration < templateGeneration) return undefined;
+  if (!status.updateRevision || status.currentRevision !== status.updateRevision) return undefined;
+  return { phase: 'Succeeded' };
+}
+
+/**
+ * Where the workload's latest rollout stands, by its kind's rules (a Deployment's: `governance/rollout-progress.ts`).
+ * Given `templateGeneration` (what the write of our rollout's template made: `last-rollout.ts`), a Deployment's,
+ * StatefulSet's or Argo Rollout's rollout that its controller has seen end stays ended through later scales, which
+ * kubectl's rules read as a rollout; a DaemonSet has no replicas to scale.
+ */
+export function workloadProgress(kind: WorkloadKind, workload: Workload, templateGeneration?: number): RolloutProgress {
+  if (kind === 'StatefulSet') {
+    const set = workload as StatefulSet;
+    return (templateGeneration === undefined ? undefined : statefulSetEnd(set, templateGeneration)) ?? statefulSetProgress(set);
+  }
   if (kind === 'DaemonSet') return daemonSetProgress(workload as DaemonSet);
-  if (kind === 'Rollout') return argoRolloutProgress(workload as ArgoRollout);
-  return rolloutProgress(workload as Deployment);
+  if (kind === 'Rollout') return argoRolloutProgress(workload as ArgoRollout, templateGeneration);
+  return rolloutProgress(workload as Deployment, templateGeneration);
 }

@@ -14,8 +14,9 @@ export function workloadStandings(stores: Partial<Record<WorkloadKind, { list():
   const standings: RolloutStanding[] = [];
   for (const [kind, store] of Object.entries(stores) as [WorkloadKind, { list(): Workload[] }][]) {
     for (const workload of store.list()) {
-      if (lastWorkloadRollout(workload)?.result !== 'InProgress') continue;
-      if (!occupiesSlot(workloadProgress(kind, workload))) continue;
+      const last = lastWorkloadRollout(workload);
+      if (last?.result !== 'InProgress') continue;
+      if (!occupiesSlot(workloadProgress(kind, workload, last.templateGeneration))) continue;
       const namespace = workload.metadata.namespace!;
       standings.push({ key: workloadKey(kind, namespace, workload.metadata.name!), namespace, rolling: true });
     }

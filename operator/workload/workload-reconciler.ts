@@ -95,7 +95,7 @@ export class WorkloadReconciler implements Reconciler {
     const writes: Writes = { annotations: {}, events: [], after: [] };
     const recorded = decodeHashes(workload.metadata.annotations?.[RUNNING_HASHES_ANNOTATION]);
     const last = lastWorkloadRollout(workload);
-    const progress = workloadProgress(kind, workload);
+    const progress = workloadProgress(kind, workload, last?.templateGeneration);
     const rolling = last?.result === 'InProgress' && occupiesSlot(progress);
     if (last?.result === 'InProgress' && hasEnded(progress)) this.ended(writes, kind, name, last, progress);
 
@@ -126,7 +126,16 @@ export class WorkloadReconciler implements Reconciler {
       writes.annotations[RUNNING_HASHES_ANNOTATION] = encodeHashes(current);
       request.log.info({ objects: current.size }, 'workload.baseline');
     } else {
-      ({ result, waits } = await this.rollOrWait(request, parsed, spec, refs, recorded, current, rolling, writes));
+      ({ result, waits } = await this.rollOrWait(
+        request,
+        { ...parsed, generation: workload.metadata.generation },
+        spec,
+        refs,
+        recorded,
+        current,
+        rolling,
+        writes,
+      ));
     }
     await this.write(request, kind, cache, workload, writes);
     this.world.governance.settle(request.key, { rolling: rolling || writes.template !== undefined, waiting: waits });
@@ -136,11 +145,17 @@ export class WorkloadReconciler implements Reconciler {
   /**
    * A workload seen before: the content changes since its record, and for them the governance's verdict: roll (the
    * hashes into the template and the record, the rollout in `last-rollout`, an Event) or wait (an Event when the wait
-   * begins; the record keeps only what is still running). With nothing changed, the record drops what is gone.
+   * begins; the record keeps only what is still running). With nothing changed, the record drops what is gone. `generation`
+   * is the cached workload's, which the write's resourceVersion guard makes the stored one.
    */
   private async rollOrWait(
     request: Request,
-    { kind, namespace, name }: { readonly kind: WorkloadKind; readonly namespace: string; readonly name: string },
+    {
+      kind,
+      namespace,
+      name,
+      generation,
+    }: { readonly kind: WorkloadKind; readonly namespace: string; readonly name: string; readonly generation: number | undefined },
     spec: Pick<ReloadSpec, 'refs' | 'paused' | 'debounceMs'>,
     refs: readonly DependencyRef[],
     recorded: RunningHashes,
@@ -174,6 +189,8 @@ export class WorkloadReconciler implements Reconciler {
         const rollout: WorkloadRollout = {
           trigger: changes[0]!.kind,
           changes,
+          // The patch carries the cached resourceVersion: it applies to exactly this generation, or is refused (409).
+          ...(generation !== undefined ? { templateGeneration: generation + 1 } : {}),
           startTime: this.now().toISOString(),
           result: 'InProgress',
         };

@@ -1,5 +1,6 @@
 // Rollout governance against each API target: the budget's queue and order, coalesced edits, spec changes, the flap
-// breaker, pause and debounce, a failed rollout, a restart that rebuilds the queue, and the schema of spec.rollout.
+// breaker, pause and debounce, a failed rollout, a restart that rebuilds the queue (and counts no scale as a rollout),
+// and the schema of spec.rollout.
 // No Deployment controller runs on the API targets: a rollout completes (or fails) when the test writes the
 // Deployment's status as the admin, as kube-controller-manager would.
 import test, { type ExecutionContext } from 'ava';
@@ -7,6 +8,8 @@ import { CONFIG_HASH_ANNOTATION, ROLLOUT_ANNOTATION } from '../../api/customapp.
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
+import { rolloutCause } from '../../operator/governance/rollout-cause.js';
+import { rolloutProgress } from '../../operator/governance/rollout-progress.js';
 import { endedRolloutStatus, pausedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { ApiError } from '../../operator/kube/errors.js';
@@ -95,6 +98,34 @@ for (const target of selectedTargets()) {
     }
     return queued.sort((a, b) => a.since.localeCompare(b.since) || a.name.localeCompare(b.name)).map((entry) => entry.name);
   };
+  /**
+   * Edits `shared` to V=2 and waits until `slots` of `names` roll it and the others wait: answers the rolling apps and
+   * the queue in its order.
+   */
+  const slotsTaken = async (ns: string, names: readonly string[], slots: number): Promise<{ rolling: string[]; queued: string[] }> => {
+    await edit(ns, 'shared', '2');
+    return eventually(`${slots} of ${names.length} apps roll V=2, the others wait`, async () => {
+      const rolling = await runningValue(ns, names, '2');
+      const queued = await queueOrder(ns, names);
+      return rolling.length === slots && queued.length === names.length - slots ? { rolling, queued } : undefined;
+    });
+  };
+  /** An operator on `ns` that the test stops itself to restart it (`stop`), or the teardown stops if the test ended first. */
+  const restartableOperator = async (
+    t: ExecutionContext,
+    ns: string,
+    rollouts: RolloutSettings,
+  ): Promise<{ stop: () => Promise<void> }> => {
+    const running = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts });
+    let stopped = false;
+    t.teardown(() => (stopped ? undefined : running.operator.stop()));
+    return {
+      stop: async () => {
+        await running.operator.stop();
+        stopped = true;
+      },
+    };
+  };
 
   test.serial(
     `[${target}] budget 2: five apps sharing a ConfigMap roll two at a time in queue order; three edits roll each queued app once, to the latest`,
@@ -107,11 +138,7 @@ for (const target of selectedTargets()) {
         await Promise.all(names.map(async (name) => [name, (await deploymentOf(ns, name)).metadata.generation!])),
       );
 
-      await edit(ns, 'shared', '2');
-      const first = await eventually('two apps roll V=2, three wait', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 2 && (await queueOrder(ns, names)).length === 3 ? rolling : undefined;
-      });
+      const { rolling: first } = await slotsTaken(ns, names, 2);
       await new Promise((done) => setTimeout(done, 500));
       t.is((await runningValue(ns, names, '2')).length, 2, 'still two: the others wait');
       const waiting = names.filter((name) => !first.includes(name));
@@ -206,12 +233,10 @@ for (const target of selectedTargets()) {
       const names = ['s1', 's2', 's3'];
       await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
       await readyApps(ns, names);
-      await edit(ns, 'shared', '2');
-      const [first] = await eventually('one app rolls', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 1 && (await queueOrder(ns, names)).length === 2 ? rolling : undefined;
-      });
-      const [next, last] = await queueOrder(ns, names);
+      const {
+        rolling: [first],
+        queued: [next, last],
+      } = await slotsTaken(ns, names, 1);
 
       // A new image for the last in line: it rolls at once, with the latest content.
       const app = await appOf(ns, last!);
@@ -354,22 +379,17 @@ for (const target of selectedTargets()) {
       const ns = 'gov-restart';
       const names = ['r1', 'r2', 'r3', 'r4'];
       const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
-      const firstOperator = await startTestOperator(scenario.cluster, { namespaces: [ns], rollouts: settings });
-      let stopped = false;
-      t.teardown(() => (stopped ? undefined : firstOperator.operator.stop()));
+      const firstOperator = await restartableOperator(t, ns, settings);
       await readyApps(ns, names);
       const generations = Object.fromEntries(
         await Promise.all(names.map(async (name) => [name, (await deploymentOf(ns, name)).metadata.generation!])),
       );
-      await edit(ns, 'shared', '2');
-      const [rolling] = await eventually('one rolls, three wait', async () => {
-        const found = await runningValue(ns, names, '2');
-        return found.length === 1 && (await queueOrder(ns, names)).length === 3 ? found : undefined;
-      });
-      const order = await queueOrder(ns, names);
+      const {
+        rolling: [rolling],
+        queued: order,
+      } = await slotsTaken(ns, names, 1);
       const statuses = JSON.stringify(await Promise.all(names.map(async (name) => (await appOf(ns, name)).status)));
-      await firstOperator.operator.stop();
-      stopped = true;
+      await firstOperator.stop();
 
       const second = await operatorFor(t, ns, settings);
       t.like(second.logs.find('rollout.rebuilt')[0], { inProgress: 1, queued: 3 });
@@ -392,6 +412,46 @@ for (const target of selectedTargets()) {
         await eventually(`${name} Ready`, async () => (await ready(ns, name)) === 'True Ready');
         t.is((await deploymentOf(ns, name)).metadata.generation! - generations[name]!, 1, `${name} rolled once`);
       }
+    },
+  );
+
+  test.serial(
+    `[${target}] a scale after a content rollout ended, before the status recorded its end, then a restart: the rebuild takes no slot for it`,
+    async (t) => {
+      const ns = 'gov-scale';
+      const names = ['c1', 'c2'];
+      const settings = { maxConcurrentRollouts: 1, flapThreshold: 0 };
+      const firstOperator = await restartableOperator(t, ns, settings);
+      await readyApps(ns, names);
+      const {
+        rolling: [rolling],
+        queued: [waiting],
+      } = await slotsTaken(ns, names, 1);
+      await eventually(`${rolling}'s status says its rollout is in progress`, async () => {
+        const last = (await appOf(ns, rolling!)).status?.lastRollout;
+        return last?.trigger === 'ConfigMap' && last.result === 'InProgress';
+      });
+      const written = await deploymentOf(ns, rolling!);
+      t.is(rolloutCause(written)?.templateGeneration, written.metadata.generation, 'the cause names the generation its write made');
+      await firstOperator.stop();
+
+      // While no operator runs: the rollout completes, then a scale (kubectl scale, an HPA) the controller has not observed.
+      await settle(ns, rolling!);
+      await scenario.cluster.kubectl(['-n', ns, 'scale', `deployment/${rolling}`, '--replicas=3']);
+      const scaled = await deploymentOf(ns, rolling!);
+      t.is(rolloutProgress(scaled).phase, 'InProgress', "kubectl's rules read the scale as a rollout");
+      t.is((await appOf(ns, rolling!)).status?.lastRollout?.result, 'InProgress', 'the status has not recorded the end');
+
+      const second = await operatorFor(t, ns, settings);
+      t.like(second.logs.find('rollout.rebuilt')[0], { inProgress: 0, queued: 1 }, 'the scaled app takes no slot');
+      await eventually(`${waiting} gets the one slot`, async () => (await runs(ns, waiting!)) === hash('2'));
+      await eventually(
+        `${rolling}'s status records its rollout as succeeded`,
+        async () => (await appOf(ns, rolling!)).status?.lastRollout?.result === 'Succeeded',
+      );
+      t.is((await deploymentOf(ns, rolling!)).spec.replicas, 3, "the scale is the user's: the operator leaves it");
+      await settle(ns, waiting!);
+      await eventually(`${waiting} Ready`, async () => (await ready(ns, waiting!)) === 'True Ready');
     },
   );
 
@@ -458,12 +518,10 @@ for (const target of selectedTargets()) {
       const names = ['p1', 'p2'];
       const { operator } = await operatorFor(t, ns, { maxConcurrentRollouts: 1, flapThreshold: 0 });
       await readyApps(ns, names);
-      await edit(ns, 'shared', '2');
-      const [first] = await eventually('one app rolls, the other waits', async () => {
-        const rolling = await runningValue(ns, names, '2');
-        return rolling.length === 1 && (await queueOrder(ns, names)).length === 1 ? rolling : undefined;
-      });
-      const [next] = await queueOrder(ns, names);
+      const {
+        rolling: [first],
+        queued: [next],
+      } = await slotsTaken(ns, names, 1);
 
       /** `kubectl rollout pause|resume`, then the status the Deployment controller writes for it. */
       const rollout = async (verb: 'pause' | 'resume'): Promise<void> => {

@@ -1,5 +1,6 @@
 // End to end against each target: existing Deployments, StatefulSets and DaemonSets that opt in by annotation roll on
-// the ConfigMaps and Secrets they use; opting in, a restart and un-annotated workloads roll nothing; opting out releases.
+// the ConfigMaps and Secrets they use; opting in, a restart and un-annotated workloads roll nothing; opting out releases;
+// a scale after our rollout ended takes no slot of the budget.
 import test from 'ava';
 import {
   LAST_ROLLOUT_ANNOTATION,
@@ -11,9 +12,11 @@ import { contentHash, type HashableContent } from '../../operator/dependencies/c
 import { keyDigests, keysHash } from '../../operator/dependencies/key-digests.js';
 import { refKey } from '../../operator/dependencies/source.js';
 import { endedRolloutStatus } from '../../operator/governance/testing/deployment-status.js';
-import type { CoreEvent, Deployment, KubeObject, PodTemplate } from '../../operator/kube/objects.js';
+import type { CoreEvent, Deployment, KubeObject, PodTemplate, StatefulSet } from '../../operator/kube/objects.js';
 import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
+import { lastWorkloadRollout } from '../../operator/workload/last-rollout.js';
+import { workloadProgress } from '../../operator/workload/progress.js';
 import { WORKLOAD_RESOURCES, type Workload, type WorkloadKind } from '../../operator/workload/workload.js';
 import { selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
@@ -176,7 +179,12 @@ for (const target of selectedTargets()) {
         await edit(CONFIGMAPS, ns, 'web-config', { GREETING: 'bonjour' });
         await rolledTo(kind, ns, 'web', 'ConfigMap/web-config', contentHash({ data: { GREETING: 'bonjour' } }));
         const afterConfig = await stored(kind, ns, 'web');
-        t.like(JSON.parse(afterConfig.metadata.annotations![LAST_ROLLOUT_ANNOTATION]!), { trigger: 'ConfigMap', result: 'InProgress' });
+        t.like(JSON.parse(afterConfig.metadata.annotations![LAST_ROLLOUT_ANNOTATION]!), {
+          trigger: 'ConfigMap',
+          result: 'InProgress',
+          // The generation the guarded patch made, as the API server counts it: what tells this rollout's end from a scale's.
+          templateGeneration: afterConfig.metadata.generation,
+        });
 
         await edit(SECRETS, ns, 'web-secret', { TOKEN: Buffer.from('two').toString('base64') });
         const secretHash = await eventually('the Secret is re-read', async () => {
@@ -439,6 +447,63 @@ for (const target of selectedTargets()) {
     });
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
+
+  test.serial(
+    `[${target}] a StatefulSet scaled after our rollout completed, before its end was recorded: after a restart it takes no slot`,
+    async (t) => {
+      const ns = 'wl-scale';
+      const options = { workloads: SERVED, namespaces: [ns], rollouts: { maxConcurrentRollouts: 1, flapThreshold: 0 } };
+      await createNamespace(scenario.admin, ns);
+      await createAll(scenario.admin, objects.configMap(ns, 'shared', { V: '1' }), objects.configMap(ns, 'other', { V: '1' }));
+      const reading = (configMap: string): PodTemplate['spec'] => ({
+        containers: [{ name: 'app', image: IMAGE, envFrom: [{ configMapRef: { name: configMap } }] }],
+      });
+      await scenario.running.operator.stop();
+      try {
+        scenario.running = await startTestOperator(scenario.cluster, options);
+        await create('StatefulSet', workload('StatefulSet', ns, 'scaled', AUTO, reading('shared')));
+        await create('Deployment', workload('Deployment', ns, 'next', AUTO, reading('other')));
+        for (const [kind, name] of [
+          ['StatefulSet', 'scaled'],
+          ['Deployment', 'next'],
+        ] as const)
+          await eventually(`${name}'s baseline is recorded`, () => recorded(kind, ns, name));
+        await edit(CONFIGMAPS, ns, 'shared', { V: '2' });
+        await rolledTo('StatefulSet', ns, 'scaled', 'ConfigMap/shared', contentHash({ data: { V: '2' } }));
+        await scenario.running.operator.stop();
+
+        // While no operator runs: the StatefulSet controller completes our rollout, then a scale it has not observed.
+        const rolled = await stored('StatefulSet', ns, 'scaled');
+        const revision = `scaled-${rolled.metadata.generation}`;
+        const status = { observedGeneration: rolled.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1 };
+        await scenario.admin.patch(
+          WORKLOAD_RESOURCES.StatefulSet,
+          ns,
+          'scaled',
+          'merge',
+          { status: { ...status, currentReplicas: 1, currentRevision: revision, updateRevision: revision } },
+          { subresource: 'status' },
+        );
+        await scenario.cluster.kubectl(['-n', ns, 'scale', 'statefulset/scaled', '--replicas=3']);
+        const scaled = await stored('StatefulSet', ns, 'scaled');
+        t.is(workloadProgress('StatefulSet', scaled).phase, 'InProgress', "kubectl's rules read the scale as a rollout");
+        t.is(lastWorkloadRollout(scaled)?.result, 'InProgress', 'the end is not recorded');
+
+        scenario.running = await startTestOperator(scenario.cluster, options);
+        t.like(scenario.running.logs.find('rollout.rebuilt')[0], { inProgress: 0 }, 'the scaled StatefulSet takes no slot');
+        await eventually(
+          'its last-rollout records the end',
+          async () => lastWorkloadRollout(await stored('StatefulSet', ns, 'scaled'))?.result === 'Succeeded',
+        );
+        await edit(CONFIGMAPS, ns, 'other', { V: '2' });
+        await rolledTo('Deployment', ns, 'next', 'ConfigMap/other', contentHash({ data: { V: '2' } }));
+        t.is(((await stored('StatefulSet', ns, 'scaled')) as StatefulSet).spec.replicas, 3, "the scale is the user's");
+      } finally {
+        await scenario.running.operator.stop();
+        scenario.running = await startTestOperator(scenario.cluster, { workloads: SERVED });
+      }
+    },
+  );
 
   test.serial(`[${target}] a restart of the operator rolls nothing; an edit made while it was down rolls once`, async (t) => {
     const ns = 'wl-restart';

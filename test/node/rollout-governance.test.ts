@@ -1,11 +1,15 @@
-// Rollout governance on real pods: 30 CustomApps sharing one ConfigMap at budget 3, the budget's cost beside budget 0,
-// a rollout that fails on a readiness probe, and 20 edits in 10 s against the flap breaker.
+// Rollout governance on real pods: 30 CustomApps sharing one ConfigMap at budget 3, a scale after a content rollout
+// (no rollout), the budget's cost beside budget 0, a rollout that fails on a readiness probe, and 20 edits in 10 s
+// against the flap breaker.
 import test, { type ExecutionContext } from 'ava';
 import { resolve } from 'node:path';
 import { CONFIG_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { RolloutSettings } from '../../operator/governance/governance.js';
+import { rolloutCause } from '../../operator/governance/rollout-cause.js';
+import { rolloutProgress } from '../../operator/governance/rollout-progress.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 import type { TestCluster } from '../support/targets.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { applyObjects, nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
@@ -118,6 +122,48 @@ onNode(
     const queued = running!.logs.find('rollout.waiting', { reason: 'Queued' });
     t.true(queued.length >= 27, `the trace says why apps waited (${queued.length} rollout.waiting lines)`);
     t.is(await running!.operator.metrics.total('customapp_rollouts_total', { trigger: 'ConfigMap', result: 'Succeeded' }), 30);
+  },
+);
+
+onNode(
+  "a scale after a content rollout ended: kube-controller-manager keeps Progressing NewReplicaSetAvailable through it, so the rollout stays ended while kubectl's rules read a rollout",
+  async (t) => {
+    const name = APPS[0]!;
+    const deployment = async (): Promise<Deployment> => get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
+    const before = await deployment();
+    const cause = rolloutCause(before);
+    t.is(cause?.trigger, 'ConfigMap', 'the last rollout was a content rollout');
+    t.is(cause?.templateGeneration, before.metadata.generation, 'the cause names the generation its write made');
+    await kubectlOk(cluster, ['-n', NS, 'scale', `customapp/${name}`, '--replicas=2']);
+    const samples: { ours: string; kubectl: string; slots: number }[] = [];
+    await waitFor(
+      `${name} scaled to 2`,
+      120_000,
+      async () => {
+        const live = await deployment();
+        samples.push({
+          ours: rolloutProgress(live, cause?.templateGeneration).phase,
+          kubectl: rolloutProgress(live).phase,
+          slots: await running!.operator.metrics.total('customapp_rollouts_in_progress'),
+        });
+        return live.spec.replicas === 2 && rolloutComplete(live) ? true : undefined;
+      },
+      { intervalMs: 200, describe },
+    );
+    const read = samples.filter((sample) => sample.kubectl === 'InProgress').length;
+    t.log(`${samples.length} samples during the scale, ${read} read as a rollout by kubectl's rules`);
+    t.true(read > 0, "the scale was seen while kubectl's rules read it as a rollout");
+    t.deepEqual(
+      samples.filter((sample) => sample.ours !== 'Succeeded' || sample.slots > 0),
+      [],
+      'at every sample the rollout stays ended and occupies no slot',
+    );
+    t.like((await apps()).find((app) => app.metadata.name === name)?.status?.lastRollout, { trigger: 'ConfigMap', result: 'Succeeded' });
+    await kubectlOk(cluster, ['-n', NS, 'scale', `customapp/${name}`, '--replicas=1']);
+    await waitFor(`${name} back to 1`, 120_000, async () => {
+      const live = await deployment();
+      return live.spec.replicas === 1 && rolloutComplete(live) ? true : undefined;
+    });
   },
 );
 

@@ -48,6 +48,8 @@ const OWNERS: readonly Owner[] = [...APPS, ...(Object.keys(WORKLOADS) as Workloa
 const isApp = (owner: Owner): owner is App => (APPS as readonly string[]).includes(owner);
 /** The owner's key in the budget and the queue: `ns/<app>` or `<Kind>/ns/<name>`. */
 const keyOf = (owner: Owner): string => (isApp(owner) ? `ns/${owner}` : workloadKey(WORKLOADS[owner].kind, 'ns', owner));
+/** The workloads with replicas to scale (a DaemonSet has none). */
+const SCALABLE = (Object.keys(WORKLOADS) as WorkloadName[]).filter((name) => WORKLOADS[name].kind !== 'DaemonSet');
 /** The owner of a budget key (the last segment: the names are distinct across both domains). */
 const ownerOf = (key: string): Owner => key.split('/').at(-1) as Owner;
 
@@ -92,7 +94,14 @@ export type Step =
    * A failover: the standby takes the Lease and rebuilds the governance from its own caches as they are (listed long ago,
    * a slow watch behind the old leader's last writes), with a work queue of every key; the old leader's memory is gone.
    */
-  | { readonly type: 'failover' };
+  | { readonly type: 'failover' }
+  /**
+   * A scale: of one app through its CustomApp's `spec.replicas` (the operator writes it to the Deployment), of its
+   * Deployment directly (`direct`: `kubectl scale`, an HPA; the CustomApp leaves replicas unset, so it stays), or of a
+   * workload with replicas (the StatefulSet, the Deployment). The workload's controller has not observed it yet: by
+   * kubectl's rules it reads as rolling again, whatever its last rollout did. No template changes: no rollout starts.
+   */
+  | { readonly type: 'replicas'; readonly owner: number; readonly replicas: number; readonly direct: boolean };
 
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
@@ -111,6 +120,12 @@ const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('trigger' as const), workload: fc.nat({ max: Object.keys(WORKLOADS).length - 1 }) }),
   fc.record({ type: fc.constant('lagApp' as const), app: fc.nat({ max: APPS.length - 1 }) }),
   fc.record({ type: fc.constant('failover' as const) }),
+  fc.record({
+    type: fc.constant('replicas' as const),
+    owner: fc.nat({ max: APPS.length + SCALABLE.length - 1 }),
+    replicas: fc.integer({ min: 1, max: 3 }),
+    direct: fc.boolean(),
+  }),
 ];
 
 /** Steps drawn as swarm testing does: a weight from 0 to 4 per kind (edit and reconcile at least 1), then the steps. */
@@ -163,7 +178,8 @@ export interface RunStats {
  * eligible keys queued; a 409 retried) and workload watches that may be slow (the cache keeps a workload's old copy
  * while its reconcile runs again, as a trigger that came while it was in flight does), then settles everything (rollouts end, time passes, every queued key is reconciled) and checks:
  * - **never over the limit**: after every step, at most `limit` CustomApp Deployments and workloads together are in a
- *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours),
+ *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours;
+ *   a scale after the controller ended the rollout of the template is none, though kubectl's rules read one),
  *   restarts and failovers included (a failover's standby rebuilds from caches whose slow watches missed the old
  *   leader's last grants);
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the
@@ -257,9 +273,18 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   // A paused Deployment makes no progress and has no deadline: it is not rolling, whatever its replicas say.
   const rollingNow = (live: Deployment | undefined): live is Deployment =>
     live !== undefined && !live.spec.paused && rolloutProgress(live).phase === 'InProgress';
-  /** Whether the owner is rolling out: an app's Deployment, or a workload by its kind's rules. */
-  const rolling = (owner: Owner): boolean =>
+  /** Whether the owner's status reads as rolling out (kubectl's rules): an app's Deployment, or a workload by its kind's. */
+  const rollingByStatus = (owner: Owner): boolean =>
     isApp(owner) ? rollingNow(deployment(owner)) : workloadProgress(WORKLOADS[owner].kind, workload(owner)).phase === 'InProgress';
+  const templateOf = (owner: Owner): string =>
+    JSON.stringify(isApp(owner) ? deployment(owner)?.spec.template : workload(owner).spec.template);
+  /**
+   * The pod template each owner's controller last ended the rollout of (succeeded, or failed its deadline): a scale
+   * since then changes no template and starts no rollout, though kubectl's rules read one until the scale is done.
+   */
+  const ended = new Map<Owner, string>();
+  /** Whether the owner is rolling out: its status says so, and its controller has not ended the rollout of its template. */
+  const rolling = (owner: Owner): boolean => rollingByStatus(owner) && ended.get(owner) !== templateOf(owner);
   // Only the operator changes a workload's template here: a workload rolling is a content rollout of ours.
   const contentRolling = (): Owner[] =>
     OWNERS.filter((owner) => rolling(owner) && (!isApp(owner) || isGoverned(rolloutCause(deployment(owner)))));
@@ -277,13 +302,14 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (outcome === 'Failed') return;
     const live = workload(name);
     const generation = live.metadata.generation;
+    const replicas = (live.spec as { replicas?: number }).replicas ?? 1;
     const status =
       kind === 'StatefulSet'
         ? {
             observedGeneration: generation,
-            replicas: 1,
-            readyReplicas: 1,
-            updatedReplicas: 1,
+            replicas,
+            readyReplicas: replicas,
+            updatedReplicas: replicas,
             currentRevision: `r${generation}`,
             updateRevision: `r${generation}`,
           }
@@ -299,9 +325,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     world.client.seed(WORKLOAD_RESOURCES[kind], { ...live, status });
     world.sync();
   };
-  const settle = (owner: Owner, outcome: 'Succeeded' | 'Failed'): void =>
-    isApp(owner) ? world.settleDeployment(owner, outcome) : settleWorkload(owner, outcome);
-  for (const name of Object.keys(WORKLOADS) as WorkloadName[]) settleWorkload(name, 'Succeeded');
+  const settle = (owner: Owner, outcome: 'Succeeded' | 'Failed'): void => {
+    if (isApp(owner)) world.settleDeployment(owner, outcome);
+    else settleWorkload(owner, outcome);
+    if (!rollingByStatus(owner)) ended.set(owner, templateOf(owner));
+  };
+  for (const name of Object.keys(WORKLOADS) as WorkloadName[]) settle(name, 'Succeeded');
   for (const name of settings.lagging ?? []) world.lagging.add(keyOf(name as WorkloadName));
   /** Lifts the refusal of each app's Service (a quota raised, say). */
   const refusals = new Map<App, () => void>();
@@ -323,6 +352,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (!paused) {
       resumed.add(app);
       unseen.add(app);
+      // A resume revives a rollout that failed (its controller progresses it again): rolling by its status once more.
+      ended.delete(app);
     }
     queued.add(app);
   };
@@ -575,6 +606,30 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'trigger':
         await reconcile((Object.keys(WORKLOADS) as WorkloadName[])[step.workload]!);
         break;
+      case 'replicas': {
+        const owner = [...APPS, ...SCALABLE][step.owner]!;
+        if (isApp(owner) && !step.direct) {
+          const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', owner)!;
+          world.client.seed(CUSTOM_APPS, {
+            ...current,
+            spec: { ...current.spec, replicas: step.replicas },
+            metadata: { ...current.metadata, generation: (current.metadata.generation ?? 1) + 1 },
+          });
+        } else {
+          // The scale as the API server stores it: a new generation, the status as the controller last wrote it.
+          const resource = isApp(owner) ? DEPLOYMENTS : WORKLOAD_RESOURCES[WORKLOADS[owner].kind];
+          const live = world.client.stored<Deployment | Workload>(resource, 'ns', owner);
+          if (live === undefined || (live.spec as { replicas?: number }).replicas === step.replicas) break;
+          world.client.seed(resource, {
+            ...live,
+            spec: { ...live.spec, replicas: step.replicas },
+            metadata: { ...live.metadata, generation: (live.metadata.generation ?? 1) + 1 },
+          });
+        }
+        world.sync();
+        queued.add(owner);
+        break;
+      }
     }
     check(step.type);
   }

@@ -8,7 +8,7 @@ import { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
 import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
-import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, SECRETS, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
@@ -17,6 +17,7 @@ import { startCluster, type ClusterOptions, type Target, type TestCluster } from
 import { JsonLineReader } from './json-lines.js';
 
 export { eventually } from './eventually.js';
+export { createNamespace } from '../../operator/kube/testing/admin-cluster.js';
 import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../api/workload.js';
@@ -221,15 +222,6 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
     ]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** Creates a namespace (fine if it exists). */
-export async function createNamespace(client: KubeClient, name: string): Promise<void> {
-  try {
-    await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  } catch (error) {
-    if (!isAlreadyExists(error)) throw error;
   }
 }
 

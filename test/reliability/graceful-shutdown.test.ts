@@ -12,7 +12,7 @@ import { clusterForTest, createAll, createNamespace, eventually, objects, startT
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
-import { podAnnotation } from './support/cluster-reads.js';
+import { podAnnotation } from '../support/cluster-reads.js';
 
 /** CustomApps in the burst. */
 const BURST = 120;

@@ -12,7 +12,7 @@ import { selectedTargets } from '../support/targets.js';
 import { clusterForTest, createAll, createNamespace, eventually, objects } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';
-import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { conditionOf, NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 import { startProbedOperator } from './support/probed-operator.js';
 import { UNGOVERNED_FLAGS } from '../support/operator-process.js';
 

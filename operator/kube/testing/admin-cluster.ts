@@ -1,4 +1,4 @@
-// Admin access to a test cluster for the cluster tests beside the code: a cluster per file whose admin client records its requests, and namespaces.
+// Cluster tests beside the code: a file's cluster whose admin client records its requests, and a namespace made once.
 import type { TestFn } from 'ava';
 import { KubeClient } from '../client.js';
 import { isAlreadyExists } from '../errors.js';

@@ -14,7 +14,7 @@ import { selectedTargets, type Target, type TestCluster } from '../support/targe
 import { assertInvariants } from '../support/invariants.js';
 import { clusterScenario, createAll, eventually, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
-import { conditionOf, conditionReached, NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
+import { conditionOf, conditionReached, type NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** The quiet window in which a settled case must not reconcile again (no polling, no hot loop). */

@@ -3,7 +3,6 @@ import test, { type ExecutionContext } from 'ava';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
 import { KubeClient } from '../kube/client.js';
-import type { RequestSample } from '../kube/options.js';
 import { connectionFromKubeConfig } from '../kube/connection.js';
 import type { KubeObject } from '../kube/objects.js';
 import { CONFIGMAPS, SECRETS } from '../kube/resources.js';
@@ -11,7 +10,8 @@ import { Registry } from 'prom-client';
 import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
 import { eventually } from '../../test/support/eventually.js';
-import { createNamespaceOnce, settledOpenWatches } from '../watch/testing/cluster-helpers.js';
+import { settledOpenWatches } from '../watch/testing/cluster-helpers.js';
+import { createNamespace, recordedAdminCluster } from '../kube/testing/admin-cluster.js';
 import { contentHash } from './content-hash.js';
 import { keyedContentHash } from './keyed-hash.js';
 import { DependencyRegistry } from './registry.js';
@@ -39,20 +39,12 @@ async function inParallel<T>(items: readonly T[], width: number, work: (item: T)
 for (const target of selectedTargets()) {
   let cluster: TestCluster;
   let client: KubeClient;
-  const requests: RequestSample[] = [];
-  test.before(async () => {
-    cluster = await startCluster(target);
-    client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig(), { onRequest: (sample) => requests.push(sample) });
-  });
-  test.after.always(async () => {
-    client?.close();
-    await cluster?.stop();
-  });
+  const requests = recordedAdminCluster(test, target, (admin) => ({ cluster, client } = admin));
 
   test.serial(
     `[${target}] an object created after acquire is an emission, a metadata edit is none, and a delete makes it absent`,
     async (t) => {
-      await createNamespaceOnce(client, 'deps-life');
+      await createNamespace(client, 'deps-life');
       const registry = new DependencyRegistry({ client });
       t.teardown(() => registry.close());
       const ref: DependencyRef = { kind: 'ConfigMap', namespace: 'deps-life', name: 'late' };
@@ -77,7 +69,7 @@ for (const target of selectedTargets()) {
   test.serial(
     `[${target}] past the threshold a namespace collapses into one watch, splits back below the lower one, and every change still arrives`,
     async (t) => {
-      await createNamespaceOnce(client, 'deps-switch');
+      await createNamespace(client, 'deps-switch');
       const names = ['s0', 's1', 's2', 's3'];
       await inParallel(names, 4, (name) => client.create(CONFIGMAPS, 'deps-switch', configMap(name, { v: '0' })));
       const { logger, lines } = capturedLogger('info');
@@ -129,7 +121,7 @@ for (const target of selectedTargets()) {
       // 25 small Secrets: 10, then 20 (the first page took far less than a quarter of the budget). 21 Secrets of
       // 500 KB: 10 per page throughout (a page of them takes 5 MB, more than a quarter of the budget).
       const listsOf = async (namespace: string, count: number, valueBytes: number): Promise<number> => {
-        await createNamespaceOnce(client, namespace);
+        await createNamespace(client, namespace);
         const names = Array.from({ length: count }, (_, index) => `helm-${index}`);
         const secret = (name: string): Data => ({
           apiVersion: 'v1',
@@ -163,7 +155,7 @@ for (const target of selectedTargets()) {
   );
 
   test.serial(`[${target}] a Secret's value never reaches the logs, at any level, while its hash follows every change`, async (t) => {
-    await createNamespaceOnce(client, 'deps-secret');
+    await createNamespace(client, 'deps-secret');
     const canary = `canary-${Math.random().toString(36).slice(2)}`;
     const encoded = (value: string): string => Buffer.from(value).toString('base64');
     const secret = (value: string): Data => ({
@@ -204,7 +196,7 @@ for (const target of selectedTargets()) {
     `[${target}] 1,000 refs in one namespace use at most 10 watch streams, keep only referenced objects, and unrelated churn emits nothing`,
     async (t) => {
       const namespace = 'deps-scale';
-      await createNamespaceOnce(client, namespace);
+      await createNamespace(client, namespace);
       const referenced = Array.from({ length: 1000 }, (_, index) => `ref-${index}`);
       const unrelated = Array.from({ length: 100 }, (_, index) => `other-${index}`);
       let started = performance.now();
@@ -297,7 +289,7 @@ if (selectedTargets().includes('emulator')) {
       { kind: 'ConfigMap', namespace: 'faults-narrow', name: 'one' },
       { kind: 'Secret', namespace: 'faults-narrow', name: 'creds' },
     ];
-    for (const namespace of ['faults-wide', 'faults-narrow']) await createNamespaceOnce(client, namespace);
+    for (const namespace of ['faults-wide', 'faults-narrow']) await createNamespace(client, namespace);
     const resourceOf = (ref: DependencyRef) => (ref.kind === 'Secret' ? SECRETS : CONFIGMAPS);
     // Base64 values, so that the same data is valid in a Secret.
     for (const ref of refs) await client.create(resourceOf(ref), ref.namespace, { ...configMap(ref.name, { v: 'MA==' }), kind: ref.kind });
@@ -361,7 +353,7 @@ if (selectedTargets().includes('emulator')) {
     const { cluster, client } = await emulatorWithClient(t);
     const faults = cluster.emulator!.faults;
     const namespace = 'failing-list';
-    await createNamespaceOnce(client, namespace);
+    await createNamespace(client, namespace);
     const fault = faults.failRequests({ match: { verb: 'list', resource: 'secrets', namespace }, code: 500 });
     const { logger, lines } = capturedLogger('info');
     const metrics = new Registry();

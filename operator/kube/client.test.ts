@@ -1,12 +1,12 @@
 // Tests of the API client against each target: verbs, errors as ApiError, watch streams, and request counting.
 import test from 'ava';
 import { KubeClient } from './client.js';
-import type { RequestSample } from './options.js';
 import type { KubeObject } from './objects.js';
 import { ApiError, isAlreadyExists, isAnswerTooLarge, isConflict, isNotFound } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { connectionFromKubeConfig } from './connection.js';
-import { selectedTargets, startCluster, type TestCluster } from '../../test/support/targets.js';
+import { selectedTargets, type TestCluster } from '../../test/support/targets.js';
+import { recordedAdminCluster } from './testing/admin-cluster.js';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -15,15 +15,7 @@ interface ConfigMap extends KubeObject {
 for (const target of selectedTargets()) {
   let cluster: TestCluster;
   let client: KubeClient;
-  const samples: RequestSample[] = [];
-  test.before(async () => {
-    cluster = await startCluster(target);
-    client = await KubeClient.fromKubeConfig(cluster.adminKubeConfig(), { onRequest: (sample) => samples.push(sample) });
-  });
-  test.after.always(async () => {
-    client?.close();
-    await cluster?.stop();
-  });
+  const samples = recordedAdminCluster(test, target, (admin) => ({ cluster, client } = admin));
 
   const configMap = (name: string, data: Record<string, string>): ConfigMap => ({
     apiVersion: 'v1',

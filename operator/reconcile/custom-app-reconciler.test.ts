@@ -48,6 +48,16 @@ const condition = (world: FakeWorld, type: string, name = 'app'): string | undef
   return found && `${found.status} ${found.reason}`;
 };
 
+/** Stores a Deployment named `ns/app` that no CustomApp owns (no ownerReference), as another writer would. */
+function seedForeignDeployment(world: FakeWorld): void {
+  world.client.seed(DEPLOYMENTS, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'app', namespace: 'ns' },
+    spec: {},
+  } as Deployment);
+}
+
 test('create: the finalizer first, then the Deployment (no Event for a new CustomApp), then the status guarded by its resourceVersion', async (t) => {
   const world = new FakeWorld();
   world.configMap('config', { V: '1' });
@@ -191,12 +201,7 @@ test('not owned: a foreign Deployment of that name is read once, left alone, rep
   const world = new FakeWorld();
   world.configMap('config', { V: '1' });
   world.secret('creds', { TOKEN: 't' });
-  world.client.seed(DEPLOYMENTS, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'app', namespace: 'ns' },
-    spec: {},
-  } as Deployment);
+  seedForeignDeployment(world);
   world.app('app', SPEC);
   const result = await world.reconcile('app');
   t.deepEqual(result, { requeueAfterMs: 30_000 });
@@ -293,12 +298,7 @@ test('a foreign Deployment under the name of one this process created moments ag
     metadata: { name: 'app', namespace: 'ns', generation: 1, uid: 'second-uid' },
     status: undefined,
   });
-  world.client.seed(DEPLOYMENTS, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'app', namespace: 'ns' },
-    spec: {},
-  } as Deployment);
+  seedForeignDeployment(world);
   world.sync();
   const before = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), { requeueAfterMs: 30_000 });

@@ -8,7 +8,8 @@ import type { WatcherEvent } from './events.js';
 import { watcher } from './watcher.js';
 import type { WatchClient, WatcherConfig } from './config.js';
 import { eventually } from '../../test/support/eventually.js';
-import { createNamespaceOnce, proxiedClients, settledOpenWatches, type ProxiedClients } from './testing/cluster-helpers.js';
+import { createNamespace } from '../kube/testing/admin-cluster.js';
+import { proxiedClients, settledOpenWatches, type ProxiedClients } from './testing/cluster-helpers.js';
 import { capturedLogger, type LogLine } from './testing/captured-logger.js';
 
 interface ConfigMap extends KubeObject {
@@ -76,7 +77,7 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] a cut connection resumes from the last resourceVersion, with no duplicate and no gap`, async (t) => {
     const { admin, proxied, proxy } = clients;
-    await createNamespaceOnce(admin, 'watch-resume');
+    await createNamespace(admin, 'watch-resume');
     await admin.create(CONFIGMAPS, 'watch-resume', configMap('before', '0'));
     const { seen, lines } = await listedWatch(t, proxied, 'watch-resume');
 
@@ -121,7 +122,7 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] unsubscribing ends the server-side watch, and the watch count returns to its baseline`, async (t) => {
     const { admin, connection } = clients;
-    await createNamespaceOnce(admin, 'watch-free');
+    await createNamespace(admin, 'watch-free');
     const baseline = await settledOpenWatches(cluster, connection, 'configmaps', { namespace: 'watch-free' });
     const { seen, record } = recorder();
     const subscriptions = [0, 1, 2].map(() => watcher<ConfigMap>(admin, CONFIGMAPS, { namespace: 'watch-free' }).subscribe(record));
@@ -149,7 +150,7 @@ if (selectedTargets().includes('envtest'))
       await compacting.stop();
     });
     const { admin, proxied, proxy } = clients;
-    await createNamespaceOnce(admin, 'watch-gone');
+    await createNamespace(admin, 'watch-gone');
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('kept', '1'));
     await admin.create(CONFIGMAPS, 'watch-gone', configMap('removed', '1'));
     const { seen, lines } = await listedWatch(t, proxied, 'watch-gone');
@@ -205,7 +206,7 @@ if (selectedTargets().includes('emulator')) {
 
   test.serial('[emulator faults] an in-stream 410 on the resumed watch relists, and the relist holds what changed meanwhile', async (t) => {
     const { admin } = clients;
-    await createNamespaceOnce(admin, 'fault-gone');
+    await createNamespace(admin, 'fault-gone');
     await admin.create(CONFIGMAPS, 'fault-gone', configMap('kept', '1'));
     const { seen, lines } = await listedWatch(t, admin, 'fault-gone');
     await watchOpen(t, 'fault-gone');
@@ -225,7 +226,7 @@ if (selectedTargets().includes('emulator')) {
     '[emulator faults] a 500 then a 429 on re-watch are retried with backoff and Retry-After, resuming without a relist',
     async (t) => {
       const { admin } = clients;
-      await createNamespaceOnce(admin, 'fault-retry');
+      await createNamespace(admin, 'fault-retry');
       const { seen, lines } = await listedWatch(t, admin, 'fault-retry');
       await watchOpen(t, 'fault-retry');
       const match = { verb: 'watch', resource: 'configmaps', namespace: 'fault-retry' };
@@ -256,7 +257,7 @@ if (selectedTargets().includes('emulator')) {
 
   test.serial('[emulator faults] an expired continue token restarts the list page by page, never in one request', async (t) => {
     const { admin } = clients;
-    await createNamespaceOnce(admin, 'fault-continue');
+    await createNamespace(admin, 'fault-continue');
     for (const name of ['c1', 'c2', 'c3', 'c4', 'c5']) await admin.create(CONFIGMAPS, 'fault-continue', configMap(name, '1'));
     faults().expireNextContinue({ resource: 'configmaps', namespace: 'fault-continue' });
     const limits: (number | undefined)[] = [];

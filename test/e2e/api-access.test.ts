@@ -5,20 +5,10 @@ import { CRD_NAME, OPERATOR_NAME } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { isNotFound } from '../../operator/kube/errors.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
-import { DEPLOYMENTS, type Resource } from '../../operator/kube/resources.js';
+import type { Resource } from '../../operator/kube/resources.js';
 import { distOperatorRules, rulesWithout, setOperatorRules } from '../reliability/support/cluster-role.js';
 import { selectedTargets } from '../support/targets.js';
-import {
-  clusterScenario,
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  objects,
-  readyz,
-  startTestOperator,
-  withTimeout,
-} from '../support/operator-harness.js';
+import { clusterScenario, eventually, objects, readyz, startTestOperator, withTimeout } from '../support/operator-harness.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const CRD_FILE = `${DIST}/customapp-crd.k8s.yaml`;
@@ -71,13 +61,12 @@ for (const target of selectedTargets()) {
       await withTimeout(running.operator.started, 15_000, 'the operator did not start once the CRD was applied');
       t.is((await readyz(running)).status, 200);
       t.like(logs.find('api.available')[0], { resource: 'customapps.app.example.com', was: 'NotServed' });
-      await createNamespace(admin, 'late-crd');
-      await createAll(admin, objects.customApp('late-crd', 'app', { image: 'example/app:1' }));
-      await eventually('the CustomApp is reconciled', () => getIfExists(admin, DEPLOYMENTS, 'late-crd', 'app'), 15_000);
+      const reads = await scenario.createNamespace('late-crd', objects.customApp('late-crd', 'app', { image: 'example/app:1' }));
+      await reads.deploymentCreated('app', 15_000);
 
       // Deleted while running: the watch meets a 404, discovery confirms it, and a new apply recovers.
       await admin.delete(CUSTOM_APPS, 'late-crd', 'app');
-      await eventually('the CustomApp is finalized', async () => (await getIfExists(admin, CUSTOM_APPS, 'late-crd', 'app')) === undefined);
+      await eventually('the CustomApp is finalized', async () => (await reads.app('app')) === undefined);
       await admin.delete(CRDS, undefined, CRD_NAME);
       await eventually(
         'the CRD is gone',

@@ -11,8 +11,6 @@ import { installArgoRolloutsCrd } from '../support/argo-rollouts.js';
 import { selectedTargets } from '../support/targets.js';
 import {
   clusterScenario,
-  createAll,
-  createNamespace,
   eventually,
   getIfExists,
   grantWorkloadPermissions,
@@ -67,8 +65,7 @@ for (const target of selectedTargets()) {
       await installArgoRolloutsCrd(scenario.cluster);
 
       const ns = 'argo-rollouts';
-      await createNamespace(scenario.admin, ns);
-      await createAll(scenario.admin, objects.configMap(ns, 'web-config', { GREETING: 'hello' }));
+      await scenario.createNamespace(ns, objects.configMap(ns, 'web-config', { GREETING: 'hello' }));
       await scenario.admin.create(ROLLOUTS, ns, rollout(ns, 'web', AUTO));
       await scenario.admin.create(ROLLOUTS, ns, rollout(ns, 'plain', {}));
       const stored = async (name: string) => (await getIfExists<ArgoRollout>(scenario.admin, ROLLOUTS, ns, name))!;

@@ -8,7 +8,8 @@ import type { Deployment } from '../../operator/kube/objects.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
 import { canonicalQuantity } from '../../operator/reconcile/quantity.js';
 import { selectedTargets } from '../support/targets.js';
-import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
+import type { NamespaceReads } from '../support/cluster-reads.js';
+import { createAll, eventually, objects, operatorScenario } from '../support/operator-harness.js';
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
@@ -24,18 +25,24 @@ for (const target of selectedTargets()) {
    * `deployment` is not written again once a CustomApp created after it is served: the stored form equals the desired
    * one, so there is no update loop.
    */
-  const unchangedOnceLaterServed = async (t: ExecutionContext, ns: string, deployment: Deployment): Promise<void> => {
-    await createAll(scenario.admin, objects.customApp(ns, 'marker', { image: 'example/app:1' }));
-    await eventually('a later CustomApp is served', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'marker'));
-    const now = await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, deployment.metadata.name!);
+  const unchangedOnceLaterServed = async (t: ExecutionContext, reads: NamespaceReads, deployment: Deployment): Promise<void> => {
+    await createAll(scenario.admin, objects.customApp(reads.namespace, 'marker', { image: 'example/app:1' }));
+    await eventually('a later CustomApp is served', () => reads.deployment('marker'));
+    const now = await reads.deployment(deployment.metadata.name!);
     t.is(now!.metadata.resourceVersion, deployment.metadata.resourceVersion, 'no update loop');
+  };
+
+  /** The Deployment `web` is created with `resources` on its container, and is not written again. */
+  const writtenOnceWith = async (t: ExecutionContext, reads: NamespaceReads, resources: unknown): Promise<void> => {
+    const deployment = await reads.deploymentCreated('web');
+    t.deepEqual(deployment.spec.template.spec.containers[0]!.resources, resources);
+    await unchangedOnceLaterServed(t, reads, deployment);
   };
 
   test.serial(`[${target}] spec.env: the Deployment's container gets the variables after envFrom`, async (t) => {
     const ns = 'env-app';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'web-config', { MODE: 'from-config' }),
       objects.customApp(ns, 'web', {
         image: 'example/app:1',
@@ -46,17 +53,17 @@ for (const target of selectedTargets()) {
         ],
       }),
     );
-    const deployment = await eventually('the Deployment is created', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'));
+    const deployment = await reads.deploymentCreated('web');
     const container = deployment.spec.template.spec.containers[0]!;
     t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web-config' } }]);
     t.deepEqual(container.env, [{ name: 'MODE', value: 'prod' }, { name: 'EMPTY' }]);
     // The stored form equals the desired one (the empty value left out): no update loop.
-    await unchangedOnceLaterServed(t, ns, deployment);
+    await unchangedOnceLaterServed(t, reads, deployment);
   });
 
   test.serial(`[${target}] the schema refuses a duplicate, a bad name and too many variables in spec.env`, async (t) => {
     const ns = 'env-schema';
-    await createNamespace(scenario.admin, ns);
+    await scenario.createNamespace(ns);
     const refused = (name: string, env: unknown, field: RegExp) => refusedSpec(t, ns, name, { env }, field);
     await refused(
       'duplicate',
@@ -75,27 +82,24 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] spec.resources in any accepted spelling: the Deployment is written once and stays`, async (t) => {
     const ns = 'resources-app';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.customApp(ns, 'web', {
         image: 'example/app:1',
         resources: { requests: { cpu: '0.5', memory: '1024Mi' }, limits: { cpu: '1.5', memory: '1.5Gi' } },
       }),
     );
-    const deployment = await eventually('the Deployment is created', () => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'));
-    t.deepEqual(deployment.spec.template.spec.containers[0]!.resources, {
+    await writtenOnceWith(t, reads, {
       requests: { cpu: '500m', memory: '1Gi' },
       limits: { cpu: '1500m', memory: '1536Mi' },
     });
-    await unchangedOnceLaterServed(t, ns, deployment);
   });
 
   test.serial(
     `[${target}] spec.resources as unquoted YAML numbers, as a Pod takes them: applied, kept as numbers, written in the API server's form`,
     async (t) => {
       const ns = 'resources-numbers';
-      await createNamespace(scenario.admin, ns);
+      const reads = await scenario.createNamespace(ns);
       // kubectl turns YAML into JSON: 2.0 and 1e10 are the whole numbers 2 and 10000000000.
       const manifest = `apiVersion: app.example.com/v1
 kind: CustomApp
@@ -110,14 +114,10 @@ spec:
       t.is(applied.code, 0, applied.stderr);
       const stored = await scenario.admin.get<CustomApp>(CUSTOM_APPS, ns, 'web');
       t.deepEqual(stored.spec.resources, { requests: { cpu: 1, memory: 1073741824 }, limits: { cpu: 2, memory: 10_000_000_000 } });
-      const deployment = await eventually('the Deployment is created', () =>
-        getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'web'),
-      );
-      t.deepEqual(deployment.spec.template.spec.containers[0]!.resources, {
+      await writtenOnceWith(t, reads, {
         requests: { cpu: '1', memory: '1073741824' },
         limits: { cpu: '2', memory: '10G' },
       });
-      await unchangedOnceLaterServed(t, ns, deployment);
     },
   );
 
@@ -125,7 +125,7 @@ spec:
     `[${target}] the schema refuses a quantity a Pod refuses, and an unquoted fraction (int-or-string takes whole numbers)`,
     async (t) => {
       const ns = 'resources-refused';
-      await createNamespace(scenario.admin, ns);
+      await scenario.createNamespace(ns);
       const cpu = (value: unknown) => ({ resources: { requests: { cpu: value } } });
       const at = 'spec.resources.requests.cpu';
       await refusedSpec(t, ns, 'fraction', cpu(0.5), new RegExp(`${at} in body must be of type integer,string: "number"`));
@@ -163,7 +163,7 @@ spec:
 
     test.serial('[envtest] canonicalQuantity writes what a real API server stores, for strings and whole numbers', async (t) => {
       const ns = 'resources-oracle';
-      await createNamespace(scenario.admin, ns);
+      await scenario.createNamespace(ns);
       const random = randomQuantities(t, 200, 100);
       const given: (string | number)[] = [
         '0',

@@ -5,25 +5,22 @@ import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { CONFIGMAPS, DEPLOYMENTS, SERVICES } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
-import type { Deployment, Service } from '../../operator/kube/objects.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
 import { applyDenyingPolicy } from '../support/admission-policy.js';
-import { conditionReached, NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
+import { conditionReached, podAnnotation } from '../support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
-import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
+import { createAll, eventually, objects, operatorScenario } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
 
-  const reads = (namespace: string): NamespaceReads => new NamespaceReads(scenario.admin, namespace);
-
   test.serial(`[${target}] a CustomApp gets its Deployment and Service, then status and Events follow`, async (t) => {
     const ns = 'lifecycle-create';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'web-config', { GREETING: 'hello' }),
       objects.secret(ns, 'web-secret', { TOKEN: 's3cr3t' }),
       objects.customApp(ns, 'web', {
@@ -35,8 +32,8 @@ for (const target of selectedTargets()) {
       }),
     );
 
-    const deployment = await eventually('the Deployment exists', () => reads(ns).deployment('web'));
-    const app = (await reads(ns).app('web'))!;
+    const deployment = await reads.deploymentCreated('web');
+    const app = (await reads.app('web'))!;
     const container = deployment.spec.template.spec.containers[0]!;
     t.is(container.image, 'nginxinc/nginx-unprivileged:1.27-alpine');
     t.deepEqual(container.envFrom, [{ configMapRef: { name: 'web-config' } }, { secretRef: { name: 'web-secret' } }]);
@@ -52,11 +49,11 @@ for (const target of selectedTargets()) {
     t.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
     t.true(app.metadata.finalizers?.includes(FINALIZER));
 
-    const service = await eventually('the Service exists', () => scenario.admin.get<Service>(SERVICES, ns, 'web').catch(() => undefined));
+    const service = await eventually('the Service exists', () => reads.service('web'));
     t.is(service.spec.ports?.[0]?.port, 8080);
 
     const status = await eventually('the status is written', async () =>
-      (await reads(ns).app('web'))?.status?.observedGeneration ? (await reads(ns).app('web'))!.status : undefined,
+      (await reads.app('web'))?.status?.observedGeneration ? (await reads.app('web'))!.status : undefined,
     );
     t.like(status, {
       observedGeneration: 1,
@@ -80,7 +77,7 @@ for (const target of selectedTargets()) {
     );
 
     t.deepEqual(
-      (await reads(ns).events('web')).filter((event) => event.reason === 'Created'),
+      (await reads.events('web')).filter((event) => event.reason === 'Created'),
       [],
       "a new CustomApp's first Deployment and Service get no Event: its status shows them",
     );
@@ -88,12 +85,12 @@ for (const target of selectedTargets()) {
     await scenario.admin.delete(DEPLOYMENTS, ns, 'web');
     await scenario.admin.delete(SERVICES, ns, 'web');
     const events = await eventually('the Created Events of the re-creations are recorded', async () => {
-      const found = await reads(ns).events('web');
+      const found = await reads.events('web');
       return found.filter((event) => event.reason === 'Created').length >= 2 ? found : undefined;
     });
     t.truthy(events.find((event) => event.message?.startsWith('Created Deployment "web"')));
     t.truthy(events.find((event) => event.message?.startsWith('Created Service "web"')));
-    await eventually('the Deployment is back', () => reads(ns).deployment('web'));
+    await eventually('the Deployment is back', () => reads.deployment('web'));
     t.false(scenario.running.logs.text().includes('s3cr3t'));
     t.false(scenario.running.logs.text().includes(Buffer.from('s3cr3t').toString('base64')));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
@@ -103,30 +100,29 @@ for (const target of selectedTargets()) {
     `[${target}] a spec change rolls the Deployment, and a ConfigMap edit rolls it with the new hash while a label edit does not`,
     async (t) => {
       const ns = 'lifecycle-update';
-      await createNamespace(scenario.admin, ns);
-      await createAll(
-        scenario.admin,
+      const reads = await scenario.createNamespace(
+        ns,
         objects.configMap(ns, 'api-config', { MODE: 'a' }),
         objects.customApp(ns, 'api', { image: 'example/api:1', configMapName: 'api-config', replicas: 1 }),
       );
-      const first = await eventually('the Deployment exists', () => reads(ns).deployment('api'));
+      const first = await reads.deploymentCreated('api');
 
       await scenario.admin.patch(CUSTOM_APPS, ns, 'api', 'merge', { spec: { image: 'example/api:2', replicas: 3 } });
       const rolled = await eventually('the image changes', async () => {
-        const deployment = await reads(ns).deployment('api');
+        const deployment = await reads.deployment('api');
         return deployment?.spec.template.spec.containers[0]?.image === 'example/api:2' ? deployment : undefined;
       });
       t.is(rolled.spec.replicas, 3);
       t.is(podAnnotation(rolled, CONFIG_HASH_ANNOTATION), podAnnotation(first, CONFIG_HASH_ANNOTATION));
       await eventually('a RolloutTriggered Event', async () =>
-        (await reads(ns).events('api')).find((event) => event.reason === 'RolloutTriggered'),
+        (await reads.events('api')).find((event) => event.reason === 'RolloutTriggered'),
       );
 
       const beforeLabel = rolled.metadata.resourceVersion;
       await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { metadata: { labels: { touched: 'yes' } } });
       await scenario.admin.patch(CONFIGMAPS, ns, 'api-config', 'merge', { data: { MODE: 'b' } });
       const rehashed = await eventually('the config hash changes', async () => {
-        const deployment = await reads(ns).deployment('api');
+        const deployment = await reads.deployment('api');
         return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { MODE: 'b' } }) ? deployment : undefined;
       });
       t.is(
@@ -137,7 +133,7 @@ for (const target of selectedTargets()) {
       t.not(rehashed.metadata.resourceVersion, beforeLabel);
       await eventually(
         'status.configHash follows',
-        async () => (await reads(ns).app('api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }),
+        async () => (await reads.app('api'))?.status?.configHash === contentHash({ data: { MODE: 'b' } }),
       );
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
@@ -145,12 +141,11 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] deleting the Deployment recreates it`, async (t) => {
     const ns = 'lifecycle-recreate';
-    await createNamespace(scenario.admin, ns);
-    await createAll(scenario.admin, objects.customApp(ns, 'worker', { image: 'example/worker:1', replicas: 1 }));
-    const original = await eventually('the Deployment exists', () => reads(ns).deployment('worker'));
+    const reads = await scenario.createNamespace(ns, objects.customApp(ns, 'worker', { image: 'example/worker:1', replicas: 1 }));
+    const original = await reads.deploymentCreated('worker');
     await scenario.admin.delete(DEPLOYMENTS, ns, 'worker');
     const recreated = await eventually('a new Deployment exists', async () => {
-      const deployment = await reads(ns).deployment('worker');
+      const deployment = await reads.deployment('worker');
       return deployment && deployment.metadata.uid !== original.metadata.uid ? deployment : undefined;
     });
     t.is(recreated.spec.template.spec.containers[0]?.image, 'example/worker:1');
@@ -159,33 +154,32 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] setting spec.port creates the Service, and removing it deletes the Service`, async (t) => {
     const ns = 'lifecycle-port';
-    await createNamespace(scenario.admin, ns);
-    await createAll(scenario.admin, objects.customApp(ns, 'portable', { image: 'example/portable:1' }));
-    await eventually('the Deployment exists', () => reads(ns).deployment('portable'));
-    t.is(await getIfExists(scenario.admin, SERVICES, ns, 'portable'), undefined);
+    const reads = await scenario.createNamespace(ns, objects.customApp(ns, 'portable', { image: 'example/portable:1' }));
+    await reads.deploymentCreated('portable');
+    t.is(await reads.service('portable'), undefined);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'portable', 'merge', { spec: { port: 9090 } });
-    const service = await eventually('the Service exists', () => getIfExists<Service>(scenario.admin, SERVICES, ns, 'portable'));
+    const service = await eventually('the Service exists', () => reads.service('portable'));
     t.deepEqual(
       service.spec.ports?.map((port) => [port.name, port.port, port.targetPort]),
       [['http', 9090, 9090]],
     );
     const deployment = await eventually('the container port is set', async () => {
-      const found = await reads(ns).deployment('portable');
+      const found = await reads.deployment('portable');
       return found?.spec.template.spec.containers[0]?.ports?.[0]?.containerPort === 9090 ? found : undefined;
     });
     t.is(deployment.spec.template.spec.containers[0]!.ports!.length, 1);
     await scenario.admin.patch(CUSTOM_APPS, ns, 'portable', 'merge', { spec: { port: null } });
-    await eventually('the Service is deleted', async () => (await getIfExists(scenario.admin, SERVICES, ns, 'portable')) === undefined);
+    await eventually('the Service is deleted', async () => (await reads.service('portable')) === undefined);
     await eventually(
       'the container port is gone',
-      async () => (await reads(ns).deployment('portable'))?.spec.template.spec.containers[0]?.ports === undefined,
+      async () => (await reads.deployment('portable'))?.spec.template.spec.containers[0]?.ports === undefined,
     );
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
 
   test.serial(`[${target}] a Deployment of the same name that the CustomApp does not own is never taken over`, async (t) => {
     const ns = 'lifecycle-foreign';
-    await createNamespace(scenario.admin, ns);
+    const reads = await scenario.createNamespace(ns);
     const foreign = await scenario.admin.create<Deployment>(DEPLOYMENTS, ns, {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -197,15 +191,15 @@ for (const target of selectedTargets()) {
       },
     });
     await createAll(scenario.admin, objects.customApp(ns, 'taken', { image: 'example/mine:1' }));
-    const app = await conditionReached(reads(ns), 'taken', 'DeploymentAvailable', 'DeploymentNotOwned');
+    const app = await conditionReached(reads, 'taken', 'DeploymentAvailable', 'DeploymentNotOwned');
     t.like(
       app.status!.conditions!.find((condition) => condition.type === 'Ready'),
       { status: 'False', reason: 'DeploymentNotOwned' },
     );
     await eventually('a DeploymentNotOwned Event', async () =>
-      (await reads(ns).events('taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'),
+      (await reads.events('taken')).find((event) => event.reason === 'DeploymentNotOwned' && event.type === 'Warning'),
     );
-    const after = (await reads(ns).deployment('taken'))!;
+    const after = (await reads.deployment('taken'))!;
     t.is(after.metadata.resourceVersion, foreign.metadata.resourceVersion, 'the foreign Deployment is untouched');
     t.is(after.metadata.ownerReferences, undefined);
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
@@ -218,7 +212,7 @@ for (const target of selectedTargets()) {
       `[${target}] a Deployment the API server refuses gives DeploymentInvalid with its message, and a fixed spec recovers`,
       async (t) => {
         const ns = 'lifecycle-invalid';
-        await createNamespace(scenario.admin, ns);
+        const reads = await scenario.createNamespace(ns);
         await applyDenyingPolicy(scenario.cluster, {
           name: 'no-forbidden-images',
           namespace: ns,
@@ -251,17 +245,17 @@ for (const target of selectedTargets()) {
           250,
         );
         await createAll(scenario.admin, objects.customApp(ns, 'refused', { image: 'forbidden/app:1' }));
-        const app = await conditionReached(reads(ns), 'refused', 'Ready', 'DeploymentInvalid');
+        const app = await conditionReached(reads, 'refused', 'Ready', 'DeploymentInvalid');
         t.regex(
           app.status!.conditions!.find((condition) => condition.type === 'DeploymentAvailable')!.message,
           /rejected Deployment "refused".*images from forbidden\/ are not allowed/,
         );
         await eventually('a DeploymentInvalid Event', async () =>
-          (await reads(ns).events('refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'),
+          (await reads.events('refused')).find((event) => event.reason === 'DeploymentInvalid' && event.type === 'Warning'),
         );
         const errors = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
         await scenario.admin.patch(CUSTOM_APPS, ns, 'refused', 'merge', { spec: { image: 'example/allowed:1' } });
-        await eventually('the Deployment is created', () => reads(ns).deployment('refused'));
+        await reads.deploymentCreated('refused');
         t.is(
           await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total'),
           errors,
@@ -276,31 +270,25 @@ for (const target of selectedTargets()) {
     `[${target}] deleting the CustomApp runs the finalizer, releases its watches, and garbage-collects its children`,
     async (t) => {
       const ns = 'lifecycle-delete';
-      await createNamespace(scenario.admin, ns);
-      await createAll(
-        scenario.admin,
+      const reads = await scenario.createNamespace(
+        ns,
         objects.configMap(ns, 'gone-config', { A: '1' }),
         objects.customApp(ns, 'gone', { image: 'example/gone:1', configMapName: 'gone-config', port: 80 }),
       );
-      await eventually('the Deployment exists', () => reads(ns).deployment('gone'));
-      await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'gone').catch(() => undefined));
+      await reads.deploymentCreated('gone');
+      await eventually('the Service exists', () => reads.service('gone'));
       t.true(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns && ref.name === 'gone-config'));
 
       await scenario.admin.delete(CUSTOM_APPS, ns, 'gone');
-      await eventually('the CustomApp is gone', async () => (await reads(ns).app('gone')) === undefined);
+      await eventually('the CustomApp is gone', async () => (await reads.app('gone')) === undefined);
       t.false(
         scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns),
         'its ConfigMap watch is released',
       );
       // kube-controller-manager's garbage collector learns about a new CRD at its next discovery sync (every 30 s), so
       // on a fresh envtest a CustomApp's children may wait that long.
-      await eventually('the Deployment is garbage-collected', async () => (await reads(ns).deployment('gone')) === undefined, 75_000, 100);
-      await eventually(
-        'the Service is garbage-collected',
-        async () => (await getIfExists(scenario.admin, SERVICES, ns, 'gone')) === undefined,
-        75_000,
-        100,
-      );
+      await eventually('the Deployment is garbage-collected', async () => (await reads.deployment('gone')) === undefined, 75_000, 100);
+      await eventually('the Service is garbage-collected', async () => (await reads.service('gone')) === undefined, 75_000, 100);
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
   );
@@ -313,7 +301,7 @@ for (const target of selectedTargets()) {
       async (t) => {
         const { faults } = scenario.cluster.emulator!;
         const ns = 'faults-500';
-        await createNamespace(scenario.admin, ns);
+        const reads = await scenario.createNamespace(ns);
         const fault = faults.failRequests({ match: { user: operatorUser, verb: ['create', 'update', 'patch'] }, rate: 0.3, code: 500 });
         t.teardown(() => faults.remove(fault));
         const errorsBefore = await scenario.running.operator.metrics.total('controller_runtime_reconcile_errors_total');
@@ -331,13 +319,13 @@ for (const target of selectedTargets()) {
         for (const name of names) {
           await eventually(
             `${name} runs V=3`,
-            async () => podAnnotation(await reads(ns).deployment(name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }),
+            async () => podAnnotation(await reads.deployment(name), CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '3' } }),
             60_000,
             50,
           );
           await eventually(
             `${name}'s status says so`,
-            async () => (await reads(ns).app(name))?.status?.configHash === contentHash({ data: { V: '3' } }),
+            async () => (await reads.app(name))?.status?.configHash === contentHash({ data: { V: '3' } }),
             60_000,
             50,
           );
@@ -356,7 +344,7 @@ for (const target of selectedTargets()) {
       async (t) => {
         const { faults } = scenario.cluster.emulator!;
         const ns = 'faults-service';
-        await createNamespace(scenario.admin, ns);
+        const reads = await scenario.createNamespace(ns);
         const fault = faults.failRequests({
           match: { user: operatorUser, verb: 'create', resource: 'services', namespace: ns },
           rate: 1,
@@ -371,7 +359,7 @@ for (const target of selectedTargets()) {
         const failing = await eventually(
           'Ready says why',
           async () => {
-            const ready = (await reads(ns).app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            const ready = (await reads.app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
             return ready?.reason === 'ReconcileError' ? ready : undefined;
           },
           30_000,
@@ -379,13 +367,13 @@ for (const target of selectedTargets()) {
         );
         t.is(failing.status, 'False');
         t.regex(failing.message, /writing the children failed and is retried: .*(500|Internal)/i);
-        t.truthy(await reads(ns).deployment('svc'), 'the Deployment was written before the Service failed');
+        t.truthy(await reads.deployment('svc'), 'the Deployment was written before the Service failed');
         faults.remove(fault);
-        await eventually('the Service exists', () => scenario.admin.get(SERVICES, ns, 'svc').catch(() => undefined), 60_000, 50);
+        await eventually('the Service exists', () => reads.service('svc'), 60_000, 50);
         await eventually(
           'Ready no longer reports the error',
           async () => {
-            const ready = (await reads(ns).app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
+            const ready = (await reads.app('svc'))?.status?.conditions?.find((condition) => condition.type === 'Ready');
             return ready && ready.reason !== 'ReconcileError' ? ready : undefined;
           },
           60_000,
@@ -400,13 +388,12 @@ for (const target of selectedTargets()) {
       async (t) => {
         const { faults } = scenario.cluster.emulator!;
         const ns = 'faults-409';
-        await createNamespace(scenario.admin, ns);
-        await createAll(
-          scenario.admin,
+        const reads = await scenario.createNamespace(
+          ns,
           objects.configMap(ns, 'stale-config', { V: '1' }),
           objects.customApp(ns, 'stale', { image: 'example/stale:1', configMapName: 'stale-config' }),
         );
-        await eventually('the Deployment exists', async () => (await reads(ns).app('stale'))?.status?.configHash);
+        await eventually('the Deployment exists', async () => (await reads.app('stale'))?.status?.configHash);
         // Keep the operator's Deployment cache stale for a while: its watch is dropped and reopens only after 1.5 s.
         const slowWatch = faults.addLatency({ match: { user: operatorUser, verb: 'watch', resource: 'deployments' }, ms: 1_500 });
         t.teardown(() => faults.remove(slowWatch));
@@ -417,7 +404,7 @@ for (const target of selectedTargets()) {
         const rolled = await eventually(
           'the Deployment runs V=2',
           async () => {
-            const deployment = await reads(ns).deployment('stale');
+            const deployment = await reads.deployment('stale');
             return podAnnotation(deployment, CONFIG_HASH_ANNOTATION) === contentHash({ data: { V: '2' } }) ? deployment : undefined;
           },
           30_000,

@@ -1,12 +1,12 @@
 // End to end against each target: a CustomApp listing several ConfigMaps and Secrets, as env or files, rolled by their listed keys alone.
 import test from 'ava';
 import { MAX_PROJECTED } from '../../api/customapp.js';
-import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
+import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { ApiError } from '../../operator/kube/errors.js';
-import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
-import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
+import type { CoreEvent } from '../../operator/kube/objects.js';
+import { CONFIGMAPS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { selectedTargets } from '../support/targets.js';
-import { createAll, createNamespace, eventually, getIfExists, objects, operatorScenario } from '../support/operator-harness.js';
+import { createAll, eventually, objects, operatorScenario } from '../support/operator-harness.js';
 
 const SPEC: CustomApp['spec'] = {
   image: 'example/app:1',
@@ -25,16 +25,15 @@ for (const target of selectedTargets()) {
     `[${target}] listed objects: env and files; an unlisted key rolls nothing, a listed key rolls with the object named`,
     async (t) => {
       const ns = 'multiref';
-      await createNamespace(scenario.admin, ns);
-      await createAll(
-        scenario.admin,
+      const reads = await scenario.createNamespace(
+        ns,
         objects.configMap(ns, 'web', { MODE: 'a', OTHER: '1' }),
         objects.configMap(ns, 'files', { 'app.yaml': 'x: 1', 'other.yaml': 'y: 1' }),
         objects.secret(ns, 'db', { PASSWORD: 'p', USER: 'u' }),
         objects.customApp(ns, 'app', SPEC),
       );
       const observed = await eventually('the status lists what the Deployment runs with', async () => {
-        const app = await getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, 'app');
+        const app = await reads.app('app');
         return app?.status?.observedSecrets ? app : undefined;
       });
       t.deepEqual(
@@ -46,7 +45,7 @@ for (const target of selectedTargets()) {
         'RolloutInProgress',
         'a missing optional ref is fine',
       );
-      const deployment = (await getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, 'app'))!;
+      const deployment = (await reads.deployment('app'))!;
       const container = deployment.spec.template.spec.containers[0]!;
       t.deepEqual(container.envFrom, [{ configMapRef: { name: 'absent', optional: true } }]);
       t.deepEqual(container.env, [
@@ -74,7 +73,7 @@ for (const target of selectedTargets()) {
 
       await scenario.admin.patch(CONFIGMAPS, ns, 'files', 'merge', { data: { 'app.yaml': 'x: 2' } });
       const rolled = await eventually('the listed key rolls the app', async () => {
-        const app = await getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, 'app');
+        const app = await reads.app('app');
         return app?.status?.lastRollout?.trigger === 'ConfigMap' ? app : undefined;
       });
       t.like(rolled.status?.lastRollout, { trigger: 'ConfigMap', name: 'files', keys: ['app.yaml'] });
@@ -91,7 +90,7 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] the schema refuses a duplicate name, a relative mountPath and too many listed objects`, async (t) => {
     const ns = 'multiref-schema';
-    await createNamespace(scenario.admin, ns);
+    await scenario.createNamespace(ns);
     const refused = async (name: string, spec: Partial<CustomApp['spec']>, field: RegExp): Promise<void> => {
       const error = await t.throwsAsync(
         createAll(scenario.admin, objects.customApp(ns, name, { image: 'example/app:1', ...spec } as CustomApp['spec'])),

@@ -3,13 +3,13 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
-import { CONFIGMAPS, DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
+import { CONFIGMAPS, DEPLOYMENTS, SECRETS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
+import type { Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import { conditionReached, NamespaceReads } from '../reliability/support/cluster-reads.js';
+import { conditionReached, NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 import { assertInvariants } from '../support/invariants.js';
-import { createAll, createNamespace, eventually, objects, operatorScenario, startTestOperator } from '../support/operator-harness.js';
+import { createAll, eventually, objects, operatorScenario, startTestOperator } from '../support/operator-harness.js';
 import { annotationProbe } from '../support/rollout-probe.js';
 import { secretHashIn } from '../support/secret-hash.js';
 
@@ -17,9 +17,8 @@ for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
   const latencies: number[] = [];
 
-  const reads = (namespace: string): NamespaceReads => new NamespaceReads(scenario.admin, namespace);
   const hashOf = async (namespace: string, name: string, key = CONFIG_HASH_ANNOTATION): Promise<string | undefined> =>
-    (await reads(namespace).deployment(name))?.spec.template.metadata?.annotations?.[key];
+    podAnnotation(await new NamespaceReads(scenario.admin, namespace).deployment(name), key);
   const watchedIn = (namespace: string): string[] =>
     scenario.running.operator.dependencies
       .watched()
@@ -65,9 +64,8 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] one CustomApp, one ConfigMap watch; an edit rolls the Deployment with no GET`, async (t) => {
     const ns = 'seed-one';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'one-config', { V: '1' }),
       objects.customApp(ns, 'one', { image: 'example/one:1', configMapName: 'one-config' }),
     );
@@ -88,9 +86,8 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] two CustomApps share a ConfigMap; deleting one keeps the watch and the other still rolls`, async (t) => {
     const ns = 'seed-shared';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'shared', { V: '1' }),
       objects.customApp(ns, 'first', { image: 'example/a:1', configMapName: 'shared' }),
       objects.customApp(ns, 'second', { image: 'example/b:1', configMapName: 'shared' }),
@@ -101,7 +98,7 @@ for (const target of selectedTargets()) {
       `${ns}/second`,
     ]);
     await scenario.admin.delete(CUSTOM_APPS, ns, 'first');
-    await eventually('the first CustomApp is gone', async () => (await reads(ns).app('first')) === undefined);
+    await eventually('the first CustomApp is gone', async () => (await reads.app('first')) === undefined);
     t.deepEqual(watchedIn(ns), ['ConfigMap/shared'], 'the watch stays for the second');
     t.deepEqual([...(scenario.running.operator.dependencies.owners().get(`ConfigMap/${ns}/shared`) ?? [])], [`${ns}/second`]);
     await timedEdit(ns, 'shared', 'second', { V: '2' });
@@ -113,9 +110,8 @@ for (const target of selectedTargets()) {
     `[${target}] a reference change hands off: the new watch is used, status follows, the old one is released and no longer rolls`,
     async (t) => {
       const ns = 'seed-handoff';
-      await createNamespace(scenario.admin, ns);
-      await createAll(
-        scenario.admin,
+      const reads = await scenario.createNamespace(
+        ns,
         objects.configMap(ns, 'old-config', { V: 'old' }),
         objects.configMap(ns, 'new-config', { V: 'new' }),
         objects.customApp(ns, 'moving', { image: 'example/moving:1', configMapName: 'old-config' }),
@@ -126,27 +122,21 @@ for (const target of selectedTargets()) {
       );
       await scenario.admin.patch(CUSTOM_APPS, ns, 'moving', 'merge', { spec: { configMapName: 'new-config' } });
       const deployment = await eventually('rolled out with the new ConfigMap', async () => {
-        const found = await reads(ns).deployment('moving');
+        const found = await reads.deployment('moving');
         return found?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] === contentHash({ data: { V: 'new' } })
           ? found
           : undefined;
       });
       t.deepEqual(deployment.spec.template.spec.containers[0]!.envFrom, [{ configMapRef: { name: 'new-config' } }]);
       const status = await eventually('status names the new ConfigMap', async () =>
-        (await reads(ns).app('moving'))?.status?.observedConfigMapName === 'new-config'
-          ? (await reads(ns).app('moving'))!.status
-          : undefined,
+        (await reads.app('moving'))?.status?.observedConfigMapName === 'new-config' ? (await reads.app('moving'))!.status : undefined,
       );
       t.is(status!.configHash, contentHash({ data: { V: 'new' } }));
       await eventually('only the new ConfigMap is watched', () => watchedIn(ns).join() === 'ConfigMap/new-config');
-      const generation = (await reads(ns).deployment('moving'))!.metadata.generation;
+      const generation = (await reads.deployment('moving'))!.metadata.generation;
       await scenario.admin.patch(CONFIGMAPS, ns, 'old-config', 'merge', { data: { V: 'edited' } });
       await timedEdit(ns, 'new-config', 'moving', { V: 'new-2' });
-      t.is(
-        (await reads(ns).deployment('moving'))!.metadata.generation,
-        Number(generation) + 1,
-        'only the edit of the new ConfigMap rolled',
-      );
+      t.is((await reads.deployment('moving'))!.metadata.generation, Number(generation) + 1, 'only the edit of the new ConfigMap rolled');
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
   );
@@ -155,17 +145,17 @@ for (const target of selectedTargets()) {
     `[${target}] a CustomApp created before its ConfigMap is held with a condition and an Event, and rolls out when it appears`,
     async (t) => {
       const ns = 'seed-held';
-      await createNamespace(scenario.admin, ns);
-      await createAll(scenario.admin, objects.customApp(ns, 'early', { image: 'example/early:1', configMapName: 'late-config' }));
-      const held = await conditionReached(reads(ns), 'early', 'ConfigMapAvailable', 'ConfigMapNotFound');
+      const reads = await scenario.createNamespace(
+        ns,
+        objects.customApp(ns, 'early', { image: 'example/early:1', configMapName: 'late-config' }),
+      );
+      const held = await conditionReached(reads, 'early', 'ConfigMapAvailable', 'ConfigMapNotFound');
       t.like(
         held.status!.conditions!.find((condition) => condition.type === 'Ready'),
         { status: 'False', reason: 'RolloutHeld' },
       );
-      t.is(await reads(ns).deployment('early'), undefined, 'no Deployment while held');
-      const events = (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
-        (event) => event.involvedObject.name === 'early',
-      );
+      t.is(await reads.deployment('early'), undefined, 'no Deployment while held');
+      const events = await reads.events('early');
       t.truthy(
         events.find(
           (event) => event.reason === 'RolloutHeld' && event.type === 'Warning' && event.message?.includes('"late-config" not found'),
@@ -180,8 +170,7 @@ for (const target of selectedTargets()) {
       await eventually(
         'Ready is no longer held',
         async () =>
-          (await reads(ns).app('early'))?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.status ===
-          'True',
+          (await reads.app('early'))?.status?.conditions?.find((condition) => condition.type === 'ConfigMapAvailable')?.status === 'True',
       );
       await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
     },
@@ -190,9 +179,8 @@ for (const target of selectedTargets()) {
   test.serial(`[${target}] a Secret change rolls the Deployment, and the Secret's value never reaches the logs`, async (t) => {
     const ns = 'seed-secret';
     const canary = 'CANARY-7f3a9c-do-not-log';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.secret(ns, 'creds', { PASSWORD: `${canary}-1` }),
       objects.customApp(ns, 'vault', { image: 'example/vault:1', secretName: 'creds' }),
     );
@@ -206,7 +194,7 @@ for (const target of selectedTargets()) {
     for (const text of [canary, Buffer.from(`${canary}-1`).toString('base64'), Buffer.from(`${canary}-2`).toString('base64')]) {
       t.false(scenario.running.logs.text().includes(text), `the logs never contain ${text}`);
     }
-    const app = await reads(ns).app('vault');
+    const app = await reads.app('vault');
     t.false(JSON.stringify(app).includes(canary));
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
@@ -250,18 +238,17 @@ for (const target of selectedTargets()) {
 
   test.serial(`[${target}] a CustomApp deleted while the operator was down is finalized on start, and its watch never leaks`, async (t) => {
     const ns = 'seed-down';
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    const reads = await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'down-config', { V: '1' }),
       objects.customApp(ns, 'doomed', { image: 'example/doomed:1', configMapName: 'down-config' }),
     );
-    await eventually('the Deployment exists', () => reads(ns).deployment('doomed'));
+    await reads.deploymentCreated('doomed');
     await scenario.running.operator.stop();
     await scenario.admin.delete(CUSTOM_APPS, ns, 'doomed');
-    t.truthy((await reads(ns).app('doomed'))?.metadata.deletionTimestamp, 'the finalizer holds it while the operator is down');
+    t.truthy((await reads.app('doomed'))?.metadata.deletionTimestamp, 'the finalizer holds it while the operator is down');
     scenario.running = await startTestOperator(scenario.cluster);
-    await eventually('the CustomApp is gone', async () => (await reads(ns).app('doomed')) === undefined);
+    await eventually('the CustomApp is gone', async () => (await reads.app('doomed')) === undefined);
     t.deepEqual(watchedIn(ns), []);
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
@@ -271,7 +258,7 @@ for (const target of selectedTargets()) {
     async (t) => {
       const ns = 'seed-thousand';
       const count = 1_000;
-      await createNamespace(scenario.admin, ns);
+      await scenario.createNamespace(ns);
       const started = performance.now();
       const creates: Promise<unknown>[] = [];
       for (let index = 0; index < count; index += 1) {

@@ -1,22 +1,13 @@
 // A dependency list that keeps failing (one tenant's namespace): /readyz says which and why, and clears once it lists.
 import test from 'ava';
-import {
-  createAll,
-  createNamespace,
-  eventually,
-  objects,
-  readyz,
-  startTestOperator,
-  clusterScenario,
-} from '../support/operator-harness.js';
+import { eventually, objects, readyz, startTestOperator, clusterScenario } from '../support/operator-harness.js';
 
 const scenario = clusterScenario(test, 'emulator');
 
 test('[emulator faults] a Secret list that keeps failing fails /readyz naming the namespace and the error, until it lists', async (t) => {
   const namespace = 'tenant-broken';
-  await createNamespace(scenario.admin, namespace);
-  await createAll(
-    scenario.admin,
+  await scenario.createNamespace(
+    namespace,
     objects.secret(namespace, 'creds', { password: 'p' }),
     objects.customApp(namespace, 'app', { image: 'example/app:1', secretName: 'creds' }),
   );

@@ -5,19 +5,11 @@ import { contentHash } from '../../operator/dependencies/content-hash.js';
 import type { DependencyWatchConfig } from '../../operator/dependencies/dependency-watch.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
-import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
+import { podAnnotation } from '../support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from '../reliability/support/fault-proxy.js';
 import { type ApiTarget, selectedTargets } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
-import {
-  clusterForTest,
-  createAll,
-  createNamespace,
-  eventually,
-  objects,
-  startTestOperator,
-  type TestOperator,
-} from '../support/operator-harness.js';
+import { clusterForTest, createAll, eventually, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 
 /** How long the proxy holds every answer to a ConfigMap LIST in the namespace: the window. */
 const SLOW_LIST_MS = 3_000;
@@ -49,7 +41,8 @@ async function withCollapsedNamespace(
   watch: DependencyWatchConfig,
   body: (context: CollapsedNamespace) => Promise<void>,
 ): Promise<void> {
-  const { cluster, admin } = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+  const scenario = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+  const { cluster, admin } = scenario;
   const proxy = await startFaultProxy(cluster.server);
   t.teardown(() => proxy.close());
   // Past 2 refs the namespace collapses into one watch; 2 one-name lists in flight make the next new ref list
@@ -57,17 +50,14 @@ async function withCollapsedNamespace(
   const running = await startTestOperator(cluster, { registry: { collapseThreshold: 2, splitThreshold: 1, watch } }, { server: proxy.url });
   t.teardown(() => running.operator.stop());
   const operator = running.operator;
-  const reads = new NamespaceReads(admin, ns);
-  const hashOf = async (name: string): Promise<string | undefined> => podAnnotation(await reads.deployment(name), CONFIG_HASH_ANNOTATION);
-
-  await createNamespace(admin, ns);
   const settled = ['one', 'two', 'three'];
-  await createAll(admin, ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })));
-  await createAll(
-    admin,
+  const reads = await scenario.createNamespace(
+    ns,
+    ...settled.map((name) => objects.configMap(ns, `${name}-config`, { V: name })),
     ...settled.map((name) => objects.customApp(ns, name, { image: 'example/app:1', configMapName: `${name}-config` })),
+    objects.configMap(ns, 'late-config', { V: 'before' }),
   );
-  await createAll(admin, objects.configMap(ns, 'late-config', { V: 'before' }));
+  const hashOf = async (name: string): Promise<string | undefined> => podAnnotation(await reads.deployment(name), CONFIG_HASH_ANNOTATION);
   await eventually('the namespace collapsed into one synced watch', () =>
     operator.registry!.streams().some((stream) => stream.namespace === ns && stream.scope === 'namespace' && stream.synced),
   );

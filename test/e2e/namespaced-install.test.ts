@@ -17,7 +17,7 @@ import {
   statusOf,
   type TestOperator,
 } from '../support/operator-harness.js';
-import { NamespaceReads, podAnnotation } from '../reliability/support/cluster-reads.js';
+import { NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 
 const WATCHED = ['team-a', 'team-b'] as const;
 const ELSEWHERE = 'team-c';

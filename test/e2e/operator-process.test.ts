@@ -1,10 +1,10 @@
 // The operator as a process (operator/main.ts): flags, leader election between two processes, and graceful shutdown.
 import test from 'ava';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
-import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
-import type { Deployment, Lease } from '../../operator/kube/objects.js';
+import { LEASES } from '../../operator/kube/resources.js';
+import type { Lease } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import { createAll, createNamespace, eventually, getIfExists, objects, clusterScenario } from '../support/operator-harness.js';
+import { createAll, objects, clusterScenario } from '../support/operator-harness.js';
 import { OperatorProcess, runOperatorOnce } from '../support/operator-process.js';
 
 test('--help prints every flag and exits 0', async (t) => {
@@ -39,8 +39,6 @@ for (const target of selectedTargets()) {
       '--health-probe-bind-address=127.0.0.1:0',
       ...FAST_ELECTION,
     ]);
-  const deploymentOf = (namespace: string, name: string): Promise<Deployment | undefined> =>
-    getIfExists(scenario.admin, DEPLOYMENTS, namespace, name);
   const reconciled = (process: OperatorProcess, key: string): boolean => process.find('reconcile.start', { key }).length > 0;
 
   test.serial(
@@ -54,9 +52,8 @@ for (const target of selectedTargets()) {
       await second.waitFor('the second process has synced its caches', () => second.find('caches synced').length > 0);
 
       const ns = 'processes';
-      await createNamespace(scenario.admin, ns);
-      await createAll(scenario.admin, objects.customApp(ns, 'before-kill', { image: 'example/a:1' }));
-      await eventually('the leader creates the Deployment', () => deploymentOf(ns, 'before-kill'));
+      const reads = await scenario.createNamespace(ns, objects.customApp(ns, 'before-kill', { image: 'example/a:1' }));
+      await reads.deploymentCreated('before-kill');
       await first.waitFor('the leader finished the reconcile', () => first.find('reconcile.end', { key: `${ns}/before-kill` }).length > 0);
       t.false(reconciled(second, `${ns}/before-kill`), 'the standby does not reconcile');
       t.is(second.find('leader.acquired').length, 0);
@@ -72,7 +69,7 @@ for (const target of selectedTargets()) {
       await first.exited;
       await second.waitFor('the second process takes over', () => second.find('leader.acquired').length > 0, 15_000);
       await createAll(scenario.admin, objects.customApp(ns, 'after-kill', { image: 'example/b:1' }));
-      await eventually('the new leader creates the Deployment', () => deploymentOf(ns, 'after-kill'));
+      await reads.deploymentCreated('after-kill');
       await second.waitFor('the new leader logged the reconcile', () => reconciled(second, `${ns}/after-kill`));
       const lease = await scenario.admin.get<Lease>(LEASES, OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE);
       t.is(lease.spec?.holderIdentity, second.find('leader.acquired')[0]!.identity as string);
@@ -98,9 +95,8 @@ for (const target of selectedTargets()) {
     ]);
     t.teardown(() => alone.dispose());
     await alone.waitFor('the workers start', () => alone.find('controller.start').length > 0);
-    await createNamespace(scenario.admin, 'alone');
-    await createAll(scenario.admin, objects.customApp('alone', 'solo', { image: 'example/solo:1' }));
-    await eventually('the Deployment is created', () => deploymentOf('alone', 'solo'));
+    const reads = await scenario.createNamespace('alone', objects.customApp('alone', 'solo', { image: 'example/solo:1' }));
+    await reads.deploymentCreated('solo');
     await new Promise((done) => setTimeout(done, 300));
     t.is(alone.find('exit').length, 0, 'it keeps running');
     alone.kill('SIGTERM');

@@ -2,24 +2,16 @@
 import test from 'ava';
 import { map } from 'rxjs';
 import { SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
-import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { DependencyRegistry } from '../../operator/dependencies/registry.js';
 import { RegistryDependencySource } from '../../operator/dependencies/registry-source.js';
 import type { DependencySource, DependencyState } from '../../operator/dependencies/source.js';
-import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
+import { EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import type { DependencyContext } from '../../operator/operator.js';
-import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
+import type { CoreEvent } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import {
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  objects,
-  startTestOperator,
-  clusterScenario,
-} from '../support/operator-harness.js';
+import { createAll, eventually, objects, startTestOperator, clusterScenario } from '../support/operator-harness.js';
+import { podAnnotation } from '../support/cluster-reads.js';
 import { secretHashIn } from '../support/secret-hash.js';
 
 const APPS = 3;
@@ -68,11 +60,9 @@ for (const target of selectedTargets()) {
     async (t) => {
       const ns = 'upgrade';
       const names = Array.from({ length: APPS }, (_, index) => `app-${index}`);
-      const deployment = (name: string): Promise<Deployment | undefined> => getIfExists<Deployment>(scenario.admin, DEPLOYMENTS, ns, name);
-      const app = (name: string): Promise<CustomApp | undefined> => getIfExists<CustomApp>(scenario.admin, CUSTOM_APPS, ns, name);
+      const reads = await scenario.createNamespace(ns);
       const annotation = async (name: string): Promise<string | undefined> =>
-        (await deployment(name))?.spec.template.metadata?.annotations?.[SECRET_HASH_ANNOTATION];
-      await createNamespace(scenario.admin, ns);
+        podAnnotation(await reads.deployment(name), SECRET_HASH_ANNOTATION);
       for (const [index, name] of names.entries())
         await createAll(
           scenario.admin,
@@ -84,7 +74,7 @@ for (const target of selectedTargets()) {
       t.teardown(() => before.operator.stop());
       for (const [index, name] of names.entries()) {
         await eventually(`${name}: the previous release wrote the plain hash`, async () => {
-          const status = (await app(name))?.status;
+          const status = (await reads.app(name))?.status;
           return (
             (await annotation(name)) === plainHashOf({ TOKEN: `token-${index}` }) &&
             status?.secretHash === plainHashOf({ TOKEN: `token-${index}` })
@@ -93,7 +83,7 @@ for (const target of selectedTargets()) {
       }
       await before.operator.stop();
       const versions = new Map<string, string | undefined>();
-      for (const name of names) versions.set(name, (await deployment(name))?.metadata.resourceVersion);
+      for (const name of names) versions.set(name, (await reads.deployment(name))?.metadata.resourceVersion);
       const rolloutsBefore = (await scenario.admin.list<CoreEvent>(EVENTS, { namespace: ns })).items.filter(
         (e) => e.reason === 'RolloutTriggered',
       ).length;
@@ -102,13 +92,13 @@ for (const target of selectedTargets()) {
       t.teardown(() => after.operator.stop());
       for (const [index, name] of names.entries()) {
         const keyed = await secretHashIn(scenario.admin, ns, `creds-${index}`);
-        await eventually(`${name}: the status turns keyed`, async () => (await app(name))?.status?.secretHash === keyed);
+        await eventually(`${name}: the status turns keyed`, async () => (await reads.app(name))?.status?.secretHash === keyed);
       }
       await eventually('every key reconciled by the upgraded operator', () =>
         names.every((name) => after.logs.find('reconcile.end', { key: `${ns}/${name}` }).length > 0),
       );
       for (const [index, name] of names.entries()) {
-        const live = await deployment(name);
+        const live = await reads.deployment(name);
         t.is(live?.metadata.resourceVersion, versions.get(name), `${name}: its Deployment was not written`);
         t.is(await annotation(name), plainHashOf({ TOKEN: `token-${index}` }), `${name}: its pod template is unchanged: nothing rolls`);
       }
@@ -133,7 +123,7 @@ for (const target of selectedTargets()) {
         'the Event names the keyed hash and hides the plain one',
       );
       for (const name of names.slice(1))
-        t.is((await deployment(name))?.metadata.resourceVersion, versions.get(name), `${name} still untouched`);
+        t.is((await reads.deployment(name))?.metadata.resourceVersion, versions.get(name), `${name} still untouched`);
     },
   );
 }

@@ -2,21 +2,13 @@
 import test from 'ava';
 import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
-import type { Deployment, Lease } from '../../operator/kube/objects.js';
-import { DEPLOYMENTS, LEASES } from '../../operator/kube/resources.js';
+import type { Lease } from '../../operator/kube/objects.js';
+import { LEASES } from '../../operator/kube/resources.js';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { RING_LABEL, STALE_LEASE_DURATIONS } from '../../operator/shard/shard.js';
 import { selectedTargets } from '../support/targets.js';
-import {
-  clusterScenario,
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  grantShardingPermissions,
-  objects,
-} from '../support/operator-harness.js';
+import { clusterScenario, eventually, getIfExists, grantShardingPermissions, objects } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 
 /** Short Leases, so that the test needs seconds, not the default 15 s. */
@@ -55,9 +47,8 @@ for (const target of selectedTargets()) {
       await b.waitFor('b acknowledged the view of both', () => drainedBoth(b));
 
       const ns = 'sharded';
-      await createNamespace(admin, ns);
-      await createAll(admin, ...APPS.map((name) => objects.customApp(ns, name, { image: 'example/a:1' })));
-      for (const name of APPS) await eventually(`the Deployment of ${name}`, () => getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name));
+      const reads = await scenario.createNamespace(ns, ...APPS.map((name) => objects.customApp(ns, name, { image: 'example/a:1' })));
+      for (const name of APPS) await reads.deploymentCreated(name);
       const shareOf = (member: string): string[] => APPS.map((name) => `${ns}/${name}`).filter((key) => ownerOf(key, view) === member);
       const [ofA, ofB] = [shareOf(shardLeaseName('a')), shareOf(shardLeaseName('b'))];
       t.true(ofA.length > 0 && ofB.length > 0, `both own some: a ${ofA.length}, b ${ofB.length}`);
@@ -81,7 +72,7 @@ for (const target of selectedTargets()) {
       for (const key of ofB) {
         const name = key.split('/')[1]!;
         await eventually(`a rolls ${key} to the new image`, async () => {
-          const deployment = await getIfExists<Deployment>(admin, DEPLOYMENTS, ns, name);
+          const deployment = await reads.deployment(name);
           return deployment?.spec?.template?.spec?.containers?.[0]?.image === 'example/a:2' ? deployment : undefined;
         });
         t.true(reconciled(a, key), `a reconciled ${key} after b stopped`);

@@ -12,17 +12,9 @@ import type { Deployment, Service } from '../../operator/kube/objects.js';
 import { secretHashIn } from '../support/secret-hash.js';
 import { selectedTargets, type Target, type TestCluster } from '../support/targets.js';
 import { assertInvariants } from '../support/invariants.js';
-import {
-  clusterScenario,
-  createAll,
-  createNamespace,
-  eventually,
-  objects,
-  startTestOperator,
-  type TestOperator,
-} from '../support/operator-harness.js';
+import { clusterScenario, createAll, eventually, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
-import { conditionOf, conditionReached, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { conditionOf, conditionReached, type NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** The quiet window in which a settled case must not reconcile again (no polling, no hot loop). */
@@ -595,7 +587,7 @@ for (const target of selectedTargets()) {
   const shared = {} as Omit<CaseContext, 'ns' | 'reads'>;
   let caseNumber = 0;
 
-  clusterScenario(
+  const scenario = clusterScenario(
     test,
     target,
     { emulator: { bookmarkIntervalMs: BOOKMARK_MS }, envtest: { controllerManager: true } },
@@ -621,14 +613,13 @@ for (const target of selectedTargets()) {
   const contextFor = async (): Promise<CaseContext> => {
     caseNumber += 1;
     const ns = `bad-${caseNumber}`;
-    await createNamespace(shared.admin, ns);
-    return { ...shared, ns, reads: new NamespaceReads(shared.admin, ns) };
+    return { ...shared, ns, reads: await scenario.createNamespace(ns) };
   };
 
   for (const schemaCase of SCHEMA_CASES) {
     test(`[${target}] the CRD schema refuses ${schemaCase.name} with 422 naming ${schemaCase.field}`, async (t) => {
       const namespace = 'schema';
-      await createNamespace(shared.admin, namespace);
+      await scenario.createNamespace(namespace);
       const error = await createRejected(
         shared.admin,
         namespace,

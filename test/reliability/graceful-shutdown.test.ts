@@ -8,11 +8,11 @@ import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.j
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import { clusterForTest, createAll, createNamespace, eventually, objects, startTestOperator } from '../support/operator-harness.js';
+import { clusterForTest, createAll, eventually, objects, startTestOperator } from '../support/operator-harness.js';
 import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
-import { podAnnotation } from './support/cluster-reads.js';
+import { podAnnotation } from '../support/cluster-reads.js';
 
 /** CustomApps in the burst. */
 const BURST = 120;
@@ -57,7 +57,8 @@ async function converged(admin: KubeClient, namespace: string): Promise<string[]
 
 for (const target of selectedTargets()) {
   test(`[${target}] SIGTERM during a burst drains the reconciles in flight, releases the Lease and exits 0; a restart converges with nothing lost`, async (t) => {
-    const { cluster, admin } = await clusterForTest(t, target);
+    const scenario = await clusterForTest(t, target);
+    const { cluster, admin } = scenario;
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const start = (): OperatorProcess =>
       new OperatorProcess([
@@ -74,9 +75,8 @@ for (const target of selectedTargets()) {
     t.teardown(() => first.dispose());
     await first.waitFor('the first operator leads', () => first.find('controller.start').length > 0);
     const ns = 'shutdown';
-    await createNamespace(admin, ns);
     const configs = Array.from({ length: 10 }, (_, index) => objects.configMap(ns, `config-${index}`, { V: `${index}` }));
-    await createAll(admin, ...configs);
+    await scenario.createNamespace(ns, ...configs);
     const creates: Promise<void>[] = [];
     for (let index = 0; index < BURST; index += 1)
       creates.push(

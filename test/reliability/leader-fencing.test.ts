@@ -6,7 +6,7 @@ import { CONFIGMAPS, DEPLOYMENTS, LEASES } from '../../operator/kube/resources.j
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import { clusterForTest, createAll, createNamespace, eventually, objects, startTestOperator } from '../support/operator-harness.js';
+import { clusterForTest, eventually, objects, startTestOperator } from '../support/operator-harness.js';
 import { startFaultProxy, type Exchange, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** Short Lease timings: the successor may take over 1 s after the old leader must have given up. */
@@ -25,7 +25,8 @@ const isWrite = (exchange: Pick<Exchange, 'method' | 'path'>): boolean =>
 
 for (const target of selectedTargets()) {
   test(`[${target}] a leader that loses its Lease mid-burst writes nothing after its successor's first write, and the successor converges everything`, async (t) => {
-    const { cluster, admin: client } = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+    const scenario = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+    const { cluster, admin: client } = scenario;
     const [oldProxy, newProxy] = [await startFaultProxy(cluster.server), await startFaultProxy(cluster.server)];
     t.teardown(() => Promise.all([oldProxy.close(), newProxy.close()]));
     const leaderElection = { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, ...TIMINGS };
@@ -43,10 +44,9 @@ for (const target of selectedTargets()) {
     t.teardown(() => successor.operator.stop());
 
     const ns = 'fencing';
-    await createNamespace(client, ns);
-    await createAll(client, objects.configMap(ns, 'shared', { V: '1' }));
-    await createAll(
-      client,
+    await scenario.createNamespace(
+      ns,
+      objects.configMap(ns, 'shared', { V: '1' }),
       ...Array.from({ length: APPS }, (_, i) => objects.customApp(ns, `app-${i}`, { image: 'example/app:1', configMapName: 'shared' })),
     );
     await eventually('the old leader is writing', () => oldProxy.exchanges.filter(isWrite).length >= 4, 10_000);
@@ -86,7 +86,8 @@ for (const target of selectedTargets()) {
   });
 
   test(`[${target}] a stop whose Event flush times out aborts the Event write still on its way before it releases the Lease`, async (t) => {
-    const { cluster, admin: client } = await clusterForTest(t, target);
+    const scenario = await clusterForTest(t, target);
+    const { cluster, admin: client } = scenario;
     const proxy = await startFaultProxy(cluster.server);
     t.teardown(() => proxy.close());
     const lease = LEADER_ELECTION_LEASE;
@@ -97,9 +98,8 @@ for (const target of selectedTargets()) {
     );
     t.teardown(() => running.operator.stop());
     const ns = 'stop-fence';
-    await createNamespace(client, ns);
-    await createAll(
-      client,
+    await scenario.createNamespace(
+      ns,
       objects.configMap(ns, 'config', { V: '1' }),
       objects.customApp(ns, 'app', { image: 'example/app:1', configMapName: 'config' }),
     );

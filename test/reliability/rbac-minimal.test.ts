@@ -31,7 +31,7 @@ import {
 } from '../support/operator-harness.js';
 import { allowed, distOperatorRules, grantLabel, grantsOf, rulesWithout, setOperatorRules } from './support/cluster-role.js';
 import { applyInstall, synthInstall } from '../support/synthesized-install.js';
-import { NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 
 /** How long one scenario may take before it counts as failed (a passing run takes about a second). */

@@ -9,10 +9,10 @@ import { DEPLOYMENTS, EVENTS, SECRETS } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { CoreEvent, Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
-import { clusterForTest, createAll, createNamespace, eventually, objects } from '../support/operator-harness.js';
+import { clusterForTest, createAll, eventually, objects } from '../support/operator-harness.js';
 import { restrictedViolations } from '../support/pod-security.js';
 import { secretHashIn } from '../support/secret-hash.js';
-import { conditionOf, NamespaceReads, podAnnotation } from './support/cluster-reads.js';
+import { conditionOf, podAnnotation } from '../support/cluster-reads.js';
 import { startProbedOperator } from './support/probed-operator.js';
 import { UNGOVERNED_FLAGS } from '../support/operator-process.js';
 
@@ -76,7 +76,8 @@ function digestForms(digest: string): string[] {
 
 for (const target of selectedTargets()) {
   test(`[${target}] after a full scenario, canary Secret values appear nowhere (logs at debug, status, Events, Deployments, the operator's heap), nor a plain hash of them or a Secret's uid`, async (t) => {
-    const { cluster, admin } = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+    const scenario = await clusterForTest(t, target, { envtest: { controllerManager: true } });
+    const { cluster, admin } = scenario;
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const operator = await startProbedOperator({ kubeconfig, logLevel: 'debug', flags: UNGOVERNED_FLAGS });
     t.teardown(() => operator.dispose());
@@ -89,8 +90,7 @@ for (const target of selectedTargets()) {
       return value;
     };
     const ns = 'canary';
-    const reads = new NamespaceReads(admin, ns);
-    await createNamespace(admin, ns);
+    const reads = await scenario.createNamespace(ns);
 
     // Twelve CustomApps, each with its own Secret: past the threshold, the Secrets of the namespace are watched as one.
     const first: Record<string, Record<string, string>> = {};

@@ -13,7 +13,6 @@ import { selectedTargets, type TestCluster } from '../support/targets.js';
 import {
   clusterScenario,
   createAll,
-  createNamespace,
   eventually,
   getIfExists,
   grantWorkloadPermissions,
@@ -75,7 +74,7 @@ for (const target of selectedTargets()) {
         test.serial(`[${target}] --workloads=${name}${namespaced ? ' --namespaces=<one>' : ''}, ${title}`, async (t) => {
           await install?.(scenario.cluster);
           const ns = `wl-rbac-${name}-${index}${namespaced ? '-ns' : ''}`;
-          await createNamespace(scenario.admin, ns);
+          await scenario.createNamespace(ns);
           // Namespaced, the cluster-wide grant of the case before is emptied: the Role must suffice on its own.
           if (namespaced) await grantWorkloadPermissions(scenario.admin, [name], []);
           await grantWorkloadPermissions(scenario.admin, [name], [{ ...grant!, verbs }], namespaced ? ns : undefined);

@@ -7,16 +7,20 @@ import type { CustomApp } from '../../operator/customapp/custom-app.js';
 import { KubeClient } from '../../operator/kube/client.js';
 import type { RequestSample } from '../../operator/kube/options.js';
 import type { KubeObject } from '../../operator/kube/objects.js';
-import { ApiError, isAlreadyExists, isNotFound } from '../../operator/kube/errors.js';
-import { CONFIGMAPS, NAMESPACES, SECRETS, type Resource } from '../../operator/kube/resources.js';
+import { ApiError, isAlreadyExists } from '../../operator/kube/errors.js';
+import { CONFIGMAPS, SECRETS, type Resource } from '../../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { ExecutionContext, TestFn } from 'ava';
 import { startCluster, type ClusterOptions, type Target, type TestCluster } from './targets.js';
 import { JsonLineReader } from './json-lines.js';
+import { getIfExists, NamespaceReads } from './cluster-reads.js';
+import { createNamespace } from '../../operator/kube/testing/admin-cluster.js';
 
 export { eventually } from './eventually.js';
+export { createNamespace } from '../../operator/kube/testing/admin-cluster.js';
+export { getIfExists } from './cluster-reads.js';
 import { policyRules, roleScopes } from '../../infra/operator-rbac.js';
 import { type Permission, SHARDING_PERMISSIONS, workloadPermissions } from '../../infra/permissions.js';
 import type { WorkloadResource } from '../../api/workload.js';
@@ -224,15 +228,6 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-/** Creates a namespace (fine if it exists). */
-export async function createNamespace(client: KubeClient, name: string): Promise<void> {
-  try {
-    await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  } catch (error) {
-    if (!isAlreadyExists(error)) throw error;
-  }
-}
-
 export interface ConfigMapLike extends KubeObject {
   data?: Record<string, string>;
   stringData?: Record<string, string>;
@@ -280,25 +275,15 @@ function resourceOf(object: KubeObject): Resource {
   }
 }
 
-/** An object, or undefined when the API answers 404. */
-export async function getIfExists<T extends KubeObject>(
-  client: KubeClient,
-  resource: Resource,
-  namespace: string,
-  name: string,
-): Promise<T | undefined> {
-  try {
-    return await client.get<T>(resource, namespace, name);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
-
 /** What a scenario file that starts its own operators shares: the cluster with dist/ applied, and an admin client. */
 export interface ClusterScenario {
   cluster: TestCluster;
   admin: KubeClient;
+  /**
+   * Creates the namespace `namespace` (fine if it exists), then `items` in it in order, through the admin client, and
+   * answers the admin's reads of it: the start of a test that works in a namespace of its own.
+   */
+  createNamespace(namespace: string, ...items: readonly KubeObject[]): Promise<NamespaceReads>;
 }
 
 /** The cluster a scenario starts, and what it installs there. */
@@ -318,7 +303,13 @@ export interface ScenarioOptions extends ClusterOptions {
 async function startScenario(scenario: Partial<ClusterScenario>, target: Target, options: ScenarioOptions = {}): Promise<void> {
   const { install = ({ cluster }: ClusterScenario) => installOperatorResources(cluster), ...clusterOptions } = options;
   scenario.cluster = await startCluster(target, clusterOptions);
-  scenario.admin = await adminClient(scenario.cluster);
+  const admin = await adminClient(scenario.cluster);
+  scenario.admin = admin;
+  scenario.createNamespace = async (namespace, ...items) => {
+    await createNamespace(admin, namespace);
+    await createAll(admin, ...items);
+    return new NamespaceReads(admin, namespace);
+  };
   await install(scenario as ClusterScenario);
 }
 
@@ -366,9 +357,7 @@ export async function clusterForTest(t: ExecutionContext, target: Target, option
 }
 
 /** What a scenario file shares: the cluster, an admin client, and the operator under test (replaceable, for restarts). */
-export interface OperatorScenario {
-  cluster: TestCluster;
-  admin: KubeClient;
+export interface OperatorScenario extends ClusterScenario {
   running: TestOperator;
 }
 

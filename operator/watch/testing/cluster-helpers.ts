@@ -3,9 +3,6 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { KubeClient, type KubeClientOptions } from '../../kube/client.js';
 import { connectionFromKubeConfig, type Connection } from '../../kube/connection.js';
-import type { KubeObject } from '../../kube/objects.js';
-import { isAlreadyExists } from '../../kube/errors.js';
-import { NAMESPACES } from '../../kube/resources.js';
 import type { TestCluster } from '../../../test/support/targets.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
 import { eventually } from '../../../test/support/eventually.js';
@@ -35,14 +32,6 @@ export async function proxiedClients(cluster: TestCluster, options: KubeClientOp
       await proxy.close();
     },
   };
-}
-
-export async function createNamespaceOnce(client: KubeClient, name: string): Promise<void> {
-  try {
-    await client.create<KubeObject>(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  } catch (error) {
-    if (!isAlreadyExists(error)) throw error;
-  }
 }
 
 /** GETs a raw path (such as `/metrics`) with the connection's credentials, answering the body. */

@@ -12,7 +12,7 @@ import type { Deployment, Service } from '../../../operator/kube/objects.js';
 import { isControlledBy, OWNED_SELECTOR } from '../../../operator/customapp/labels.js';
 import type { TestCluster } from '../../support/targets.js';
 import { OPERATOR_USER } from '../support/cluster-role.js';
-import { podAnnotation } from '../support/cluster-reads.js';
+import { podAnnotation } from '../../support/cluster-reads.js';
 import { sumOf } from '../support/prometheus.js';
 import type { Generation } from './operator-generation.js';
 import type { Invariants } from './report.js';

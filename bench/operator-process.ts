@@ -41,17 +41,17 @@ export async function runBuildScript(script: string, what: string): Promise<stri
 }
 
 /**
- * esbuild's flags for the runner, the same as the Dockerfile's for the operator image: npm packages stay external
- * (loaded from node_modules), except @kubernetes/client-node, which is bundled so that only the parts the operator
- * uses are loaded (its KubeConfig and auth, not its generated API clients: about 11 MiB of heap instead of 32 MiB).
- * Its CommonJS dependencies then need a `require`, which the banner provides.
+ * esbuild's flags for the runner, the same as the Dockerfile's for the operator image: every npm package is bundled,
+ * so that a start reads one file instead of resolving and compiling hundreds (rxjs's CommonJS build alone is about 400
+ * files): 0.19 instead of 0.25 CPU-s to load the operator. @kubernetes/client-node is bundled so that only the parts the
+ * operator uses are loaded (its KubeConfig and auth, not its generated API clients: about 11 MiB of heap instead of 32
+ * MiB). The CommonJS packages then need a `require`, which the banner provides.
  */
 export const BUNDLE_FLAGS: readonly string[] = [
   '--bundle',
   '--platform=node',
   '--format=esm',
   '--target=node20',
-  ...['pino', 'prom-client', 'rxjs', 'yaml'].map((name) => `--external:${name}`),
   "--banner:js=import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 ];
 

@@ -55,6 +55,13 @@ export const BUNDLE_FLAGS: readonly string[] = [
   "--banner:js=import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 ];
 
+/**
+ * Added to {@link BUNDLE_FLAGS} for a runner that profiles itself: the packages the profile names by their path
+ * (`bench/flame.ts` tells `npm:rxjs` from ours by `node_modules/` in a function's URL) stay files of their own, so that
+ * a flame graph does not count them as ours. Only the modules' loading differs, before the phase profiler starts.
+ */
+const PROFILED_EXTERNALS: readonly string[] = ['pino', 'prom-client', 'rxjs', 'yaml'].map((name) => `--external:${name}`);
+
 /** Node's flags in the operator image (the Dockerfile's ENTRYPOINT), given to the runner too. */
 export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
@@ -66,10 +73,10 @@ export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX:
  * concurrent test, another benchmark) that starts node on `outfile` meanwhile runs the previous bundle, never a
  * half-written one (which node runs as an empty module, exiting 0 with no output).
  */
-export async function bundle(entry: string, outfile: string): Promise<void> {
+export async function bundle(entry: string, outfile: string, extraFlags: readonly string[] = []): Promise<void> {
   const partial = `${outfile}.${process.pid}-${randomUUID()}.mjs`;
   try {
-    await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, `--outfile=${partial}`, '--log-level=warning']);
+    await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, ...extraFlags, `--outfile=${partial}`, '--log-level=warning']);
     await rename(partial, outfile);
   } finally {
     await rm(partial, { force: true });
@@ -97,7 +104,7 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
   // node --cpu-prof makes its directory; the runner's phase profiler writes into this one.
   if (phaseProfileDir) await mkdir(resolve(phaseProfileDir), { recursive: true });
   try {
-    await bundle(RUNNER, RUNNER_BUNDLE);
+    await bundle(RUNNER, RUNNER_BUNDLE, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
     return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE], ...phases };
   } catch {
     return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER], ...phases };

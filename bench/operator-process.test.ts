@@ -45,11 +45,12 @@ test('the runner stops and exits 0 when its stdin ends, as when the harness dies
   t.regex(stderr, /"signal":"harness gone"[^\n]*"msg":"stopping"|"msg":"stopping"[^\n]*"signal":"harness gone"/);
 });
 
-test('the runner is bundled as the Dockerfile bundles the operator: the same externals and require banner', (t) => {
+test('the runner is bundled as the Dockerfile bundles the operator: every package bundled, the same require banner', (t) => {
   const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
   const esbuild = dockerfile.slice(dockerfile.indexOf('npx esbuild'), dockerfile.indexOf('--outfile=/out/operator.mjs'));
   for (const flag of BUNDLE_FLAGS) t.true(esbuild.includes(flag), flag);
   t.false(esbuild.includes('--packages=external'), 'client-node is bundled');
+  t.deepEqual(esbuild.match(/--external:\S+/g), ['--external:../emulator/index.js'], 'every npm package is bundled; the emulator left out');
 });
 
 test("the runner runs with the operator image's Node flags and environment", (t) => {

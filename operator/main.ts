@@ -2,7 +2,7 @@
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createOperator, type Operator, type OperatorOptions } from './operator.js';
-import { embeddedInstructions, startEmbeddedCluster, type EmbeddedCluster } from './embedded.js';
+import type { EmbeddedCluster } from './embedded.js';
 import { ENDPOINT_FLAGS, parseFlags, usage, type Flags } from './flags.js';
 import { AddressInUseError, formatBindAddress } from './http/listen.js';
 import { resolveKubeConfig } from './kubeconfig.js';
@@ -38,6 +38,9 @@ async function main(argv: readonly string[]): Promise<number> {
   if (resolved) {
     logger.info({ source: resolved.source, path: resolved.path, server: resolved.kubeConfig.getCurrentCluster()?.server }, 'kubeconfig');
   } else {
+    // Loaded only here: in a cluster (the image) a kubeconfig is always found, and the start need not load what the
+    // embedded default alone uses (its YAML parser, the manifests' applier).
+    const { startEmbeddedCluster } = await import('./embedded.js');
     embedded = await startEmbeddedCluster({ logger });
   }
 
@@ -58,6 +61,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   if (embedded) {
+    const { embeddedInstructions } = await import('./embedded.js');
     process.stdout.write(
       embeddedInstructions(embedded, {
         metricsUrl: operator.metricsUrl,

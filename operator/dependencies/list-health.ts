@@ -1,5 +1,5 @@
 // Which dependency lists keep failing: an error line when one starts, a gauge and /readyz while it lasts, a line when it lists.
-import { defer, finalize, type Observable, tap } from 'rxjs';
+import { defer, finalize, type Observable, Subject, tap } from 'rxjs';
 import { loggableError } from '../kube/errors.js';
 import type { Logger } from '../log.js';
 import type { Retry } from '../watch/backoff.js';
@@ -43,6 +43,10 @@ interface ListState {
  */
 export class ListHealth {
   private readonly lists = new Set<ListState>();
+  private readonly started = new Subject<FailingList>();
+
+  /** Each list's first failure in a row (what `list.failing` logs), as it happens. */
+  readonly failures$: Observable<FailingList> = this.started.asObservable();
 
   constructor(
     private readonly log: Logger,
@@ -77,7 +81,9 @@ export class ListHealth {
     const error = loggableError(retry.error);
     const failures = (state.failure?.failures ?? 0) + 1;
     state.failure = { ...state.scope, ...error, failures, since: state.failure?.since ?? this.now() };
-    if (failures === 1) this.log.error({ ...state.scope, ...error, retryInMs: retry.delayMs }, 'list.failing');
+    if (failures !== 1) return;
+    this.log.error({ ...state.scope, ...error, retryInMs: retry.delayMs }, 'list.failing');
+    this.started.next(state.failure);
   }
 
   private saw(state: ListState, event: WatcherEvent<KubeObject>): void {

@@ -368,6 +368,9 @@ if (selectedTargets().includes('emulator')) {
       },
     });
     t.teardown(() => registry.close());
+    const failures: unknown[] = [];
+    const followed = registry.listFailures().subscribe((failure) => failures.push(failure));
+    t.teardown(() => followed.unsubscribe());
     const synced = new Set<string>();
     const names = ['release-1', 'release-2'];
     const subscriptions: Subscription[] = [];
@@ -388,6 +391,7 @@ if (selectedTargets().includes('emulator')) {
       'one error line when the list starts failing',
     );
     t.is(lines().filter((line) => line.msg === 'list.failing').length, 1, 'logged once, not per retry');
+    t.like(failures, [{ kind: 'Secret', namespace, code: 500 }], 'listFailures emits it once, as it is logged');
     const delays = lines()
       .filter((line) => line.msg === 'retry')
       .map((line) => line.delayMs);

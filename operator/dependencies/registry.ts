@@ -176,6 +176,11 @@ export class DependencyRegistry {
     return this.health.failing();
   }
 
+  /** Each default stream's list failing, as it starts to (`list.failing`). */
+  listFailures(): Observable<FailingList> {
+    return this.health.failures$;
+  }
+
   /** Stops every watch and completes every acquired Observable; later acquires complete at once. */
   close(): void {
     if (this.closed) return;

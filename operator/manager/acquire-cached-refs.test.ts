@@ -23,9 +23,14 @@ test('the apps of a namespace past the collapse threshold hold their refs at onc
   } as unknown as Parameters<typeof acquireCachedRefs>[0];
   const big = Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index % 11}`));
   const small = [app('small', 'a', 'x'), app('small', 'b', 'y')];
-  acquireCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
+  const acquired = acquireCachedRefs(parts, [...big, ...small, app('big', 'gone', 'config-0', true)], 10);
   t.deepEqual([...used.keys()].sort(), big.map((each) => `big/${each.metadata.name}`).sort());
   t.deepEqual(used.get('big/app-11'), [{ kind: 'ConfigMap', namespace: 'big', name: 'config-0' }]);
+  t.deepEqual(
+    acquired.map((ref) => ref.name).sort(),
+    Array.from({ length: 11 }, (_, index) => `config-${index}`).sort(),
+    'each ref once: what the workers wait for',
+  );
 });
 
 test('a source without batch acquires nothing before the workers start: its reconciles acquire the refs', (t) => {
@@ -34,10 +39,11 @@ test('a source without batch acquires nothing before the workers start: its reco
     dependencies: { use: (owner: string) => used.push(owner) },
     caches: { deployments: { get: () => undefined } },
   } as unknown as Parameters<typeof acquireCachedRefs>[0];
-  acquireCachedRefs(
+  const acquired = acquireCachedRefs(
     parts,
     Array.from({ length: 12 }, (_, index) => app('big', `app-${index}`, `config-${index}`)),
     10,
   );
   t.deepEqual(used, []);
+  t.deepEqual(acquired, [], 'nothing to wait for');
 });

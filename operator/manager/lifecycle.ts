@@ -1,12 +1,12 @@
 // Runs a built operator: triggers in, caches synced, the Lease held, workers on; fenced when the Lease is lost; stopped in order.
-import { combineLatest, filter, firstValueFrom, merge, Subscription } from 'rxjs';
+import { asyncScheduler, combineLatest, filter, firstValueFrom, merge, Subscription } from 'rxjs';
 import type { Trigger } from '../controller/controller.js';
 import type { Informer } from '../cache/informer.js';
 import type { CustomApp } from '../customapp/custom-app.js';
 import { subscribeTriggers } from '../customapp/triggers.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../dependencies/registry.js';
 import { DEFAULT_ROLLOUT_SETTINGS } from '../governance/governance.js';
-import type { DependencyRef } from '../dependencies/source.js';
+import { type DependencyRef, useKey } from '../dependencies/source.js';
 import { refsToAcquire } from '../reconcile/dependencies-step.js';
 import { readOwnedDeployments } from '../reconcile/fresh-deployments.js';
 import { customAppStandings } from '../reconcile/rollout-standings.js';
@@ -16,6 +16,7 @@ import { parseWorkloadKey, type Workload, type WorkloadKind, workloadKey } from 
 import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import { notInstalled } from './workloads.js';
+import { refsSynced } from './refs-synced.js';
 import type { Endpoints } from './endpoints.js';
 import { unsyncedCaches } from './endpoints.js';
 import type { OperatorOptions } from './options.js';
@@ -39,7 +40,8 @@ export interface Lifecycle {
  * Starts the operator and runs it in the background:
  * 1. subscribes the read-your-writes caches to their stores' changes, then the triggers (which starts the watches);
  * 2. waits for the three caches to sync, then (with leader election) for the Lease, then rebuilds the rollout
- *    governance from the caches (the budget's slots and queue, the breakers that were open), then starts the workers;
+ *    governance from the caches (the budget's slots and queue, the breakers that were open), acquires the refs of the
+ *    cached apps in the namespaces that collapse and waits for them to sync, then starts the workers;
  * 3. the moment the Lease is lost, fences the client (what is in flight is aborted, later writes are refused: a
  *    standby may lead once the Lease expires) and stops, `done` rejecting.
  * `stop` undoes it all in order, once, however often it is called.
@@ -74,7 +76,9 @@ export function runLifecycle(options: OperatorOptions, parts: OperatorParts, end
     if (stopping.signal.aborted) return;
     // The budget's slots and queue and the open breakers, from the caches as they are now (a restart, a failover).
     const cachedApps = rebuildGovernance(parts);
-    acquireCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
+    const acquired = acquireCachedRefs(parts, cachedApps, options.registry?.collapseThreshold ?? DEFAULT_COLLAPSE_THRESHOLD);
+    await awaitAcquiredRefs(options, parts, acquired, stopping.signal);
+    if (stopping.signal.aborted) return;
     controller.start();
     workloads?.controller.start();
     reconciling = true;
@@ -195,6 +199,23 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
   return triggers;
 }
 
+/**
+ * Holds the workers until the refs just acquired for the cached apps have synced (`refs-synced.ts`): the apps'
+ * triggers meanwhile only queue their keys, each once, so a restart reconciles each app once. Logged with how it ended.
+ */
+async function awaitAcquiredRefs(
+  options: OperatorOptions,
+  parts: OperatorParts,
+  refs: readonly DependencyRef[],
+  signal: AbortSignal,
+): Promise<void> {
+  if (refs.length === 0) return;
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const since = scheduler.now();
+  const outcome = await refsSynced(parts.dependencies, refs, { scheduler, signal, listFailures: parts.registry?.listFailures() });
+  parts.logger.info({ refs: refs.length, outcome, durationMs: scheduler.now() - since }, 'dependencies.synced');
+}
+
 /** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
 function rebuildGovernance(parts: OperatorParts): CustomApp[] {
   const { apps, caches, governance, workloads } = parts;
@@ -281,13 +302,13 @@ async function closeAfterDrain(parts: OperatorParts, endpoints: Endpoints, trigg
  * per-object watches would start together, a burst of requests (about 1,200 in the 1,000-app soak, which then lost
  * its Lease right after each acquisition on a loaded machine). The reconciles that follow make the same `use` calls,
  * which change nothing; an app deleted meanwhile is released by its reconcile (gone from the cache) or its
- * finalizer, as if its reconcile had acquired them.
+ * finalizer, as if its reconcile had acquired them. Returns the refs it acquired (none without a batch), each once.
  */
 export function acquireCachedRefs(
   parts: Pick<OperatorParts, 'dependencies' | 'caches'>,
   apps: readonly CustomApp[],
   collapseThreshold: number,
-): void {
+): DependencyRef[] {
   const held = apps
     .filter((app) => !app.metadata.deletionTimestamp)
     .map((app) => {
@@ -307,7 +328,13 @@ export function acquireCachedRefs(
   const collapsing = (ref: DependencyRef): boolean => (perGroup.get(`${ref.kind}/${ref.namespace}`)?.size ?? 0) > collapseThreshold;
   // Only a source that can take them as one batch: without one, the refs' watches would all start at once (the
   // benchmark's seed strategy, one client-node informer per ref, then failed to converge at 1k).
+  const acquired = new Map<string, DependencyRef>();
   parts.dependencies.batch?.(() => {
-    for (const { key, refs } of held) if (refs.some(collapsing)) parts.dependencies.use(key, refs);
+    for (const { key, refs } of held) {
+      if (!refs.some(collapsing)) continue;
+      parts.dependencies.use(key, refs);
+      for (const ref of refs) acquired.set(useKey(ref), ref);
+    }
   });
+  return [...acquired.values()];
 }

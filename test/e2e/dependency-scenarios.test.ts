@@ -236,6 +236,34 @@ for (const target of selectedTargets()) {
     await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
   });
 
+  test.serial(`[${target}] a restart reconciles each CustomApp of a collapsed namespace once, its refs already synced`, async (t) => {
+    const ns = 'seed-restart-once';
+    const names = Array.from({ length: 15 }, (_, index) => `once-${index}`);
+    await createNamespace(scenario.admin, ns);
+    await createAll(
+      scenario.admin,
+      ...names.flatMap((name) => [
+        objects.configMap(ns, `${name}-config`, { V: name }),
+        objects.customApp(ns, name, { image: 'example/once:1', configMapName: `${name}-config` }),
+      ]),
+    );
+    await eventually('every Deployment exists', async () => (await Promise.all(names.map((name) => hashOf(ns, name)))).every(Boolean));
+    await quiet();
+    await scenario.running.operator.stop();
+    scenario.running = await startTestOperator(scenario.cluster);
+    await quiet();
+    const reconciled = scenario.running.logs
+      .find('reconcile.start')
+      .map((line) => String(line.key))
+      .filter((key) => key.startsWith(`${ns}/`));
+    t.deepEqual(reconciled.sort(), names.map((name) => `${ns}/${name}`).sort(), 'each app once, none waiting for its ConfigMap');
+    t.deepEqual(
+      scenario.running.logs.find('reconcile.end').filter((line) => String(line.key).startsWith(`${ns}/`) && line.result !== 'success'),
+      [],
+    );
+    await assertInvariants(t, scenario.cluster, scenario.running.operator, scenario.admin);
+  });
+
   test.serial(`[${target}] a CustomApp deleted while the operator was down is finalized on start, and its watch never leaks`, async (t) => {
     const ns = 'seed-down';
     const reads = await scenario.createNamespace(

@@ -239,9 +239,8 @@ for (const target of selectedTargets()) {
   test.serial(`[${target}] a restart reconciles each CustomApp of a collapsed namespace once, its refs already synced`, async (t) => {
     const ns = 'seed-restart-once';
     const names = Array.from({ length: 15 }, (_, index) => `once-${index}`);
-    await createNamespace(scenario.admin, ns);
-    await createAll(
-      scenario.admin,
+    await scenario.createNamespace(
+      ns,
       ...names.flatMap((name) => [
         objects.configMap(ns, `${name}-config`, { V: name }),
         objects.customApp(ns, name, { image: 'example/once:1', configMapName: `${name}-config` }),

@@ -6,7 +6,7 @@ import type { KubeObject } from '../../operator/kube/objects.js';
 import type { ClusterOptions } from '../support/targets.js';
 import { selectedTargets } from '../support/targets.js';
 import { createAll, createNamespace, eventually, objects, operatorScenario } from '../support/operator-harness.js';
-import { NamespaceReads } from '../reliability/support/cluster-reads.js';
+import { NamespaceReads } from '../support/cluster-reads.js';
 
 /**
  * Something that reports a Deployment's pods on each target: envtest's kube-controller-manager with every controller

@@ -218,10 +218,13 @@ async function awaitAcquiredRefs(
 
 /** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
 function rebuildGovernance(parts: OperatorParts): CustomApp[] {
-  const { apps, caches, governance, workloads } = parts;
+  const { apps, deployments, caches, governance, workloads } = parts;
   const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
   const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
-  governance.rebuild([...customAppStandings(cachedApps, (key) => caches.deployments.get(key)), ...workloadStandings(workloadStores)]);
+  governance.rebuild([
+    ...customAppStandings(cachedApps, (key) => caches.deployments.get(key), deployments.store.keys()),
+    ...workloadStandings(workloadStores),
+  ]);
   return cachedApps;
 }
 

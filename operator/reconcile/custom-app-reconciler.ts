@@ -4,11 +4,13 @@ import { findCondition } from './conditions.js';
 import { blocking } from './projections.js';
 import { completeHandoff, acquireAndReadDependencies, refsToAcquire } from './dependencies-step.js';
 import { reconcileDeployment } from './deployment-step.js';
-import { currentRollout, rollingForContent } from '../governance/rollout-progress.js';
+import { currentRollout } from '../governance/rollout-progress.js';
+import type { CustomApp } from '../customapp/custom-app.js';
 import { isControlledBy } from '../customapp/labels.js';
 import { rolloutCauseProblem } from '../governance/rollout-cause.js';
 import { ROLLOUT_ANNOTATION } from '../../api/customapp.js';
 import { countRolloutOutcome, rolloutEvents, settleRollout } from './rollout-step.js';
+import { rollsForContent } from './rollout-standings.js';
 import { ensureFinalizer, finalize } from './finalizer-step.js';
 import { REASONS } from './reasons.js';
 import { ReconcileScope, type ReconcileWorld } from './scope.js';
@@ -43,6 +45,10 @@ type Dependencies = Exclude<Awaited<ReturnType<typeof acquireAndReadDependencies
  * 1. **Gone** from the cache: release its dependencies (idempotent) and stop.
  * 2. **Being deleted** (`finalizer-step.ts`): release its dependencies, then remove the finalizer; the Deployment and
  *    Service go by garbage collection (their controller ownerReference).
+ *    Gone or being deleted, it leaves its place in the budget's queue, but keeps its slot while its Deployment still
+ *    rolls for content: the Deployment controller goes on rolling it until the garbage collector deletes it (seconds),
+ *    and those pods count against `--max-concurrent-rollouts` as any others; the Deployment's end or deletion queues
+ *    the key again, which frees the slot.
  * 3. **Finalizer** (`finalizer-step.ts`): add it if missing. Its patch is sent before anything is acquired or written,
  *    and the status step waits for its answer; the Deployment and Service steps run while it is in flight (a
  *    CustomApp deleted before its finalizer lands leaves the cache, and its next reconcile releases what it acquired).
@@ -80,7 +86,7 @@ export class CustomAppReconciler implements Reconciler {
     if (!cached) return this.forgetGone(request);
     const scope = new ReconcileScope(this.world, request, cached);
     if (cached.metadata.deletionTimestamp) {
-      this.world.governance.forget(request.key);
+      this.leave(request.key, cached);
       await finalize(scope);
       return {};
     }
@@ -134,13 +140,22 @@ export class CustomAppReconciler implements Reconciler {
     return this.retryLater(deployment, service);
   }
 
-  /** Gone from the cache: nothing is left to write, so what it acquired, its slot and its deferral are let go. */
+  /** Gone from the cache: nothing is left to write, so what it acquired, its deferral and its slot (see {@link leave}) are let go. */
   private forgetGone(request: Request): Result {
     this.deferred.delete(request.key);
     this.world.dependencies.release(request.key);
-    this.world.governance.forget(request.key);
+    this.leave(request.key, undefined);
     request.log.debug('not in cache: released');
     return {};
+  }
+
+  /**
+   * A CustomApp deleted (`app`), or gone (undefined) leaves the budget's queue, and its slot once its Deployment no longer
+   * rolls for content ({@link rollsForContent}): until the garbage collector deletes that Deployment, its controller
+   * keeps rolling it.
+   */
+  private leave(key: string, app: CustomApp | undefined): void {
+    this.world.governance.settle(key, { rolling: rollsForContent(this.world.deployments.get(key), app), waiting: false });
   }
 
   /**
@@ -172,8 +187,7 @@ export class CustomAppReconciler implements Reconciler {
       // slot of a rollout that is over frees; a grant not yet written stays for the retry.
       if (!deployment) {
         const live = this.world.deployments.get(scope.request.key);
-        if (live && isControlledBy(live, scope.app))
-          this.world.governance.settleSlot(scope.request.key, rollingForContent(currentRollout(live, scope.app.status?.lastRollout)));
+        if (live && isControlledBy(live, scope.app)) this.world.governance.settleSlot(scope.request.key, rollsForContent(live, scope.app));
       }
       await finalizer.catch(() => undefined);
       await reportFailure(scope, error);

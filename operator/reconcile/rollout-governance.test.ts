@@ -553,3 +553,31 @@ test('a Deployment update that keeps failing after the rollout ended does not ke
   await reconcileAll(world, ['b']);
   t.is(running(world, 'b'), hash('2'));
 });
+
+test('a CustomApp deleted in the middle of its content rollout keeps its slot, across a restart, until the garbage collector deletes its Deployment', async (t) => {
+  const { world, eligible } = await contended();
+  t.is(running(world, 'a'), hash('2'));
+  // `kubectl delete`: the API server holds it on our finalizer; the Deployment controller rolls on.
+  const app = appOf(world, 'a');
+  world.client.seed(CUSTOM_APPS, { ...app, metadata: { ...app.metadata, deletionTimestamp: world.now.toISOString() } });
+  world.sync();
+  await reconcileAll(world, ['a']);
+  t.deepEqual(appOf(world, 'a').metadata.finalizers ?? [], [], 'finalized');
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['ns/a'], 'its Deployment still rolls: the slot is kept');
+  await world.client.delete(CUSTOM_APPS, 'ns', 'a');
+  world.sync();
+  await reconcileAll(world, ['a', 'b']);
+  t.deepEqual(world.governance.budget.snapshot().inProgress, ['ns/a'], 'gone, its Deployment still rolls');
+  t.is(running(world, 'b'), hash('1'), 'b still waits');
+
+  const rebuilt = world.restart();
+  t.deepEqual(rebuilt.budget.snapshot().inProgress, ['ns/a'], 'a restart counts the rollout a gone CustomApp left');
+  const after: string[] = [];
+  rebuilt.eligible.subscribe((key) => after.push(key));
+  await world.client.delete(DEPLOYMENTS, 'ns', 'a');
+  world.sync();
+  await reconcileAll(world, ['a']);
+  t.deepEqual([eligible, after], [[], ['ns/b']], 'the Deployment collected: its slot goes to the next');
+  await reconcileAll(world, ['b']);
+  t.is(running(world, 'b'), hash('2'));
+});

@@ -148,7 +148,7 @@ export class FakeWorld {
     this.governance.close();
     this.governance = this.newGovernance();
     this.governance.rebuild([
-      ...customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key)),
+      ...customAppStandings(this.apps.objects.values(), (key) => this.deployments.get(key), this.deployments.objects.keys()),
       ...workloadStandings(this.workloads),
     ]);
     this.reconciler = this.newReconciler();

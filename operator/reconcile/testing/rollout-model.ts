@@ -101,7 +101,18 @@ export type Step =
    * workload with replicas (the StatefulSet, the Deployment). The workload's controller has not observed it yet: by
    * kubectl's rules it reads as rolling again, whatever its last rollout did. No template changes: no rollout starts.
    */
-  | { readonly type: 'replicas'; readonly owner: number; readonly replicas: number; readonly direct: boolean };
+  | { readonly type: 'replicas'; readonly owner: number; readonly replicas: number; readonly direct: boolean }
+  /**
+   * `kubectl delete` of one CustomApp: the API server marks it deleted while our finalizer holds it (at once gone
+   * without it); its Deployment and Service stay, rolling on, until the garbage collector removes them (`collect`).
+   * It deletes an app in a content rollout, if one is.
+   */
+  | { readonly type: 'delete'; readonly app: number }
+  /**
+   * The garbage collector deletes the Deployments and Services whose CustomApp is gone, each deletion queuing its app;
+   * then the user applies the app again (a new uid, a new Deployment), so that the runs keep apps to queue.
+   */
+  | { readonly type: 'collect' };
 
 const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
   fc.record({ type: fc.constant('edit' as const), configMap: fc.constantFrom(0 as const, 1 as const) }),
@@ -126,6 +137,8 @@ const STEP_KINDS: readonly fc.Arbitrary<Step>[] = [
     replicas: fc.integer({ min: 1, max: 3 }),
     direct: fc.boolean(),
   }),
+  fc.record({ type: fc.constant('delete' as const), app: fc.nat({ max: APPS.length - 1 }) }),
+  fc.record({ type: fc.constant('collect' as const) }),
 ];
 
 /** Steps drawn as swarm testing does: a weight from 0 to 4 per kind (edit and reconcile at least 1), then the steps. */
@@ -169,6 +182,8 @@ export interface RunStats {
   readonly queuedSeen: number;
   readonly restarts: number;
   readonly failovers: number;
+  /** CustomApps deleted (each while its Deployment was in a content rollout). */
+  readonly deletedRolling: number;
 }
 
 /**
@@ -181,7 +196,7 @@ export interface RunStats {
  *   rollout caused by content (by their own status and cause annotation; a workload's template changes only by ours;
  *   a scale after the controller ended the rollout of the template is none, though kubectl's rules read one),
  *   restarts and failovers included (a failover's standby rebuilds from caches whose slow watches missed the old
- *   leader's last grants);
+ *   leader's last grants), and the Deployments of deleted CustomApps until the garbage collector removes them;
  * - **first in, first out**: when an app is granted a slot, fewer apps are ahead of it in the model's queue (the
  *   trivial model: a list of the apps whose status says Queued, in the order of the time it gives, `since`, then name,
  *   as a restart rebuilds it: a reconcile that queued an app and then failed at the Service writes that status later;
@@ -192,7 +207,7 @@ export interface RunStats {
  *   a workload is judged once its cache has the server's copy: an end not delivered yet cannot free its slot);
  * - **latest content wins, once**: a content rollout rolls the ConfigMap's content of that moment, and no app or
  *   workload rolls twice to the same content (each edit is a new value);
- * - **nothing starved**: once settled, every app runs its ConfigMap's latest content (unpaused), nothing is queued or
+ * - **nothing starved**: once settled, every app not deleted runs its ConfigMap's latest content (unpaused), nothing is queued or
  *   pending in status, and the budget occupies no slot; every workload records the latest content, and runs it unless
  *   it never changed since its first sight (opting in rolls nothing).
  * Throws with the first violation.
@@ -220,14 +235,13 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       containers: [{ name: 'app', image: 'app:1', envFrom: [{ configMapRef: { name: configMap } }] }],
     });
   }
-  for (const app of APPS) {
-    world.app(app, {
-      image: 'example/app:1',
-      ...(app === LISTED_APP ? { configMaps: [{ name: configMapOf(app), keys: ['V'] }] } : { configMapName: configMapOf(app) }),
-      port: 8080,
-      ...(app === 'a' ? { rollout: { debounceSeconds: settings.debounceSeconds } } : {}),
-    });
-  }
+  const specOf = (app: App): CustomApp['spec'] => ({
+    image: 'example/app:1',
+    ...(app === LISTED_APP ? { configMaps: [{ name: configMapOf(app), keys: ['V'] }] } : { configMapName: configMapOf(app) }),
+    port: 8080,
+    ...(app === 'a' ? { rollout: { debounceSeconds: settings.debounceSeconds } } : {}),
+  });
+  for (const app of APPS) world.app(app, specOf(app));
 
   const configMapOfOwner = (owner: Owner): string => (isApp(owner) ? configMapOf(owner) : WORKLOADS[owner].configMap);
 
@@ -253,6 +267,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   let queuedSeen = 0;
   let restarts = 0;
   let failovers = 0;
+  let deletedRolling = 0;
   /**
    * What the standby's owned-Deployment cache holds of each lagging app (`ns/<app>`): the server's copy when its watch
    * fell behind or last caught up, never the leader's own writes since.
@@ -357,6 +372,41 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
     queued.add(app);
   };
+  /** Apps a user deleted (being deleted, or gone): their Deployment rolls on until the garbage collector removes it. */
+  const deleted = new Set<App>();
+  const dropFromQueue = (app: App): void => {
+    if (modelQueue.includes(app)) modelQueue.splice(modelQueue.indexOf(app), 1);
+  };
+  /** The API server ends the deletion of a deleted app whose finalizer the operator removed. */
+  const finishDeletions = async (): Promise<void> => {
+    for (const app of deleted) {
+      const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app);
+      if (current?.metadata.deletionTimestamp && !current.metadata.finalizers?.length) await world.client.delete(CUSTOM_APPS, 'ns', app);
+    }
+  };
+  /**
+   * Plays the garbage collector: the Deployment and Service of each app gone are deleted, and the app queued (its
+   * watch); with `recreate`, the app is then created again.
+   */
+  const collect = async (recreate: boolean): Promise<boolean> => {
+    let collected = false;
+    for (const app of deleted) {
+      if (world.client.stored(CUSTOM_APPS, 'ns', app)) continue;
+      for (const resource of [DEPLOYMENTS, SERVICES]) {
+        if (!world.client.stored(resource, 'ns', app)) continue;
+        await world.client.delete(resource, 'ns', app);
+        queued.add(app);
+        collected = true;
+      }
+      if (!recreate) continue;
+      deleted.delete(app);
+      ended.delete(app);
+      world.app(app, specOf(app));
+      queued.add(app);
+    }
+    world.sync();
+    return collected;
+  };
   const pending = (app: App): string | undefined => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)?.status?.pendingRollout?.reason;
   const sinceOf = (app: App): string => world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)?.status?.pendingRollout?.since ?? '';
   const describe = (): string =>
@@ -434,6 +484,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       if (error !== refusal && !conflicted) throw error;
       queued.add(app);
     }
+    await finishDeletions();
     world.sync();
     unseen.delete(app);
     if (result?.requeueAfterMs) timers.set(app, now() + result.requeueAfterMs);
@@ -464,6 +515,12 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       if (ahead.length >= free && !unrecorded.has(app)) {
         throw new Error(`${app} was granted a slot ahead of ${JSON.stringify(ahead)}, queued before it, with ${free} free (${describe()})`);
       }
+    }
+    // A deleted app waits for nothing: the budget forgot its place.
+    if (deleted.has(app)) {
+      unrecorded.delete(app);
+      dropFromQueue(app);
+      return;
     }
     // A failed reconcile leaves the status as it was (but Ready): it says nothing of the queue.
     if (result === undefined) {
@@ -534,6 +591,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'spec':
       case 'pause': {
         const app = APPS[step.app]!;
+        if (deleted.has(app)) break;
         const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)!;
         const spec =
           step.type === 'spec'
@@ -609,6 +667,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       case 'replicas': {
         const owner = [...APPS, ...SCALABLE][step.owner]!;
         if (isApp(owner) && !step.direct) {
+          if (deleted.has(owner)) break;
           const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', owner)!;
           world.client.seed(CUSTOM_APPS, {
             ...current,
@@ -630,6 +689,31 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         queued.add(owner);
         break;
       }
+      case 'delete': {
+        // Only an app in a content rollout (the case that matters to the budget): the others stay to be queued.
+        const rollingApps = contentRolling().filter((owner): owner is App => isApp(owner) && !deleted.has(owner));
+        if (rollingApps.length === 0) break;
+        const app = rollingApps[step.app % rollingApps.length]!;
+        const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app);
+        if (!current || current.metadata.deletionTimestamp) break;
+        deleted.add(app);
+        deletedRolling += 1;
+        dropFromQueue(app);
+        if (current.metadata.finalizers?.length) {
+          world.client.seed(CUSTOM_APPS, {
+            ...current,
+            metadata: { ...current.metadata, deletionTimestamp: new Date(now()).toISOString() },
+          });
+        } else {
+          await world.client.delete(CUSTOM_APPS, 'ns', app);
+        }
+        world.sync();
+        queued.add(app);
+        break;
+      }
+      case 'collect':
+        await collect(true);
+        break;
     }
     check(step.type);
   }
@@ -647,8 +731,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     if (deployment(app)?.spec.paused) pauseDeployment(app, false);
   }
   for (const app of APPS) {
-    const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app)!;
-    if (current.spec.rollout?.paused) {
+    const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app);
+    if (current && !deleted.has(app) && current.spec.rollout?.paused) {
       world.client.seed(CUSTOM_APPS, {
         ...current,
         spec: { ...current.spec, rollout: { ...current.spec.rollout, paused: false } },
@@ -663,6 +747,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       await reconcile([...queued][0]!);
       check('a settling reconcile');
     }
+    if (await collect(false)) continue;
     const rolling = inProgress();
     if (rolling.length > 0) {
       settle(rolling[0]!, 'Succeeded');
@@ -675,6 +760,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   if (queued.size > 0 || inProgress().length > 0 || timers.size > 0) throw new Error(`no quiescence: ${describe()}`);
 
   for (const app of APPS) {
+    if (deleted.has(app)) continue;
     const live = deployment(app)!;
     const annotations = live.spec.template.metadata?.annotations ?? {};
     const runs =
@@ -704,7 +790,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   }
   const snapshot = world.governance.budget.snapshot();
   if (snapshot.inProgress.length > 0 || snapshot.queue.length > 0) throw new Error(`the budget is not empty when settled: ${describe()}`);
-  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts, failovers };
+  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts, failovers, deletedRolling };
 }
 
 /** Options of {@link checkRolloutModel}. */
@@ -725,7 +811,15 @@ export interface RolloutModelOptions {
  */
 export async function checkRolloutModel(options: RolloutModelOptions): Promise<{ seed: number } & RunStats> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  const totals = { contentRollouts: 0, workloadRollouts: 0, workloadsQueued: 0, queuedSeen: 0, restarts: 0, failovers: 0 };
+  const totals = {
+    contentRollouts: 0,
+    workloadRollouts: 0,
+    workloadsQueued: 0,
+    queuedSeen: 0,
+    restarts: 0,
+    failovers: 0,
+    deletedRolling: 0,
+  };
   await fc.assert(
     fc.asyncProperty(settingsArbitrary, stepsArbitrary(options.maxSteps ?? 80), async (settings, steps) => {
       const stats = await runRolloutModel(steps, settings);
@@ -735,6 +829,7 @@ export async function checkRolloutModel(options: RolloutModelOptions): Promise<{
       totals.queuedSeen += stats.queuedSeen;
       totals.restarts += stats.restarts;
       totals.failovers += stats.failovers;
+      totals.deletedRolling += stats.deletedRolling;
     }),
     { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false, includeErrorInReport: true },
   );

@@ -84,6 +84,11 @@ function publishedRollouts(lease: Lease): number {
   return Number.isSafeInteger(count) && count >= 0 ? count : 0;
 }
 
+/** A Lease's record (holder, duration, times): a change means its holder is alive; an annotation alone is no change. */
+export function leaseRecord(spec: NonNullable<Lease['spec']>): string {
+  return JSON.stringify([spec.holderIdentity, spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
+}
+
 /** The view a Lease's annotation acknowledges: undefined when it has none or it does not read as a list of names. */
 export function acknowledgedView(lease: Lease): View | undefined {
   const text = lease.metadata.annotations?.[RING_VIEW_ANNOTATION];
@@ -303,13 +308,7 @@ export class Shard {
       const name = lease.metadata.name ?? '';
       seen.add(name);
       const spec = lease.spec ?? {};
-      const record = JSON.stringify([
-        spec.holderIdentity,
-        spec.leaseDurationSeconds,
-        spec.acquireTime,
-        spec.renewTime,
-        spec.leaseTransitions,
-      ]);
+      const record = leaseRecord(spec);
       const previous = this.members.get(name);
       this.members.set(name, {
         holder: spec.holderIdentity ?? '',

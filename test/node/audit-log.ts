@@ -9,9 +9,25 @@ export interface AuditEvent {
   readonly requestURI: string;
   readonly user: { readonly username: string; readonly extra?: Readonly<Record<string, readonly string[]>> };
   readonly sourceIPs?: readonly string[];
-  readonly objectRef?: { readonly resource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string };
+  readonly objectRef?: {
+    readonly resource?: string;
+    readonly subresource?: string;
+    readonly namespace?: string;
+    readonly name?: string;
+    readonly apiGroup?: string;
+  };
   readonly responseStatus?: { readonly code?: number };
-  readonly responseObject?: { readonly spec?: { readonly holderIdentity?: string } };
+  /** A Lease write's answer (the policy records Lease writes in full): its holder, its times, a ring member's annotations. */
+  readonly responseObject?: {
+    readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> };
+    readonly spec?: {
+      readonly holderIdentity?: string;
+      readonly leaseDurationSeconds?: number;
+      readonly acquireTime?: string;
+      readonly renewTime?: string;
+      readonly leaseTransitions?: number;
+    };
+  };
   readonly requestReceivedTimestamp: string;
   readonly stageTimestamp: string;
 }
@@ -76,7 +92,8 @@ export function leaseTerms(events: readonly AuditEvent[], lease: string): LeaseT
 
 /** Requests that change nothing stored: reviews the operator asks for (metrics authentication, its access gate). */
 const REVIEWS = new Set(['tokenreviews', 'subjectaccessreviews', 'selfsubjectaccessreviews', 'localsubjectaccessreviews']);
-const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+/** The verbs that store. */
+export const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 /** A successful write (not a Lease write, not a review) by a replica that did not hold the Lease when it arrived. */
 export interface FencingViolation {
@@ -96,7 +113,7 @@ export function writesOutsideTerms(events: readonly AuditEvent[], lease: string)
   const violations: FencingViolation[] = [];
   let writes = 0;
   for (const event of events) {
-    if (!WRITES.has(event.verb) || isLeaseWrite(event, lease) || event.objectRef?.resource === 'leases') continue;
+    if (!WRITE_VERBS.has(event.verb) || isLeaseWrite(event, lease) || event.objectRef?.resource === 'leases') continue;
     if (REVIEWS.has(event.objectRef?.resource ?? '') || (event.responseStatus?.code ?? 500) >= 300) continue;
     writes += 1;
     const at = auditMs(event.requestReceivedTimestamp);

@@ -23,8 +23,8 @@ export interface OperatorInstall {
   readonly namespace: string;
   /** The label selector of its pods. */
   readonly selector: string;
-  /** Its leader-election Lease. */
-  readonly lease: string;
+  /** Its leader-election Lease; none when sharded (each replica holds a Lease of its own, and no one leads). */
+  readonly lease?: string;
 }
 
 /** One injected fault: its kind, when it began and ended (ms since the epoch), and what it hit. */
@@ -65,9 +65,10 @@ export function faultSchedule(
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
-/** The live operator pods and the one whose name prefixes the Lease's holder (undefined while no one leads). */
+/** The live operator pods and the one whose name prefixes the Lease's holder (undefined while no one leads, and when sharded). */
 export async function operatorPods(node: NodeCluster, install: OperatorInstall): Promise<{ pods: any[]; leader?: any }> {
   const pods = (await podsOf(node, install.namespace, install.selector)).filter((pod) => !pod.metadata.deletionTimestamp);
+  if (install.lease === undefined) return { pods };
   const lease = await get(node, `/apis/coordination.k8s.io/v1/namespaces/${install.namespace}/leases/${install.lease}`).catch(
     () => undefined,
   );
@@ -119,7 +120,7 @@ async function dropApiTraffic(node: NodeCluster, pod: any, ms: number, whileDrop
 /**
  * Injects one fault and answers when it is over (the component back, the rule removed), with what it hit;
  * `whileFaulty` runs once the fault has begun (a write made during it). A fault aimed at the leader while no one
- * leads hits any operator pod.
+ * leads hits any operator pod; when sharded (no leader), a random shard, named in the detail.
  */
 export async function injectFault(
   node: NodeCluster,
@@ -130,6 +131,7 @@ export async function injectFault(
 ): Promise<InjectedFault> {
   const { pods, leader } = await operatorPods(node, install);
   const target = leader ?? (pods.length > 0 ? random.pick(pods) : undefined);
+  const aimed = leader ? ' (the leader)' : install.lease === undefined ? ' (a random shard)' : ' (no one led)';
   const startedAt = Date.now();
   const done = (detail: string): InjectedFault => ({ kind: fault.kind, startedAt, endedAt: Date.now(), detail });
   switch (fault.kind) {
@@ -137,7 +139,7 @@ export async function injectFault(
       if (!target) throw new Error('no operator pod to kill');
       await node.ctr(['tasks', 'kill', '--signal', 'SIGKILL', containerIdOf(target)]);
       await whileFaulty();
-      return done(`SIGKILL to ${target.metadata.name}'s container${leader ? ' (the leader)' : ' (no one led)'}`);
+      return done(`SIGKILL to ${target.metadata.name}'s container${aimed}`);
     }
     case 'delete-pod': {
       const victim = random.pick(pods);
@@ -145,7 +147,9 @@ export async function injectFault(
       if (deleted.status !== 200)
         throw new Error(`deleting pod ${victim.metadata.name}: ${deleted.status} ${JSON.stringify(deleted.body)}`);
       await whileFaulty();
-      return done(`deleted ${victim.metadata.name}${victim === leader ? ' (the leader)' : ' (a standby)'}`);
+      return done(
+        `deleted ${victim.metadata.name}${victim === leader ? ' (the leader)' : install.lease === undefined ? ' (a shard)' : ' (a standby)'}`,
+      );
     }
     case 'apiserver-restart':
     case 'etcd-restart':
@@ -159,7 +163,9 @@ export async function injectFault(
     case 'drop-traffic': {
       if (!target) throw new Error('no operator pod to cut off');
       await dropApiTraffic(node, target, fault.downMs, whileFaulty);
-      return done(`${target.metadata.name}${leader ? ' (the leader)' : ''} cut off from the API server for ${fault.downMs} ms`);
+      return done(
+        `${target.metadata.name}${leader ? ' (the leader)' : install.lease === undefined ? ' (a random shard)' : ''} cut off from the API server for ${fault.downMs} ms`,
+      );
     }
   }
 }

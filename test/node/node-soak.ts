@@ -1,5 +1,5 @@
-// The fault soak on the real node: the operator's image (2 replicas, leader-elected) under user edits and node faults,
-// then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the leader's metrics).
+// The fault soak on the real node: the operator's image (2 replicas leader-elected, or 3 shards) under user edits and node
+// faults, then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the metrics).
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
@@ -7,7 +7,10 @@ import { RELOAD_ANNOTATION } from '../../api/workload.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
-import type { KubeObject } from '../../operator/kube/objects.js';
+import type { KubeObject, Lease } from '../../operator/kube/objects.js';
+import { RING_SELECTOR, shardLeaseName } from '../../operator/manager/sharding.js';
+import { ownerOf } from '../../operator/shard/ring.js';
+import { acknowledgedView } from '../../operator/shard/shard.js';
 import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
 import type { TestCluster } from '../support/targets.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
@@ -16,6 +19,7 @@ import { adminClient, createAll, createNamespace, objects } from '../support/ope
 import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
 import { SeededRandom } from '../reliability/support/random.js';
 import { leaseTerms, listsAndWatches, type ListsAndWatches, readAuditLog, writesOutsideTerms } from './audit-log.js';
+import { viewsAcknowledged, writesOutsideClaims } from './shard-claims.js';
 import {
   BLOCKS_THE_API,
   faultSchedule,
@@ -44,7 +48,12 @@ export interface NodeSoakOptions {
   /** User operations per second while the faults run. */
   readonly opsPerSecond: number;
   readonly seed: number;
-  /** Operator replicas. @default 2 */
+  /**
+   * The chart's `sharding`: every replica holds a Lease of its own and works on its share of the objects; the faults
+   * aimed at the leader hit a random shard, and the invariants read the ring (see {@link NodeSoakReport}). @default false
+   */
+  readonly sharding?: boolean;
+  /** Operator replicas. @default 2, or 3 when sharded */
   readonly replicas?: number;
   /** More operator arguments (a sharded run's flags). @default none */
   readonly operatorArgs?: readonly string[];
@@ -79,6 +88,11 @@ export interface Recovery extends InjectedFault {
   readonly serviceMs?: number;
   /** The operator pods whose container restarted between the fault's start and the probe's rollout (a fresh process lists everything). */
   readonly restarted: readonly string[];
+  /**
+   * When sharded: the pod whose shard owned the probe as the fault began (by the views the ring's held Leases
+   * acknowledged; several, `a | b`, while they disagree), so that a fault on the probe's own shard reads apart.
+   */
+  readonly probeOwner?: string;
 }
 
 /** What a run found. */
@@ -95,13 +109,23 @@ export interface NodeSoakReport {
     readonly doubleRollouts: readonly string[];
     readonly stuckFinalizers: readonly string[];
     readonly orphans: readonly string[];
-    /** The leader's dependency watches against what the live apps and workloads reference. */
+    /**
+     * The leader's dependency watches against what the live apps and workloads reference; when sharded, each shard's
+     * against what the apps and workloads it owns in the view it acknowledged reference.
+     */
     readonly watchMismatches: readonly string[];
-    /** Writes that arrived while another replica (or no one) held the Lease, out of all the operator's writes. */
+    /**
+     * Writes that arrived while another replica (or no one) held the Lease, out of all the operator's writes; when
+     * sharded, writes for an object (a CustomApp, its Deployment or Service, a workload) that arrived while their writer
+     * did not own it in the ring, out of all such writes ({@link writesOutsideClaims}).
+     */
     readonly fencing: { readonly violations: readonly string[]; readonly writes: number };
     /** Content rollouts seen in progress at once, sampled, against the budget. */
     readonly budget: { readonly maxSeen: number; readonly limit: number; readonly samples: number; readonly overruns: readonly string[] };
-    /** LISTs beyond one per watch after a kube-apiserver restart. */
+    /**
+     * LISTs beyond one per watch after a kube-apiserver restart; when sharded, a collection listed more than once
+     * plus once per view the pod acknowledged meanwhile (a scope change lists each scoped cache again).
+     */
     readonly relistStorms: readonly string[];
   };
   readonly timings: { readonly setupMs: number; readonly streamMs: number; readonly quiescenceMs: number };
@@ -110,11 +134,12 @@ export interface NodeSoakReport {
 /** The rollout budget the chart's Deployment runs with (`--max-concurrent-rollouts`' default). */
 const ROLLOUT_BUDGET = 10;
 const NS = 'node-soak';
-const INSTALL: OperatorInstall = {
+/** The operator's install: its pods, and its leader's Lease unless sharded. */
+const installOf = (sharding: boolean): OperatorInstall => ({
   namespace: OPERATOR_NAMESPACE,
   selector: `app.kubernetes.io/name=${OPERATOR_NAME}`,
-  lease: LEADER_ELECTION_LEASE,
-};
+  ...(sharding ? {} : { lease: LEADER_ELECTION_LEASE }),
+});
 const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_NAME}`;
 const REVISION = 'deployment.kubernetes.io/revision';
 /**
@@ -194,6 +219,7 @@ interface SoakRun {
   readonly node: NonNullable<TestCluster['node']>;
   readonly admin: KubeClient;
   readonly options: NodeSoakOptions;
+  readonly install: OperatorInstall;
   readonly log: (line: string) => void;
   readonly random: SeededRandom;
   readonly image: string;
@@ -244,6 +270,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     node,
     admin,
     options,
+    install: installOf(options.sharding ?? false),
     log: options.log ?? (() => {}),
     random,
     image: node.images.demo,
@@ -288,8 +315,8 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const quiescenceMs = Date.now() - quiescenceStarted;
     run.log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
     const invariants = await clusterInvariants(run, live, processStarts);
-    const { withRelists, relistStorms, fencing } = auditLogFindings(node, recoveries, processStarts);
-    if (options.artifactsDir) await saveArtifacts(cluster, options.artifactsDir);
+    const { withRelists, relistStorms, fencing } = auditLogFindings(run, recoveries, processStarts);
+    if (options.artifactsDir) await saveArtifacts(run, options.artifactsDir);
     const faultsByKind: Record<string, number> = {};
     for (const recovery of recoveries) faultsByKind[recovery.kind] = (faultsByKind[recovery.kind] ?? 0) + 1;
     const { log: _log, ...reported } = options;
@@ -307,9 +334,10 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
   }
 }
 
-/** Applies the operator's chart (with `operatorArgs` added to its container) and waits for its rollout. */
+/** Applies the operator's chart (sharded or not, with `operatorArgs` added to its container) and waits for its rollout. */
 async function installOperator(cluster: TestCluster, options: NodeSoakOptions): Promise<void> {
-  await installChart(cluster, { replicas: options.replicas ?? 2, workloads: ['deployments'] });
+  const sharding = options.sharding ?? false;
+  await installChart(cluster, { replicas: options.replicas ?? (sharding ? 3 : 2), workloads: ['deployments'], sharding });
   if (options.operatorArgs?.length) {
     const patch = options.operatorArgs.map((arg) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: arg }));
     await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'patch', 'deployment', OPERATOR_NAME, '--type=json', '-p', JSON.stringify(patch)]);
@@ -513,10 +541,11 @@ async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[]
           await admin.patch<KubeObject & HashableContent>(CONFIGMAPS, NS, 'probe', 'merge', { data: { VALUE: run.nextValue() } }),
         );
       });
-    const restartsBefore = await operatorRestarts(node, processStarts);
+    const restartsBefore = await operatorRestarts(run, processStarts);
+    const probeOwner = options.sharding ? await probeOwnerPod(run).catch((error: Error) => `unknown (${error.message})`) : undefined;
     const blocks = BLOCKS_THE_API.has(planned.kind);
     stream.blocked = blocks;
-    const fault = await injectFault(node, INSTALL, planned, faultRandom, blocks ? undefined : editProbe);
+    const fault = await injectFault(node, run.install, planned, faultRandom, blocks ? undefined : editProbe);
     stream.blocked = false;
     if (blocks) await editProbe();
     const serviceMs = Math.max(0, (await apiThroughService(node)) - fault.endedAt);
@@ -530,12 +559,12 @@ async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[]
       await logNoRecovery(run, fault.kind, error, expected);
       return {};
     });
-    const restartsAfter = await operatorRestarts(node, processStarts);
+    const restartsAfter = await operatorRestarts(run, processStarts);
     const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
-    recoveries.push({ ...fault, ...recovery, serviceMs, restarted });
-    if (options.artifactsDir) await saveOperatorLogs(run.cluster, options.artifactsDir, `fault-${recoveries.length}-`);
+    recoveries.push({ ...fault, ...recovery, serviceMs, restarted, ...(probeOwner ? { probeOwner } : {}) });
+    if (options.artifactsDir) await saveOperatorLogs(run, options.artifactsDir, `fault-${recoveries.length}-`);
     log(
-      `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end`,
+      `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end${probeOwner ? `; the probe's shard ${probeOwner}` : ''}`,
     );
   }
 }
@@ -545,13 +574,53 @@ async function logNoRecovery(run: SoakRun, kind: NodeFaultKind, error: Error, ex
   const { node, probe } = run;
   const app = await get(node, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${probe.name}`).catch(() => undefined);
   const annotations = (await deploymentOf(node, probe).catch(() => undefined))?.metadata?.annotations;
-  const { pods, leader } = await operatorPods(node, INSTALL).catch(() => ({ pods: [] as any[], leader: undefined }));
+  const { pods, leader } = await operatorPods(node, run.install).catch(() => ({ pods: [] as any[], leader: undefined }));
+  const acting = run.options.sharding
+    ? `the probe's owner in each shard's acknowledged view ${JSON.stringify(await probeOwners(run).catch((cause: Error) => cause.message))}`
+    : `the leader ${leader?.metadata.name ?? 'none'}`;
   run.log(
-    `  no recovery after ${kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; the leader ${leader?.metadata.name ?? 'none'}`,
+    `  no recovery after ${kind}: ${error.message}; expected ${expected}; the probe's status ${JSON.stringify(app?.status)}; its Deployment's annotations ${JSON.stringify(annotations)}; the operator pods ${pods.map(podState).join(', ')}; ${acting}`,
   );
 }
 
-/** The invariants read from the cluster after quiescence: double rollouts, stuck finalizers, orphans, the leader's watches. */
+/** The pod (or pods, while the views disagree) whose shard owns the probe in the views the ring's held Leases acknowledged. */
+async function probeOwnerPod(run: SoakRun): Promise<string> {
+  const owners = new Set<string>();
+  for (const lease of await ringLeases(run.node)) {
+    const view = acknowledgedView(lease);
+    if (lease.spec?.holderIdentity && view) owners.add(ownerOf(ringKey(run.probe), view)?.slice(shardLeaseName('').length) ?? 'no one');
+  }
+  return owners.size > 0 ? [...owners].sort().join(' | ') : 'no one';
+}
+
+/** Each ring Lease's holder and the member its acknowledged view gives the probe to. */
+async function probeOwners(run: SoakRun): Promise<Record<string, string>> {
+  const owners: Record<string, string> = {};
+  for (const lease of await ringLeases(run.node)) {
+    const view = acknowledgedView(lease);
+    owners[`${lease.metadata.name} (${lease.spec?.holderIdentity || 'released'})`] = view
+      ? (ownerOf(ringKey(run.probe), view) ?? 'no one')
+      : 'no view';
+  }
+  return owners;
+}
+
+/** The ring's Leases. */
+async function ringLeases(node: NonNullable<TestCluster['node']>): Promise<Lease[]> {
+  return (
+    await get(
+      node,
+      `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NAMESPACE}/leases?labelSelector=${encodeURIComponent(RING_SELECTOR)}`,
+    )
+  ).items as Lease[];
+}
+
+/** A target's key in the ring: a CustomApp's `namespace/name`, a workload's `Kind/namespace/name`. */
+function ringKey(target: Target): string {
+  return target.kind === 'CustomApp' ? `${NS}/${target.name}` : `${target.kind}/${NS}/${target.name}`;
+}
+
+/** The invariants read from the cluster after quiescence: double rollouts, stuck finalizers, orphans, the dependency watches. */
 async function clusterInvariants(
   run: SoakRun,
   live: readonly Target[],
@@ -576,22 +645,37 @@ async function clusterInvariants(
     },
     { intervalMs: 2_000 },
   ).catch(() => orphansOf(node, deleted()));
-  const watchMismatches = await leaderWatchMismatches(cluster, admin, live);
-  await operatorRestarts(node, processStarts);
+  // A view change (the last fault's pod back) moves keys and their refs between shards: give the ring a minute to settle.
+  const token = await metricsReaderToken(cluster, admin, 'node-soak-metrics', 'scraper');
+  const watchMismatches = run.options.sharding
+    ? await waitFor(
+        "each shard's watches matching its share",
+        60_000,
+        async () => {
+          const found = await shardWatchMismatches(run, live, token);
+          return found.length === 0 ? found : undefined;
+        },
+        { intervalMs: 5_000 },
+      ).catch(() => shardWatchMismatches(run, live, token))
+    : await leaderWatchMismatches(node, live, token);
+  await operatorRestarts(run, processStarts);
   return { doubleRollouts, stuckFinalizers, orphans, watchMismatches };
 }
 
 /**
- * What the audit log shows of the operator: writes outside its Lease terms, and after each kube-apiserver or etcd
- * restart each pod's LISTs and watches (more LISTs than watches, beside the one fresh read of its Deployments per Lease term it takes, from a process that did not start then is a storm).
+ * What the audit log shows of the operator: writes outside its Lease terms (when sharded, outside their writer's claims
+ * in the ring), and after each kube-apiserver or etcd restart each pod's LISTs and watches. A storm, from a process that
+ * did not start then: more LISTs than watches, beside the one fresh read of its Deployments per Lease term it takes;
+ * when sharded, a collection listed more than once plus once per view the pod acknowledged in the window (each
+ * acknowledgement follows a scope change, and each scoped cache lists once for it).
  */
 function auditLogFindings(
-  node: NonNullable<TestCluster['node']>,
+  run: SoakRun,
   recoveries: readonly Recovery[],
   processStarts: ReadonlyMap<string, Set<number>>,
 ): { withRelists: Recovery[]; relistStorms: string[]; fencing: NodeSoakReport['invariants']['fencing'] } {
-  const events = readAuditLog(node.auditLogPath, OPERATOR_USER);
-  const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
+  const events = readAuditLog(run.node.auditLogPath, OPERATOR_USER);
+  const sharding = run.options.sharding ?? false;
   const terms = leaseTerms(events, LEADER_ELECTION_LEASE);
   const relistStorms: string[] = [];
   const withRelists = recoveries.map((recovery): Recovery => {
@@ -603,18 +687,41 @@ function auditLogFindings(
     }));
     if (recovery.kind === 'apiserver-restart')
       for (const each of relists) {
+        if (each.coldStart) continue;
+        const restart = new Date(recovery.endedAt).toISOString();
+        if (sharding) {
+          const acknowledged = viewsAcknowledged(events, shardLeaseName(each.sender), from, to);
+          const over = Object.entries(each.listed).filter(([, count]) => count > 1 + acknowledged);
+          if (over.length > 0)
+            relistStorms.push(
+              `${each.sender} after the restart at ${restart}: ${acknowledged} views acknowledged, listed ${JSON.stringify(Object.fromEntries(over))}`,
+            );
+          continue;
+        }
         // A replica that takes the Lease reads its Deployments afresh once, before it rebuilds the rollout budget: a
         // LIST by design, not a relist.
         const taken = terms.filter(
           (term) => term.sender === each.sender && term.holder !== '' && term.fromMs >= from && term.fromMs < to,
         ).length;
-        if (!each.coldStart && each.lists > each.watches + taken)
+        if (each.lists > each.watches + taken)
           relistStorms.push(
-            `${each.sender} after the restart at ${new Date(recovery.endedAt).toISOString()}: ${each.lists} LISTs for ${each.watches} watches and ${taken} Lease terms taken ${JSON.stringify(each.listed)}`,
+            `${each.sender} after the restart at ${restart}: ${each.lists} LISTs for ${each.watches} watches and ${taken} Lease terms taken ${JSON.stringify(each.listed)}`,
           );
       }
     return { ...recovery, relists };
   });
+  if (sharding) {
+    const claims = writesOutsideClaims(events, { isWorkload: (name) => run.targets.get(`Deployment/${name}`) !== undefined });
+    return {
+      withRelists,
+      relistStorms,
+      fencing: {
+        violations: claims.violations.map((each) => `${each.write} at ${each.at} from ${each.writer} for ${each.object}: ${each.why}`),
+        writes: claims.writes,
+      },
+    };
+  }
+  const fencing = writesOutsideTerms(events, LEADER_ELECTION_LEASE);
   return {
     withRelists,
     relistStorms,
@@ -629,8 +736,8 @@ function auditLogFindings(
  * Each live operator pod's container restarts; the start times of its current and previous containers are added to
  * `starts` (by pod), so that a fresh process's first LISTs are not taken for a relist.
  */
-async function operatorRestarts(node: NonNullable<TestCluster['node']>, starts: Map<string, Set<number>>): Promise<Map<string, number>> {
-  const { pods } = await operatorPods(node, INSTALL);
+async function operatorRestarts(run: SoakRun, starts: Map<string, Set<number>>): Promise<Map<string, number>> {
+  const { pods } = await operatorPods(run.node, run.install);
   for (const pod of pods) {
     const status = pod.status?.containerStatuses?.[0];
     const seen = starts.get(pod.metadata.name) ?? new Set<number>();
@@ -653,10 +760,10 @@ function podState(pod: any): string {
 }
 
 /** Writes every operator pod's log (and its previous container's) and a copy of the audit log into `dir`. */
-async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
+async function saveArtifacts(run: SoakRun, dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  copyFileSync(cluster.node!.auditLogPath, join(dir, 'audit.log'));
-  await saveOperatorLogs(cluster, dir);
+  copyFileSync(run.node.auditLogPath, join(dir, 'audit.log'));
+  await saveOperatorLogs(run, dir);
 }
 
 /**
@@ -664,9 +771,10 @@ async function saveArtifacts(cluster: TestCluster, dir: string): Promise<void> {
  * after each fault too: the kubelet keeps one dead container per pod, so a container killed twice loses the log of
  * the first, the one that held the Lease when a later fault struck.
  */
-async function saveOperatorLogs(cluster: TestCluster, dir: string, prefix = ''): Promise<void> {
+async function saveOperatorLogs(run: SoakRun, dir: string, prefix = ''): Promise<void> {
+  const { cluster } = run;
   mkdirSync(dir, { recursive: true });
-  const { pods } = await operatorPods(cluster.node!, INSTALL);
+  const { pods } = await operatorPods(run.node, run.install);
   for (const pod of pods) {
     for (const previous of [false, true]) {
       const args = ['-n', OPERATOR_NAMESPACE, 'logs', pod.metadata.name, ...(previous ? ['--previous'] : [])];
@@ -820,21 +928,58 @@ async function orphansOf(node: NonNullable<TestCluster['node']>, deleted: readon
  * The leader's dependency watches and subscriptions (its /metrics, scraped on its pod's address with a
  * metrics-reader token) against the distinct ConfigMaps and Secrets the live apps and workloads reference.
  */
-async function leaderWatchMismatches(cluster: TestCluster, admin: KubeClient, live: readonly Target[]): Promise<string[]> {
-  const node = cluster.node!;
-  const token = await metricsReaderToken(cluster, admin, 'node-soak-metrics', 'scraper');
-  const { leader } = await operatorPods(node, INSTALL);
+async function leaderWatchMismatches(node: NonNullable<TestCluster['node']>, live: readonly Target[], token: string): Promise<string[]> {
+  const { leader } = await operatorPods(node, installOf(false));
   if (!leader) return ['no operator pod leads'];
-  const answer = await scrapeHttps(`https://${leader.status.podIP}:8443/metrics`, { token });
-  if (answer.status !== 200) return [`GET /metrics on the leader ${leader.metadata.name}: ${answer.status} ${answer.body.slice(0, 200)}`];
-  const metrics = parseMetrics(answer.body);
+  return watchMismatches(leader, await metricsOf(leader, token), live);
+}
+
+/**
+ * Each shard's dependency watches and subscriptions against the ConfigMaps and Secrets of the live apps and workloads
+ * it owns in the view its Lease acknowledges: a shard's caches keep only its own objects, so it watches only their
+ * refs (a ConfigMap two shards' objects share is watched by both, and the sum over shards would count it twice).
+ * Every shard must acknowledge one same view, which must give each live target to one of them.
+ */
+async function shardWatchMismatches(run: SoakRun, live: readonly Target[], token: string): Promise<string[]> {
+  const { pods } = await operatorPods(run.node, run.install);
+  const leases = new Map((await ringLeases(run.node)).map((lease) => [lease.metadata.name, lease]));
+  const mismatches: string[] = [];
+  const views = new Set<string>();
+  let owned = 0;
+  for (const pod of pods) {
+    const member = shardLeaseName(pod.metadata.name);
+    const view = leases.get(member) ? acknowledgedView(leases.get(member)!) : undefined;
+    if (!view) {
+      mismatches.push(`${pod.metadata.name}: its Lease ${member} ${leases.has(member) ? 'acknowledges no view' : 'is missing'}`);
+      continue;
+    }
+    views.add(JSON.stringify(view));
+    const own = live.filter((target) => ownerOf(ringKey(target), view) === member);
+    owned += own.length;
+    mismatches.push(...watchMismatches(pod, await metricsOf(pod, token), own));
+  }
+  if (views.size > 1) mismatches.push(`the shards acknowledge different views: ${[...views].join(' ≠ ')}`);
+  else if (owned !== live.length) mismatches.push(`the shards' view gives ${owned} of the ${live.length} live targets to a running pod`);
+  return mismatches;
+}
+
+/** An operator pod's /metrics (scraped on its pod's address with a metrics-reader token), or why not. */
+async function metricsOf(pod: any, token: string): Promise<ReturnType<typeof parseMetrics> | string> {
+  const answer = await scrapeHttps(`https://${pod.status.podIP}:8443/metrics`, { token });
+  return answer.status === 200 ? parseMetrics(answer.body) : `GET /metrics: ${answer.status} ${answer.body.slice(0, 200)}`;
+}
+
+/** One replica's dependency watches and subscriptions against the distinct ConfigMaps and Secrets `targets` reference. */
+function watchMismatches(pod: any, metrics: ReturnType<typeof parseMetrics> | string, targets: readonly Target[]): string[] {
+  if (typeof metrics === 'string') return [`${pod.metadata.name}: ${metrics}`];
   const mismatches: string[] = [];
   for (const kind of ['ConfigMap', 'Secret'] as const) {
-    const names = live.map((target) => (kind === 'ConfigMap' ? target.configMap : target.secret));
+    const names = targets.map((target) => (kind === 'ConfigMap' ? target.configMap : target.secret));
     const watched = sumOf(metrics, 'customapp_dependency_watches_active', { kind });
     const subscribers = sumOf(metrics, 'customapp_dependency_subscribers', { kind });
-    if (watched !== new Set(names).size) mismatches.push(`${kind}: ${watched} watched ≠ ${new Set(names).size} referenced`);
-    if (subscribers !== names.length) mismatches.push(`${kind}: ${subscribers} subscriptions ≠ ${names.length} (holder, ${kind}) pairs`);
+    const at = `${pod.metadata.name}: ${kind}`;
+    if (watched !== new Set(names).size) mismatches.push(`${at}: ${watched} watched ≠ ${new Set(names).size} referenced`);
+    if (subscribers !== names.length) mismatches.push(`${at}: ${subscribers} subscriptions ≠ ${names.length} (holder, ${kind}) pairs`);
   }
   return mismatches;
 }
@@ -846,6 +991,7 @@ export function recoveryLines(report: NodeSoakReport): string[] {
       ?.map((each) => `${each.sender}: ${each.lists} LISTs / ${each.watches} watches${each.coldStart ? ' (a cold start)' : ''}`)
       .join('; ');
     const restarted = recovery.restarted.length > 0 ? `; restarted: ${recovery.restarted.join(', ')}` : '';
-    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; API through its Service +${recovery.serviceMs ?? '–'} ms, reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}  (${recovery.detail})`;
+    const owner = recovery.probeOwner ? `; the probe's shard ${recovery.probeOwner}` : '';
+    return `${recovery.kind.padEnd(18)} ${String(recovery.endedAt - recovery.startedAt).padStart(6)} ms long; API through its Service +${recovery.serviceMs ?? '–'} ms, reconcile +${recovery.reconcileMs ?? '–'} ms, template +${recovery.writtenMs ?? '–'} ms, rollout +${recovery.rolloutMs ?? '–'} ms after its end${relists ? `; ${relists}` : ''}${restarted}${owner}  (${recovery.detail})`;
   });
 }

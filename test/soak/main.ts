@@ -23,9 +23,10 @@ const USAGE = `npm run soak -- [options]
   --fault-kinds <k,…>  with --target cluster: only these kinds of fault (comma-separated, of ${NODE_FAULT_KINDS.join(', ')});
                        default every kind
   --runs <n>           with --target cluster: runs, each on a fresh node, seeds seed, seed+1, … (default 1)
-  --replicas <n>       with --target cluster: operator replicas (default 2)
-  --operator-arg <a>   with --target cluster: one more operator argument (repeatable), for example a sharded run's
-                       --sharding flags
+  --sharding           with --target cluster: the chart's sharding (each replica works on its share, a Lease each);
+                       the faults aimed at the leader hit a random shard, the invariants read the ring
+  --replicas <n>       with --target cluster: operator replicas (default 2, or 3 with --sharding)
+  --operator-arg <a>   with --target cluster: one more operator argument (repeatable)
   --artifacts <dir>    with --target cluster: the operator pods' logs and the audit log of each run, in <dir>/run-<n>
   --apps <n>           CustomApps in the fault soak (default 1000)
   --stream <seconds>   length of the random stream of changes and faults (default 120)
@@ -124,6 +125,7 @@ function parseOptions(argv: readonly string[]) {
       runs: { type: 'string' },
       artifacts: { type: 'string' },
       replicas: { type: 'string' },
+      sharding: { type: 'boolean' },
       'operator-arg': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
@@ -153,7 +155,8 @@ async function runNodeSoaks(values: Options, seed: number): Promise<number> {
         faultKinds: faultKinds(values['fault-kinds']),
         opsPerSecond: positive('ops', values.ops, 0.5),
         seed: runSeed,
-        replicas: positive('replicas', values.replicas, 2),
+        sharding: values.sharding ?? false,
+        replicas: positive('replicas', values.replicas, values.sharding ? 3 : 2),
         operatorArgs: values['operator-arg'] ?? [],
         ...(values.artifacts ? { artifactsDir: join(values.artifacts, `run-${run + 1}`) } : {}),
         log: (line) => say(`  · ${line}`),

@@ -16,7 +16,9 @@ test('CustomApps and workloads sharing ConfigMaps and the budget: random edits, 
   t.log(
     `${RUNS} runs: ${contentRollouts} content rollouts (${workloadRollouts} of workloads), ${queuedSeen} apps and ${workloadsQueued} workloads queued, ${restarts} restarts, ${failovers} failovers, ${deletedRolling} apps deleted while rolling; seed ${seed} (replay: ROLLOUT_MODEL_SEED=${seed})`,
   );
-  t.true(queuedSeen > RUNS / 4, 'the runs did queue apps: the budget was exercised');
+  // Coverage bars, not figures: the step mix queues about 70 to 90 apps in 300 runs, so the bars sit far enough below
+  // that no seed's spread fails them, and a generator that stopped queueing still does.
+  t.true(queuedSeen > RUNS / 10, 'the runs did queue apps: the budget was exercised');
   t.true(restarts > 0);
   t.true(failovers > 0);
   t.true(deletedRolling > 0, 'apps were deleted in the middle of a content rollout');

@@ -255,6 +255,13 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const enqueueReferencing = (configMap: string): void => {
     for (const owner of OWNERS) if (configMapOfOwner(owner) === configMap) queued.add(owner);
   };
+  /** Counts one more write of a ConfigMap's key (V: `values`, N: `touches`), writes its data, and queues its owners. */
+  const rewrite = (counts: Map<string, number>, configMap: 0 | 1): void => {
+    const name = CONFIGMAPS[configMap];
+    counts.set(name, counts.get(name)! + 1);
+    world.configMap(name, dataOf(name));
+    enqueueReferencing(name);
+  };
 
   // The trivial model of the queue, and what was rolled.
   const modelQueue: App[] = [];
@@ -558,21 +565,13 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
 
   for (const step of steps) {
     switch (step.type) {
-      case 'edit': {
-        const name = CONFIGMAPS[step.configMap];
-        values.set(name, values.get(name)! + 1);
-        world.configMap(name, dataOf(name));
-        enqueueReferencing(name);
+      case 'edit':
+        rewrite(values, step.configMap);
         break;
-      }
-      case 'touch': {
-        const name = CONFIGMAPS[step.configMap];
-        touches.set(name, touches.get(name)! + 1);
-        world.configMap(name, dataOf(name));
+      case 'touch':
         // The listed app is queued too (its trigger would not be): a reconcile of it must still roll nothing.
-        enqueueReferencing(name);
+        rewrite(touches, step.configMap);
         break;
-      }
       case 'reconcile': {
         const keys = [...queued];
         if (keys.length > 0) await reconcile(keys[step.index % keys.length]!);

@@ -1,6 +1,6 @@
 // The API verbs over the store (get, list, create, update, patch, delete, deletecollection): the apiserver's generic
 // registry with decoding, defaulting, admission, validation, preconditions, finalizers and managedFields (in verbs/).
-import { decodeManagedFields, encodeManagedFields, type ManagerSet, updateManagedFields } from './managedfields.js';
+import { decodeManagedFields, encodeManagedFields, updateManagedFields } from './managedfields.js';
 import { sameContent } from './metadata.js';
 import { type KubeObject, objectKey } from './object.js';
 import { groupVersion, type ResourceType } from './resources.js';
@@ -10,20 +10,17 @@ import { deleteCollection, deleteObject, removeFinalizer } from './verbs/delete.
 import { ignoredFields } from './verbs/field-managers.js';
 import { list, parseSelection, selects } from './verbs/list.js';
 import { patch } from './verbs/patch.js';
-import type {
-  DeleteOptions,
-  DeleteResult,
-  ListOptions,
-  ListResult,
-  PatchType,
-  Selection,
-  WriteContext,
-  WriteResult,
-} from './verbs/types.js';
+import type { DeleteResult, ListResult, Selection, WriteResult } from './verbs/types.js';
 import { update } from './verbs/update.js';
 
 /** The verbs' option and result types, for the handlers and the embedders. */
 export type * from './verbs/types.js';
+
+/**
+ * A verb's parameters after the API it runs on: each method below hands its arguments to the verb's function, so
+ * the parameters are declared once, in the verb's file, with their names.
+ */
+type VerbArguments<F> = F extends (api: ApiBase, ...rest: infer P) => unknown ? P : never;
 
 /** Every verb of the API server on one object; each verb's logic lives in its own file under verbs/. */
 export class Api extends ApiBase {
@@ -36,42 +33,34 @@ export class Api extends ApiBase {
     return selects(rt, selection, obj);
   }
 
-  list(rt: ResourceType, namespace: string, options: ListOptions): ListResult {
-    return list(this, rt, namespace, options);
+  list(...args: VerbArguments<typeof list>): ListResult {
+    return list(this, ...args);
   }
 
-  create(rt: ResourceType, namespace: string, body: unknown, ctx: WriteContext, managedOverride?: Map<string, ManagerSet>): WriteResult {
-    return create(this, rt, namespace, body, ctx, managedOverride);
+  create(...args: VerbArguments<typeof create>): WriteResult {
+    return create(this, ...args);
   }
 
-  update(rt: ResourceType, namespace: string, name: string, body: unknown, subresource: string, ctx: WriteContext): WriteResult {
-    return update(this, rt, namespace, name, body, subresource, ctx);
+  update(...args: VerbArguments<typeof update>): WriteResult {
+    return update(this, ...args);
   }
 
-  patch(
-    rt: ResourceType,
-    namespace: string,
-    name: string,
-    type: PatchType,
-    body: unknown,
-    subresource: string,
-    ctx: WriteContext & { readonly force?: boolean },
-  ): WriteResult {
-    return patch(this, rt, namespace, name, type, body, subresource, ctx);
+  patch(...args: VerbArguments<typeof patch>): WriteResult {
+    return patch(this, ...args);
   }
 
   /** DELETE: preconditions, propagation finalizers, graceful deletion with finalizers, or removal. */
-  delete(rt: ResourceType, namespace: string, name: string, options: DeleteOptions): DeleteResult {
-    return deleteObject(this, rt, namespace, name, options);
+  delete(...args: VerbArguments<typeof deleteObject>): DeleteResult {
+    return deleteObject(this, ...args);
   }
 
-  deleteCollection(rt: ResourceType, namespace: string, listOptions: ListOptions, options: DeleteOptions): KubeObject[] {
-    return deleteCollection(this, rt, namespace, listOptions, options);
+  deleteCollection(...args: VerbArguments<typeof deleteCollection>): KubeObject[] {
+    return deleteCollection(this, ...args);
   }
 
   /** Removes a finalizer on behalf of a controller (GC, namespace or CRD cleanup), completing deletion when it was the last. */
-  removeFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
-    removeFinalizer(this, rt, obj, finalizer);
+  removeFinalizer(...args: VerbArguments<typeof removeFinalizer>): void {
+    removeFinalizer(this, ...args);
   }
 
   /**

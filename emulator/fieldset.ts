@@ -80,40 +80,32 @@ export class FieldSet {
 
   /** Members of this set that are not members of `other` (children compared path by path). */
   difference(other: FieldSet): FieldSet {
-    const out = new FieldSet();
-    out.member = this.member && !other.member;
-    for (const [k, v] of this.children) {
-      const o = other.children.get(k);
-      const d = o === undefined ? v.copy() : v.difference(o);
-      if (!d.empty) out.children.set(k, d);
-    }
-    return out;
+    return this.childwise(other, this.member && !other.member, (v, o) => nonEmpty(o === undefined ? v.copy() : v.difference(o)));
   }
 
   intersection(other: FieldSet): FieldSet {
-    const out = new FieldSet();
-    out.member = this.member && other.member;
-    for (const [k, v] of this.children) {
-      const o = other.children.get(k);
-      if (o === undefined) continue;
-      const i = v.intersection(o);
-      if (!i.empty) out.children.set(k, i);
-    }
-    return out;
+    return this.childwise(other, this.member && other.member, (v, o) => (o === undefined ? undefined : nonEmpty(v.intersection(o))));
   }
 
   /** Removes every path of `other` together with everything below it. */
   recursiveDifference(other: FieldSet): FieldSet {
+    return this.childwise(other, this.member && !other.member, (v, o) => {
+      if (o === undefined) return v.copy();
+      return o.member ? undefined : nonEmpty(v.recursiveDifference(o));
+    });
+  }
+
+  /**
+   * The set algebra's walk: a new set whose root is a member as `member` says, and whose children are what `child`
+   * makes of each child of this set and its counterpart in `other` (undefined when `other` has none); a child that
+   * `child` answers undefined is left out.
+   */
+  private childwise(other: FieldSet, member: boolean, child: (v: FieldSet, o: FieldSet | undefined) => FieldSet | undefined): FieldSet {
     const out = new FieldSet();
-    out.member = this.member && !other.member;
+    out.member = member;
     for (const [k, v] of this.children) {
-      const o = other.children.get(k);
-      if (o === undefined) out.children.set(k, v.copy());
-      else if (o.member) continue;
-      else {
-        const d = v.recursiveDifference(o);
-        if (!d.empty) out.children.set(k, d);
-      }
+      const c = child(v, other.children.get(k));
+      if (c !== undefined) out.children.set(k, c);
     }
     return out;
   }
@@ -319,4 +311,9 @@ export function removePaths(value: unknown, set: FieldSet, node: TypeNode | unde
     return out;
   }
   return value;
+}
+
+/** The set, or undefined when it has no member (a child that would add nothing). */
+function nonEmpty(set: FieldSet): FieldSet | undefined {
+  return set.empty ? undefined : set;
 }

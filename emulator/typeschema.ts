@@ -47,6 +47,23 @@ export interface AnyNode {
 
 export const anyNode: AnyNode = { kind: 'any' };
 
+/**
+ * An object node's `field` over its schema's properties: each declared field's node is built on first access and
+ * kept, so that a recursive schema (JSONSchemaProps) terminates and a node is built once.
+ */
+export function declaredFields<S>(properties: Readonly<Record<string, S>>, nodeOf: (schema: S) => TypeNode): ObjectNode['field'] {
+  const fields = new Map<string, TypeNode>();
+  return (name) => {
+    if (!Object.hasOwn(properties, name)) return undefined;
+    let node = fields.get(name);
+    if (node === undefined) {
+      node = nodeOf(properties[name]!);
+      fields.set(name, node);
+    }
+    return node;
+  };
+}
+
 /** The node of a child value: a declared field, or, for maps and unknown-preserving objects, the value type. */
 export function childNode(node: TypeNode | undefined, key: string): TypeNode | undefined {
   if (node === undefined) return undefined;

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Api } from '../api.js';
 import type { ControllerQueue } from './queue.js';
+import { StoreController } from './store-controller.js';
 import { deepCopy, type KubeObject } from '../object.js';
 import type { ResourceType } from '../resources.js';
 import type { Collection, StoreEvent } from '../store.js';
@@ -85,25 +86,22 @@ function maxUnavailable(deployment: KubeObject, replicas: number): number {
  * so `kubectl rollout status` waits, then completes. Not simulated: pods and ReplicaSets themselves, maxSurge, paused
  * Deployments, progress deadlines, `minReadySeconds`, and pods that fail.
  */
-export class DeploymentStatusSimulator {
+export class DeploymentStatusSimulator extends StoreController {
   /** "namespace/name" → the pending "ready" timer. */
   private readonly pending = new Map<string, unknown>();
   private stopped = false;
   private readonly readyAfterMs: number;
 
   constructor(
-    private readonly api: Api,
+    api: Api,
     private readonly deployments: ResourceType,
-    private readonly queue: ControllerQueue,
+    queue: ControllerQueue,
     private readonly now: () => Date,
     options: DeploymentStatusOptions = {},
     private readonly timers: Timers = realTimers,
   ) {
+    super(api, queue);
     this.readyAfterMs = options.readyAfterMs ?? 1000;
-  }
-
-  start(): void {
-    this.api.store.listeners.add((collection, event) => this.observe(collection, event));
   }
 
   /** Cancels the pending timers; nothing is written afterwards. */
@@ -113,7 +111,7 @@ export class DeploymentStatusSimulator {
     this.pending.clear();
   }
 
-  private observe(collection: Collection, event: StoreEvent): void {
+  protected observe(collection: Collection, event: StoreEvent): void {
     if (this.stopped || collection.name !== this.deployments.storage) return;
     if (event.type === 'DELETED') {
       this.cancel(event.key);

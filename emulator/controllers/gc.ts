@@ -6,24 +6,23 @@ import { deepCopy, type KubeObject, type OwnerReference } from '../object.js';
 import type { ResourceRegistry, ResourceType } from '../resources.js';
 import type { Collection, StoreEvent } from '../store.js';
 import type { ControllerQueue } from './queue.js';
+import { StoreController } from './store-controller.js';
 
 const sep = '\u0000';
 
-export class GarbageCollector {
+export class GarbageCollector extends StoreController {
   /** owner uid → "storage\0key" of its dependents. */
   private readonly dependents = new Map<string, Set<string>>();
 
   constructor(
-    private readonly api: Api,
+    api: Api,
     private readonly registry: ResourceRegistry,
-    private readonly queue: ControllerQueue,
-  ) {}
-
-  start(): void {
-    this.api.store.listeners.add((collection, event) => this.observe(collection, event));
+    queue: ControllerQueue,
+  ) {
+    super(api, queue);
   }
 
-  private observe(collection: Collection, event: StoreEvent): void {
+  protected observe(collection: Collection, event: StoreEvent): void {
     const id = `${collection.name}${sep}${event.key}`;
     const before = event.previous?.metadata.ownerReferences ?? [];
     const after = event.type === 'DELETED' ? [] : (event.object.metadata.ownerReferences ?? []);

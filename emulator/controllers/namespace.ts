@@ -6,20 +6,19 @@ import { deepCopy, type KubeObject } from '../object.js';
 import type { ResourceRegistry, ResourceType } from '../resources.js';
 import type { Collection, StoreEvent } from '../store.js';
 import type { ControllerQueue } from './queue.js';
+import { StoreController } from './store-controller.js';
 
-export class NamespaceController {
+export class NamespaceController extends StoreController {
   constructor(
-    private readonly api: Api,
+    api: Api,
     private readonly registry: ResourceRegistry,
-    private readonly queue: ControllerQueue,
+    queue: ControllerQueue,
     private readonly namespaceType: ResourceType,
-  ) {}
-
-  start(): void {
-    this.api.store.listeners.add((collection, event) => this.observe(collection, event));
+  ) {
+    super(api, queue);
   }
 
-  private observe(collection: Collection, event: StoreEvent): void {
+  protected observe(collection: Collection, event: StoreEvent): void {
     if (collection.name === this.namespaceType.storage) {
       if (event.type !== 'DELETED' && event.object.metadata.deletionTimestamp !== undefined) {
         const name = event.object.metadata.name!;

@@ -2,7 +2,7 @@
 import { builtinType, objectMetaSchemaName } from '../openapi/builtin.js';
 import { objectMetaFields } from '../metadata.js';
 import { deepCopy, isObject } from '../object.js';
-import { anyNode, type ObjectNode, type TypeNode } from '../typeschema.js';
+import { anyNode, declaredFields, type ObjectNode, type TypeNode } from '../typeschema.js';
 
 /** A CRD's openAPIV3Schema (JSONSchemaProps), as plain JSON. */
 export type JsonSchema = Record<string, any>;
@@ -29,20 +29,14 @@ export function structuralNode(schema: JsonSchema, root = false): TypeNode {
       };
     }
     const properties: Record<string, JsonSchema> = schema.properties ?? {};
-    const fields = new Map<string, TypeNode>();
+    const declared = declaredFields(properties, (property) => structuralNode(property));
     const embedded = root || schema['x-kubernetes-embedded-resource'] === true;
     const node: ObjectNode = {
       kind: 'object',
       field(name) {
         if (embedded && name === 'metadata') return builtinType(objectMetaSchemaName);
         if (embedded && (name === 'apiVersion' || name === 'kind')) return { kind: 'scalar', type: 'string' };
-        if (!Object.hasOwn(properties, name)) return undefined;
-        let child = fields.get(name);
-        if (child === undefined) {
-          child = structuralNode(properties[name]);
-          fields.set(name, child);
-        }
-        return child;
+        return declared(name);
       },
       fieldNames: () => (embedded ? [...new Set(['apiVersion', 'kind', 'metadata', ...Object.keys(properties)])] : Object.keys(properties)),
       preserveUnknown: schema['x-kubernetes-preserve-unknown-fields'] === true,

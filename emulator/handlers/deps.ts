@@ -1,14 +1,17 @@
-// What the HTTP handlers share: the emulator's parts, and the authorization check that answers 403.
+// What the HTTP handlers share: the emulator's parts, one resource request as its handlers read it, and the
+// authorization check that answers 403.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api } from '../api.js';
-import type { Attributes } from '../authz.js';
+import type { Attributes, UserInfo } from '../authz.js';
 import type { Authenticator } from '../auth.js';
 import type { ControllerQueue, Logger } from '../controllers/queue.js';
 import type { Counters } from '../counters.js';
 import type { Faults } from '../faults.js';
+import type { Rendering } from '../http.js';
 import type { OpenApiDocuments } from '../openapi.js';
 import { forbiddenFor, type RbacAuthorizer } from '../rbac.js';
-import type { ResourceRegistry } from '../resources.js';
+import type { ResourceRegistry, ResourceType } from '../resources.js';
+import type { RequestInfo } from '../route.js';
 import type { WatchHub } from '../watch.js';
 import type { WriteLog } from '../write-log.js';
 
@@ -27,6 +30,21 @@ export interface ServerDeps {
   readonly version: Record<string, string>;
   readonly serverAddress: () => string;
   readonly admin: (req: IncomingMessage, res: ServerResponse, path: string, body: () => Promise<string>) => Promise<void>;
+}
+
+/** One request for a served resource, as the verb handlers need it. */
+export interface ResourceCall {
+  readonly deps: ServerDeps;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly rt: ResourceType;
+  /** The request's namespace, or '' for a cluster-scoped resource. */
+  readonly namespace: string;
+  readonly info: RequestInfo;
+  readonly query: URLSearchParams;
+  readonly user: UserInfo;
+  readonly rendering: Rendering;
+  readonly pretty: boolean;
 }
 
 /** Throws 403 unless RBAC allows the request. */

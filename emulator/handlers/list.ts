@@ -1,22 +1,12 @@
 // LIST over HTTP: the expired-continue fault, then JSON (each item serialised once), Table or PartialObjectMetadata.
-import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { FaultRequest } from '../faults.js';
-import { cachedJson, type Rendering, writeJson, writeText } from '../http.js';
-import { groupVersion, type ResourceType } from '../resources.js';
+import { cachedJson, writeJson, writeText } from '../http.js';
+import { groupVersion } from '../resources.js';
 import { tableOf } from '../table.js';
-import type { ServerDeps } from './deps.js';
+import type { ResourceCall } from './deps.js';
 
-export function serveList(
-  deps: ServerDeps,
-  res: ServerResponse,
-  rt: ResourceType,
-  namespace: string,
-  query: URLSearchParams,
-  rendering: Rendering,
-  fault: FaultRequest,
-  pretty: boolean,
-): void {
+export function serveList({ deps, res, rt, namespace, query, rendering, pretty }: ResourceCall, fault: FaultRequest): void {
   const { api, faults } = deps;
   const limit = query.get('limit');
   const token = query.get('continue') ?? undefined;

@@ -20,7 +20,7 @@ import { groupVersion, type ResourceType } from '../resources.js';
 import { answerReview } from '../reviews.js';
 import type { RequestInfo } from '../route.js';
 import { tableOf } from '../table.js';
-import { authorize, type ServerDeps } from './deps.js';
+import { authorize, type ResourceCall, type ServerDeps } from './deps.js';
 import { serveList } from './list.js';
 import { deleteOptionsFrom, writeContext } from './options.js';
 import { serveScale, serveToken } from './subresources.js';
@@ -56,21 +56,6 @@ function respondObject(
   writeJson(res, code, pretty ? obj : cachedJson(obj), pretty, headers);
 }
 
-/** One request for a served resource, as the verb handlers need it. */
-interface ResourceCall {
-  readonly deps: ServerDeps;
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly rt: ResourceType;
-  /** The request's namespace, or '' for a cluster-scoped resource. */
-  readonly namespace: string;
-  readonly info: RequestInfo;
-  readonly query: URLSearchParams;
-  readonly user: UserInfo;
-  readonly rendering: Rendering;
-  readonly pretty: boolean;
-}
-
 /** Answers `obj` in the call's rendering (or `rendering`), with `code` and `headers`. */
 function respond(
   call: ResourceCall,
@@ -96,15 +81,15 @@ export async function serveResource(
   const namespace = rt.namespaced ? info.namespace : '';
   const call: ResourceCall = { deps, req, res, rt, namespace, info, query, user, rendering: renderingOf(req.headers.accept), pretty };
   if (rt.verbs.length === 1 && rt.verbs[0] === 'create') return serveReview(call);
-  if (info.subresource === 'token') return serveToken(deps, req, res, rt, namespace, info.name, pretty);
-  if (info.subresource === 'scale') return serveScale(deps, req, res, rt, namespace, info, query, user, pretty);
+  if (info.subresource === 'token') return serveToken(call);
+  if (info.subresource === 'scale') return serveScale(call);
   switch (info.verb) {
     case 'get':
       return respond(call, 200, deps.api.get(rt, namespace, info.name));
     case 'list':
-      return serveList(deps, res, rt, namespace, query, call.rendering, fault, pretty);
+      return serveList(call, fault);
     case 'watch':
-      return serveWatch(deps, req, res, rt, namespace, info.name, query, call.rendering, user);
+      return serveWatch(call);
     case 'create':
     case 'update':
     case 'patch':

@@ -1,6 +1,4 @@
 // The token subresource of ServiceAccounts (TokenRequest) and the autoscaling/v1 Scale subresource.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UserInfo } from '../authz.js';
 import { ApiError, internalError, methodNotAllowed, notFound } from '../errors.js';
 import { decodeObjectBody, decodePatchBody, patchKindOf, readBody, writeJson } from '../http.js';
 import { deepCopy, isObject, type KubeObject } from '../object.js';
@@ -8,38 +6,19 @@ import { applyJsonPatch, parseJsonPatch } from '../patch/json-patch.js';
 import { applyMergePatch } from '../patch/merge-patch.js';
 import type { ResourceType } from '../resources.js';
 import { tokenRequest } from '../reviews.js';
-import type { RequestInfo } from '../route.js';
-import type { ServerDeps } from './deps.js';
+import type { ResourceCall } from './deps.js';
 import { writeContext } from './options.js';
 
-export async function serveToken(
-  deps: ServerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rt: ResourceType,
-  namespace: string,
-  name: string,
-  pretty: boolean,
-): Promise<void> {
+export async function serveToken({ deps, req, res, rt, namespace, info, pretty }: ResourceCall): Promise<void> {
   if (req.method !== 'POST') throw methodNotAllowed();
   const body = decodeObjectBody(req.headers['content-type'], await readBody(req), 'TokenRequest');
-  const sa = deps.api.getStored(rt, namespace, name);
-  if (sa === undefined) throw notFound(rt, name);
+  const sa = deps.api.getStored(rt, namespace, info.name);
+  if (sa === undefined) throw notFound(rt, info.name);
   writeJson(res, 201, tokenRequest(isObject(body) ? body : {}, sa.object, deps.authn, deps.api.now()), pretty);
 }
 
 /** The autoscaling/v1 Scale subresource of Deployments and of custom resources with a scale subresource. */
-export async function serveScale(
-  deps: ServerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rt: ResourceType,
-  namespace: string,
-  info: RequestInfo,
-  query: URLSearchParams,
-  user: UserInfo,
-  pretty: boolean,
-): Promise<void> {
+export async function serveScale({ deps, req, res, rt, namespace, info, query, user, pretty }: ResourceCall): Promise<void> {
   const { api } = deps;
   const paths = rt.scale ?? {
     specReplicasPath: '.spec.replicas',

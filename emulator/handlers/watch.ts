@@ -1,24 +1,11 @@
 // WATCH over HTTP: the watch options checked as the apiserver does, then the stream handed to the WatchHub.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UserInfo } from '../authz.js';
 import { badRequest } from '../errors.js';
-import type { Rendering } from '../http.js';
-import type { ResourceType } from '../resources.js';
 import { WatchHub } from '../watch.js';
-import type { ServerDeps } from './deps.js';
+import type { ResourceCall } from './deps.js';
 
-export function serveWatch(
-  deps: ServerDeps,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rt: ResourceType,
-  namespace: string,
-  name: string,
-  query: URLSearchParams,
-  rendering: Rendering,
-  user: UserInfo,
-): void {
+export function serveWatch({ deps, req, res, rt, namespace, info, query, rendering, user }: ResourceCall): void {
   const { api, hub } = deps;
+  const { name } = info;
   let fieldSelector = query.get('fieldSelector') ?? '';
   if (name !== '') fieldSelector = fieldSelector === '' ? `metadata.name=${name}` : `${fieldSelector},metadata.name=${name}`;
   const selection = api.parseSelection(rt, namespace, query.get('labelSelector') ?? '', fieldSelector);

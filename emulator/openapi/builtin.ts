@@ -1,6 +1,6 @@
 // The built-in kinds' OpenAPI v3 schemas (captured from kube-apiserver) and their TypeNodes.
 import { readFileSync } from 'node:fs';
-import { anyNode, type ListNode, type ObjectNode, type TypeNode } from '../typeschema.js';
+import { anyNode, declaredFields, type ListNode, type ObjectNode, type TypeNode } from '../typeschema.js';
 
 export type OpenApiSchema = Record<string, any>;
 
@@ -93,19 +93,10 @@ function nodeOf(schema: OpenApiSchema): TypeNode {
 }
 
 function objectNode(schema: OpenApiSchema): ObjectNode {
-  const fields = new Map<string, TypeNode>();
   const properties: Record<string, OpenApiSchema> = schema.properties;
   return {
     kind: 'object',
-    field(name) {
-      if (!Object.hasOwn(properties, name)) return undefined;
-      let node = fields.get(name);
-      if (node === undefined) {
-        node = nodeOf(properties[name]);
-        fields.set(name, node);
-      }
-      return node;
-    },
+    field: declaredFields(properties, nodeOf),
     fieldNames: () => Object.keys(properties),
     preserveUnknown: schema['x-kubernetes-preserve-unknown-fields'] === true,
     mapType: schema['x-kubernetes-map-type'] ?? 'granular',

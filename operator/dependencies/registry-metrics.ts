@@ -25,16 +25,9 @@ const KINDS: readonly DependencyKind[] = ['ConfigMap', 'Secret'];
  * present (0 when idle), which keeps dashboards and `absent()` alerts simple.
  */
 export function registerRegistryMetrics(registry: Registry, view: RegistryView): void {
-  new Gauge({
-    name: 'customapp_dependency_watches_active',
-    help: 'Distinct referenced ConfigMaps and Secrets being watched',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      const refs = view.watched();
-      for (const kind of KINDS) this.set({ kind }, refs.filter((ref) => ref.kind === kind).length);
-    },
-  });
+  countByKind(registry, 'customapp_dependency_watches_active', 'Distinct referenced ConfigMaps and Secrets being watched', () =>
+    view.watched(),
+  );
   new Gauge({
     name: 'customapp_watch_streams_open',
     help: 'Open dependency watch requests, per object or per namespace',
@@ -63,14 +56,24 @@ export function registerRegistryMetrics(registry: Registry, view: RegistryView):
         );
     },
   });
+  countByKind(
+    registry,
+    'customapp_dependency_lists_failing',
+    'Dependency streams whose list has failed and not completed since (their refs stay unknown meanwhile)',
+    () => view.failingLists(),
+  );
+}
+
+/** A gauge `{kind}` of how many of the items `read` answers at each scrape are of each kind (0 for a kind with none). */
+function countByKind(registry: Registry, name: string, help: string, read: () => readonly { readonly kind: DependencyKind }[]): void {
   new Gauge({
-    name: 'customapp_dependency_lists_failing',
-    help: 'Dependency streams whose list has failed and not completed since (their refs stay unknown meanwhile)',
+    name,
+    help,
     labelNames: ['kind'],
     registers: [registry],
     collect() {
-      const failing = view.failingLists();
-      for (const kind of KINDS) this.set({ kind }, failing.filter((list) => list.kind === kind).length);
+      const items = read();
+      for (const kind of KINDS) this.set({ kind }, items.filter((item) => item.kind === kind).length);
     },
   });
 }

@@ -1,7 +1,7 @@
 // Marble tests of the dependency registry: reference counting, sharing, teardown, collapse and split without a lost or replayed event.
 import test from 'ava';
 import type { Observable } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import { type RunHelpers, TestScheduler } from 'rxjs/testing';
 import type { ColdObservable } from 'rxjs/internal/testing/ColdObservable';
 import { Registry } from 'prom-client';
 import { capturedLogger } from '../watch/testing/captured-logger.js';
@@ -57,6 +57,21 @@ function fakeEvents(streams: Record<string, ColdObservable<Event>[]>): {
       return next;
     },
   };
+}
+
+/**
+ * The opening the collapse tests share: a registry of collapseThreshold 1 whose first ref, a, is listed by its own
+ * object stream at frame 0 (as of 1) and acquired then; the next ref acquired collapses both onto the namespace watch.
+ */
+function registryAfterA(
+  { cold, expectObservable }: RunHelpers,
+  streams: Record<string, ColdObservable<Event>[]>,
+): { registry: DependencyRegistry; opened: string[]; objectA: ColdObservable<Event> } {
+  const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  const { events, opened } = fakeEvents({ a: [objectA], ...streams });
+  const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
+  expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+  return { registry, opened, objectA };
 }
 
 test('the first subscriber starts the watch and a later one shares it, getting the current state at once', (t) => {
@@ -192,17 +207,15 @@ test('past the threshold the object watches collapse into a namespace watch, and
 });
 
 test('a ref acquired once the namespace watch runs gets its first state from a one-shot list, and a newer watch event wins over it', (t) => {
-  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
-    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  scheduler(t).run((helpers) => {
+    const { cold, expectObservable, expectSubscriptions } = helpers;
     // The namespace watch sees d created (22) before d's own list (as of 20, d absent) answers.
     const namespace = cold<Event>('iabd--D', {
       ...LISTED_AB,
       D: applied(object('d', '22', 'd')),
     });
     const snapshotD = cold<Event>('-id-u', { i: init, d: done('20'), u: applied(object('d', '30', 'never read')) });
-    const { events } = fakeEvents({ a: [objectA], '*': [namespace], d: [snapshotD] });
-    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
-    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    const { registry, objectA } = registryAfterA(helpers, { '*': [namespace], d: [snapshotD] });
     expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
     expectObservable(registry.acquire(ref('d')), '------^').toBe('-------d', { d: present('d', '22', 'd') });
     expectSubscriptions(objectA.subscriptions).toBe('^---!');
@@ -213,14 +226,12 @@ test('a ref acquired once the namespace watch runs gets its first state from a o
 
 test('a namespace list hashes only the referenced objects; a ref added while it runs, for an object it already read, gets a one-shot list of its own', (t) => {
   let openedStreams: string[] = [];
-  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
-    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  scheduler(t).run((helpers) => {
+    const { cold, expectObservable, expectSubscriptions } = helpers;
     // c is listed (frame 2) before anything references it; its ref arrives at frame 3, while the list still runs.
     const namespace = cold<Event>('icabd', { ...LISTED_AB, c: listed(object('c', '3', 'c')) });
     const snapshotC = cold<Event>('(icd)', { i: init, c: listed(object('c', '16', 'c')), d: done('16') });
-    const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace], c: [snapshotC] });
-    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
-    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    const { registry, opened } = registryAfterA(helpers, { '*': [namespace], c: [snapshotC] });
     expectObservable(registry.acquire(ref('b')), '-^').toBe('-----b', { b: present('b', '2', 'b') });
     expectObservable(registry.acquire(ref('c')), '---^').toBe('-----c', { c: present('c', '16', 'c') });
     expectSubscriptions(snapshotC.subscriptions).toBe('-----(^!)');
@@ -231,8 +242,8 @@ test('a namespace list hashes only the referenced objects; a ref added while it 
 
 test('a burst of new refs once the namespace watch runs is covered by one list of the namespace, past collapseThreshold snapshots in flight', (t) => {
   let openedStreams: string[] = [];
-  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
-    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  scheduler(t).run((helpers) => {
+    const { cold, expectObservable, expectSubscriptions } = helpers;
     const namespace = cold<Event>('iabd', LISTED_AB);
     const c = object('c', '18', 'c');
     const snapshotC = cold<Event>('--(icd)', { i: init, c: listed(c), d: done('18') });
@@ -245,9 +256,7 @@ test('a burst of new refs once the namespace watch runs is covered by one list o
       e: listed(object('e', '19', 'e')),
       D: done('20'),
     });
-    const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace, namespaceSnapshot], c: [snapshotC] });
-    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
-    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    const { registry, opened } = registryAfterA(helpers, { '*': [namespace, namespaceSnapshot], c: [snapshotC] });
     expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
     expectObservable(registry.acquire(ref('c')), '------^').toBe('--------c', { c: present('c', '18', 'c') });
     expectObservable(registry.acquire(ref('d')), '------^').toBe('------------d', { d: present('d', '19', 'd') });
@@ -262,8 +271,8 @@ test('a burst of new refs once the namespace watch runs is covered by one list o
 
 test('a ref added while a namespace snapshot is in flight is not served that older list when the namespace watch already dropped its change', (t) => {
   let openedStreams: string[] = [];
-  scheduler(t).run(({ cold, expectObservable, expectSubscriptions }) => {
-    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  scheduler(t).run((helpers) => {
+    const { cold, expectObservable, expectSubscriptions } = helpers;
     // Collapsed from frame 1; at frame 9 the namespace watch delivers n created (22), which nobody references yet.
     const namespace = cold<Event>('iabd 4ms N', {
       ...LISTED_AB,
@@ -274,9 +283,7 @@ test('a ref added while a namespace snapshot is in flight is not served that old
     const namespaceSnapshot = cold<Event>('i-------D', { i: init, D: done('20') });
     // n, referenced at frame 11, after its creation went by and before the namespace list answers.
     const snapshotN = cold<Event>('-(iad)', { i: init, a: listed(object('n', '22', 'n')), d: done('23') });
-    const { events, opened } = fakeEvents({ a: [objectA], '*': [namespace, namespaceSnapshot], c: [snapshotC], n: [snapshotN] });
-    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
-    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
+    const { registry, opened } = registryAfterA(helpers, { '*': [namespace, namespaceSnapshot], c: [snapshotC], n: [snapshotN] });
     expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
     expectObservable(registry.acquire(ref('c')), '-----^').toBe('-----------c', { c: absent('c') });
     expectObservable(registry.acquire(ref('d')), '-----^').toBe('-------------d', { d: absent('d') });
@@ -290,8 +297,8 @@ test('a ref added while a namespace snapshot is in flight is not served that old
 
 test('a ref added after the namespace watch relisted is not served the namespace snapshot that list outdates', (t) => {
   let openedStreams: string[] = [];
-  scheduler(t).run(({ cold, expectObservable }) => {
-    const objectA = cold<Event>('(iad)', { i: init, a: listed(object('a', '1', 'a')), d: done('1') });
+  scheduler(t).run((helpers) => {
+    const { cold, expectObservable } = helpers;
     // Collapsed from frame 1. n changes (22) and m is deleted (21), and the watch loses both events to a 410: its
     // relist at frame 7 reports n's new content as a listed object and m's deletion as an absence, not as events.
     const namespace = cold<Event>('iabd 2ms (iabND)', {
@@ -310,15 +317,12 @@ test('a ref added after the namespace watch relisted is not served the namespace
     // n and m, referenced at frame 9, after the relist and before the older namespace list answers.
     const snapshotN = cold<Event>('-(iad)', { i: init, a: listed(object('n', '22', 'new')), d: done('24') });
     const snapshotM = cold<Event>('-(id)', { i: init, d: done('24') });
-    const { events, opened } = fakeEvents({
-      a: [objectA],
+    const { registry, opened } = registryAfterA(helpers, {
       '*': [namespace, namespaceSnapshot],
       c: [snapshotC],
       n: [snapshotN],
       m: [snapshotM],
     });
-    const registry = new DependencyRegistry({ events, collapseThreshold: 1, splitThreshold: 0 });
-    expectObservable(registry.acquire(ref('a'))).toBe('a', { a: present('a', '1', 'a') });
     expectObservable(registry.acquire(ref('b')), '-^').toBe('----b', { b: present('b', '2', 'b') });
     expectObservable(registry.acquire(ref('c')), '-----^').toBe('-------c', { c: absent('c') });
     expectObservable(registry.acquire(ref('d')), '-----^').toBe('-------d', { d: absent('d') });

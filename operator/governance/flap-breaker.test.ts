@@ -7,35 +7,21 @@ const REF = { kind: 'ConfigMap', namespace: 'ns', name: 'shared' } as const;
 const KEY = refKey(REF);
 const present = (hash: string): DependencyState => ({ ref: REF, exists: true, hash, resourceVersion: '1' });
 
-/** Observes `hashes` at the given times (ms) and answers what each observation said. */
-function feed(breaker: FlapBreaker, changes: readonly [number, string][]): string[] {
+/** Observes each `[at, hash]` in turn (at in ms) and answers what each observation said. */
+function feed(breaker: FlapBreaker, ...changes: readonly [number, string][]): string[] {
   return changes.map(([at, hash]) => breaker.observe(present(hash), at));
 }
 
 test('the first state is not a change, nor is the same content again', (t) => {
   const breaker = new FlapBreaker({ threshold: 1, windowMs: 1000 });
-  t.deepEqual(
-    feed(breaker, [
-      [0, 'h0'],
-      [1, 'h0'],
-    ]),
-    ['initial', 'same'],
-  );
+  t.deepEqual(feed(breaker, [0, 'h0'], [1, 'h0']), ['initial', 'same']);
   t.false(breaker.check(KEY, 2).open);
   t.is(breaker.lastChange(KEY), undefined);
 });
 
 test('more than threshold changes within the window open it; it says the count and when it will have been quiet', (t) => {
   const breaker = new FlapBreaker({ threshold: 3, windowMs: 10_000 });
-  t.deepEqual(
-    feed(breaker, [
-      [0, 'h0'],
-      [1000, 'h1'],
-      [2000, 'h2'],
-      [3000, 'h3'],
-    ]),
-    ['initial', 'changed', 'changed', 'changed'],
-  );
+  t.deepEqual(feed(breaker, [0, 'h0'], [1000, 'h1'], [2000, 'h2'], [3000, 'h3']), ['initial', 'changed', 'changed', 'changed']);
   t.false(breaker.check(KEY, 3000).open, 'three changes are not more than three');
   t.is(breaker.observe(present('h4'), 4000), 'opened');
   t.deepEqual(breaker.check(KEY, 5000), { open: true, changes: 4, quietInMs: 9000 });
@@ -44,13 +30,9 @@ test('more than threshold changes within the window open it; it says the count a
 
 test('it stays open while changes go on, and closes only once the object has not changed for the whole window', (t) => {
   const breaker = new FlapBreaker({ threshold: 1, windowMs: 1000 });
-  feed(breaker, [
-    [0, 'a'],
-    [100, 'b'],
-    [200, 'c'],
-  ]);
+  feed(breaker, [0, 'a'], [100, 'b'], [200, 'c']);
   t.true(breaker.check(KEY, 200).open);
-  feed(breaker, [[900, 'd']]);
+  feed(breaker, [900, 'd']);
   t.like(breaker.check(KEY, 1500), { open: true, quietInMs: 400 }, '600 ms after the last change');
   t.false(breaker.check(KEY, 1900).open, 'quiet for the window: closed');
   t.is(breaker.openCount(1900), 0);
@@ -59,7 +41,7 @@ test('it stays open while changes go on, and closes only once the object has not
 
 test('changes spread wider than the window never open it', (t) => {
   const breaker = new FlapBreaker({ threshold: 2, windowMs: 1000 });
-  const said = feed(breaker, [[0, 'a'], ...Array.from({ length: 20 }, (_, index): [number, string] => [(index + 1) * 600, `h${index}`])]);
+  const said = feed(breaker, [0, 'a'], ...Array.from({ length: 20 }, (_, index): [number, string] => [(index + 1) * 600, `h${index}`]));
   t.false(said.includes('opened'));
   t.false(breaker.check(KEY, 13_000).open);
 });
@@ -74,10 +56,7 @@ test('an absent object and its return count as changes', (t) => {
 test('a threshold of 0 never opens, but still times the changes (for the debounce)', (t) => {
   const breaker = new FlapBreaker({ threshold: 0, windowMs: 1000 });
   t.false(breaker.enabled);
-  const said = feed(
-    breaker,
-    Array.from({ length: 10 }, (_, index): [number, string] => [index, `h${index}`]),
-  );
+  const said = feed(breaker, ...Array.from({ length: 10 }, (_, index): [number, string] => [index, `h${index}`]));
   t.false(said.includes('opened'));
   t.false(breaker.check(KEY, 10).open);
   t.is(breaker.lastChange(KEY), 9);

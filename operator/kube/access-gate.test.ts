@@ -71,6 +71,24 @@ function gateOn(api: FakeApi, clock: VirtualClock) {
   return { gate, lines };
 }
 
+/** An API that serves widgets.example.com/v1 and allows list and watch but the verbs `denied`. */
+function servingWidgets(...denied: ('list' | 'watch')[]): FakeApi {
+  const api = new FakeApi();
+  api.served.set('example.com/v1', ['widgets']);
+  for (const verb of denied) api.allowed.delete(verb);
+  return api;
+}
+
+/** A gate over `api` on its own virtual clock, started, its first check answered. */
+async function checkedGate(api: FakeApi): Promise<ReturnType<typeof gateOn> & { clock: VirtualClock }> {
+  const clock = new VirtualClock();
+  const { gate, lines } = gateOn(api, clock);
+  gate.start();
+  clock.advance(0);
+  await settle(30);
+  return { clock, gate, lines };
+}
+
 /** Starts a list through the gate and records when (and how) it ends. */
 function listThrough(gate: AccessGate, signal?: AbortSignal): { outcome: () => string } {
   let outcome = 'pending';
@@ -86,8 +104,7 @@ function listThrough(gate: AccessGate, signal?: AbortSignal): { outcome: () => s
 }
 
 test('requests wait for the first discovery answer, then go straight through while the resource is served', async (t) => {
-  const api = new FakeApi();
-  api.served.set('example.com/v1', ['widgets']);
+  const api = servingWidgets();
   const clock = new VirtualClock();
   const { gate, lines } = gateOn(api, clock);
   const first = listThrough(gate);
@@ -111,11 +128,7 @@ test('requests wait for the first discovery answer, then go straight through whi
 
 test('a resource not served: one error line naming it and its remedy, requests wait and are re-checked, and let through once it is served', async (t) => {
   const api = new FakeApi();
-  const clock = new VirtualClock();
-  const { gate, lines } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const { clock, gate, lines } = await checkedGate(api);
   const waiting = listThrough(gate);
   for (let period = 0; period < 3; period += 1) {
     clock.advance(1000);
@@ -161,13 +174,8 @@ test('a resource not served: one error line naming it and its remedy, requests w
 });
 
 test('a 404 while running (the CRD deleted) closes the gate and asks discovery at once', async (t) => {
-  const api = new FakeApi();
-  api.served.set('example.com/v1', ['widgets']);
-  const clock = new VirtualClock();
-  const { gate, lines } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const api = servingWidgets();
+  const { clock, gate, lines } = await checkedGate(api);
   api.served.delete('example.com/v1');
   const failed = listThrough(gate);
   await settle(30);
@@ -183,14 +191,8 @@ test('a 404 while running (the CRD deleted) closes the gate and asks discovery a
 });
 
 test('a 403 on the list names the missing permission in the API server words, and the access review opens the gate once it is granted', async (t) => {
-  const api = new FakeApi();
-  api.served.set('example.com/v1', ['widgets']);
-  api.allowed.delete('list');
-  const clock = new VirtualClock();
-  const { gate, lines } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const api = servingWidgets('list');
+  const { clock, gate, lines } = await checkedGate(api);
   const failed = listThrough(gate);
   await settle(30);
   t.is(failed.outcome(), 'failed 403');
@@ -223,14 +225,8 @@ test('a 403 on the list names the missing permission in the API server words, an
 });
 
 test('a 403 on the watch is reported with the watch verb, and a waiting watch ends quietly when its request is aborted', async (t) => {
-  const api = new FakeApi();
-  api.served.set('example.com/v1', ['widgets']);
-  api.allowed.delete('watch');
-  const clock = new VirtualClock();
-  const { gate } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const api = servingWidgets('watch');
+  const { gate } = await checkedGate(api);
   await t.throwsAsync(async () => {
     for await (const _ of gate.client.watch(WIDGETS)) t.fail('no event expected');
   });
@@ -255,15 +251,9 @@ test('a 403 on the watch is reported with the watch verb, and a waiting watch en
 });
 
 test('when the access review cannot answer, the gate opens on trial and a repeated 403 is not logged twice', async (t) => {
-  const api = new FakeApi();
-  api.served.set('example.com/v1', ['widgets']);
-  api.allowed.delete('list');
+  const api = servingWidgets('list');
   api.reviews = false;
-  const clock = new VirtualClock();
-  const { gate, lines } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const { clock, gate, lines } = await checkedGate(api);
   t.is(listThrough(gate).outcome(), 'pending');
   await settle(30);
   clock.advance(1000);
@@ -281,11 +271,7 @@ test('when the access review cannot answer, the gate opens on trial and a repeat
 
 test('close() cancels the re-checks', async (t) => {
   const api = new FakeApi();
-  const clock = new VirtualClock();
-  const { gate } = gateOn(api, clock);
-  gate.start();
-  clock.advance(0);
-  await settle(30);
+  const { clock, gate } = await checkedGate(api);
   const calls = api.calls.length;
   gate.stop();
   clock.advance(10_000);

@@ -53,6 +53,12 @@ function describe(event: WatcherEvent<ConfigMap>): string {
   }
 }
 
+/** Moves the virtual clock `ms` on, then lets the promise callbacks of what came due run. */
+async function advanced(clock: VirtualClock, ms: number): Promise<void> {
+  clock.advance(ms);
+  await settle(50);
+}
+
 /** Timers still pending on the virtual clock. */
 const pendingTimers = (clock: VirtualClock): number => clock.actions.filter((action) => !action.closed).length;
 
@@ -125,11 +131,9 @@ test('a watch the server closes at once without an event counts as an error and 
   const { subscription } = record(client, {}, clock);
   await settle(50);
   t.is(client.watches.length, 1);
-  clock.advance(800);
-  await settle(50);
+  await advanced(clock, 800);
   t.is(client.watches.length, 2);
-  clock.advance(1600);
-  await settle(50);
+  await advanced(clock, 1600);
   t.deepEqual(
     client.watches.map((watch) => watch.resourceVersion),
     ['10', '10', '10'],
@@ -325,11 +329,9 @@ test('a broken connection retries after the backoff and resumes from the last re
   const { seen, subscription } = record(client, {}, clock);
   await settle(50);
   t.is(client.watches.length, 1);
-  clock.advance(799);
-  await settle(50);
+  await advanced(clock, 799);
   t.is(client.watches.length, 1, 'still waiting: the first delay is 800 ms');
-  clock.advance(1);
-  await settle(50);
+  await advanced(clock, 1);
   t.deepEqual(
     client.watches.map((watch) => watch.resourceVersion),
     ['10', '11'],
@@ -351,14 +353,11 @@ test("a 500 ERROR event backs off too, and a 429's Retry-After sets the minimum 
   );
   const { subscription } = record(client, {}, clock);
   await settle(50);
-  clock.advance(800);
-  await settle(50);
+  await advanced(clock, 800);
   t.is(client.watches.length, 2, 'the 500 waited 800 ms');
-  clock.advance(2999);
-  await settle(50);
+  await advanced(clock, 2999);
   t.is(client.watches.length, 2, 'the 429 waits its Retry-After of 3 s, not 1.6 s');
-  clock.advance(1);
-  await settle(50);
+  await advanced(clock, 1);
   t.is(client.watches.length, 3);
   t.deepEqual(
     client.watches.map((watch) => watch.resourceVersion),
@@ -372,11 +371,9 @@ test('a watch silent past idleTimeoutMs is aborted and resumed', async (t) => {
   const client = new ScriptedClient([page('10', [])], [[{ type: 'BOOKMARK', object: { metadata: { resourceVersion: '14' } } }]]);
   const { subscription } = record(client, { idleTimeoutMs: 1000 }, clock);
   await settle(50);
-  clock.advance(999);
-  await settle(50);
+  await advanced(clock, 999);
   t.is(client.watches.length, 1);
-  clock.advance(1);
-  await settle(50);
+  await advanced(clock, 1);
   t.deepEqual(
     client.watches.map((watch) => watch.resourceVersion),
     ['10', '14'],

@@ -74,11 +74,9 @@ async function rolledOut(): Promise<FakeWorld> {
   const world = new FakeWorld({ maxConcurrentRollouts: 1, flapThreshold: 0, flapWindowMs: 60_000 });
   world.configMap('app-config', { V: '1' });
   world.workload('Rollout', 'web', AUTO, USES);
-  await world.reconcileWorkload('Rollout', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Rollout', 'web');
   world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Rollout', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Rollout', 'web');
   return world;
 }
 
@@ -86,8 +84,7 @@ test('a Rollout paused at a canary step occupies no slot and has not ended; Heal
   const world = await rolledOut();
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Rollout/ns/web'], 'the rollout of ours takes the slot');
   argoSays(world, { phase: 'Paused', message: 'CanaryPauseStep', controllerPause: true, pauseConditions: [{ reason: 'CanaryPauseStep' }] });
-  await world.reconcileWorkload('Rollout', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Rollout', 'web');
   t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a canary pause may wait for a promotion for ever');
   t.like(lastWorkloadRollout(stored(world)), { result: 'InProgress' });
   t.deepEqual(world.restart().budget.snapshot().inProgress, [], 'nor after a restart');
@@ -95,8 +92,7 @@ test('a Rollout paused at a canary step occupies no slot and has not ended; Heal
   await world.reconcileWorkload('Rollout', 'web');
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Rollout/ns/web'], 'promoted, it counts again');
   argoSays(world, { phase: 'Healthy' });
-  await world.reconcileWorkload('Rollout', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Rollout', 'web');
   t.like(lastWorkloadRollout(stored(world)), { result: 'Succeeded' });
   t.deepEqual(world.governance.budget.snapshot().inProgress, []);
 });
@@ -104,8 +100,7 @@ test('a Rollout paused at a canary step occupies no slot and has not ended; Heal
 test("a Degraded Rollout (aborted): last-rollout Failed with Argo's message", async (t) => {
   const world = await rolledOut();
   argoSays(world, { phase: 'Degraded', message: 'RolloutAborted: Rollout aborted update to revision 2' });
-  await world.reconcileWorkload('Rollout', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Rollout', 'web');
   t.like(lastWorkloadRollout(stored(world)), { result: 'Failed', message: 'RolloutAborted: Rollout aborted update to revision 2' });
 });
 

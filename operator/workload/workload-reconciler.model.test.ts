@@ -167,8 +167,7 @@ async function run(kind: WorkloadKind, steps: readonly Step[]): Promise<number> 
         break;
       case 'reconcile': {
         const from = world.client.calls.length;
-        await world.reconcileWorkload(kind, 'web');
-        world.sync();
+        await world.reconcileWorkloadAndSync(kind, 'web');
         const now = new Map<string, number | null>([
           ['ConfigMap/cfg', configMap],
           ['ConfigMap/keyed', keyed.a],

@@ -32,8 +32,7 @@ const eventsOf = (world: FakeWorld, name: string): string[] =>
 /** Sets `annotations` over the stored workload's, as `kubectl annotate` would, reconciles it and syncs the caches. */
 async function annotate(world: FakeWorld, kind: WorkloadKind, name: string, annotations: Record<string, string>): Promise<void> {
   world.workload(kind, name, { ...stored(world, kind, name).metadata.annotations, ...annotations }, USES);
-  await world.reconcileWorkload(kind, name);
-  world.sync();
+  await world.reconcileWorkloadAndSync(kind, name);
 }
 
 /** The calls from `from` on, other than Events. */
@@ -45,8 +44,7 @@ async function optedIn(kind: WorkloadKind, name = 'web', annotations: Record<str
   world.configMap('app-config', { V: '1' });
   world.secret('db', { P: '1' });
   world.workload(kind, name, annotations, USES);
-  await world.reconcileWorkload(kind, name);
-  world.sync();
+  await world.reconcileWorkloadAndSync(kind, name);
   return world;
 }
 
@@ -54,8 +52,7 @@ async function optedIn(kind: WorkloadKind, name = 'web', annotations: Record<str
 async function rollingDeployment(): Promise<FakeWorld> {
   const world = await optedIn('Deployment');
   world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   return world;
 }
 
@@ -93,8 +90,7 @@ for (const kind of KINDS) {
     const world = await optedIn(kind);
     const from = world.client.calls.length;
     world.configMap('app-config', { V: '2' });
-    await world.reconcileWorkload(kind, 'web');
-    world.sync();
+    await world.reconcileWorkloadAndSync(kind, 'web');
     t.deepEqual(writes(world, from), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     const patch = world.client.calls.at(-2)!.body as { metadata: { resourceVersion: string } };
     t.truthy(patch.metadata.resourceVersion, 'guarded by the resourceVersion read');
@@ -110,8 +106,7 @@ for (const kind of KINDS) {
 
     const secretFrom = world.client.calls.length;
     world.secret('db', { P: '2' });
-    await world.reconcileWorkload(kind, 'web');
-    world.sync();
+    await world.reconcileWorkloadAndSync(kind, 'web');
     t.deepEqual(writes(world, secretFrom), [`patch ${resourceLabel(WORKLOAD_RESOURCES[kind])} ns/web`]);
     t.is(decodeHashes(templateHashes(world, kind, 'web'))!.get('Secret/db'), FakeWorld.secretHash({ P: '2' }, 'db'));
     t.is(lastWorkloadRollout(stored(world, kind, 'web'))?.trigger, 'Secret');
@@ -127,8 +122,7 @@ test('a restart rolls nothing; a change made while the operator was down rolls o
 
   world.configMap('app-config', { V: 'changed while down' });
   world.restart();
-  await world.reconcileWorkload('StatefulSet', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('StatefulSet', 'web');
   t.deepEqual(writes(world, from), ['patch statefulsets.apps ns/web']);
   t.is(decodeHashes(templateHashes(world, 'StatefulSet', 'web'))!.get('ConfigMap/app-config'), FakeWorld.hash({ V: 'changed while down' }));
   const after = world.client.calls.length;
@@ -153,8 +147,7 @@ test('opting out releases the refs and removes the record; opting in again later
   world.configMap('app-config', { V: 'edited while opted out' });
   world.workload('DaemonSet', 'web', AUTO, USES);
   const from = world.client.calls.length;
-  await world.reconcileWorkload('DaemonSet', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('DaemonSet', 'web');
   t.deepEqual(writes(world, from), ['patch daemonsets.apps ns/web'], 'the new baseline');
   t.is(templateHashes(world, 'DaemonSet', 'web'), undefined, 'rolled nothing');
 });
@@ -185,8 +178,7 @@ test('an optional reference created later rolls; a missing required one gets one
       },
     ],
   });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(eventsOf(world, 'web'), [
     'Deployment ReferenceMissing: Secret "db" does not exist (the pod template uses it without optional: true)',
   ]);
@@ -195,8 +187,7 @@ test('an optional reference created later rolls; a missing required one gets one
   t.is(eventsOf(world, 'web').length, 1, 'reported once');
 
   world.configMap('flags', { F: 'on' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), {
     trigger: 'ConfigMap',
     changes: [{ kind: 'ConfigMap', name: 'flags', to: FakeWorld.hash({ F: 'on' }) }],
@@ -207,8 +198,7 @@ test('bad annotations: one Warning Event quoting them, never a throw, served as 
   const world = new FakeWorld();
   world.configMap('app-config', { V: '1' });
   world.workload('Deployment', 'web', { 'app.example.com/reload-configmaps': 'app-config,,x/y', 'app.example.com/reload-jobs': 'a' }, USES);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   await world.reconcileWorkload('Deployment', 'web');
   t.deepEqual(eventsOf(world, 'web'), [
     'Deployment ReloadAnnotationInvalid: annotation app.example.com/reload-jobs is unknown: the kinds are app.example.com/reload-configmaps and app.example.com/reload-secrets; ' +
@@ -236,8 +226,7 @@ test('bad annotations: one Warning Event quoting them, never a throw, served as 
 test("the rollout's outcome: last-rollout Succeeded with an Event once the Deployment's status says so", async (t) => {
   const world = await rollingDeployment();
   world.settleDeployment('web', 'Succeeded');
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'Succeeded', completionTime: world.now.toISOString() });
   t.true(
     eventsOf(world, 'web').some((event) =>
@@ -254,8 +243,7 @@ test('paused by annotation: no roll and one RolloutPaused Event; unpaused, the l
   world.configMap('app-config', { V: '2' });
   await world.reconcileWorkload('Deployment', 'web');
   world.configMap('app-config', { V: '3' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.is(templateHashes(world, 'Deployment', 'web'), undefined);
   t.deepEqual(
     eventsOf(world, 'web').filter((event) => event.includes('Paused')),
@@ -271,8 +259,7 @@ test('a reconcile before the watch delivers its own rollout reads it: no second 
   const world = await optedIn('Deployment');
   world.lagging.add('Deployment/ns/web');
   world.configMap('app-config', { V: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   // The watch has not delivered the rollout: run again (a trigger that came while it was in flight), it is in progress.
   const from = world.client.calls.length;
   await world.reconcileWorkload('Deployment', 'web');
@@ -294,8 +281,7 @@ test('the budget is shared with CustomApps: one slot, occupied by a CustomApp, q
   world.settleDeployment('app', 'Succeeded');
   await world.reconcile('app');
   world.workload('StatefulSet', 'web', AUTO, USES);
-  await world.reconcileWorkload('StatefulSet', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('StatefulSet', 'web');
 
   const eligible: string[] = [];
   world.governance.eligible.subscribe((key) => eligible.push(key));
@@ -303,8 +289,7 @@ test('the budget is shared with CustomApps: one slot, occupied by a CustomApp, q
   await world.reconcile('app');
   world.sync();
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['ns/app'], 'the CustomApp took the slot');
-  await world.reconcileWorkload('StatefulSet', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('StatefulSet', 'web');
   t.is(templateHashes(world, 'StatefulSet', 'web'), undefined, 'the workload waits');
   t.deepEqual(
     world.governance.budget.snapshot().queue.map((entry) => entry.key),
@@ -315,8 +300,7 @@ test('the budget is shared with CustomApps: one slot, occupied by a CustomApp, q
   world.settleDeployment('app', 'Succeeded');
   await world.reconcile('app');
   t.deepEqual(eligible, ['StatefulSet/ns/web'], 'the free slot goes to the workload');
-  await world.reconcileWorkload('StatefulSet', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('StatefulSet', 'web');
   t.is(decodeHashes(templateHashes(world, 'StatefulSet', 'web'))!.get('ConfigMap/app-config'), FakeWorld.hash({ V: '2' }));
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['StatefulSet/ns/web']);
 
@@ -354,8 +338,7 @@ test("a Deployment a CustomApp controls is the CustomApp's: reload annotations o
 test('a rollout that fails its progress deadline: last-rollout Failed with the reason, one Warning, its slot free', async (t) => {
   const world = await rollingDeployment();
   world.settleDeployment('web', 'Failed');
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   const last = lastWorkloadRollout(stored(world, 'Deployment', 'web'));
   t.like(last, { result: 'Failed', completionTime: world.now.toISOString() });
   t.truthy(last?.message);
@@ -390,8 +373,7 @@ test('a paused Deployment (`kubectl rollout pause`) occupies no slot and has not
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web']);
 
   world.pauseDeployment('web', true);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(world.governance.budget.snapshot().inProgress, [], 'a paused rollout occupies no slot');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), { result: 'InProgress' }, 'paused is not ended');
   t.false(
@@ -401,8 +383,7 @@ test('a paused Deployment (`kubectl rollout pause`) occupies no slot and has not
   t.deepEqual(world.restart().budget.snapshot().inProgress, [], 'a restart does not count a paused one');
 
   world.pauseDeployment('web', false);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(world.governance.budget.snapshot().inProgress, ['Deployment/ns/web'], 'resumed, it rolls again and is counted');
   t.deepEqual(world.restart().budget.snapshot().inProgress, ['Deployment/ns/web'], 'a restart counts the same');
   world.settleDeployment('web', 'Succeeded');
@@ -421,8 +402,7 @@ test('key-level triggers: a change of a key the pod template does not read write
   world.configMap('keyed', { a: '1', b: '1' });
   world.secret('creds', { token: 't1', other: 'o1' });
   world.workload('Deployment', 'web', AUTO, KEYED_USES);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
 
   const from = world.client.calls.length;
   world.configMap('keyed', { a: '1', b: '2' });
@@ -431,8 +411,7 @@ test('key-level triggers: a change of a key the pod template does not read write
   t.deepEqual(world.writes(from), [], 'unlisted keys changed: no write at all');
 
   world.configMap('keyed', { a: '2', b: '2' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(writes(world, from), ['patch deployments.apps ns/web'], 'a listed key changed: one rollout');
   t.like(lastWorkloadRollout(stored(world, 'Deployment', 'web')), {
     trigger: 'ConfigMap',
@@ -445,12 +424,10 @@ test('key-level triggers: a required key removed gets one Warning naming it and 
   world.configMap('keyed', { a: '1', b: '1' });
   world.secret('creds', { token: 't1' });
   world.workload('Deployment', 'web', AUTO, KEYED_USES);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   const from = world.client.calls.length;
   world.configMap('keyed', { b: '1' });
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(writes(world, from), [], 'no rollout to pods that would not start');
   t.deepEqual(eventsOf(world, 'web'), [
     'Deployment ReferenceMissing: ConfigMap "keyed" has no key "a" (the pod template reads it without optional: true)',
@@ -471,8 +448,7 @@ test('key-level triggers: a record of the whole object (before the template name
     ]),
   );
   world.workload('Deployment', 'web', { ...AUTO, [RUNNING_HASHES_ANNOTATION]: whole }, KEYED_USES);
-  await world.reconcileWorkload('Deployment', 'web');
-  world.sync();
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
   t.deepEqual(world.writes(), ['patch deployments.apps ns/web'], 'the record is rewritten as the keys hashes, nothing else');
   t.is(templateHashes(world, 'Deployment', 'web'), undefined, 'no rollout');
   const from = world.client.calls.length;

@@ -238,6 +238,13 @@ export class FakeWorld {
     return result;
   }
 
+  /** Reconciles the workload once, then syncs the caches: the next reconcile reads what this one wrote. */
+  async reconcileWorkloadAndSync(kind: WorkloadKind, name: string, namespace = 'ns'): ReturnType<WorkloadReconciler['reconcile']> {
+    const result = await this.reconcileWorkload(kind, name, namespace);
+    this.sync();
+    return result;
+  }
+
   /** Sets what the dependency source says of a ConfigMap (`data`, or absent with `undefined`). */
   configMap(name: string, data: Record<string, string> | undefined, namespace = 'ns'): void {
     this.dependency({ kind: 'ConfigMap', namespace, name }, data);

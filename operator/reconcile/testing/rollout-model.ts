@@ -186,6 +186,11 @@ export interface RunStats {
   readonly deletedRolling: number;
 }
 
+/** Every count of {@link RunStats} at 0, to count a run's or to sum the runs'. */
+function zeroCounts(): { -readonly [count in keyof RunStats]: number } {
+  return { contentRollouts: 0, workloadRollouts: 0, workloadsQueued: 0, queuedSeen: 0, restarts: 0, failovers: 0, deletedRolling: 0 };
+}
+
 /**
  * Runs `steps` against the real reconcilers and governance in a {@link FakeWorld} (one ConfigMap per app: a, b, c
  * share `one`; d, e share `two`; and the {@link WORKLOADS}: a StatefulSet and a Deployment on `one`, a DaemonSet on
@@ -255,19 +260,20 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   const enqueueReferencing = (configMap: string): void => {
     for (const owner of OWNERS) if (configMapOfOwner(owner) === configMap) queued.add(owner);
   };
+  /** Counts one more write of a ConfigMap's key (V: `values`, N: `touches`), writes its data, and queues its owners. */
+  const rewrite = (writes: Map<string, number>, configMap: 0 | 1): void => {
+    const name = CONFIGMAPS[configMap];
+    writes.set(name, writes.get(name)! + 1);
+    world.configMap(name, dataOf(name));
+    enqueueReferencing(name);
+  };
 
   // The trivial model of the queue, and what was rolled.
   const modelQueue: App[] = [];
   const rolledTo = new Map<Owner, Set<string>>(OWNERS.map((owner) => [owner, new Set()]));
   /** Each workload's ConfigMap content hash at its first reconcile: its baseline (opting in rolls nothing). */
   const baselines = new Map<WorkloadName, string>();
-  let contentRollouts = 0;
-  let workloadRollouts = 0;
-  let workloadsQueued = 0;
-  let queuedSeen = 0;
-  let restarts = 0;
-  let failovers = 0;
-  let deletedRolling = 0;
+  const counts = zeroCounts();
   /**
    * What the standby's owned-Deployment cache holds of each lagging app (`ns/<app>`): the server's copy when its watch
    * fell behind or last caught up, never the leader's own writes since.
@@ -428,7 +434,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
     world.sync();
     if (result.requeueAfterMs) timers.set(name, now() + result.requeueAfterMs);
-    if (world.governance.budget.snapshot().queue.some((entry) => entry.key === keyOf(name))) workloadsQueued += 1;
+    if (world.governance.budget.snapshot().queue.some((entry) => entry.key === keyOf(name))) counts.workloadsQueued += 1;
     // An end the watch has not delivered yet cannot free the slot: judged once the cache has the server's copy.
     const seen = world.workloads[kind].get(`ns/${name}`)?.metadata.resourceVersion === workload(name).metadata.resourceVersion;
     if (seen && world.governance.budget.snapshot().inProgress.includes(keyOf(name)) && !contentRolling().includes(name)) {
@@ -436,8 +442,8 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     }
     const after = workload(name).spec.template.metadata?.annotations?.[TEMPLATE_HASHES_ANNOTATION];
     if (after === before) return;
-    contentRollouts += 1;
-    workloadRollouts += 1;
+    counts.contentRollouts += 1;
+    counts.workloadRollouts += 1;
     const to = decodeHashes(after)?.get(`ConfigMap/${WORKLOADS[name].configMap}`) ?? '';
     const latest = latestFor(name, WORKLOADS[name].configMap);
     if (to !== latest)
@@ -502,7 +508,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
     const started =
       !conflicted && cause !== undefined && isGoverned(cause) && (update!.body as Deployment).metadata.annotations !== undefined;
     if (started && cause!.start === new Date(now()).toISOString()) {
-      contentRollouts += 1;
+      counts.contentRollouts += 1;
       resumed.delete(app);
       const to = cause!.changes.find((change) => change.kind === 'ConfigMap')?.to;
       const latest = latestFor(app, configMapOf(app));
@@ -533,7 +539,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
       const since = sinceOf(app);
       const after = modelQueue.findIndex((other) => sinceOf(other) > since || (sinceOf(other) === since && other > app));
       modelQueue.splice(after < 0 ? modelQueue.length : after, 0, app);
-      queuedSeen += 1;
+      counts.queuedSeen += 1;
     }
     if (reason !== 'Queued') modelQueue.splice(modelQueue.indexOf(app) >>> 0, modelQueue.includes(app) ? 1 : 0);
   };
@@ -558,21 +564,13 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
 
   for (const step of steps) {
     switch (step.type) {
-      case 'edit': {
-        const name = CONFIGMAPS[step.configMap];
-        values.set(name, values.get(name)! + 1);
-        world.configMap(name, dataOf(name));
-        enqueueReferencing(name);
+      case 'edit':
+        rewrite(values, step.configMap);
         break;
-      }
-      case 'touch': {
-        const name = CONFIGMAPS[step.configMap];
-        touches.set(name, touches.get(name)! + 1);
-        world.configMap(name, dataOf(name));
+      case 'touch':
         // The listed app is queued too (its trigger would not be): a reconcile of it must still roll nothing.
-        enqueueReferencing(name);
+        rewrite(touches, step.configMap);
         break;
-      }
       case 'reconcile': {
         const keys = [...queued];
         if (keys.length > 0) await reconcile(keys[step.index % keys.length]!);
@@ -610,7 +608,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         advance(step.ms);
         break;
       case 'restart':
-        restarts += 1;
+        counts.restarts += 1;
         // A new process lists every workload afresh.
         world.sync({ catchUp: true });
         world.restart();
@@ -618,7 +616,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         for (const key of world.laggingDeployments) standbyView.set(key, world.deployments.get(key)!);
         break;
       case 'failover':
-        failovers += 1;
+        counts.failovers += 1;
         // The standby's caches as they are: no list, its slow watches still behind the old leader's writes.
         world.sync();
         await world.failover(new Map([...standbyView].filter(([key]) => world.laggingDeployments.has(key))));
@@ -697,7 +695,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
         const current = world.client.stored<CustomApp>(CUSTOM_APPS, 'ns', app);
         if (!current || current.metadata.deletionTimestamp) break;
         deleted.add(app);
-        deletedRolling += 1;
+        counts.deletedRolling += 1;
         dropFromQueue(app);
         if (current.metadata.finalizers?.length) {
           world.client.seed(CUSTOM_APPS, {
@@ -790,7 +788,7 @@ export async function runRolloutModel(steps: readonly Step[], settings: ModelSet
   }
   const snapshot = world.governance.budget.snapshot();
   if (snapshot.inProgress.length > 0 || snapshot.queue.length > 0) throw new Error(`the budget is not empty when settled: ${describe()}`);
-  return { contentRollouts, workloadRollouts, workloadsQueued, queuedSeen, restarts, failovers, deletedRolling };
+  return counts;
 }
 
 /** Options of {@link checkRolloutModel}. */
@@ -811,25 +809,11 @@ export interface RolloutModelOptions {
  */
 export async function checkRolloutModel(options: RolloutModelOptions): Promise<{ seed: number } & RunStats> {
   const seed = options.seed ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0;
-  const totals = {
-    contentRollouts: 0,
-    workloadRollouts: 0,
-    workloadsQueued: 0,
-    queuedSeen: 0,
-    restarts: 0,
-    failovers: 0,
-    deletedRolling: 0,
-  };
+  const totals = zeroCounts();
   await fc.assert(
     fc.asyncProperty(settingsArbitrary, stepsArbitrary(options.maxSteps ?? 80), async (settings, steps) => {
       const stats = await runRolloutModel(steps, settings);
-      totals.contentRollouts += stats.contentRollouts;
-      totals.workloadRollouts += stats.workloadRollouts;
-      totals.workloadsQueued += stats.workloadsQueued;
-      totals.queuedSeen += stats.queuedSeen;
-      totals.restarts += stats.restarts;
-      totals.failovers += stats.failovers;
-      totals.deletedRolling += stats.deletedRolling;
+      for (const count of Object.keys(totals) as (keyof RunStats)[]) totals[count] += stats[count];
     }),
     { numRuns: options.numRuns, seed, path: options.path, endOnFailure: false, includeErrorInReport: true },
   );

@@ -8,16 +8,22 @@ import { renderShardReport, type ShardBenchResults } from './shards/report.js';
 
 const RESULTS = join(import.meta.dirname, 'results');
 
-/** Every `.json` under `dir`, at any depth. */
-function jsonFiles(dir: string): string[] {
+/**
+ * A run's raw figures end with its target's name (`resultFiles`, `shardResultFiles`: `full-envtest.json`, a copy may
+ * add a prefix such as `memory-limit-512-`); other files beside them are not runs.
+ */
+const RUN_JSON = /-(envtest|emulator)\.json$/;
+
+/** Every run's `.json` under `dir`, at any depth. */
+function runFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return jsonFiles(path);
-    return entry.name.endsWith('.json') ? [path] : [];
+    if (entry.isDirectory()) return runFiles(path);
+    return RUN_JSON.test(entry.name) ? [path] : [];
   });
 }
 
-const runs = jsonFiles(RESULTS);
+const runs = runFiles(RESULTS);
 
 test('bench/results/ holds committed runs', (t) => {
   t.true(runs.length > 0);

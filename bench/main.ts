@@ -35,10 +35,19 @@ export function writeResults(
   return files;
 }
 
+/** A run's report and chart as text; the report links the chart by `svgName`, its file name beside the report. */
+export function renderRun(results: BenchResults, svgName: string): { markdown: string; svg: string } {
+  return {
+    markdown: renderReport(results, svgName),
+    svg: renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`),
+  };
+}
+
 /** Writes the chart and the report (which links the chart by its file name: both live in one directory). */
 function writeReport(results: BenchResults, files: { markdown: string; svg: string }): void {
-  writeFileSync(files.svg, renderChart(results.sessions, `customapp-operator benchmark (${results.profile}, ${results.target})`));
-  writeFileSync(files.markdown, renderReport(results, basename(files.svg)));
+  const rendered = renderRun(results, basename(files.svg));
+  writeFileSync(files.svg, rendered.svg);
+  writeFileSync(files.markdown, rendered.markdown);
 }
 
 /** Runs the benchmark described by `options`; answers the results (also written to `options.outDir`). */

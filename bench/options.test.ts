@@ -1,6 +1,16 @@
 // Tests of the benchmark's command line.
 import test from 'ava';
-import { DEFAULT_PARTICIPANTS, FULL, namespacesFor, parseOptions, parseParticipants, PARTICIPANTS, QUICK, sessionPlan } from './options.js';
+import {
+  DEFAULT_PARTICIPANTS,
+  FULL,
+  namespacesFor,
+  parseOptions,
+  parseParticipants,
+  PARTICIPANTS,
+  QUICK,
+  sessionPlan,
+  USAGE,
+} from './options.js';
 
 const defaults = { outDir: '/out', isTty: true };
 
@@ -16,6 +26,12 @@ test('no arguments run every participant but the Reloader variant at 1k and 10k 
   t.deepEqual(options.sizes, [1000, 10_000]);
   t.is(options.outDir, '/out');
   t.true(options.progress);
+});
+
+test('the usage names the participants a run without --strategies leaves out, as parseOptions leaves them out', (t) => {
+  const left = PARTICIPANTS.filter((participant) => !DEFAULT_PARTICIPANTS.includes(participant));
+  const line = USAGE.split('\n').find((text) => text.trimStart().startsWith('--strategies'));
+  t.regex(line ?? '', new RegExp(`\\(default: all but ${left.join(' and ')}\\)$`));
 });
 
 test('--quick runs 1k only with the quick profile', (t) => {

@@ -150,7 +150,7 @@ export function shardSizes(profile: Profile): readonly number[] {
 export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulator] [--strategies a,b,c] [--sizes 1000,10000] [--out dir] [--no-progress]
   --quick         1k CustomApps only, shorter phases (a few minutes)
   --target        the API server: envtest (a real kube-apiserver, default) or emulator
-  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all but ours-workloads and reloader-on-create)
+  --strategies    a subset of: ${PARTICIPANTS.join(', ')} (default: all but ${PARTICIPANTS.filter((participant) => !DEFAULT_PARTICIPANTS.includes(participant)).join(' and ')})
   --sizes         CustomApps per run (default: 1000 with --quick, else 1000,10000)
   --out           the results directory (default: bench/results)
   --no-progress   no progress line (log lines only)

@@ -88,6 +88,7 @@ export async function runBench(options: BenchOptions, command: string, progress:
           label,
           coldStartOnly: options.coldStartOnly,
           memoryLimitMiB: options.memoryLimitMiB,
+          apiserverProfileDir: options.apiserverProfileDir,
         }),
       );
       writeResults(options.outDir, options, snapshot());

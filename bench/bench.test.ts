@@ -92,7 +92,7 @@ test('--profile-phases profiles ours phase by phase through every phase, and the
   }
 });
 
-test("--apiserver-prof records kube-apiserver's CPU over each cold start on envtest, keeps the audit log, and the run leaves no bundle behind", async (t) => {
+test("--apiserver-prof records kube-apiserver's CPU over each cold start on envtest and keeps the session's audit log", async (t) => {
   t.timeout(600_000);
   const outDir = mkdtempSync(join(tmpdir(), 'bench-apiserver-prof-'));
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
@@ -111,5 +111,4 @@ test("--apiserver-prof records kube-apiserver's CPU over each cold start on envt
   t.true(recorded.windows.every((window: { error?: string }) => window.error === undefined));
   const audit = readFileSync(join(apiserverProfileDir, 'ours-20-audit.log'), 'utf8');
   t.regex(audit, /"verb":"create".*"resource":"deployments"/);
-  t.false(existsSync(join(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}.mjs`)));
 });

@@ -14,11 +14,14 @@ const RUNNER = resolve(import.meta.dirname, 'runner.ts');
 const PEER_BUILD = resolve(import.meta.dirname, 'peers/controller-runtime/build.sh');
 const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
 /**
- * Inside node_modules, so that the bundle's packages resolve from the project's node_modules; named after this run's
- * process, because every worktree shares one node_modules: a run of another tree, started meanwhile, must not replace
- * the bundle this run's later sessions start from.
+ * Where a run's runner bundle goes: inside node_modules, so that the bundle's packages resolve from the project's
+ * node_modules; a name of its own for each run, because every worktree shares one node_modules (a run of another tree,
+ * started meanwhile, must not replace the bundle this run's later sessions start from) and one process may hold
+ * several runs at once (a test file's concurrent tests), each removing its own bundle when it ends.
  */
-const RUNNER_BUNDLE = resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}.mjs`);
+function runnerBundlePath(): string {
+  return resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}-${randomUUID()}.mjs`);
+}
 
 /** A /stats answer may take this long from a saturated process. */
 const STATS_TIMEOUT_MS = 60_000;
@@ -109,13 +112,14 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
   const phases = phaseProfileDir ? { phaseProfileDir: resolve(phaseProfileDir) } : {};
   // node --cpu-prof makes its directory; the runner's phase profiler writes into this one.
   if (phaseProfileDir) await mkdir(resolve(phaseProfileDir), { recursive: true });
+  const bundlePath = runnerBundlePath();
   try {
-    await bundle(RUNNER, RUNNER_BUNDLE, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
+    await bundle(RUNNER, bundlePath, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
     return {
       mode: 'bundle',
-      nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE],
+      nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', bundlePath],
       ...phases,
-      dispose: () => rmSync(RUNNER_BUNDLE, { force: true }),
+      dispose: () => rmSync(bundlePath, { force: true }),
     };
   } catch {
     return {

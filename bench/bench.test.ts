@@ -23,19 +23,17 @@ const TINY: Profile = {
   idleSeconds: 1,
 };
 
+/** A tiny run's options: 20 CustomApps of the TINY profile into `outDir`, on the emulator unless `rest` says otherwise. */
+function tinyRun(outDir: string, rest: Partial<BenchOptions> & Pick<BenchOptions, 'participants'>): BenchOptions {
+  return { profile: TINY, target: 'emulator', sizes: [20], outDir, progress: false, ...rest };
+}
+
 // The workload participants (Reloader, built from source, and our workload mode) are the benchmark's alone: bench/workloads/.
 test("a tiny run of every CustomApp participant on the emulator converges, shows the seed's and naive-get's misses, and writes the report, JSON and chart", async (t) => {
   t.timeout(900_000);
   const outDir = mkdtempSync(join(tmpdir(), 'bench-e2e-'));
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
-  const options: BenchOptions = {
-    profile: TINY,
-    target: 'emulator',
-    participants: CUSTOMAPP_PARTICIPANTS,
-    sizes: [20],
-    outDir,
-    progress: false,
-  };
+  const options = tinyRun(outDir, { participants: CUSTOMAPP_PARTICIPANTS });
   const results = await runBench(options, 'bench.test.ts', silentProgress);
 
   t.deepEqual(
@@ -75,15 +73,7 @@ test('--profile-phases profiles ours phase by phase through every phase, and the
   const outDir = mkdtempSync(join(tmpdir(), 'bench-phases-'));
   t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
   const phaseProfileDir = join(outDir, 'profiles');
-  const options: BenchOptions = {
-    profile: TINY,
-    target: 'emulator',
-    participants: ['ours', 'peer'],
-    sizes: [20],
-    outDir,
-    progress: false,
-    phaseProfileDir,
-  };
+  const options = tinyRun(outDir, { participants: ['ours', 'peer'], phaseProfileDir });
   const results = await runBench(options, 'bench.test.ts', silentProgress);
 
   for (const session of results.sessions) {
@@ -100,4 +90,25 @@ test('--profile-phases profiles ours phase by phase through every phase, and the
     const profile = JSON.parse(readFileSync(join(phaseProfileDir, file), 'utf8')) as CpuProfile;
     t.true(profile.nodes.length > 1 && profile.endTime > profile.startTime, file);
   }
+});
+
+test("--apiserver-prof records kube-apiserver's CPU over each cold start on envtest and keeps the session's audit log", async (t) => {
+  t.timeout(600_000);
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-apiserver-prof-'));
+  t.teardown(() => rmSync(outDir, { recursive: true, force: true }));
+  const apiserverProfileDir = join(outDir, 'apiserver');
+  const options = tinyRun(outDir, { target: 'envtest', participants: ['ours'], coldStartOnly: true, apiserverProfileDir });
+  const results = await runBench(options, 'bench.test.ts', silentProgress);
+
+  t.is(results.sessions[0]!.error, undefined);
+  const files = readdirSync(apiserverProfileDir).sort();
+  const windows = files.filter((file) => /^ours-20-cold-start-\d{3}\.pb\.gz$/.test(file));
+  t.true(windows.length >= 1, files.join(' '));
+  // pprof's protobuf is gzipped: each window is a whole profile.
+  for (const file of windows) t.deepEqual([...readFileSync(join(apiserverProfileDir, file)).subarray(0, 2)], [0x1f, 0x8b], file);
+  const recorded = JSON.parse(readFileSync(join(apiserverProfileDir, 'ours-20-cold-start.windows.json'), 'utf8'));
+  t.is(recorded.windows.length, windows.length);
+  t.true(recorded.windows.every((window: { error?: string }) => window.error === undefined));
+  const audit = readFileSync(join(apiserverProfileDir, 'ours-20-audit.log'), 'utf8');
+  t.regex(audit, /"verb":"create".*"resource":"deployments"/);
 });

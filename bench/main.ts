@@ -80,25 +80,30 @@ export async function runBench(options: BenchOptions, command: string, progress:
     },
     sessions,
   });
-  for (const [index, { size, participant }] of plan.entries()) {
-    const label = `[${index + 1}/${plan.length} ${PARTICIPANT_LABELS[participant]} ${sizeLabel(size)}]`;
-    sessions.push(
-      await runSession({
-        participant,
-        size,
-        profile: options.profile,
-        target: options.target,
-        logDir,
-        peerBinary,
-        reloaderBinary,
-        runner,
-        progress,
-        label,
-        coldStartOnly: options.coldStartOnly,
-        memoryLimitMiB: options.memoryLimitMiB,
-      }),
-    );
-    writeResults(options.outDir, options, snapshot());
+  try {
+    for (const [index, { size, participant }] of plan.entries()) {
+      const label = `[${index + 1}/${plan.length} ${PARTICIPANT_LABELS[participant]} ${sizeLabel(size)}]`;
+      sessions.push(
+        await runSession({
+          participant,
+          size,
+          profile: options.profile,
+          target: options.target,
+          logDir,
+          peerBinary,
+          reloaderBinary,
+          runner,
+          progress,
+          label,
+          coldStartOnly: options.coldStartOnly,
+          memoryLimitMiB: options.memoryLimitMiB,
+          apiserverProfileDir: options.apiserverProfileDir,
+        }),
+      );
+      writeResults(options.outDir, options, snapshot());
+    }
+  } finally {
+    runner.dispose();
   }
   progress.done();
   return snapshot();

@@ -1,11 +1,11 @@
 // The participant process outlives no harness: closing its stdin (what the harness's death does) stops it cleanly.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { BUNDLE_FLAGS, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
+import { BUNDLE_FLAGS, prepareRunner, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import { startBenchServer } from './server.js';
 
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
@@ -58,4 +58,22 @@ test("the runner runs with the operator image's Node flags and environment", (t)
   const entrypoint = dockerfile.split('\n').find((line) => line.startsWith('ENTRYPOINT'))!;
   t.deepEqual(JSON.parse(entrypoint.slice('ENTRYPOINT'.length)), ['node', ...RUNTIME_FLAGS, '/app/operator/operator.mjs']);
   for (const [name, value] of Object.entries(RUNTIME_ENV)) t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
+});
+
+test('two runs in one process bundle the runner into files of their own, and each removes only its own', async (t) => {
+  t.timeout(120_000);
+  const first = await prepareRunner();
+  const second = await prepareRunner();
+  t.teardown(() => {
+    first.dispose();
+    second.dispose();
+  });
+  if (first.mode === 'tsx') return t.pass('esbuild is missing: nothing is bundled');
+  const [firstBundle, secondBundle] = [first.nodeArgs.at(-1)!, second.nodeArgs.at(-1)!];
+  t.not(firstBundle, secondBundle);
+
+  first.dispose();
+
+  t.false(existsSync(firstBundle));
+  t.true(existsSync(secondBundle), 'the run still going keeps the bundle its sessions start from');
 });

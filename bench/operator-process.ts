@@ -1,7 +1,7 @@
 // Starts one participant's operator in its own process (the TypeScript runner or the Go peer) and reads its /stats.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,8 +13,15 @@ const execFileAsync = promisify(execFile);
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
 const PEER_BUILD = resolve(import.meta.dirname, 'peers/controller-runtime/build.sh');
 const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
-/** Inside node_modules, so that the bundle's packages resolve from the project's node_modules. */
-const RUNNER_BUNDLE = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/runner.mjs');
+/**
+ * Where a run's runner bundle goes: inside node_modules, so that the bundle's packages resolve from the project's
+ * node_modules; a name of its own for each run, because every worktree shares one node_modules (a run of another tree,
+ * started meanwhile, must not replace the bundle this run's later sessions start from) and one process may hold
+ * several runs at once (a test file's concurrent tests), each removing its own bundle when it ends.
+ */
+function runnerBundlePath(): string {
+  return resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}-${randomUUID()}.mjs`);
+}
 
 /** A /stats answer may take this long from a saturated process. */
 const STATS_TIMEOUT_MS = 60_000;
@@ -90,6 +97,8 @@ export interface RunnerCommand {
   readonly nodeArgs: readonly string[];
   /** The runner profiles itself, cut at the phase boundaries, into this directory (`--profile-dir`). */
   readonly phaseProfileDir?: string;
+  /** Removes the bundle (at the end of the run). */
+  dispose(): void;
 }
 
 /**
@@ -103,11 +112,22 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
   const phases = phaseProfileDir ? { phaseProfileDir: resolve(phaseProfileDir) } : {};
   // node --cpu-prof makes its directory; the runner's phase profiler writes into this one.
   if (phaseProfileDir) await mkdir(resolve(phaseProfileDir), { recursive: true });
+  const bundlePath = runnerBundlePath();
   try {
-    await bundle(RUNNER, RUNNER_BUNDLE, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
-    return { mode: 'bundle', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', RUNNER_BUNDLE], ...phases };
+    await bundle(RUNNER, bundlePath, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
+    return {
+      mode: 'bundle',
+      nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', bundlePath],
+      ...phases,
+      dispose: () => rmSync(bundlePath, { force: true }),
+    };
   } catch {
-    return { mode: 'tsx', nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER], ...phases };
+    return {
+      mode: 'tsx',
+      nodeArgs: [...profile, ...RUNTIME_FLAGS, '--import', 'tsx', '--expose-gc', RUNNER],
+      ...phases,
+      dispose: () => undefined,
+    };
   }
 }
 

@@ -113,3 +113,14 @@ test('--shards runs the shard benchmark: the counts sorted once each, at 1k with
   t.is(parseOptions([], defaults).shards, undefined);
   t.throws(() => parseOptions(['--shards', '1,0'], defaults), { message: /--shards: "0" is not a positive whole number/ });
 });
+
+test("--apiserver-prof names the directory of kube-apiserver's profiles, and needs envtest's participant sessions", (t) => {
+  t.is(parseOptions(['--apiserver-prof', '/tmp/p25'], defaults).apiserverProfileDir, '/tmp/p25');
+  t.is(parseOptions(['--apiserver-prof=/tmp/p25', '--cold-start-only'], defaults).apiserverProfileDir, '/tmp/p25');
+  t.is(parseOptions([], defaults).apiserverProfileDir, undefined);
+  t.throws(() => parseOptions(['--apiserver-prof'], defaults), { message: /--apiserver-prof needs a value/ });
+  t.throws(() => parseOptions(['--apiserver-prof', '/tmp/p', '--target', 'emulator'], defaults), {
+    message: /--apiserver-prof profiles kube-apiserver: it needs --target envtest, not "emulator"/,
+  });
+  t.throws(() => parseOptions(['--apiserver-prof', '/tmp/p', '--shards', '1,2'], defaults), { message: /does not apply to --shards/ });
+});

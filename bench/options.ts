@@ -131,6 +131,14 @@ export interface BenchOptions {
    * and `-restart` (the new process until it settled) `.cpuprofile` files, cut by the harness at the phase boundaries (bench/phase-profile.ts).
    */
   readonly phaseProfileDir?: string;
+  /**
+   * Profile kube-apiserver's CPU over each session's cold start into this directory (envtest only): the server runs
+   * with `--profiling=true`, and the harness records back-to-back `/debug/pprof/profile` windows
+   * (bench/apiserver-profile.ts) from the operator's spawn until the cold start settled,
+   * `<participant>-<size>-cold-start-<n>.pb.gz` (`go tool pprof -top` merges them), their times in
+   * `<participant>-<size>-cold-start.windows.json`, and keeps the session's audit log as `<participant>-<size>-audit.log`.
+   */
+  readonly apiserverProfileDir?: string;
   /** End each session after its cold start and memory figures (implied by `cpuProfileDir`). */
   readonly coldStartOnly?: boolean;
   /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
@@ -158,6 +166,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
   --profile-phases DIR  profile the TypeScript operators into DIR phase by phase: cold start, updates, restart
+  --apiserver-prof DIR  profile kube-apiserver's CPU over each cold start into DIR (envtest), and keep the audit logs there
   --render FILE   render the report and chart again from a run's JSON (runs nothing)
   --shards 1,2,4  the shard benchmark instead: that many --sharding processes per size (1k with --quick, else 10k,25k),
                   RSS per shard, the cold start and the failovers, into shards-<profile>-<target>.md`;
@@ -188,6 +197,7 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
   let progress = defaults.isTty;
   let cpuProfileDir: string | undefined;
   let phaseProfileDir: string | undefined;
+  let apiserverProfileDir: string | undefined;
   let memoryLimitMiB: number | undefined;
   let coldStartOnly = false;
   let shards: number[] | undefined;
@@ -228,6 +238,9 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
       case '--profile-phases':
         phaseProfileDir = flagValue(flag, inline);
         break;
+      case '--apiserver-prof':
+        apiserverProfileDir = flagValue(flag, inline);
+        break;
       case '--cold-start-only':
         coldStartOnly = true;
         break;
@@ -244,18 +257,36 @@ export function parseOptions(argv: readonly string[], defaults: { outDir: string
         throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
   }
+  const read = { profile, target, participants, sizes, outDir, progress, cpuProfileDir, phaseProfileDir, apiserverProfileDir };
+  return assembled({ ...read, memoryLimitMiB, coldStartOnly, shards });
+}
+
+/** What {@link parseOptions} read, before the defaults that depend on other flags. */
+interface ReadOptions extends Omit<BenchOptions, 'sizes' | 'sizesGiven' | 'shards' | 'coldStartOnly'> {
+  readonly sizes: readonly number[] | undefined;
+  readonly shards: readonly number[] | undefined;
+  readonly coldStartOnly: boolean;
+}
+
+/** The options from the flags read: the defaults that depend on other flags, and the combinations refused. */
+function assembled(read: ReadOptions): BenchOptions {
+  const { profile, target, sizes, shards, cpuProfileDir, phaseProfileDir, apiserverProfileDir, memoryLimitMiB } = read;
+  if (apiserverProfileDir && target !== 'envtest')
+    throw new Error(`--apiserver-prof profiles kube-apiserver: it needs --target envtest, not "${target}"`);
+  if (apiserverProfileDir && shards) throw new Error("--apiserver-prof profiles the participants' sessions: it does not apply to --shards");
   return {
     profile,
     target,
-    participants,
+    participants: read.participants,
     sizes: sizes ?? (shards ? shardSizes(profile) : profile.sizes),
     sizesGiven: sizes !== undefined,
-    outDir,
-    progress,
+    outDir: read.outDir,
+    progress: read.progress,
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
     ...(phaseProfileDir ? { phaseProfileDir } : {}),
+    ...(apiserverProfileDir ? { apiserverProfileDir } : {}),
     ...(memoryLimitMiB ? { memoryLimitMiB } : {}),
-    ...(coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
+    ...(read.coldStartOnly || cpuProfileDir ? { coldStartOnly: true } : {}),
     ...(shards ? { shards } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { parse, stringify } from 'yaml';
 import { startEnvtest } from '../envtest/harness.js';
 import { CRD_NAME } from '../api/customapp.js';
 import { auditFlags } from '../envtest/audit.js';
+import { type CpuProfileRecorder, kubeApiserverCpuProfile } from './apiserver-profile.js';
 import { AuditLog, auditPolicy } from './audit.js';
 import { findServerProcesses } from './cpu.js';
 import type { BenchTarget } from './options.js';
@@ -31,6 +32,10 @@ export interface BenchServer {
   readonly operatorKubeconfigPath: string;
   /** The audit log of the operator's identity (envtest), the server-side count of its requests. */
   readonly audit?: AuditLog;
+  /** Where that audit log is written (removed by {@link stop}). */
+  readonly auditLogPath?: string;
+  /** Records kube-apiserver's CPU profile over a window (envtest started with {@link BenchServerOptions.profiling}). */
+  readonly cpuProfile?: CpuProfileRecorder;
   /** The emulator's counters of the operator's identity: its requests so far and its open watches. */
   readonly counters?: () => Promise<{ readonly requests: RequestCounts; readonly openWatches: number }>;
   /** The flags kube-apiserver runs with beyond envtest's defaults, for the report. */
@@ -43,6 +48,12 @@ export interface BenchServer {
 export interface BenchServerOptions {
   /** kube-apiserver `--min-request-timeout`. */
   readonly watchTimeoutSeconds: number;
+  /**
+   * Serve kube-apiserver's `/debug/pprof/` (`--profiling=true`; envtest runs without it), for
+   * {@link BenchServer.cpuProfile}. Ignored by the emulator.
+   * @default false
+   */
+  readonly profiling?: boolean;
 }
 
 type Request = (method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; body: any }>;
@@ -96,7 +107,10 @@ async function startEnvtestServer(options: BenchServerOptions): Promise<BenchSer
   const logPath = join(dir, 'audit.log');
   writeFileSync(policyPath, auditPolicy(OPERATOR_USERNAME));
   const serverFlags = [`--min-request-timeout=${options.watchTimeoutSeconds}`];
-  const env = await startEnvtest({ apiserverArgs: [...serverFlags, ...auditFlags(policyPath, logPath)] }).catch((error: unknown) => {
+  const env = await startEnvtest({
+    apiserverArgs: [...serverFlags, ...auditFlags(policyPath, logPath)],
+    apiserverFlags: options.profiling ? { profiling: 'true' } : {},
+  }).catch((error: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   });
@@ -111,7 +125,11 @@ async function startEnvtestServer(options: BenchServerOptions): Promise<BenchSer
       adminKubeconfigPath: env.kubeconfigPath,
       operatorKubeconfigPath,
       audit,
-      serverFlags: [...serverFlags, '--audit-log-path=… (the operator identity only)'],
+      auditLogPath: logPath,
+      ...(options.profiling
+        ? { cpuProfile: kubeApiserverCpuProfile({ server: env.server, caPem: env.caPem, token: env.adminToken }) }
+        : {}),
+      serverFlags: [...serverFlags, '--audit-log-path=… (the operator identity only)', ...(options.profiling ? ['--profiling=true'] : [])],
       pids: findServerProcesses(env.dir),
       stop: async () => {
         await audit.close();

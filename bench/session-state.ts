@@ -1,4 +1,5 @@
 // The state of one benchmark session: its API server, clients, raw watchers, operator process and load, and the meters of its phases.
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { contentHash } from '../operator/dependencies/content-hash.js';
@@ -6,6 +7,7 @@ import { KubeClient } from '../operator/kube/client.js';
 import type { RequestSample } from '../operator/kube/options.js';
 import { CONFIGMAPS, NAMESPACES } from '../operator/kube/resources.js';
 import { CUSTOM_APPS } from '../operator/customapp/custom-app.js';
+import { type ProfileRecording, recordCpuProfiles } from './apiserver-profile.js';
 import { type CpuSeconds, diffCpu, sessionCpu } from './cpu.js';
 import { configMapObject, customAppObject, forEachConcurrent, namespaceObject, planLoad, type LoadPlan, type PlannedApp } from './load.js';
 import { ConfigMapDeliveries, DeploymentObserver, type Clock } from './observers.js';
@@ -14,7 +16,7 @@ import type { OperatorStats } from './operator-stats.js';
 import { namespacesFor, type BenchTarget, type Participant, type Profile } from './options.js';
 import type { Progress } from './progress.js';
 import type { PhaseResult, ReconcileSteps, RestartResult, SessionResult } from './results.js';
-import { startBenchServer, type BenchServer } from './server.js';
+import { startBenchServer, type BenchServer, type BenchServerOptions } from './server.js';
 import { countRequest, diffCounts, totalRequests, type RequestCounts } from './stats.js';
 
 /** What a session needs. */
@@ -36,6 +38,8 @@ export interface SessionOptions {
   readonly coldStartOnly?: boolean;
   /** The same memory budget for every participant (see OperatorProcessOptions.memoryLimitMiB). */
   readonly memoryLimitMiB?: number;
+  /** Record kube-apiserver's CPU profile over the cold start, and keep the audit log, into this directory (see BenchOptions.apiserverProfileDir). */
+  readonly apiserverProfileDir?: string;
 }
 
 /** Concurrent writes while creating the load. */
@@ -71,7 +75,13 @@ export class Session {
   }
 
   async start(): Promise<void> {
-    ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
+    ({
+      server: this.server,
+      client: this.client,
+      plan: this.plan,
+    } = await openSession(this.options, this.harnessRequests, {
+      profiling: this.options.apiserverProfileDir !== undefined,
+    }));
     await createLoad(this, async (app) => {
       await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
       this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
@@ -145,12 +155,36 @@ export class Session {
     });
   }
 
+  /**
+   * Starts recording kube-apiserver's CPU profile into the session's profile directory as
+   * `<participant>-<size>-<stretch>-<n>.pb.gz`; undefined when the session records none.
+   */
+  recordApiserverProfile(stretch: string): ProfileRecording | undefined {
+    const { apiserverProfileDir, participant, size } = this.options;
+    if (apiserverProfileDir === undefined || !this.server.cpuProfile) return undefined;
+    return recordCpuProfiles(this.server.cpuProfile, { dir: apiserverProfileDir, name: `${participant}-${size}-${stretch}` });
+  }
+
   async stop(): Promise<void> {
     await this.operator?.stop().catch(() => undefined);
     await this.deployments?.stop().catch(() => undefined);
     await this.deliveries?.stop().catch(() => undefined);
     this.client?.close();
+    this.keepAuditLog();
     await this.server?.stop();
+  }
+
+  /** Copies the audit log into the profile directory before the server removes it (sessions that record a profile). */
+  private keepAuditLog(): void {
+    const { apiserverProfileDir, participant, size } = this.options;
+    const from = this.server?.auditLogPath;
+    if (apiserverProfileDir === undefined || from === undefined) return;
+    try {
+      mkdirSync(apiserverProfileDir, { recursive: true });
+      copyFileSync(from, join(apiserverProfileDir, `${participant}-${size}-audit.log`));
+    } catch (error) {
+      this.options.progress.log(`${this.options.label} the audit log was not kept: ${String(error)}`);
+    }
   }
 }
 
@@ -249,10 +283,11 @@ export function restartLine(phase: RestartResult): string {
 export async function openSession(
   options: Pick<SessionOptions, 'profile' | 'target' | 'size' | 'progress' | 'label'>,
   harnessRequests: RequestCounts,
+  serverOptions: Pick<BenchServerOptions, 'profiling'> = {},
 ): Promise<{ server: BenchServer; client: KubeClient; plan: LoadPlan }> {
   const { profile, target } = options;
   options.progress.status(`${options.label} starting the API server`);
-  const server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds });
+  const server = await startBenchServer(target, { watchTimeoutSeconds: profile.serverWatchTimeoutSeconds, ...serverOptions });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.adminKubeconfigPath);
   const client = await KubeClient.fromKubeConfig(kubeConfig, {

@@ -1,4 +1,5 @@
 // One benchmark session: a fresh API server, the load, one participant's operator, and its phases in order.
+import { recordingLine } from './apiserver-profile.js';
 import { isWorkloadParticipant } from './options.js';
 import { coldStart, idle, memoryAfterSync, referencedUpdates, restart, sharedUpdates, specUpdates, unrelatedUpdates } from './phases.js';
 import type { SessionResult } from './results.js';
@@ -13,7 +14,13 @@ export async function runSession(options: SessionOptions): Promise<SessionResult
   if (isWorkloadParticipant(options.participant)) return runWorkloadSession(options);
   const session = new Session(options);
   const result = await runPhases(options, session, async (result, log) => {
-    result.coldStart = await coldStart(session);
+    const apiserverProfile = session.recordApiserverProfile('cold-start');
+    try {
+      result.coldStart = await coldStart(session);
+    } finally {
+      const windows = await apiserverProfile?.stop();
+      if (windows) log(recordingLine(windows));
+    }
     await session.cutProfile('cold-start');
     log(
       `cold start: ${result.coldStart.converged}/${options.size} converged${result.coldStart.convergedMs === undefined ? '' : ` in ${(result.coldStart.convergedMs / 1000).toFixed(1)} s`}`,

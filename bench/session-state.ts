@@ -333,20 +333,44 @@ export class ServerWindow {
   }
 }
 
-/** Server-side and self-counted requests of a phase, and what else moved during it. */
-export class PhaseMeter {
+/**
+ * What any participant's phase moves, read at its start and again when asked: the time, the changes of the Deployment
+ * templates the session observes, and the CPU of the participant's process.
+ */
+export class PhaseSpan {
   private readonly fromClock: number;
   private readonly changesBefore: number;
   private readonly cpuBefore: CpuSeconds;
+
+  constructor(
+    private readonly session: Pick<Session, 'now' | 'cpu'>,
+    private readonly changes: { readonly changeCount: number },
+  ) {
+    this.fromClock = session.now();
+    this.changesBefore = changes.changeCount;
+    this.cpuBefore = session.cpu();
+  }
+
+  /** The phase's duration, template changes and CPU since its start. */
+  moved(): Pick<PhaseResult, 'durationMs' | 'deploymentChanges' | 'cpuSeconds'> {
+    return {
+      durationMs: this.session.now() - this.fromClock,
+      deploymentChanges: this.changes.changeCount - this.changesBefore,
+      cpuSeconds: diffCpu(this.session.cpu(), this.cpuBefore),
+    };
+  }
+}
+
+/** Server-side and self-counted requests of a phase, and what else moved during it. */
+export class PhaseMeter {
+  private readonly span: PhaseSpan;
 
   private constructor(
     private readonly session: Session,
     private readonly window: ServerWindow,
     private readonly before: OperatorStats,
   ) {
-    this.fromClock = session.now();
-    this.changesBefore = session.deployments.changeCount;
-    this.cpuBefore = session.cpu();
+    this.span = new PhaseSpan(session, session.deployments);
   }
 
   static async start(session: Session): Promise<PhaseMeter> {
@@ -357,16 +381,16 @@ export class PhaseMeter {
   async finish(operations: number, extra: Partial<PhaseResult> = {}): Promise<PhaseResult> {
     const server = await this.window.close();
     const after = await this.session.stats();
-    const cpuSeconds = diffCpu(this.session.cpu(), this.cpuBefore);
+    const { durationMs, deploymentChanges, cpuSeconds } = this.span.moved();
     const selfRequests = diffCounts(after.requests, this.before.requests);
     return {
       operations,
-      durationMs: this.session.now() - this.fromClock,
+      durationMs,
       requests: server?.requests ?? selfRequests,
       renewals: server?.renewals,
       selfRequests,
       reconciles: after.reconciles - this.before.reconciles,
-      deploymentChanges: this.session.deployments.changeCount - this.changesBefore,
+      deploymentChanges,
       cpuSeconds,
       reconcileSteps: diffSteps(after.reconcileSteps, this.before.reconcileSteps),
       ...extra,

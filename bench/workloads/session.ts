@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import { type CpuSeconds, diffCpu, sessionCpu } from '../cpu.js';
+import { type CpuSeconds, sessionCpu } from '../cpu.js';
 import type { LoadPlan } from '../load.js';
 import { ConfigMapDeliveries, type Clock } from '../observers.js';
 import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
@@ -12,6 +12,7 @@ import type { BenchServer } from '../server.js';
 import {
   createLoad,
   openSession,
+  PhaseSpan,
   referencedLine,
   restartLine,
   runPhases,
@@ -137,17 +138,13 @@ export class WorkloadSession {
 
 /** A phase's requests (server-counted), template changes and CPU, from its start to {@link finish}. */
 class WorkloadMeter {
-  private readonly from: number;
-  private readonly changesBefore: number;
-  private readonly cpuBefore: CpuSeconds;
+  private readonly span: PhaseSpan;
 
   private constructor(
-    private readonly session: WorkloadSession,
+    session: WorkloadSession,
     private readonly window: ServerWindow,
   ) {
-    this.from = session.now();
-    this.changesBefore = session.templates.changeCount;
-    this.cpuBefore = session.cpu();
+    this.span = new PhaseSpan(session, session.templates);
   }
 
   static async start(session: WorkloadSession): Promise<WorkloadMeter> {
@@ -158,16 +155,17 @@ class WorkloadMeter {
   async finish(operations: number, extra: Partial<PhaseResult> = {}, withRenewals = false): Promise<PhaseResult> {
     const server: ServerCounts | undefined = await this.window.close();
     const requests = server ? (withRenewals ? addCounts(server.requests, server.renewals ?? {}) : server.requests) : {};
+    const { durationMs, deploymentChanges, cpuSeconds } = this.span.moved();
     return {
       operations,
-      durationMs: this.session.now() - this.from,
+      durationMs,
       requests,
       renewals: withRenewals ? undefined : server?.renewals,
       // The participant's own client counts are not read (Reloader's /metrics has them, ours too): the server's are the figure.
       selfRequests: {},
       reconciles: 0,
-      deploymentChanges: this.session.templates.changeCount - this.changesBefore,
-      cpuSeconds: diffCpu(this.session.cpu(), this.cpuBefore),
+      deploymentChanges,
+      cpuSeconds,
       ...extra,
     };
   }

@@ -46,23 +46,21 @@ export const POLL_MS = 100;
 export const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
- * Everything the harness keeps while a session runs: the clients, the raw watchers, the operator process and the
- * current content of the load.
+ * What every benchmark session keeps, whoever the participant: its options and clock, the API server and the
+ * harness's client to it, the load's plan and its ConfigMaps' contents, and the raw watcher of ConfigMap deliveries.
  */
-export class Session {
+export abstract class SessionBase {
   readonly now: Clock = () => performance.now();
   readonly harnessRequests: RequestCounts = {};
-  client!: KubeClient;
   server!: BenchServer;
-  deployments!: DeploymentObserver;
-  deliveries!: ConfigMapDeliveries;
-  operator: OperatorProcess | undefined;
+  client!: KubeClient;
   plan!: LoadPlan;
+  deliveries!: ConfigMapDeliveries;
   /** `namespace/name` of each ConfigMap → its current version and hash. */
   readonly configMaps = new Map<string, { version: number; hash: string }>();
-  /** `namespace/name` of each CustomApp → the ConfigMap it names now. */
-  readonly appConfigMap = new Map<string, string>();
   readonly notes: Record<string, number> = {};
+  /** The participant's raw watcher, once {@link open} made it. */
+  private watcher: { stop(): Promise<void> } | undefined;
 
   constructor(readonly options: SessionOptions) {}
 
@@ -70,16 +68,48 @@ export class Session {
     this.options.progress.status(`${this.options.label} ${text}`);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Opens the API server and the client, creates the load (each planned app with `createApp`), then starts the raw
+   * watchers: the participant's `observer`, made once the load exists, and the ConfigMap deliveries.
+   */
+  protected async open(
+    createApp: (app: PlannedApp) => Promise<void>,
+    observer: () => { start(): Promise<void>; stop(): Promise<void> },
+  ): Promise<void> {
     ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
-    await createLoad(this, async (app) => {
-      await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
-      this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
-    });
-    this.deployments = new DeploymentObserver(this.client, this.now);
+    await createLoad(this, createApp);
+    const watcher = observer();
+    this.watcher = watcher;
     this.deliveries = new ConfigMapDeliveries(this.client, this.now);
-    await this.deployments.start();
+    await watcher.start();
     await this.deliveries.start();
+  }
+
+  /** Stops the participant's `process`, then the raw watchers, the client and the API server, each as far as it started. */
+  protected async close(process: { stop(): Promise<void> } | undefined): Promise<void> {
+    await process?.stop().catch(() => undefined);
+    await this.watcher?.stop().catch(() => undefined);
+    await this.deliveries?.stop().catch(() => undefined);
+    this.client?.close();
+    await this.server?.stop();
+  }
+}
+
+/** Everything the harness keeps while a CustomApp session runs: beside the base, the Deployments' watcher and the operator process. */
+export class Session extends SessionBase {
+  deployments!: DeploymentObserver;
+  operator: OperatorProcess | undefined;
+  /** `namespace/name` of each CustomApp → the ConfigMap it names now. */
+  readonly appConfigMap = new Map<string, string>();
+
+  async start(): Promise<void> {
+    await this.open(
+      async (app) => {
+        await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
+        this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
+      },
+      () => (this.deployments = new DeploymentObserver(this.client, this.now)),
+    );
   }
 
   /** The hash each CustomApp's Deployment should carry now. */
@@ -146,11 +176,7 @@ export class Session {
   }
 
   async stop(): Promise<void> {
-    await this.operator?.stop().catch(() => undefined);
-    await this.deployments?.stop().catch(() => undefined);
-    await this.deliveries?.stop().catch(() => undefined);
-    this.client?.close();
-    await this.server?.stop();
+    await this.close(this.operator);
   }
 }
 
@@ -273,7 +299,7 @@ export async function openSession(
  * `createApp` (a CustomApp, or a workload).
  */
 export async function createLoad(
-  session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>,
+  session: Pick<SessionBase, 'client' | 'plan' | 'configMaps' | 'status'>,
   createApp: (app: PlannedApp) => Promise<void>,
 ): Promise<void> {
   const { plan, client } = session;

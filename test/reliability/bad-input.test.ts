@@ -158,34 +158,36 @@ interface OutcomeCase {
   readonly run: (t: ExecutionContext, context: CaseContext) => Promise<void>;
 }
 
+/**
+ * A case: CustomApp `held` names a `kind` that does not exist, so its rollout is held: `<kind>NotFound`, Ready False
+ * RolloutHeld, a RolloutHeld Event naming the missing object, no Deployment, and no reconcile after.
+ */
+function heldOnMissing(kind: 'ConfigMap' | 'Secret', name: string): OutcomeCase {
+  const missing = kind === 'ConfigMap' ? 'missing-config' : 'missing-secret';
+  return {
+    name,
+    run: async (t, context) => {
+      await createAll(context.admin, app(context, 'held', kind === 'ConfigMap' ? { configMapName: missing } : { secretName: missing }));
+      const held = await waitForCondition(context, 'held', `${kind}Available`, `${kind}NotFound`);
+      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
+      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), new RegExp(`"${missing}" not found`));
+      t.is(await context.reads.deployment('held'), undefined, 'no Deployment while held');
+      await assertQuiet(t, context, 'held');
+    },
+  };
+}
+
 /** The API server's limit on a ConfigMap's values, in bytes (keys are not counted). */
 const MAX_CONFIGMAP_BYTES = 1_048_576;
 /** Exactly the limit, in two-byte characters: the watch delivers it in chunks that split some of them. */
 const ONE_MIB_OF_UTF8 = { big: 'é'.repeat(MAX_CONFIGMAP_BYTES / 2) };
 
 const REFERENCE_CASES: readonly OutcomeCase[] = [
-  {
-    name: 'a ConfigMap that does not exist holds the rollout with ConfigMapNotFound and a RolloutHeld Event, and is not polled',
-    run: async (t, context) => {
-      await createAll(context.admin, app(context, 'held', { configMapName: 'missing-config' }));
-      const held = await waitForCondition(context, 'held', 'ConfigMapAvailable', 'ConfigMapNotFound');
-      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
-      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), /"missing-config" not found/);
-      t.is(await context.reads.deployment('held'), undefined, 'no Deployment while held');
-      await assertQuiet(t, context, 'held');
-    },
-  },
-  {
-    name: 'a Secret that does not exist holds the rollout with SecretNotFound',
-    run: async (t, context) => {
-      await createAll(context.admin, app(context, 'held', { secretName: 'missing-secret' }));
-      const held = await waitForCondition(context, 'held', 'SecretAvailable', 'SecretNotFound');
-      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
-      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), /"missing-secret" not found/);
-      t.is(await context.reads.deployment('held'), undefined);
-      await assertQuiet(t, context, 'held');
-    },
-  },
+  heldOnMissing(
+    'ConfigMap',
+    'a ConfigMap that does not exist holds the rollout with ConfigMapNotFound and a RolloutHeld Event, and is not polled',
+  ),
+  heldOnMissing('Secret', 'a Secret that does not exist holds the rollout with SecretNotFound'),
   {
     name: 'a ConfigMap deleted after the rollout holds further rollouts and leaves the running Deployment alone',
     run: async (t, context) => {
@@ -406,16 +408,22 @@ async function convergesAndFollowsEdits(t: ExecutionContext, context: CaseContex
   t.true(context.operator.operator.reconciling, 'the operator still runs');
 }
 
+/** A fault of the API: the operator's ConfigMap lists in the case's namespace (its watches with `watch`) answered with `answer`, `times` times. */
+interface ConfigMapFault {
+  readonly watch: boolean;
+  readonly answer: FaultAnswer;
+  readonly times: number;
+}
+/** The operator's ConfigMap lists answered with `answer`, `times` times. */
+const onList = (answer: FaultAnswer, times = 1): ConfigMapFault => ({ watch: false, answer, times });
+/** The operator's ConfigMap watches answered with `answer`, `times` times. */
+const onWatch = (answer: FaultAnswer, times = 1): ConfigMapFault => ({ watch: true, answer, times });
+
 /**
- * Answers the operator's ConfigMap lists in the case's namespace (its watches with `watch`) with `answer`, `times`
- * times; then creates `web` on `config`, checks that it converges and follows an edit, and that the answer was given
- * every time.
+ * Sets `fault` on the proxy; then creates `web` on `config`, checks that it converges and follows an edit, and that
+ * the fault's answer was given every time.
  */
-async function convergesThrough(
-  t: ExecutionContext,
-  context: CaseContext,
-  fault: { readonly watch: boolean; readonly answer: FaultAnswer; readonly times: number },
-): Promise<void> {
+async function convergesThrough(t: ExecutionContext, context: CaseContext, fault: ConfigMapFault): Promise<void> {
   const rule = context.proxy!.add({ match: configMapsIn(context.ns, fault.watch), answer: fault.answer, times: fault.times });
   await createWebOnConfig(context);
   await convergesAndFollowsEdits(t, context);
@@ -428,7 +436,7 @@ async function convergesThrough(
  */
 const faultCase = (
   name: string,
-  fault: Parameters<typeof convergesThrough>[2],
+  fault: ConfigMapFault,
   check: (t: ExecutionContext, context: CaseContext) => void | Promise<void>,
 ): OutcomeCase => ({
   name,
@@ -457,7 +465,7 @@ const answered = (context: CaseContext, verb: string, resource: string, code: nu
 const API_CASES: readonly OutcomeCase[] = [
   faultCase(
     'malformed JSON in a list answer is logged without its payload and retried, and the CustomApp converges',
-    { watch: false, answer: { kind: 'malformed-body' }, times: 1 },
+    onList({ kind: 'malformed-body' }),
     (t, context) => {
       const retries = streamLines(context, 'retry', 'config');
       t.true(
@@ -468,7 +476,7 @@ const API_CASES: readonly OutcomeCase[] = [
   ),
   faultCase(
     'a malformed line in a watch stream is retried from the last resourceVersion, and no edit is lost',
-    { watch: true, answer: { kind: 'malformed-watch-line' }, times: 1 },
+    onWatch({ kind: 'malformed-watch-line' }),
     (t, context) => {
       t.true(streamLines(context, 'retry', 'config').some((line) => /malformed event/.test(String(line.message))));
       t.is(streamLines(context, 'listed', 'config').length, 1, 'resumed from the resourceVersion: no relist');
@@ -492,11 +500,7 @@ const API_CASES: readonly OutcomeCase[] = [
   },
   faultCase(
     'a Status error object (500 InternalError) answering a list is retried with backoff, and the CustomApp converges',
-    {
-      watch: false,
-      answer: { kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' },
-      times: 2,
-    },
+    onList({ kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, 2),
     (t, context) => {
       const retries = streamLines(context, 'retry', 'config');
       t.deepEqual(
@@ -511,22 +515,14 @@ const API_CASES: readonly OutcomeCase[] = [
   ),
   faultCase(
     'an ERROR Status event inside a watch stream is retried, and no edit is lost',
-    {
-      watch: true,
-      answer: { kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' },
-      times: 1,
-    },
+    onWatch({ kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' }),
     (t, context) => {
       t.true(streamLines(context, 'retry', 'config').some((line) => line.code === 500 && /watch chan error/.test(String(line.message))));
     },
   ),
   faultCase(
     'a 429 with Retry-After answering a list is retried no sooner than the server asked',
-    {
-      watch: false,
-      answer: { kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 },
-      times: 1,
-    },
+    onList({ kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 }),
     (t, context) => {
       const [retry] = streamLines(context, 'retry', 'config');
       t.like(retry, { code: 429, reason: 'TooManyRequests' });

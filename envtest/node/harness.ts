@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startEnvtest, type Envtest, type StaticToken } from '../harness.js';
-import { pollReady } from '../poll.js';
+import { pollReady, type PollOptions } from '../poll.js';
 import type { NodeAddresses } from './addresses.js';
 import { clusterAssets, type ClusterAssets } from './build.js';
 import { kubeletClientCertificates } from './certs.js';
@@ -302,6 +302,23 @@ async function defaultAccountReady(env: Envtest): Promise<boolean> {
   return account.status === 200 && rootCa.status === 200;
 }
 
+/**
+ * Waits until the node reports Ready (the `nodeReady` phase), then until kube-controller-manager has made the
+ * `default` ServiceAccount and published `kube-root-ca.crt`: each wait ends at once when a component has stopped.
+ */
+async function awaitNodeReady(
+  env: Envtest,
+  nodeName: string,
+  timeoutMs: number,
+  failure: () => string | undefined,
+  polling: PollOptions,
+  phase: (name: string) => void,
+): Promise<void> {
+  await pollReady(`node ${nodeName} Ready`, timeoutMs, () => nodeReady(env, nodeName), failure, polling);
+  phase('nodeReady');
+  await pollReady('the default ServiceAccount and kube-root-ca.crt', timeoutMs, () => defaultAccountReady(env), failure, polling);
+}
+
 /** Records the demo image's name in {@link DEMO_IMAGE_CONFIGMAP}. */
 async function recordDemoImage(env: Envtest, image: string): Promise<void> {
   const recorded = await env.request('POST', `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps`, {
@@ -384,16 +401,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
       spawn('kube-proxy', kubeProxyArgs(addresses, kubeconfigFor('kube-proxy', tokens.proxy))),
     );
 
-    const timeoutMs = options.startTimeoutMs ?? 180_000;
-    await pollReady(`node ${addresses.nodeName} Ready`, timeoutMs, () => nodeReady(env, addresses.nodeName), failure, {
-      intervalMs: POLL_MS,
-      now,
-    });
-    phase('nodeReady');
-    await pollReady('the default ServiceAccount and kube-root-ca.crt', timeoutMs, () => defaultAccountReady(env), failure, {
-      intervalMs: POLL_MS,
-      now,
-    });
+    await awaitNodeReady(env, addresses.nodeName, options.startTimeoutMs ?? 180_000, failure, { intervalMs: POLL_MS, now }, phase);
     await recordDemoImage(env, assets.images.demo.name);
     phase('accounts');
     timings.total = now() - started;

@@ -104,19 +104,39 @@ export interface DeploymentSighting {
 }
 
 /**
- * Every Deployment's config-hash annotation and image as a raw watcher sees them: the current one, and the
- * history of changes (a sighting is recorded only when the hash, the image or existence changed).
+ * Every Deployment as a raw watcher sees it (listed first), keyed `namespace/name`: the latest of what matters to the
+ * observer (`Seen`), and the history of the changes it records (`Change`, each with its arrival time), counted.
  */
-export class DeploymentObserver extends WatchObserver<Deployment> {
-  private readonly latest = new Map<string, DeploymentSighting>();
-  private readonly changes = new Map<string, DeploymentSighting[]>();
-  /** Sightings that changed a Deployment's hash, image or existence, all Deployments together. */
+export abstract class DeploymentHistory<Seen, Change extends { readonly at: number }> extends WatchObserver<Deployment> {
+  protected readonly latest = new Map<string, Seen>();
+  private readonly history = new Map<string, Change[]>();
+  /** Changes of all Deployments together that {@link recordChange} counted. */
   changeCount = 0;
 
   constructor(client: KubeClient, now: Clock) {
     super(client, DEPLOYMENTS, now, true);
   }
 
+  /** The recorded changes of `namespace/name` that arrived after `since`, oldest first. */
+  protected recordedSince(key: string, since: number): Change[] {
+    return (this.history.get(key) ?? []).filter((change) => change.at > since);
+  }
+
+  /** Adds `change` to the history of `key`, and to {@link changeCount} when `counted`. */
+  protected recordChange(key: string, change: Change, counted: boolean): void {
+    let changes = this.history.get(key);
+    if (!changes) this.history.set(key, (changes = []));
+    changes.push(change);
+    if (counted) this.changeCount += 1;
+  }
+}
+
+/**
+ * Every Deployment's config-hash annotation and image as a raw watcher sees them: the current one, and the
+ * history of changes (a sighting is recorded only when the hash, the image or existence changed; one of the initial
+ * list is recorded but not counted).
+ */
+export class DeploymentObserver extends DeploymentHistory<DeploymentSighting, DeploymentSighting> {
   /** The last sighting of `namespace/name`. */
   current(key: string): DeploymentSighting | undefined {
     return this.latest.get(key);
@@ -124,7 +144,7 @@ export class DeploymentObserver extends WatchObserver<Deployment> {
 
   /** The changes of `namespace/name` that arrived after `since`, oldest first. */
   changesSince(key: string, since: number): DeploymentSighting[] {
-    return (this.changes.get(key) ?? []).filter((sighting) => sighting.at > since);
+    return this.recordedSince(key, since);
   }
 
   protected record(deployment: Deployment, type: 'listed' | 'ADDED' | 'MODIFIED' | 'DELETED', at: number): void {
@@ -139,10 +159,7 @@ export class DeploymentObserver extends WatchObserver<Deployment> {
     const previous = this.latest.get(key);
     this.latest.set(key, sighting);
     if (previous && previous.hash === sighting.hash && previous.image === sighting.image && previous.deleted === sighting.deleted) return;
-    let history = this.changes.get(key);
-    if (!history) this.changes.set(key, (history = []));
-    history.push(sighting);
-    if (type !== 'listed') this.changeCount += 1;
+    this.recordChange(key, sighting, type !== 'listed');
   }
 }
 

@@ -50,23 +50,21 @@ export const POLL_MS = 100;
 export const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
- * Everything the harness keeps while a session runs: the clients, the raw watchers, the operator process and the
- * current content of the load.
+ * What every benchmark session keeps, whoever the participant: its options and clock, the API server and the
+ * harness's client to it, the load's plan and its ConfigMaps' contents, and the raw watcher of ConfigMap deliveries.
  */
-export class Session {
+export abstract class SessionBase {
   readonly now: Clock = () => performance.now();
   readonly harnessRequests: RequestCounts = {};
-  client!: KubeClient;
   server!: BenchServer;
-  deployments!: DeploymentObserver;
-  deliveries!: ConfigMapDeliveries;
-  operator: OperatorProcess | undefined;
+  client!: KubeClient;
   plan!: LoadPlan;
+  deliveries!: ConfigMapDeliveries;
   /** `namespace/name` of each ConfigMap → its current version and hash. */
   readonly configMaps = new Map<string, { version: number; hash: string }>();
-  /** `namespace/name` of each CustomApp → the ConfigMap it names now. */
-  readonly appConfigMap = new Map<string, string>();
   readonly notes: Record<string, number> = {};
+  /** The participant's raw watcher, once {@link open} made it. */
+  private watcher: { stop(): Promise<void> } | undefined;
 
   constructor(readonly options: SessionOptions) {}
 
@@ -74,22 +72,66 @@ export class Session {
     this.options.progress.status(`${this.options.label} ${text}`);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Opens the API server and the client, creates the load (each planned app with `createApp`), then starts the raw
+   * watchers: the participant's `observer`, made once the load exists, and the ConfigMap deliveries.
+   */
+  protected async open(
+    createApp: (app: PlannedApp) => Promise<void>,
+    observer: () => { start(): Promise<void>; stop(): Promise<void> },
+  ): Promise<void> {
     ({
       server: this.server,
       client: this.client,
       plan: this.plan,
-    } = await openSession(this.options, this.harnessRequests, {
-      profiling: this.options.apiserverProfileDir !== undefined,
-    }));
-    await createLoad(this, async (app) => {
-      await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
-      this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
-    });
-    this.deployments = new DeploymentObserver(this.client, this.now);
+    } = await openSession(this.options, this.harnessRequests, { profiling: this.options.apiserverProfileDir !== undefined }));
+    await createLoad(this, createApp);
+    const watcher = observer();
+    this.watcher = watcher;
     this.deliveries = new ConfigMapDeliveries(this.client, this.now);
-    await this.deployments.start();
+    await watcher.start();
     await this.deliveries.start();
+  }
+
+  /** Stops the participant's `process`, then the raw watchers, the client and the API server, each as far as it started. */
+  protected async close(process: { stop(): Promise<void> } | undefined): Promise<void> {
+    await process?.stop().catch(() => undefined);
+    await this.watcher?.stop().catch(() => undefined);
+    await this.deliveries?.stop().catch(() => undefined);
+    this.client?.close();
+    this.keepAuditLog();
+    await this.server?.stop();
+  }
+
+  /** Copies the audit log into the profile directory before the server removes it (sessions that record a profile). */
+  private keepAuditLog(): void {
+    const { apiserverProfileDir, participant, size } = this.options;
+    const from = this.server?.auditLogPath;
+    if (apiserverProfileDir === undefined || from === undefined) return;
+    try {
+      mkdirSync(apiserverProfileDir, { recursive: true });
+      copyFileSync(from, join(apiserverProfileDir, `${participant}-${size}-audit.log`));
+    } catch (error) {
+      this.options.progress.log(`${this.options.label} the audit log was not kept: ${String(error)}`);
+    }
+  }
+}
+
+/** Everything the harness keeps while a CustomApp session runs: beside the base, the Deployments' watcher and the operator process. */
+export class Session extends SessionBase {
+  deployments!: DeploymentObserver;
+  operator: OperatorProcess | undefined;
+  /** `namespace/name` of each CustomApp → the ConfigMap it names now. */
+  readonly appConfigMap = new Map<string, string>();
+
+  async start(): Promise<void> {
+    await this.open(
+      async (app) => {
+        await this.client.create(CUSTOM_APPS, app.namespace, customAppObject(app));
+        this.appConfigMap.set(`${app.namespace}/${app.name}`, app.configMapName);
+      },
+      () => (this.deployments = new DeploymentObserver(this.client, this.now)),
+    );
   }
 
   /** The hash each CustomApp's Deployment should carry now. */
@@ -166,25 +208,7 @@ export class Session {
   }
 
   async stop(): Promise<void> {
-    await this.operator?.stop().catch(() => undefined);
-    await this.deployments?.stop().catch(() => undefined);
-    await this.deliveries?.stop().catch(() => undefined);
-    this.client?.close();
-    this.keepAuditLog();
-    await this.server?.stop();
-  }
-
-  /** Copies the audit log into the profile directory before the server removes it (sessions that record a profile). */
-  private keepAuditLog(): void {
-    const { apiserverProfileDir, participant, size } = this.options;
-    const from = this.server?.auditLogPath;
-    if (apiserverProfileDir === undefined || from === undefined) return;
-    try {
-      mkdirSync(apiserverProfileDir, { recursive: true });
-      copyFileSync(from, join(apiserverProfileDir, `${participant}-${size}-audit.log`));
-    } catch (error) {
-      this.options.progress.log(`${this.options.label} the audit log was not kept: ${String(error)}`);
-    }
+    await this.close(this.operator);
   }
 }
 
@@ -308,7 +332,7 @@ export async function openSession(
  * `createApp` (a CustomApp, or a workload).
  */
 export async function createLoad(
-  session: Pick<Session, 'client' | 'plan' | 'configMaps' | 'status'>,
+  session: Pick<SessionBase, 'client' | 'plan' | 'configMaps' | 'status'>,
   createApp: (app: PlannedApp) => Promise<void>,
 ): Promise<void> {
   const { plan, client } = session;
@@ -368,20 +392,44 @@ export class ServerWindow {
   }
 }
 
-/** Server-side and self-counted requests of a phase, and what else moved during it. */
-export class PhaseMeter {
+/**
+ * What any participant's phase moves, read at its start and again when asked: the time, the changes of the Deployment
+ * templates the session observes, and the CPU of the participant's process.
+ */
+export class PhaseSpan {
   private readonly fromClock: number;
   private readonly changesBefore: number;
   private readonly cpuBefore: CpuSeconds;
+
+  constructor(
+    private readonly session: Pick<Session, 'now' | 'cpu'>,
+    private readonly changes: { readonly changeCount: number },
+  ) {
+    this.fromClock = session.now();
+    this.changesBefore = changes.changeCount;
+    this.cpuBefore = session.cpu();
+  }
+
+  /** The phase's duration, template changes and CPU since its start. */
+  moved(): Pick<PhaseResult, 'durationMs' | 'deploymentChanges' | 'cpuSeconds'> {
+    return {
+      durationMs: this.session.now() - this.fromClock,
+      deploymentChanges: this.changes.changeCount - this.changesBefore,
+      cpuSeconds: diffCpu(this.session.cpu(), this.cpuBefore),
+    };
+  }
+}
+
+/** Server-side and self-counted requests of a phase, and what else moved during it. */
+export class PhaseMeter {
+  private readonly span: PhaseSpan;
 
   private constructor(
     private readonly session: Session,
     private readonly window: ServerWindow,
     private readonly before: OperatorStats,
   ) {
-    this.fromClock = session.now();
-    this.changesBefore = session.deployments.changeCount;
-    this.cpuBefore = session.cpu();
+    this.span = new PhaseSpan(session, session.deployments);
   }
 
   static async start(session: Session): Promise<PhaseMeter> {
@@ -392,16 +440,16 @@ export class PhaseMeter {
   async finish(operations: number, extra: Partial<PhaseResult> = {}): Promise<PhaseResult> {
     const server = await this.window.close();
     const after = await this.session.stats();
-    const cpuSeconds = diffCpu(this.session.cpu(), this.cpuBefore);
+    const { durationMs, deploymentChanges, cpuSeconds } = this.span.moved();
     const selfRequests = diffCounts(after.requests, this.before.requests);
     return {
       operations,
-      durationMs: this.session.now() - this.fromClock,
+      durationMs,
       requests: server?.requests ?? selfRequests,
       renewals: server?.renewals,
       selfRequests,
       reconciles: after.reconciles - this.before.reconciles,
-      deploymentChanges: this.session.deployments.changeCount - this.changesBefore,
+      deploymentChanges,
       cpuSeconds,
       reconcileSteps: diffSteps(after.reconcileSteps, this.before.reconcileSteps),
       ...extra,

@@ -23,19 +23,11 @@ if [[ -n "${CUSTOMAPP_HELM:-}" ]]; then
 fi
 
 BIN="${CACHE}/helm-v${VERSION}"
-if [[ -x "${BIN}" ]]; then
-  echo "${BIN}"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  log "neither CUSTOMAPP_HELM nor Go is available: install Go >= 1.26 (helm ${VERSION}'s go.mod asks for it) so this"
-  log "script can build helm from the Go module proxy, or set CUSTOMAPP_HELM to a helm v3 binary."
-  exit 1
-fi
-
 # shellcheck source=envtest/go-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
+print_cached "${BIN}"
+require_go "neither CUSTOMAPP_HELM nor Go is available: install Go >= 1.26 (helm ${VERSION}'s go.mod asks for it) so this" \
+  "script can build helm from the Go module proxy, or set CUSTOMAPP_HELM to a helm v3 binary."
 go_env "${CACHE}"
 
 # Go's own output (module downloads, compiler messages) goes to a log file; the terminal gets this script's few

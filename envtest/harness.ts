@@ -8,9 +8,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { pollReady, type PollOptions } from './poll.js';
 
 const execFileAsync = promisify(execFile);
 const BUILD_SCRIPT = resolve(import.meta.dirname, 'build.sh');
+/** How the start polls kube-apiserver and what it serves until they answer. */
+const POLL: PollOptions = { intervalMs: 100 };
 
 /** A bearer token that kube-apiserver accepts (a line of its --token-auth-file). */
 export interface StaticToken {
@@ -279,21 +282,6 @@ export function httpsJson(server: string, method: string, path: string, body: un
   });
 }
 
-async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>, failed: () => string | undefined): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const failure = failed();
-    if (failure) throw new Error(`${what}: ${failure}`);
-    try {
-      if (await probe()) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
 function tail(path: string): string {
   try {
     return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n');
@@ -538,7 +526,7 @@ async function startApiServer(
   const server = `https://${options.bindAddress ?? '127.0.0.1'}:${securePort}`;
   const adminToken = tokens.admin;
   let caPem = '';
-  await waitFor(
+  await pollReady(
     'kube-apiserver',
     timeoutMs,
     async () => {
@@ -547,6 +535,7 @@ async function startApiServer(
       return answer.status === 200;
     },
     processes.failure,
+    POLL,
   );
   const kubeconfig = tokenKubeconfig(server, caPem, 'admin', adminToken);
   const kubeconfigPath = join(dir, 'admin.kubeconfig');
@@ -570,7 +559,7 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
 
     // The bootstrap controller creates the default namespace shortly after /readyz.
     const defaultNamespace = async (): Promise<boolean> => (await request('GET', '/api/v1/namespaces/default')).status === 200;
-    await waitFor('default namespace', timeoutMs, defaultNamespace, processes.failure);
+    await pollReady('default namespace', timeoutMs, defaultNamespace, processes.failure, POLL);
 
     const controllerManager = options.controllerManager ?? false;
     if (controllerManager)
@@ -591,7 +580,7 @@ async function startEnvtestOnce(options: EnvtestOptions): Promise<Envtest> {
         const { child, args } = processes.component(name);
         if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is running: stop it first`);
         processes.launch(name, args);
-        await waitFor(`${name} started again`, timeoutMs, ready, processes.failure);
+        await pollReady(`${name} started again`, timeoutMs, ready, processes.failure, POLL);
       },
       tokenKubeconfig: (user, token) => tokenKubeconfig(server, caPem, user, token),
       controllerManager: Boolean(controllerManager),

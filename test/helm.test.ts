@@ -10,17 +10,8 @@ import { OperatorChart, type OperatorChartProps } from '../infra/operator-chart.
 import { CRD_NAME, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../api/customapp.js';
 import { DEPLOYMENTS } from '../operator/kube/resources.js';
 import type { Deployment } from '../operator/kube/objects.js';
-import { selectedTargets, startCluster, type TestCluster } from './support/targets.js';
 import { helmBinary, runHelm } from './support/helm.js';
-import {
-  adminClient,
-  createAll,
-  createNamespace,
-  eventually,
-  getIfExists,
-  objects,
-  startTestOperator,
-} from './support/operator-harness.js';
+import { createAll, eventually, getIfExists, objects, startTestOperator, targetSuite } from './support/operator-harness.js';
 
 const CHART = resolve(import.meta.dirname, '../dist-helm');
 const DIST = resolve(import.meta.dirname, '../dist');
@@ -110,22 +101,14 @@ test('helm refuses values outside values.schema.json, naming the value', async (
   }
 });
 
-const INSTALL_TITLE =
-  '[envtest] helm install creates the CRD and the operator objects, the operator works with their RBAC, an upgrade to 2 replicas adds the PodDisruptionBudget, and uninstall removes them but the CRD';
+// helm install needs envtest: a real API server applies the chart's CRD and runs the garbage collector on uninstall.
+// Nothing is installed beforehand: the chart installs it all.
+const { onTarget: onEnvtest, scenario } = targetSuite(test, 'envtest', { envtest: { controllerManager: true }, install: async () => {} });
 
-const NAMESPACED_TITLE =
-  '[envtest] helm install with namespaces puts the grants in a Role there, the operator works with them, its identity cannot list Secrets elsewhere, and uninstall removes the Role';
-
-if (selectedTargets().includes('envtest')) {
-  let cluster: TestCluster;
-  test.before(async () => {
-    cluster = await startCluster('envtest', { envtest: { controllerManager: true } });
-  });
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
-
-  test.serial(INSTALL_TITLE, async (t) => {
+onEnvtest(
+  '[envtest] helm install creates the CRD and the operator objects, the operator works with their RBAC, an upgrade to 2 replicas adds the PodDisruptionBudget, and uninstall removes them but the CRD',
+  async (t) => {
+    const { cluster, admin } = scenario;
     const installed = await runHelm(['install', RELEASE, CHART], cluster.kubeconfigPath);
     t.is(installed.code, 0, installed.stderr);
     t.regex(installed.stdout, /STATUS: deployed/);
@@ -152,12 +135,10 @@ if (selectedTargets().includes('envtest')) {
     t.not((await get('-n', OPERATOR_NAMESPACE, 'pdb', OPERATOR_NAME)).code, 0, 'one replica: no budget');
 
     // The operator, as the chart's ServiceAccount: what the chart granted is enough to reconcile a CustomApp.
-    const admin = await adminClient(cluster);
     const running = await startTestOperator(cluster);
     try {
-      await createNamespace(admin, 'helm-app');
-      await createAll(admin, objects.customApp('helm-app', 'web', { image: 'example/web:1' }));
-      await eventually('the CustomApp gets its Deployment', () => getIfExists<Deployment>(admin, DEPLOYMENTS, 'helm-app', 'web'));
+      const app = await scenario.createNamespace('helm-app', objects.customApp('helm-app', 'web', { image: 'example/web:1' }));
+      await app.deploymentCreated('web');
     } finally {
       await running.operator.stop();
     }
@@ -175,11 +156,13 @@ if (selectedTargets().includes('envtest')) {
     );
     await eventually('the ClusterRole is gone', async () => (await get('clusterrole', OPERATOR_NAME)).code !== 0);
     t.is((await get('crd', CRD_NAME)).code, 0, 'Helm never deletes what crds/ installed');
-    admin.close();
-  });
+  },
+);
 
-  test.serial(NAMESPACED_TITLE, async (t) => {
-    const admin = await adminClient(cluster);
+onEnvtest(
+  '[envtest] helm install with namespaces puts the grants in a Role there, the operator works with them, its identity cannot list Secrets elsewhere, and uninstall removes the Role',
+  async (t) => {
+    const { cluster, admin } = scenario;
     const get = async (...args: string[]) => cluster.kubectl(['get', ...args, '-o', 'name']);
     // The install before this one uninstalled the chart's namespace: a namespace being deleted takes no new objects.
     await eventually(
@@ -187,7 +170,8 @@ if (selectedTargets().includes('envtest')) {
       async () => (await get('namespace', OPERATOR_NAMESPACE)).code !== 0,
       120_000,
     );
-    for (const namespace of ['helm-watched', 'helm-other']) await createNamespace(admin, namespace);
+    const watched = await scenario.createNamespace('helm-watched');
+    await scenario.createNamespace('helm-other');
     const installed = await runHelm(
       ['install', RELEASE, CHART, '--set', 'namespaces={helm-watched}', '--set', 'workloads={statefulsets}'],
       cluster.kubeconfigPath,
@@ -200,7 +184,7 @@ if (selectedTargets().includes('envtest')) {
     const running = await startTestOperator(cluster, { namespaces: ['helm-watched'], workloads: ['statefulsets'] });
     try {
       await createAll(admin, objects.customApp('helm-watched', 'web', { image: 'example/web:1' }));
-      await eventually('the CustomApp gets its Deployment', () => getIfExists<Deployment>(admin, DEPLOYMENTS, 'helm-watched', 'web'));
+      await watched.deploymentCreated('web');
     } finally {
       await running.operator.stop();
     }
@@ -213,10 +197,5 @@ if (selectedTargets().includes('envtest')) {
     const uninstalled = await runHelm(['uninstall', RELEASE], cluster.kubeconfigPath);
     t.is(uninstalled.code, 0, uninstalled.stderr);
     await eventually('the watched namespace Role is gone', async () => (await get('-n', 'helm-watched', 'role', OPERATOR_NAME)).code !== 0);
-    admin.close();
-  });
-} else {
-  for (const title of [INSTALL_TITLE, NAMESPACED_TITLE]) {
-    test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select envtest)`, () => {});
-  }
-}
+  },
+);

@@ -2,22 +2,18 @@
 import test from 'ava';
 import { resolve } from 'node:path';
 import { CoreV1Api, Watch } from '@kubernetes/client-node';
-import { selectedTargets, startCluster, type TestCluster } from './support/targets.js';
+import { clusterScenario } from './support/operator-harness.js';
+import { selectedTargets } from './support/targets.js';
 
 const DIST = resolve(import.meta.dirname, '../dist');
 
 for (const target of selectedTargets()) {
-  let cluster: TestCluster;
-  test.before(async () => {
-    cluster = await startCluster(target);
-  });
-  test.after.always(async () => {
-    await cluster?.stop();
-  });
+  // Nothing installed beforehand: applying dist/ is what the file tests.
+  const scenario = clusterScenario(test, target, { install: async () => {} });
 
   // Serial: later steps build on what `kubectl apply -f dist/` installed.
   test.serial(`[${target}] kubectl apply -f dist/ installs the CRD, namespace, RBAC and operator Deployment`, async (t) => {
-    const applied = await cluster.kubectl(['apply', '-f', DIST]);
+    const applied = await scenario.cluster.kubectl(['apply', '-f', DIST]);
     t.is(applied.code, 0, applied.stderr);
     t.regex(
       applied.stdout,
@@ -25,15 +21,20 @@ for (const target of selectedTargets()) {
     );
     t.regex(applied.stdout, /clusterrole\.rbac\.authorization\.k8s\.io\/customapp-operator created/);
     t.regex(applied.stdout, /deployment\.apps\/customapp-operator created/);
-    const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/customapps.app.example.com']);
+    const established = await scenario.cluster.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=30s',
+      'crd/customapps.app.example.com',
+    ]);
     t.is(established.code, 0, established.stderr);
   });
 
   test.serial(`[${target}] the sample CustomApp from dist/samples/ is accepted, with its ConfigMap and Secret`, async (t) => {
-    const applied = await cluster.kubectl(['apply', '-f', `${DIST}/samples/`]);
+    const applied = await scenario.cluster.kubectl(['apply', '-f', `${DIST}/samples/`]);
     t.is(applied.code, 0, applied.stderr);
     t.regex(applied.stdout, /customapp\.app\.example\.com\/hello created/);
-    const got = await cluster.kubectl(['get', 'customapp', 'hello', '-o', 'json']);
+    const got = await scenario.cluster.kubectl(['get', 'customapp', 'hello', '-o', 'json']);
     t.is(got.code, 0, got.stderr);
     const app = JSON.parse(got.stdout);
     t.is(app.spec.configMapName, 'hello-config');
@@ -41,7 +42,7 @@ for (const target of selectedTargets()) {
   });
 
   test.serial(`[${target}] kubectl get ca shows the printer columns`, async (t) => {
-    const got = await cluster.kubectl(['get', 'ca']);
+    const got = await scenario.cluster.kubectl(['get', 'ca']);
     t.is(got.code, 0, got.stderr);
     const [header, row] = got.stdout.trim().split('\n');
     t.deepEqual(header!.trim().split(/\s+/), ['NAME', 'IMAGE', 'CONFIGMAP', 'READY', 'ROLLOUT', 'WAITING', 'AGE']);
@@ -67,7 +68,7 @@ for (const target of selectedTargets()) {
         metadata: { name, namespace: 'default' },
         spec,
       });
-      const created = await cluster.kubectl(['create', '-f', '-', '-o', 'name'], { input: manifest });
+      const created = await scenario.cluster.kubectl(['create', '-f', '-', '-o', 'name'], { input: manifest });
       t.not(created.code, 0);
       t.regex(created.stderr, /is invalid/);
       t.regex(created.stderr, field);
@@ -77,7 +78,7 @@ for (const target of selectedTargets()) {
   test.serial(
     `[${target}] as the operator's ServiceAccount, dist/'s RBAC allows watching configmaps and denies creating them`,
     async (t) => {
-      const { kubeConfig } = await cluster.serviceAccount('customapp-system', 'customapp-operator');
+      const { kubeConfig } = await scenario.cluster.serviceAccount('customapp-system', 'customapp-operator');
       const watch = new Watch(kubeConfig);
       let watchError: unknown;
       const controller = await watch.watch(
@@ -100,7 +101,7 @@ for (const target of selectedTargets()) {
       );
       t.is((denied as { code?: number }).code, 403);
 
-      const forbiddenWatch = await cluster.serviceAccount('default', 'nobody');
+      const forbiddenWatch = await scenario.cluster.serviceAccount('default', 'nobody');
       let forbiddenError: unknown;
       await new Watch(forbiddenWatch.kubeConfig).watch(
         '/api/v1/namespaces/default/configmaps',

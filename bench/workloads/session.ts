@@ -1,27 +1,23 @@
 // One workload session: a fresh API server, annotated Deployments and the ConfigMaps they use, one workload participant, its phases.
 import { join } from 'node:path';
-import type { KubeClient } from '../../operator/kube/client.js';
 import { DEPLOYMENTS } from '../../operator/kube/resources.js';
-import { type CpuSeconds, diffCpu, sessionCpu } from '../cpu.js';
-import type { LoadPlan } from '../load.js';
-import { ConfigMapDeliveries, type Clock } from '../observers.js';
+import { type CpuSeconds, sessionCpu } from '../cpu.js';
 import { isWorkloadParticipant, type WorkloadParticipant } from '../options.js';
 import { awaitMet, type DeliveryProbe, deliveryFigures, floorOf, paced, spread, updateConfigMap, writeOwnConfigMaps } from '../phases.js';
 import type { ColdStartResult, PhaseResult, RestartResult, SessionResult } from '../results.js';
-import type { BenchServer } from '../server.js';
 import {
-  createLoad,
-  openSession,
+  PhaseSpan,
   referencedLine,
   restartLine,
   runPhases,
   ServerWindow,
+  SessionBase,
   sleep,
   type ServerCounts,
   type SessionOptions,
   untilQuiet,
 } from '../session-state.js';
-import { addCounts, summarize, totalRequests, type RequestCounts } from '../stats.js';
+import { addCounts, summarize, totalRequests } from '../stats.js';
 import { workloadObject } from './load.js';
 import { TemplateObserver } from './observer.js';
 import { startWorkloadProcess, type WorkloadProcess } from './process.js';
@@ -32,39 +28,26 @@ interface Expectation {
   readonly sentAt: number;
 }
 
-/** The state of one workload session. */
-export class WorkloadSession {
-  readonly now: Clock = () => performance.now();
-  readonly harnessRequests: RequestCounts = {};
-  readonly configMaps = new Map<string, { version: number; hash: string }>();
-  readonly notes: Record<string, number> = {};
-  server!: BenchServer;
-  client!: KubeClient;
-  plan!: LoadPlan;
+/** The state of one workload session: beside the base, the templates' watcher and the participant's process. */
+export class WorkloadSession extends SessionBase {
   templates!: TemplateObserver;
-  deliveries!: ConfigMapDeliveries;
   process: WorkloadProcess | undefined;
   readonly participant: WorkloadParticipant;
 
-  constructor(readonly options: SessionOptions) {
+  constructor(options: SessionOptions) {
+    super(options);
     if (!isWorkloadParticipant(options.participant)) throw new Error(`${options.participant} is not a workload participant`);
     this.participant = options.participant;
   }
 
-  status(text: string): void {
-    this.options.progress.status(`${this.options.label} ${text}`);
-  }
-
   /** The server, the ConfigMaps, one annotated Deployment per planned app, and the raw watchers. */
   async start(): Promise<void> {
-    ({ server: this.server, client: this.client, plan: this.plan } = await openSession(this.options, this.harnessRequests));
-    await createLoad(this, async (app) => {
-      await this.client.create(DEPLOYMENTS, app.namespace, workloadObject(app));
-    });
-    this.templates = new TemplateObserver(this.client, this.now);
-    this.deliveries = new ConfigMapDeliveries(this.client, this.now);
-    await this.templates.start();
-    await this.deliveries.start();
+    await this.open(
+      async (app) => {
+        await this.client.create(DEPLOYMENTS, app.namespace, workloadObject(app));
+      },
+      () => (this.templates = new TemplateObserver(this.client, this.now)),
+    );
   }
 
   async launch(): Promise<WorkloadProcess> {
@@ -127,27 +110,19 @@ export class WorkloadSession {
   }
 
   async stop(): Promise<void> {
-    await this.process?.stop().catch(() => undefined);
-    await this.templates?.stop().catch(() => undefined);
-    await this.deliveries?.stop().catch(() => undefined);
-    this.client?.close();
-    await this.server?.stop();
+    await this.close(this.process);
   }
 }
 
 /** A phase's requests (server-counted), template changes and CPU, from its start to {@link finish}. */
 class WorkloadMeter {
-  private readonly from: number;
-  private readonly changesBefore: number;
-  private readonly cpuBefore: CpuSeconds;
+  private readonly span: PhaseSpan;
 
   private constructor(
-    private readonly session: WorkloadSession,
+    session: WorkloadSession,
     private readonly window: ServerWindow,
   ) {
-    this.from = session.now();
-    this.changesBefore = session.templates.changeCount;
-    this.cpuBefore = session.cpu();
+    this.span = new PhaseSpan(session, session.templates);
   }
 
   static async start(session: WorkloadSession): Promise<WorkloadMeter> {
@@ -158,16 +133,17 @@ class WorkloadMeter {
   async finish(operations: number, extra: Partial<PhaseResult> = {}, withRenewals = false): Promise<PhaseResult> {
     const server: ServerCounts | undefined = await this.window.close();
     const requests = server ? (withRenewals ? addCounts(server.requests, server.renewals ?? {}) : server.requests) : {};
+    const { durationMs, deploymentChanges, cpuSeconds } = this.span.moved();
     return {
       operations,
-      durationMs: this.session.now() - this.from,
+      durationMs,
       requests,
       renewals: withRenewals ? undefined : server?.renewals,
       // The participant's own client counts are not read (Reloader's /metrics has them, ours too): the server's are the figure.
       selfRequests: {},
       reconciles: 0,
-      deploymentChanges: this.session.templates.changeCount - this.changesBefore,
-      cpuSeconds: diffCpu(this.session.cpu(), this.cpuBefore),
+      deploymentChanges,
+      cpuSeconds,
       ...extra,
     };
   }

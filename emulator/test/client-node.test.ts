@@ -12,8 +12,7 @@ let custom: CustomObjectsApi;
 
 test.before(async () => {
   fx = await emulatorFixture({ bookmarkIntervalMs: 100 });
-  const applied = await fx.kubectl(['apply', '-f', `${distDir}customapp-crd.k8s.yaml`]);
-  if (applied.code !== 0) throw new Error(applied.stderr);
+  await fx.apply(`${distDir}customapp-crd.k8s.yaml`);
   const kc = fx.kubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);

@@ -10,10 +10,7 @@ let fx: EmulatorFixture;
 
 test.before(async () => {
   fx = await emulatorFixture();
-  const crd = await fx.kubectl(['apply', '-f', distDir]);
-  if (crd.code !== 0) throw new Error(`kubectl apply -f dist/ failed: ${crd.stderr}`);
-  const samples = await fx.kubectl(['apply', '-f', `${distDir}samples/`]);
-  if (samples.code !== 0) throw new Error(`kubectl apply -f dist/samples/ failed: ${samples.stderr}`);
+  await fx.apply(distDir, `${distDir}samples/`);
 });
 
 test.after.always(async () => {

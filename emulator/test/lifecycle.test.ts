@@ -8,8 +8,7 @@ let fx: EmulatorFixture;
 
 test.before(async () => {
   fx = await emulatorFixture();
-  const applied = await fx.kubectl(['apply', '-f', `${distDir}customapp-crd.k8s.yaml`]);
-  if (applied.code !== 0) throw new Error(applied.stderr);
+  await fx.apply(`${distDir}customapp-crd.k8s.yaml`);
 });
 
 test.after.always(async () => {

@@ -7,10 +7,7 @@ let fx: EmulatorFixture;
 
 test.before(async () => {
   fx = await emulatorFixture();
-  for (const dir of [distDir, `${distDir}samples/`]) {
-    const applied = await fx.kubectl(['apply', '-f', dir]);
-    if (applied.code !== 0) throw new Error(applied.stderr);
-  }
+  await fx.apply(distDir, `${distDir}samples/`);
   await fx.admin('POST', '/api/v1/namespaces', { metadata: { name: 'team' } });
   await fx.admin('POST', '/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'reader' } });
   await fx.admin('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles', {

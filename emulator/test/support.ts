@@ -177,6 +177,8 @@ export interface EmulatorFixture {
   admin(method: string, path: string, body?: unknown, contentType?: string, accept?: string): Promise<Answer>;
   kubeConfig(): KubeConfig;
   kubectl(args: readonly string[], input?: string): Promise<KubectlResult>;
+  /** `kubectl apply -f` of each path in order (what a file's tests need installed); throws with the command and stderr when one fails. */
+  apply(...paths: readonly string[]): Promise<void>;
   /** Writes a file in the fixture's temporary directory and returns its path. */
   file(name: string, content: string): string;
   close(): Promise<void>;
@@ -199,6 +201,12 @@ export async function emulatorFixture(options: EmulatorOptions = {}): Promise<Em
       return kc;
     },
     kubectl: (args, input) => kubectl(kubeconfigPath, args, input),
+    apply: async (...paths) => {
+      for (const path of paths) {
+        const applied = await kubectl(kubeconfigPath, ['apply', '-f', path]);
+        if (applied.code !== 0) throw new Error(`kubectl apply -f ${path} exited ${applied.code}: ${applied.stderr}`);
+      }
+    },
     file: (name, content) => {
       const path = join(dir, name);
       writeFileSync(path, content);

@@ -4,12 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startEnvtest, type Envtest, type StaticToken } from '../harness.js';
+import { pollReady, type PollOptions } from '../poll.js';
 import type { NodeAddresses } from './addresses.js';
 import { clusterAssets, type ClusterAssets } from './build.js';
 import { kubeletClientCertificates } from './certs.js';
 import { containerdConfig, cniConfig, kubeletConfig, NODE_STATE } from './node-config.js';
 import { createNodeSandbox, type Daemon, type NodeSandbox } from './node-sandbox.js';
 import { acquireSlot, SLOTS_DIR, type SlotLease } from './slot.js';
+
+/** How often the node's start polls a component it waits for. */
+const POLL_MS = 250;
 
 /** The ConfigMap where the cluster records its demo image: `kube-public/customapp-demo-image`, key `image`. */
 export const DEMO_IMAGE_CONFIGMAP = { namespace: 'kube-public', name: 'customapp-demo-image', key: 'image' } as const;
@@ -95,23 +99,6 @@ export interface NodeCluster {
   stop(): Promise<void>;
 }
 
-async function poll(what: string, timeoutMs: number, now: () => number, failure: () => string | undefined, probe: () => Promise<boolean>) {
-  const deadline = now() + timeoutMs;
-  let lastError = '';
-  for (;;) {
-    const failed = failure();
-    if (failed) throw new Error(`${what}: ${failed}`);
-    try {
-      if (await probe()) return;
-      lastError = '';
-    } catch (error) {
-      lastError = (error as Error).message;
-    }
-    if (now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms${lastError ? ` (last error: ${lastError})` : ''}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
 /** The component identities: each a bearer token in the API server's token file, as bootstrap RBAC expects them. */
 function componentTokens(nodeName: string): { kubelet: StaticToken; proxy: StaticToken; scheduler: StaticToken } {
   const token = () => randomBytes(24).toString('hex');
@@ -165,10 +152,11 @@ function containerRuntime(
     sandbox.run('ctr', ['--address', NODE_STATE.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
   const startContainerd = async (): Promise<void> => {
     daemons.push(sandbox.spawnDaemon('containerd', 'containerd', ['--config', join(hostDir, 'containerd.toml')]));
-    await poll('containerd', 30_000, now, failure, async () => {
+    const answers = async (): Promise<boolean> => {
       await ctr(['version']);
       return true;
-    });
+    };
+    await pollReady('containerd', 30_000, answers, failure, { intervalMs: POLL_MS, now });
   };
   return { startContainerd, ctr };
 }
@@ -314,6 +302,23 @@ async function defaultAccountReady(env: Envtest): Promise<boolean> {
   return account.status === 200 && rootCa.status === 200;
 }
 
+/**
+ * Waits until the node reports Ready (the `nodeReady` phase), then until kube-controller-manager has made the
+ * `default` ServiceAccount and published `kube-root-ca.crt`: each wait ends at once when a component has stopped.
+ */
+async function awaitNodeReady(
+  env: Envtest,
+  nodeName: string,
+  timeoutMs: number,
+  failure: () => string | undefined,
+  polling: PollOptions,
+  phase: (name: string) => void,
+): Promise<void> {
+  await pollReady(`node ${nodeName} Ready`, timeoutMs, () => nodeReady(env, nodeName), failure, polling);
+  phase('nodeReady');
+  await pollReady('the default ServiceAccount and kube-root-ca.crt', timeoutMs, () => defaultAccountReady(env), failure, polling);
+}
+
 /** Records the demo image's name in {@link DEMO_IMAGE_CONFIGMAP}. */
 async function recordDemoImage(env: Envtest, image: string): Promise<void> {
   const recorded = await env.request('POST', `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps`, {
@@ -396,10 +401,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
       spawn('kube-proxy', kubeProxyArgs(addresses, kubeconfigFor('kube-proxy', tokens.proxy))),
     );
 
-    const timeoutMs = options.startTimeoutMs ?? 180_000;
-    await poll(`node ${addresses.nodeName} Ready`, timeoutMs, now, failure, () => nodeReady(env, addresses.nodeName));
-    phase('nodeReady');
-    await poll('the default ServiceAccount and kube-root-ca.crt', timeoutMs, now, failure, () => defaultAccountReady(env));
+    await awaitNodeReady(env, addresses.nodeName, options.startTimeoutMs ?? 180_000, failure, { intervalMs: POLL_MS, now }, phase);
     await recordDemoImage(env, assets.images.demo.name);
     phase('accounts');
     timings.total = now() - started;

@@ -3,7 +3,7 @@ import test from 'ava';
 import { CONFIG_HASH_ANNOTATION, FINALIZER, OPERATOR_NAME, OPERATOR_NAMESPACE, SECRET_HASH_ANNOTATION } from '../../api/customapp.js';
 import { contentHash } from '../../operator/dependencies/content-hash.js';
 import { CONFIGMAPS, DEPLOYMENTS, SERVICES } from '../../operator/kube/resources.js';
-import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
+import { CUSTOM_APPS, type CustomApp } from '../../operator/customapp/custom-app.js';
 import { desiredDeployment } from '../../operator/reconcile/desired-deployment.js';
 import type { Deployment } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
@@ -16,6 +16,16 @@ import { secretHashIn } from '../support/secret-hash.js';
 
 for (const target of selectedTargets()) {
   const scenario = operatorScenario(test, target);
+  /**
+   * Creates namespace `ns` with ConfigMap `<name>-config` holding `data`, and CustomApp `name` (image `example/<name>:1`,
+   * with `spec` beside) reading it; answers the admin's reads of the namespace.
+   */
+  const appOnConfigMap = (ns: string, name: string, data: Record<string, string>, spec: Partial<CustomApp['spec']> = {}) =>
+    scenario.createNamespace(
+      ns,
+      objects.configMap(ns, `${name}-config`, data),
+      objects.customApp(ns, name, { image: `example/${name}:1`, configMapName: `${name}-config`, ...spec }),
+    );
 
   test.serial(`[${target}] a CustomApp gets its Deployment and Service, then status and Events follow`, async (t) => {
     const ns = 'lifecycle-create';
@@ -100,11 +110,7 @@ for (const target of selectedTargets()) {
     `[${target}] a spec change rolls the Deployment, and a ConfigMap edit rolls it with the new hash while a label edit does not`,
     async (t) => {
       const ns = 'lifecycle-update';
-      const reads = await scenario.createNamespace(
-        ns,
-        objects.configMap(ns, 'api-config', { MODE: 'a' }),
-        objects.customApp(ns, 'api', { image: 'example/api:1', configMapName: 'api-config', replicas: 1 }),
-      );
+      const reads = await appOnConfigMap(ns, 'api', { MODE: 'a' }, { replicas: 1 });
       const first = await reads.deploymentCreated('api');
 
       await scenario.admin.patch(CUSTOM_APPS, ns, 'api', 'merge', { spec: { image: 'example/api:2', replicas: 3 } });
@@ -270,11 +276,7 @@ for (const target of selectedTargets()) {
     `[${target}] deleting the CustomApp runs the finalizer, releases its watches, and garbage-collects its children`,
     async (t) => {
       const ns = 'lifecycle-delete';
-      const reads = await scenario.createNamespace(
-        ns,
-        objects.configMap(ns, 'gone-config', { A: '1' }),
-        objects.customApp(ns, 'gone', { image: 'example/gone:1', configMapName: 'gone-config', port: 80 }),
-      );
+      const reads = await appOnConfigMap(ns, 'gone', { A: '1' }, { port: 80 });
       await reads.deploymentCreated('gone');
       await eventually('the Service exists', () => reads.service('gone'));
       t.true(scenario.running.operator.dependencies.watched().some((ref) => ref.namespace === ns && ref.name === 'gone-config'));
@@ -388,11 +390,7 @@ for (const target of selectedTargets()) {
       async (t) => {
         const { faults } = scenario.cluster.emulator!;
         const ns = 'faults-409';
-        const reads = await scenario.createNamespace(
-          ns,
-          objects.configMap(ns, 'stale-config', { V: '1' }),
-          objects.customApp(ns, 'stale', { image: 'example/stale:1', configMapName: 'stale-config' }),
-        );
+        const reads = await appOnConfigMap(ns, 'stale', { V: '1' });
         await eventually('the Deployment exists', async () => (await reads.app('stale'))?.status?.configHash);
         // Keep the operator's Deployment cache stale for a while: its watch is dropped and reopens only after 1.5 s.
         const slowWatch = faults.addLatency({ match: { user: operatorUser, verb: 'watch', resource: 'deployments' }, ms: 1_500 });

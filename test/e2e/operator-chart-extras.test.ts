@@ -5,18 +5,15 @@ import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { OperatorChart } from '../../infra/operator-chart.js';
 import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
-import { selectedTargets } from '../support/targets.js';
-import { clusterScenario } from '../support/operator-harness.js';
+import { targetSuite } from '../support/operator-harness.js';
 import { installCrd } from '../support/crds.js';
 
-const TITLE =
-  '[envtest] the ServiceMonitor CRD applies and the chart with serviceMonitor and 2 replicas is accepted (envtest only: a real schema)';
+// Nothing installed: the test applies the chart it synthesizes.
+const { onTarget: onEnvtest, scenario } = targetSuite(test, 'envtest', { install: async () => {} });
 
-if (selectedTargets().includes('envtest')) {
-  // Nothing installed: the test applies the chart it synthesizes.
-  const scenario = clusterScenario(test, 'envtest', { install: async () => {} });
-
-  test.serial(TITLE, async (t) => {
+onEnvtest(
+  '[envtest] the ServiceMonitor CRD applies and the chart with serviceMonitor and 2 replicas is accepted (envtest only: a real schema)',
+  async (t) => {
     const { cluster } = scenario;
     await installCrd(cluster, THIRD_PARTY_CRDS[0], 'servicemonitors.monitoring.coreos.com');
 
@@ -42,5 +39,5 @@ if (selectedTargets().includes('envtest')) {
     });
     t.not(refused.code, 0, 'the CRD validates: the schema is really applied');
     t.regex(refused.stderr, /spec\.endpoints\[0\]\.scheme/);
-  });
-} else test.skip(`${TITLE} (KUBE_TARGET="${process.env.KUBE_TARGET}" does not select envtest)`, () => {});
+  },
+);

@@ -5,7 +5,13 @@ import { LEASES } from '../../operator/kube/resources.js';
 import type { Lease } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
 import { createAll, objects, clusterScenario } from '../support/operator-harness.js';
-import { OperatorProcess, runOperatorOnce } from '../support/operator-process.js';
+import {
+  FAST_ELECTION_FLAGS,
+  NO_SERVER_FLAGS,
+  OperatorProcess,
+  PLAIN_METRICS_FLAGS,
+  runOperatorOnce,
+} from '../support/operator-process.js';
 
 test('--help prints every flag and exits 0', async (t) => {
   const { code, stdout } = await runOperatorOnce(['--help']);
@@ -20,9 +26,6 @@ test('a bad flag exits 2 with a message quoting it', async (t) => {
   t.is(stderr, 'error: --log-format: "xml" is not one of auto, json, pretty\n');
 });
 
-/** Fast leader election, so that a takeover after a kill takes about 2 s instead of 15. */
-const FAST_ELECTION = ['--leader-elect-lease-duration=2s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=250ms'];
-
 for (const target of selectedTargets()) {
   let kubeconfig: string;
   const scenario = clusterScenario(test, target, undefined, async ({ cluster }) => {
@@ -33,11 +36,9 @@ for (const target of selectedTargets()) {
     new OperatorProcess([
       `--kubeconfig=${kubeconfig}`,
       '--leader-elect',
-      '--metrics-bind-address=127.0.0.1:0',
-      // Scraped with a plain fetch below: authenticated metrics are tested in metrics-auth.test.ts.
-      '--metrics-secure=false',
+      ...PLAIN_METRICS_FLAGS,
       '--health-probe-bind-address=127.0.0.1:0',
-      ...FAST_ELECTION,
+      ...FAST_ELECTION_FLAGS,
     ]);
   const reconciled = (process: OperatorProcess, key: string): boolean => process.find('reconcile.start', { key }).length > 0;
 
@@ -87,12 +88,7 @@ for (const target of selectedTargets()) {
   );
 
   test.serial(`[${target}] without --leader-elect the process reconciles at once and runs until SIGTERM`, async (t) => {
-    const alone = new OperatorProcess([
-      `--kubeconfig=${kubeconfig}`,
-      '--metrics-bind-address=0',
-      '--health-probe-bind-address=0',
-      '--namespace=alone',
-    ]);
+    const alone = new OperatorProcess([`--kubeconfig=${kubeconfig}`, ...NO_SERVER_FLAGS, '--namespace=alone']);
     t.teardown(() => alone.dispose());
     await alone.waitFor('the workers start', () => alone.find('controller.start').length > 0);
     const reads = await scenario.createNamespace('alone', objects.customApp('alone', 'solo', { image: 'example/solo:1' }));

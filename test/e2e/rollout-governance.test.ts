@@ -30,6 +30,8 @@ import {
 } from '../support/operator-harness.js';
 
 const hash = (value: string): string => contentHash({ data: { V: value } });
+/** The rollout cause of the first edit of ConfigMap `shared` (V 1 → 2), as a status's pendingRollout and lastRollout name it. */
+const FIRST_EDIT = { trigger: 'ConfigMap', name: 'shared', fromHash: hash('1'), toHash: hash('2') } as const;
 
 for (const target of selectedTargets()) {
   const scenario = clusterScenario(test, target, { envtest: { controllerManager: true } });
@@ -144,13 +146,7 @@ for (const target of selectedTargets()) {
       const waiting = names.filter((name) => !first.includes(name));
       for (const name of waiting) {
         t.is(await ready(ns, name), 'False RolloutQueued', name);
-        t.like((await appOf(ns, name)).status?.pendingRollout, {
-          reason: 'Queued',
-          trigger: 'ConfigMap',
-          name: 'shared',
-          fromHash: hash('1'),
-          toHash: hash('2'),
-        });
+        t.like((await appOf(ns, name)).status?.pendingRollout, { reason: 'Queued', ...FIRST_EDIT });
         t.true(
           (await eventsOf(ns, name)).some((event) => event.startsWith('RolloutQueued: Rollout of ConfigMap "shared"')),
           `${name}: a RolloutQueued Event`,
@@ -262,13 +258,7 @@ for (const target of selectedTargets()) {
         failed.status!.conditions!.find((each) => each.type === 'Ready')!.message,
         `the rollout of ${change} failed: ReplicaSet "${first}-x" has timed out progressing.`,
       );
-      t.like(failed.status?.lastRollout, {
-        trigger: 'ConfigMap',
-        name: 'shared',
-        fromHash: hash('1'),
-        toHash: hash('2'),
-        result: 'Failed',
-      });
+      t.like(failed.status?.lastRollout, { ...FIRST_EDIT, result: 'Failed' });
       t.truthy(failed.status?.lastRollout?.completionTime);
       await eventually('a RolloutFailed Event', async () =>
         (await eventsOf(ns, first!)).includes(

@@ -9,10 +9,8 @@ import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { RING_LABEL, STALE_LEASE_DURATIONS } from '../../operator/shard/shard.js';
 import { selectedTargets } from '../support/targets.js';
 import { clusterScenario, eventually, getIfExists, grantShardingPermissions, objects } from '../support/operator-harness.js';
-import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
+import { FAST_ELECTION_FLAGS, NO_SERVER_FLAGS, OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 
-/** Short Leases, so that the test needs seconds, not the default 15 s. */
-const FAST_LEASES = ['--leader-elect-lease-duration=2s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=250ms'];
 const APPS = Array.from({ length: 8 }, (_, index) => `app-${index}`);
 
 for (const target of selectedTargets()) {
@@ -23,9 +21,8 @@ for (const target of selectedTargets()) {
       `--kubeconfig=${kubeconfig}`,
       '--sharding',
       `--shard-identity=${identity}`,
-      '--metrics-bind-address=0',
-      '--health-probe-bind-address=0',
-      ...FAST_LEASES,
+      ...NO_SERVER_FLAGS,
+      ...FAST_ELECTION_FLAGS,
       ...UNGOVERNED_FLAGS,
     ]);
   const reconciled = (process: OperatorProcess, key: string): boolean => process.find('reconcile.start', { key }).length > 0;

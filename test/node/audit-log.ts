@@ -1,6 +1,7 @@
 // Reads the real node's API server audit log: who held the operator's Lease when each of its writes landed, and the
 // LISTs and WATCHes its replicas sent after a fault.
 import { readFileSync } from 'node:fs';
+import { parseJsonLines } from '../support/json-lines.js';
 
 /** The fields of an audit event (audit.k8s.io/v1 Event) the checks read. */
 export interface AuditEvent {
@@ -37,15 +38,13 @@ export interface AuditEvent {
  * also at its start (one still open when the log is read has no end yet).
  */
 export function readAuditLog(path: string, username?: string): AuditEvent[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as AuditEvent)
-    .filter(
-      (event) =>
-        (event.stage === 'ResponseComplete' || (event.stage === 'ResponseStarted' && event.verb === 'watch')) &&
-        (username === undefined || event.user.username === username),
-    );
+  const text = readFileSync(path, 'utf8');
+  // The API server appends each event as a request ends: a last line without its newline is still being written.
+  return parseJsonLines<AuditEvent>(text.slice(0, text.lastIndexOf('\n') + 1)).filter(
+    (event) =>
+      (event.stage === 'ResponseComplete' || (event.stage === 'ResponseStarted' && event.verb === 'watch')) &&
+      (username === undefined || event.user.username === username),
+  );
 }
 
 /** The pod a bound ServiceAccount token was issued to, as the API server recorded it. */

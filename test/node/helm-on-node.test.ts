@@ -3,28 +3,21 @@
 import test from 'ava';
 import { resolve } from 'node:path';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
-import type { TestCluster } from '../support/targets.js';
 import { runHelm } from '../support/helm.js';
-import { nodeSuite, get, kubectlOk, podReady, podsOf, waitFor } from './node-helpers.js';
+import { nodeSuite, podReady, waitFor } from './node-helpers.js';
 
 const CHART = resolve(import.meta.dirname, '../../dist-helm');
-let cluster: TestCluster;
-const onNode = nodeSuite(test, {
-  started: async (started) => {
-    cluster = started;
-  },
-});
+const { onNode, node } = nodeSuite(test);
 
 onNode(
   'helm install dist-helm/ --set replicas=2: both operator pods become Ready, one holds the Lease, and the PodDisruptionBudget allows one disruption',
   async (t) => {
-    const installed = await runHelm(['install', OPERATOR_NAME, CHART, '--set', 'replicas=2'], cluster.kubeconfigPath);
+    const installed = await runHelm(['install', OPERATOR_NAME, CHART, '--set', 'replicas=2'], node.cluster.kubeconfigPath);
     t.is(installed.code, 0, installed.stderr);
-    await kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=180s'], {
+    await node.kubectlOk(['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=180s'], {
       timeoutMs: 200_000,
     });
-    const node = cluster.node!;
-    const pods = (await podsOf(node, OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
+    const pods = (await node.podsOf(OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
       (pod) => !pod.metadata.deletionTimestamp,
     );
     t.is(pods.length, 2);
@@ -34,13 +27,13 @@ onNode(
       'the image the chart names, loaded into the node',
     );
     const holder = await waitFor('the Lease', 60_000, async () => {
-      const lease = await get(node, `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NAMESPACE}/leases/${LEADER_ELECTION_LEASE}`);
+      const lease = await node.get(`/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NAMESPACE}/leases/${LEADER_ELECTION_LEASE}`);
       const name = String(lease.spec.holderIdentity ?? '');
       return pods.some((pod) => name.startsWith(`${pod.metadata.name}_`)) ? name : undefined;
     });
     t.log(`Lease held by ${holder}`);
     const budget = await waitFor('the budget observes the pods', 60_000, async () => {
-      const current = await get(node, `/apis/policy/v1/namespaces/${OPERATOR_NAMESPACE}/poddisruptionbudgets/${OPERATOR_NAME}`);
+      const current = await node.get(`/apis/policy/v1/namespaces/${OPERATOR_NAMESPACE}/poddisruptionbudgets/${OPERATOR_NAME}`);
       return current.status?.currentHealthy === 2 ? current : undefined;
     });
     t.like(budget.status, { currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1, expectedPods: 2 });

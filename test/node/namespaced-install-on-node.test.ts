@@ -2,20 +2,8 @@
 // image, which rolls a CustomApp in its namespace, ignores one elsewhere, and cannot read a Secret there.
 import test from 'ava';
 import { rmSync } from 'node:fs';
-import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import {
-  applyObjects,
-  nodeSuite,
-  get,
-  kubectlOk,
-  podLogLines,
-  podReady,
-  podsOf,
-  replicaSetsOf,
-  rolloutComplete,
-  waitFor,
-} from './node-helpers.js';
+import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -24,12 +12,10 @@ const ELSEWHERE = 'node-team-c';
 const APP = 'demo';
 const OPERATOR_USER = `system:serviceaccount:${SYSTEM}:${OPERATOR}`;
 
-let cluster: TestCluster;
 let installDir = '';
 
-const onNode = nodeSuite(test, {
-  started: async (started) => {
-    cluster = started;
+const { onNode, node } = nodeSuite(test, {
+  started: async () => {
     installDir = synthInstall({ namespaces: [WATCHED] });
   },
   stopping: async () => {
@@ -37,20 +23,19 @@ const onNode = nodeSuite(test, {
   },
 });
 
-const node = () => cluster.node!;
 const describe = async (): Promise<string> =>
-  kubectlOk(cluster, ['get', 'customapp,deploy,rs,pods', '-o', 'wide', '-n', WATCHED]).catch(String);
-const deployment = (namespace: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${namespace}/deployments/${APP}`);
-const customApp = (namespace: string): Promise<any> => get(node(), `/apis/app.example.com/v1/namespaces/${namespace}/customapps/${APP}`);
+  node.kubectlOk(['get', 'customapp,deploy,rs,pods', '-o', 'wide', '-n', WATCHED]).catch(String);
+const deployment = (namespace: string): Promise<any> => node.get(`/apis/apps/v1/namespaces/${namespace}/deployments/${APP}`);
+const customApp = (namespace: string): Promise<any> => node.get(`/apis/app.example.com/v1/namespaces/${namespace}/customapps/${APP}`);
 
 /** The demo image's ConfigMap, Secret and CustomApp (2 replicas) in `namespace`. */
 const applyApp = async (namespace: string): Promise<void> => {
-  const image = node().images.demo;
-  await applyObjects(cluster, [
+  const image = node.images.demo;
+  await node.applyObjects([
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace }, data: { A: 'one' } },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace }, stringData: { TOKEN: `of-${namespace}` } },
   ]);
-  await kubectlOk(cluster, ['apply', '-f', '-'], {
+  await node.kubectlOk(['apply', '-f', '-'], {
     input: JSON.stringify({
       apiVersion: 'app.example.com/v1',
       kind: 'CustomApp',
@@ -63,19 +48,19 @@ const applyApp = async (namespace: string): Promise<void> => {
 onNode(
   `an install synthesized with namespaces [${WATCHED}] runs the operator Ready with --namespaces, under Roles in ${WATCHED} and ${SYSTEM} and a ClusterRole that reads nothing`,
   async (t) => {
-    for (const namespace of [WATCHED, ELSEWHERE]) await kubectlOk(cluster, ['create', 'namespace', namespace]);
-    await kubectlOk(cluster, ['apply', '-f', installDir]);
-    await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
-    const [pod] = (await podsOf(node(), SYSTEM, `app.kubernetes.io/name=${OPERATOR}`)).filter((each) => !each.metadata.deletionTimestamp);
+    for (const namespace of [WATCHED, ELSEWHERE]) await node.kubectlOk(['create', 'namespace', namespace]);
+    await node.kubectlOk(['apply', '-f', installDir]);
+    await node.kubectlOk(['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
+    const [pod] = (await node.podsOf(SYSTEM, `app.kubernetes.io/name=${OPERATOR}`)).filter((each) => !each.metadata.deletionTimestamp);
     t.truthy(pod, 'an operator pod exists');
     t.true(podReady(pod), 'Ready: its caches of the watched namespace synced under the Roles alone');
     t.true(pod.spec.containers[0].args.includes(`--namespaces=${WATCHED}`));
-    const clusterRole = await get(node(), `/apis/rbac.authorization.k8s.io/v1/clusterroles/${OPERATOR}`);
+    const clusterRole = await node.get(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${OPERATOR}`);
     t.deepEqual(
       clusterRole.rules.flatMap((rule: { resources: string[] }) => rule.resources),
       ['tokenreviews', 'subjectaccessreviews'],
     );
-    const roles = await kubectlOk(cluster, [
+    const roles = await node.kubectlOk([
       'get',
       'roles',
       '--all-namespaces',
@@ -90,7 +75,7 @@ onNode(
         .sort(),
       [`${SYSTEM}/${OPERATOR}`, `${WATCHED}/${OPERATOR}`].sort(),
     );
-    const lines = await podLogLines(cluster, SYSTEM, pod.metadata.name);
+    const lines = await node.podLogLines(SYSTEM, pod.metadata.name);
     t.deepEqual(lines.find((line) => line.msg === 'started')?.namespaces, [WATCHED]);
     t.deepEqual(
       lines.filter((line) => line.msg === 'api.unavailable'),
@@ -105,32 +90,32 @@ onNode(
   async (t) => {
     await applyApp(ELSEWHERE);
     await applyApp(WATCHED);
-    await kubectlOk(cluster, ['-n', WATCHED, 'wait', '--for=condition=Ready', `customapp/${APP}`, '--timeout=180s'], {
+    await node.kubectlOk(['-n', WATCHED, 'wait', '--for=condition=Ready', `customapp/${APP}`, '--timeout=180s'], {
       timeoutMs: 200_000,
     });
     const before = await deployment(WATCHED);
-    const replicaSets = (await replicaSetsOf(node(), WATCHED, APP)).length;
-    await kubectlOk(cluster, ['-n', WATCHED, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
+    const replicaSets = (await node.replicaSetsOf(WATCHED, APP)).length;
+    await node.kubectlOk(['-n', WATCHED, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
     await waitFor(
       `the rollout of ${WATCHED}/${APP} with A=two`,
       180_000,
       async () => {
         const current = await deployment(WATCHED);
         if (JSON.stringify(current.spec.template) === JSON.stringify(before.spec.template) || !rolloutComplete(current)) return undefined;
-        const pods = (await podsOf(node(), WATCHED, `app.kubernetes.io/instance=${APP}`)).filter((pod) => !pod.metadata.deletionTimestamp);
+        const pods = (await node.podsOf(WATCHED, `app.kubernetes.io/instance=${APP}`)).filter((pod) => !pod.metadata.deletionTimestamp);
         return pods.length === 2 && pods.every(podReady) ? true : undefined;
       },
       { intervalMs: 200, describe },
     );
-    t.is((await replicaSetsOf(node(), WATCHED, APP)).length, replicaSets + 1, 'one new ReplicaSet');
+    t.is((await node.replicaSetsOf(WATCHED, APP)).length, replicaSets + 1, 'one new ReplicaSet');
 
     // The app in team-c was created first: whatever the operator could have done with it, it would have done by now.
     const ignored = await customApp(ELSEWHERE);
     t.deepEqual(ignored.metadata.finalizers ?? [], [], 'no finalizer');
     t.is(ignored.status, undefined, 'no status');
-    const absent = await node().envtest.request('GET', `/apis/apps/v1/namespaces/${ELSEWHERE}/deployments/${APP}`);
+    const absent = await node.nodeCluster.envtest.request('GET', `/apis/apps/v1/namespaces/${ELSEWHERE}/deployments/${APP}`);
     t.is(absent.status, 404, 'no Deployment');
-    t.deepEqual(await podsOf(node(), ELSEWHERE, `app.kubernetes.io/instance=${APP}`), [], 'no pod');
+    t.deepEqual(await node.podsOf(ELSEWHERE, `app.kubernetes.io/instance=${APP}`), [], 'no pod');
   },
 );
 
@@ -138,12 +123,12 @@ onNode(
   `the operator's identity cannot read a Secret in ${ELSEWHERE}: kubectl auth can-i says no, and a GET with its own token is refused with 403`,
   async (t) => {
     const canI = async (...args: string[]): Promise<string> =>
-      (await cluster.kubectl(['auth', 'can-i', ...args, '--as', OPERATOR_USER])).stdout.trim();
+      (await node.cluster.kubectl(['auth', 'can-i', ...args, '--as', OPERATOR_USER])).stdout.trim();
     t.is(await canI('get', 'secrets', '-n', ELSEWHERE), 'no');
     t.is(await canI('list', 'secrets', '--all-namespaces'), 'no');
     t.is(await canI('list', 'secrets', '-n', WATCHED), 'yes');
-    const { path } = await cluster.serviceAccount(SYSTEM, OPERATOR);
-    const refused = await cluster.kubectl(['get', 'secret', 'demo-secret', '-n', ELSEWHERE, '-v=6'], { kubeconfig: path });
+    const { path } = await node.cluster.serviceAccount(SYSTEM, OPERATOR);
+    const refused = await node.cluster.kubectl(['get', 'secret', 'demo-secret', '-n', ELSEWHERE, '-v=6'], { kubeconfig: path });
     t.log(
       refused.stderr
         .split('\n')

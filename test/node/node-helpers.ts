@@ -35,30 +35,105 @@ export function nodeTest(test: TestFn, title: string, body: NodeTestBody): void 
 
 /** What a real-node file does on its node beside its tests. */
 export interface NodeSuiteHooks {
-  /** Once the node has started: what every test of the file needs on it (an install, a namespace). */
-  readonly started?: (cluster: TestCluster, t: ExecutionContext) => Promise<void> | void;
+  /** Once the node has started: what every test of the file needs on it (an install, a namespace), through its session. */
+  readonly started?: (t: ExecutionContext) => Promise<void> | void;
   /** Before the node stops: what the file started against it (an in-process operator), and its files. */
   readonly stopping?: () => Promise<void> | void;
 }
 
 /**
+ * The node a real-node file's tests share, with the admin reads and the kubectl calls bound to it, so that a test says
+ * what it reads and not which cluster. Read it inside a test: the `before` hook of {@link nodeSuite} starts the node.
+ */
+export class NodeSession {
+  constructor(private readonly started: () => TestCluster) {}
+
+  /** The started node as a test target (kubectl, kubeconfigs, ServiceAccounts). */
+  get cluster(): TestCluster {
+    return this.started();
+  }
+
+  /** The node itself (its addresses, timings, `ctr`, admin requests that may fail). */
+  get nodeCluster(): NodeCluster {
+    return this.started().node!;
+  }
+
+  /** The images loaded into the node, by role. */
+  get images(): NodeCluster['images'] {
+    return this.nodeCluster.images;
+  }
+
+  /** An admin GET that must answer 200 ({@link get}). */
+  get(path: string): Promise<any> {
+    return get(this.nodeCluster, path);
+  }
+
+  /** The pods matching a label selector in a namespace, terminating ones included ({@link podsOf}). */
+  podsOf(namespace: string, selector: string): Promise<any[]> {
+    return podsOf(this.nodeCluster, namespace, selector);
+  }
+
+  /** The ReplicaSets owned by a Deployment ({@link replicaSetsOf}). */
+  replicaSetsOf(namespace: string, deployment: string): Promise<any[]> {
+    return replicaSetsOf(this.nodeCluster, namespace, deployment);
+  }
+
+  /** Runs kubectl and returns its stdout, throwing when it fails ({@link kubectlOk}). */
+  kubectlOk(args: readonly string[], options?: KubectlOptions): Promise<string> {
+    return kubectlOk(this.cluster, args, options);
+  }
+
+  /** Applies these objects with one `kubectl apply` ({@link applyObjects}). */
+  applyObjects(items: readonly object[]): Promise<void> {
+    return applyObjects(this.cluster, items);
+  }
+
+  /** A pod's JSON log lines, parsed ({@link podLogLines}). */
+  podLogLines(namespace: string, pod: string): Promise<Record<string, unknown>[]> {
+    return podLogLines(this.cluster, namespace, pod);
+  }
+
+  /** The value of an environment variable in a pod's container ({@link envInPod}). */
+  envInPod(namespace: string, pod: string, name: string): Promise<string> {
+    return envInPod(this.cluster, namespace, pod, name);
+  }
+
+  /** The demo app's `/` read inside the pod ({@link demoPage}). */
+  demoPage(namespace: string, pod: string): Promise<string> {
+    return demoPage(this.cluster, namespace, pod);
+  }
+}
+
+/** A real-node file's tests and the node they share. */
+export interface NodeSuite {
+  /** Declares a test of the file ({@link nodeTest}). */
+  readonly onNode: (title: string, body: NodeTestBody) => void;
+  /** The node, once the `before` hook has started it. */
+  readonly node: NodeSession;
+}
+
+/**
  * The hooks of a real-node file, registered only when `KUBE_TARGET` selects the node: `before` starts the node
  * ({@link startNodeCluster}) and runs `started`, `after.always` runs `stopping` and stops the node. Answers
- * {@link nodeTest} for the file's tests.
+ * {@link nodeTest} for the file's tests, and the {@link NodeSession} they read the node through.
  */
-export function nodeSuite(test: TestFn, hooks: NodeSuiteHooks = {}): (title: string, body: NodeTestBody) => void {
+export function nodeSuite(test: TestFn, hooks: NodeSuiteHooks = {}): NodeSuite {
+  let cluster: TestCluster | undefined;
   if (nodeSelected()) {
-    let cluster: TestCluster | undefined;
     test.before(async (t) => {
       cluster = await startNodeCluster(t);
-      await hooks.started?.(cluster, t);
+      await hooks.started?.(t);
     });
     test.after.always(async () => {
       await hooks.stopping?.();
       await cluster?.stop();
     });
   }
-  return (title, body) => nodeTest(test, title, body);
+  const node = new NodeSession(() => {
+    if (!cluster) throw new Error('the node is not started: read it inside a test of its nodeSuite');
+    return cluster;
+  });
+  return { onNode: (title, body) => nodeTest(test, title, body), node };
 }
 
 /** Runs kubectl and returns its stdout; throws with the command, exit code and stderr when it fails. */

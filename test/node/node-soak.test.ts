@@ -2,17 +2,11 @@
 // during edits, then every invariant read from the cluster itself.
 import test from 'ava';
 import { seedFromEnvironment } from '../reliability/support/random.js';
-import type { TestCluster } from '../support/targets.js';
 import { NODE_FAULT_KINDS } from './node-faults.js';
 import { nodeSuite } from './node-helpers.js';
 import { nodeSoakSummary, recoveryLines, runNodeSoak } from './node-soak.js';
 
-let cluster: TestCluster;
-const onNode = nodeSuite(test, {
-  started: (started) => {
-    cluster = started;
-  },
-});
+const { onNode, node } = nodeSuite(test);
 
 onNode(
   'the operator image with 2 replicas, under edits while the leader is killed, a pod deleted, kube-apiserver, etcd and containerd restarted and its traffic dropped: every pod runs the latest content, no double rollout, no write out of term, the budget held, no relist storm',
@@ -20,7 +14,7 @@ onNode(
     t.timeout(20 * 60_000);
     const seed = seedFromEnvironment();
     t.log(`seed ${seed} (repeat with SOAK_SEED=${seed})`);
-    const report = await runNodeSoak(cluster, {
+    const report = await runNodeSoak(node.cluster, {
       apps: 8,
       workloads: 4,
       configMaps: 3,

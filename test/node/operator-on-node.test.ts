@@ -3,20 +3,8 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DEMO_IMAGE_CONFIGMAP } from '../../envtest/node/harness.js';
-import { runKubectl, startCluster, type TestCluster } from '../support/targets.js';
-import {
-  applyObjects,
-  nodeSuite,
-  envInPod,
-  get,
-  kubectlOk,
-  podLogLines,
-  podReady,
-  podsOf,
-  replicaSetsOf,
-  rolloutComplete,
-  waitFor,
-} from './node-helpers.js';
+import { runKubectl, startCluster } from '../support/targets.js';
+import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const SYSTEM = 'customapp-system';
@@ -27,19 +15,16 @@ const APP = 'demo';
 const APP_SELECTOR = `app.kubernetes.io/instance=${APP}`;
 const OPERATOR_SELECTOR = `app.kubernetes.io/name=${OPERATOR}`;
 
-let cluster: TestCluster;
 let demoImage = '';
 
-const onNode = nodeSuite(test, {
-  started: async (started, t) => {
-    cluster = started;
-    t.log(`node cluster ready in ${cluster.node!.timings.total} ms: ${JSON.stringify(cluster.node!.timings)}`);
+const { onNode, node } = nodeSuite(test, {
+  started: async (t) => {
+    t.log(`node cluster ready in ${node.nodeCluster.timings.total} ms: ${JSON.stringify(node.nodeCluster.timings)}`);
   },
 });
 
-const node = () => cluster.node!;
 const leaseHolder = async (): Promise<{ holder: string; renewTime?: string; acquireTime?: string; durationSeconds: number }> => {
-  const lease = await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${LEASE}`);
+  const lease = await node.get(`/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${LEASE}`);
   return {
     holder: lease.spec.holderIdentity ?? '',
     renewTime: lease.spec.renewTime,
@@ -48,18 +33,18 @@ const leaseHolder = async (): Promise<{ holder: string; renewTime?: string; acqu
   };
 };
 const describeApp = async (): Promise<string> =>
-  kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy,rs,pods', '-o', 'wide']).catch((error) => String(error));
+  node.kubectlOk(['-n', NS, 'get', 'customapp,deploy,rs,pods', '-o', 'wide']).catch((error) => String(error));
 const operatorPods = async (): Promise<any[]> =>
-  (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
-const appPods = async (): Promise<any[]> => podsOf(node(), NS, APP_SELECTOR);
-const deployment = async (): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`);
+  (await node.podsOf(SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
+const appPods = async (): Promise<any[]> => node.podsOf(NS, APP_SELECTOR);
+const deployment = async (): Promise<any> => node.get(`/apis/apps/v1/namespaces/${NS}/deployments/${APP}`);
 
 /**
  * Waits from `start` until the Deployment's rollout is complete with a pod template different from `before`, and
  * answers the elapsed milliseconds; `kubectl rollout status` runs alongside and must complete too.
  */
 const rolledOut = async (start: number, templateBefore: string, what: string): Promise<number> => {
-  const status = cluster.kubectl(['-n', NS, 'rollout', 'status', `deployment/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
+  const status = node.cluster.kubectl(['-n', NS, 'rollout', 'status', `deployment/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
   const elapsed = await waitFor(
     `${what}: rollout of deployment ${NS}/${APP}`,
     180_000,
@@ -81,32 +66,36 @@ const rolledOut = async (start: number, templateBefore: string, what: string): P
 onNode(
   'kubectl apply -f dist/: the operator pod becomes Ready through its probes, in-cluster, as uid 65532 on a read-only root, and takes the Lease',
   async (t) => {
-    await kubectlOk(cluster, ['apply', '-f', DIST]);
-    await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
+    await node.kubectlOk(['apply', '-f', DIST]);
+    await node.kubectlOk(['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
     const [pod] = await operatorPods();
     t.truthy(pod, 'an operator pod exists');
     const name = pod.metadata.name as string;
     const container = pod.spec.containers[0];
-    t.is(container.image, node().images.operator, 'the image dist/ names, loaded into the node');
+    t.is(container.image, node.images.operator, 'the image dist/ names, loaded into the node');
     t.is(container.imagePullPolicy, 'IfNotPresent');
     t.is(container.readinessProbe.httpGet.path, '/readyz');
     t.is(container.livenessProbe.httpGet.path, '/healthz');
     t.true(podReady(pod), 'Ready: the kubelet polled /readyz and got 200');
     t.is(pod.status.containerStatuses[0].restartCount, 0, 'the liveness probe never failed');
     // The kubelet reaches the probe port on the pod's address; the API server's pod proxy reaches it the same way.
-    const readyz = await kubectlOk(cluster, ['get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${name}:8081/proxy/readyz`]);
+    const readyz = await node.kubectlOk(['get', '--raw', `/api/v1/namespaces/${SYSTEM}/pods/${name}:8081/proxy/readyz`]);
     t.regex(readyz, /ok/i);
 
-    const kubeconfigLine = (await podLogLines(cluster, SYSTEM, name)).find((entry) => entry.msg === 'kubeconfig');
+    const kubeconfigLine = (await node.podLogLines(SYSTEM, name)).find((entry) => entry.msg === 'kubeconfig');
     t.is(kubeconfigLine?.source, 'in-cluster', 'the ServiceAccount token and KUBERNETES_SERVICE_HOST');
-    t.is(kubeconfigLine?.server, `https://${node().addresses.kubernetesServiceIp}:443`, 'through the kubernetes Service (kube-proxy)');
+    t.is(
+      kubeconfigLine?.server,
+      `https://${node.nodeCluster.addresses.kubernetesServiceIp}:443`,
+      'through the kubernetes Service (kube-proxy)',
+    );
 
-    t.is((await kubectlOk(cluster, ['-n', SYSTEM, 'exec', name, '--', 'id', '-u'])).trim(), '65532');
-    t.is((await kubectlOk(cluster, ['-n', SYSTEM, 'exec', name, '--', 'id', '-g'])).trim(), '65532');
-    const write = await cluster.kubectl(['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'touch /app/probe || touch /tmp/probe']);
+    t.is((await node.kubectlOk(['-n', SYSTEM, 'exec', name, '--', 'id', '-u'])).trim(), '65532');
+    t.is((await node.kubectlOk(['-n', SYSTEM, 'exec', name, '--', 'id', '-g'])).trim(), '65532');
+    const write = await node.cluster.kubectl(['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'touch /app/probe || touch /tmp/probe']);
     t.not(write.code, 0);
     t.regex(write.stderr, /Read-only file system/);
-    const rootMount = await kubectlOk(cluster, ['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'grep " / " /proc/self/mounts']);
+    const rootMount = await node.kubectlOk(['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'grep " / " /proc/self/mounts']);
     t.regex(rootMount, /\sro[\s,]/, `the root mount is read-only: ${rootMount.trim()}`);
 
     const lease = await waitFor('the Lease', 60_000, async () => {
@@ -120,15 +109,14 @@ onNode(
 onNode(
   'a CustomApp with the demo image and 2 replicas becomes Ready=True; its pods see the ConfigMap and Secret values, and its Service answers from a pod',
   async (t) => {
-    demoImage = (await get(node(), `/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps/${DEMO_IMAGE_CONFIGMAP.name}`)).data
-      .image;
-    t.is(demoImage, node().images.demo);
-    await kubectlOk(cluster, ['create', 'namespace', NS]);
-    await applyObjects(cluster, [
+    demoImage = (await node.get(`/api/v1/namespaces/${DEMO_IMAGE_CONFIGMAP.namespace}/configmaps/${DEMO_IMAGE_CONFIGMAP.name}`)).data.image;
+    t.is(demoImage, node.images.demo);
+    await node.kubectlOk(['create', 'namespace', NS]);
+    await node.applyObjects([
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-config', namespace: NS }, data: { A: 'one', GREETING: 'hello' } },
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-secret', namespace: NS }, stringData: { TOKEN: 'first-token' } },
     ]);
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
+    await node.kubectlOk(['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'app.example.com/v1',
         kind: 'CustomApp',
@@ -136,20 +124,20 @@ onNode(
         spec: { image: demoImage, configMapName: 'demo-config', secretName: 'demo-secret', replicas: 2, port: 8080 },
       }),
     });
-    await kubectlOk(cluster, ['-n', NS, 'wait', '--for=condition=Ready', `customapp/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
-    const app = await get(node(), `/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
+    await node.kubectlOk(['-n', NS, 'wait', '--for=condition=Ready', `customapp/${APP}`, '--timeout=180s'], { timeoutMs: 200_000 });
+    const app = await node.get(`/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
     t.is(app.status.readyReplicas, 2);
     const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
     t.is(pods.length, 2);
     for (const pod of pods) {
       t.true(podReady(pod));
-      t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'one');
-      t.is(await envInPod(cluster, NS, pod.metadata.name, 'TOKEN'), 'first-token');
+      t.is(await node.envInPod(NS, pod.metadata.name, 'A'), 'one');
+      t.is(await node.envInPod(NS, pod.metadata.name, 'TOKEN'), 'first-token');
     }
     // The demo page shows the environment; the operator's Service reaches it through kube-proxy, from another pod.
-    const service = await get(node(), `/api/v1/namespaces/${NS}/services/${APP}`);
+    const service = await node.get(`/api/v1/namespaces/${NS}/services/${APP}`);
     const fetch = (path: string) =>
-      kubectlOk(cluster, ['-n', NS, 'exec', pods[0].metadata.name, '--', 'wget', '-qO-', `http://${service.spec.clusterIP}:8080${path}`]);
+      node.kubectlOk(['-n', NS, 'exec', pods[0].metadata.name, '--', 'wget', '-qO-', `http://${service.spec.clusterIP}:8080${path}`]);
     const page = await fetch('/');
     t.regex(page, /^A=one$/m);
     t.regex(page, /^customapp demo on demo-/);
@@ -159,14 +147,14 @@ onNode(
 
 onNode('a ConfigMap edit rolls the pods: a new ReplicaSet, pods Ready with the new value, kubectl rollout status completes', async (t) => {
   const before = await deployment();
-  const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
+  const replicaSets = (await node.replicaSetsOf(NS, APP)).map((rs) => rs.metadata.name);
   const start = Date.now();
-  await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
+  await node.kubectlOk(['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"two"}}']);
   const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'ConfigMap edit');
-  const after = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name);
+  const after = (await node.replicaSetsOf(NS, APP)).map((rs) => rs.metadata.name);
   t.is(after.length, replicaSets.length + 1, `one new ReplicaSet: ${after.join(', ')}`);
   const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-  for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'two');
+  for (const pod of pods) t.is(await node.envInPod(NS, pod.metadata.name, 'A'), 'two');
   t.log(`ConfigMap edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
 });
 
@@ -174,7 +162,7 @@ onNode('a Secret edit rolls the pods, and the Secret value appears in no log, Ev
   const canary = `canary-${randomBytes(12).toString('hex')}`;
   const before = await deployment();
   const start = Date.now();
-  await kubectlOk(cluster, [
+  await node.kubectlOk([
     '-n',
     NS,
     'patch',
@@ -186,21 +174,19 @@ onNode('a Secret edit rolls the pods, and the Secret value appears in no log, Ev
   ]);
   const elapsed = await rolledOut(start, JSON.stringify(before.spec.template), 'Secret edit');
   const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-  for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'TOKEN'), canary);
+  for (const pod of pods) t.is(await node.envInPod(NS, pod.metadata.name, 'TOKEN'), canary);
   t.log(`Secret edit → all ${pods.length} new pods Ready: ${elapsed} ms`);
 
   const forms = [canary, Buffer.from(canary).toString('base64')];
   const places: Record<string, string> = {
     'operator logs': (
-      await Promise.all(
-        (await operatorPods()).map((pod) => kubectlOk(cluster, ['-n', SYSTEM, 'logs', pod.metadata.name, '--all-containers'])),
-      )
+      await Promise.all((await operatorPods()).map((pod) => node.kubectlOk(['-n', SYSTEM, 'logs', pod.metadata.name, '--all-containers'])))
     ).join('\n'),
-    'demo pod logs': (await Promise.all(pods.map((pod) => kubectlOk(cluster, ['-n', NS, 'logs', pod.metadata.name])))).join('\n'),
-    events: await kubectlOk(cluster, ['get', 'events', '--all-namespaces', '-o', 'json']),
-    'CustomApp (status included)': await kubectlOk(cluster, ['-n', NS, 'get', 'customapp', APP, '-o', 'json']),
-    Deployment: await kubectlOk(cluster, ['-n', NS, 'get', 'deployment', APP, '-o', 'json']),
-    ReplicaSets: await kubectlOk(cluster, ['-n', NS, 'get', 'replicasets', '-o', 'json']),
+    'demo pod logs': (await Promise.all(pods.map((pod) => node.kubectlOk(['-n', NS, 'logs', pod.metadata.name])))).join('\n'),
+    events: await node.kubectlOk(['get', 'events', '--all-namespaces', '-o', 'json']),
+    'CustomApp (status included)': await node.kubectlOk(['-n', NS, 'get', 'customapp', APP, '-o', 'json']),
+    Deployment: await node.kubectlOk(['-n', NS, 'get', 'deployment', APP, '-o', 'json']),
+    ReplicaSets: await node.kubectlOk(['-n', NS, 'get', 'replicasets', '-o', 'json']),
   };
   for (const [place, text] of Object.entries(places)) {
     t.true(text.length > 0, `${place} were read`);
@@ -211,7 +197,7 @@ onNode('a Secret edit rolls the pods, and the Secret value appears in no log, Ev
 
 onNode('deleting the operator pod: the replacement takes the Lease and rolls nothing', async (t) => {
   const [old] = await operatorPods();
-  const replicaSets = (await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort();
+  const replicaSets = (await node.replicaSetsOf(NS, APP)).map((rs) => rs.metadata.name).sort();
   const generation = (await deployment()).metadata.generation;
   // Running pods only: a pod of the previous rollout may still be terminating, and leaves meanwhile.
   const running = async (): Promise<string[]> =>
@@ -220,7 +206,7 @@ onNode('deleting the operator pod: the replacement takes the Lease and rolls not
       .map((pod) => pod.metadata.name)
       .sort();
   const podsBefore = await running();
-  await kubectlOk(cluster, ['-n', SYSTEM, 'delete', 'pod', old.metadata.name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
+  await node.kubectlOk(['-n', SYSTEM, 'delete', 'pod', old.metadata.name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
   const replacement = await waitFor('the replacement operator pod Ready', 120_000, async () => {
     const pods = (await operatorPods()).filter((pod) => pod.metadata.name !== old.metadata.name);
     return pods.length === 1 && podReady(pods[0]) ? pods[0] : undefined;
@@ -231,11 +217,11 @@ onNode('deleting the operator pod: the replacement takes the Lease and rolls not
   });
   // The new leader reconciles every CustomApp at start; wait for its reconcile of ours, then a quiet moment.
   await waitFor('the new leader reconciled the CustomApp', 60_000, async () => {
-    const logs = await kubectlOk(cluster, ['-n', SYSTEM, 'logs', replacement.metadata.name]);
+    const logs = await node.kubectlOk(['-n', SYSTEM, 'logs', replacement.metadata.name]);
     return logs.includes('reconcile.end') && logs.includes(`${NS}/${APP}`) ? true : undefined;
   });
   await new Promise((done) => setTimeout(done, 3_000));
-  t.deepEqual((await replicaSetsOf(node(), NS, APP)).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
+  t.deepEqual((await node.replicaSetsOf(NS, APP)).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
   t.is((await deployment()).metadata.generation, generation, 'the Deployment was not changed');
   t.deepEqual(await running(), podsBefore, 'the same pods run');
   t.log(`Lease taken by ${lease.holder}`);
@@ -244,8 +230,8 @@ onNode('deleting the operator pod: the replacement takes the Lease and rolls not
 onNode(
   'two operator replicas: killing the leader container, another takes over within the lease duration plus a retry period, and no update is lost',
   async (t) => {
-    await kubectlOk(cluster, ['-n', SYSTEM, 'scale', `deployment/${OPERATOR}`, '--replicas=2']);
-    await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
+    await node.kubectlOk(['-n', SYSTEM, 'scale', `deployment/${OPERATOR}`, '--replicas=2']);
+    await node.kubectlOk(['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
     const leader = await leaseHolder();
     const leaderPod = (await operatorPods()).find((pod) => leader.holder.startsWith(`${pod.metadata.name}_`));
     t.truthy(leaderPod, `a pod holds the Lease (${leader.holder})`);
@@ -253,9 +239,9 @@ onNode(
     const before = await deployment();
 
     const killedAt = Date.now();
-    await node().ctr(['tasks', 'kill', '--signal', 'SIGKILL', containerId]);
+    await node.nodeCluster.ctr(['tasks', 'kill', '--signal', 'SIGKILL', containerId]);
     // An update while no one leads: it must not be lost.
-    await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"three"}}']);
+    await node.kubectlOk(['-n', NS, 'patch', 'configmap', 'demo-config', '--type=merge', '-p', '{"data":{"A":"three"}}']);
     const lastRenew = (await leaseHolder()).renewTime;
     const taken = await waitFor(
       'another process takes the Lease',
@@ -280,7 +266,7 @@ onNode(
 
     const elapsed = await rolledOut(killedAt, JSON.stringify(before.spec.template), 'ConfigMap edit during the failover');
     const pods = (await appPods()).filter((pod) => !pod.metadata.deletionTimestamp);
-    for (const pod of pods) t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'three');
+    for (const pod of pods) t.is(await node.envInPod(NS, pod.metadata.name, 'A'), 'three');
     t.log(`the edit made while no one led rolled out ${elapsed} ms after the kill`);
   },
 );
@@ -291,7 +277,7 @@ onNode(
     // A CustomApp without spec.readinessPath has no readiness probe (a pod is Ready whenever its container runs), so this
     // contract of the demo image is checked on a Deployment of its own that probes /healthz.
     const name = 'readiness-probe';
-    await applyObjects(cluster, [
+    await node.applyObjects([
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: { READY: 'false' } },
       {
         apiVersion: 'apps/v1',
@@ -317,47 +303,54 @@ onNode(
       },
     ]);
     const running = await waitFor('the probed pod running', 120_000, async () => {
-      const [pod] = await podsOf(node(), NS, `app=${name}`);
+      const [pod] = await node.podsOf(NS, `app=${name}`);
       return pod?.status?.containerStatuses?.[0]?.state?.running ? pod : undefined;
     });
     // Watched for 8 s at 100 ms: running, never Ready, never restarted.
     let readySeen = false;
     const watchUntil = Date.now() + 8_000;
     while (Date.now() < watchUntil) {
-      const [pod] = await podsOf(node(), NS, `app=${name}`);
+      const [pod] = await node.podsOf(NS, `app=${name}`);
       readySeen ||= podReady(pod);
       await new Promise((done) => setTimeout(done, 100));
     }
     t.false(readySeen, 'never Ready while READY=false');
-    const [pod] = await podsOf(node(), NS, `app=${name}`);
+    const [pod] = await node.podsOf(NS, `app=${name}`);
     t.is(pod.metadata.name, running.metadata.name);
     t.truthy(pod.status.containerStatuses[0].state.running, 'still running');
     t.is(pod.status.containerStatuses[0].restartCount, 0);
-    const healthz = await cluster.kubectl(['-n', NS, 'exec', pod.metadata.name, '--', 'wget', '-qO-', 'http://127.0.0.1:8080/healthz']);
+    const healthz = await node.cluster.kubectl([
+      '-n',
+      NS,
+      'exec',
+      pod.metadata.name,
+      '--',
+      'wget',
+      '-qO-',
+      'http://127.0.0.1:8080/healthz',
+    ]);
     t.regex(healthz.stderr, /503/, 'its /healthz answers 503');
-    t.regex(
-      await kubectlOk(cluster, ['-n', NS, 'exec', pod.metadata.name, '--', 'wget', '-qO-', 'http://127.0.0.1:8080/']),
-      /^READY=false$/m,
-    );
+    t.regex(await node.kubectlOk(['-n', NS, 'exec', pod.metadata.name, '--', 'wget', '-qO-', 'http://127.0.0.1:8080/']), /^READY=false$/m);
 
-    await kubectlOk(cluster, ['-n', NS, 'set', 'env', `deployment/${name}`, 'READY=true']);
-    await kubectlOk(cluster, ['-n', NS, 'rollout', 'status', `deployment/${name}`, '--timeout=120s'], { timeoutMs: 130_000 });
-    const ready = (await podsOf(node(), NS, `app=${name}`)).filter((candidate) => !candidate.metadata.deletionTimestamp);
+    await node.kubectlOk(['-n', NS, 'set', 'env', `deployment/${name}`, 'READY=true']);
+    await node.kubectlOk(['-n', NS, 'rollout', 'status', `deployment/${name}`, '--timeout=120s'], { timeoutMs: 130_000 });
+    const ready = (await node.podsOf(NS, `app=${name}`)).filter((candidate) => !candidate.metadata.deletionTimestamp);
     t.is(ready.length, 1);
     t.true(podReady(ready[0]), 'Ready once READY=true');
-    await kubectlOk(cluster, ['-n', NS, 'delete', 'deployment', name]);
+    await node.kubectlOk(['-n', NS, 'delete', 'deployment', name]);
   },
 );
 
 onNode('deleting the CustomApp removes its pods, and its finalizer leaves', async (t) => {
-  await kubectlOk(cluster, ['-n', NS, 'delete', 'customapp', APP, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
-  const gone = await node().envtest.request('GET', `/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
+  await node.kubectlOk(['-n', NS, 'delete', 'customapp', APP, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
+  const gone = await node.nodeCluster.envtest.request('GET', `/apis/app.example.com/v1/namespaces/${NS}/customapps/${APP}`);
   t.is(gone.status, 404, 'the CustomApp is gone: its finalizer left');
   await waitFor(
     'the Deployment and every pod removed',
     120_000,
     async () => {
-      const deploymentGone = (await node().envtest.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`)).status === 404;
+      const deploymentGone =
+        (await node.nodeCluster.envtest.request('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${APP}`)).status === 404;
       return deploymentGone && (await appPods()).length === 0 ? true : undefined;
     },
     { describe: describeApp },
@@ -372,7 +365,7 @@ onNode(
     const emulatorKubeconfig = emulator.kubeconfigPath;
     const name = 'status-diff';
     const both = async (args: readonly string[], input?: string): Promise<void> => {
-      await kubectlOk(cluster, args, { input });
+      await node.kubectlOk(args, { input });
       const onEmulator = await runKubectl(emulatorKubeconfig, args, { input, timeoutMs: 200_000 });
       if (onEmulator.code !== 0) throw new Error(`kubectl ${args.join(' ')} on the emulator: ${onEmulator.stderr}`);
     };
@@ -398,7 +391,7 @@ onNode(
     };
     const compare = async (step: string): Promise<void> => {
       await both(['-n', 'default', 'rollout', 'status', `deployment/${name}`, '--timeout=180s']);
-      const [real, simulated] = [await settled(cluster.kubeconfigPath), await settled(emulatorKubeconfig)];
+      const [real, simulated] = [await settled(node.cluster.kubeconfigPath), await settled(emulatorKubeconfig)];
       t.deepEqual(simulated, real, step);
       t.log(step, JSON.stringify(real));
     };
@@ -422,6 +415,6 @@ onNode(
     await compare('template changed');
     await both(['-n', 'default', 'scale', `deployment/${name}`, '--replicas=3']);
     await compare('scaled to 3');
-    await kubectlOk(cluster, ['-n', 'default', 'delete', 'deployment', name]);
+    await node.kubectlOk(['-n', 'default', 'delete', 'deployment', name]);
   },
 );

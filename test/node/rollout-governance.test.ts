@@ -10,32 +10,29 @@ import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { rolloutCause } from '../../operator/governance/rollout-cause.js';
 import { rolloutProgress } from '../../operator/governance/rollout-progress.js';
 import type { Deployment } from '../../operator/kube/objects.js';
-import type { TestCluster } from '../support/targets.js';
 import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
-import { applyObjects, nodeSuite, get, kubectlOk, podReady, podsOf, replicaSetsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
 const NS = 'governance';
 const APPS = Array.from({ length: 30 }, (_, index) => `app-${String(index).padStart(2, '0')}`);
 const hash = (value: string): string => contentHash({ data: { A: value } });
 
-let cluster: TestCluster;
 let demoImage = '';
 /** The operator under test: in-process, against the node's API server, as dist/'s ServiceAccount. */
 let running: TestOperator | undefined;
 
-const onNode = nodeSuite(test, {
-  started: async (started) => {
-    cluster = started;
-    demoImage = cluster.node!.images.demo;
+const { onNode, node } = nodeSuite(test, {
+  started: async () => {
+    demoImage = node.images.demo;
     // dist/ (the CRD, RBAC, and the operator's Deployment) with the in-cluster operator scaled to zero: the operator
     // under test runs in this process, so that each test can give it its own settings and read its metrics.
-    await kubectlOk(cluster, ['apply', '-f', DIST]);
-    await kubectlOk(cluster, ['-n', 'customapp-system', 'scale', 'deployment/customapp-operator', '--replicas=0']);
+    await node.kubectlOk(['apply', '-f', DIST]);
+    await node.kubectlOk(['-n', 'customapp-system', 'scale', 'deployment/customapp-operator', '--replicas=0']);
     await waitFor('no in-cluster operator pod', 120_000, async () =>
-      (await podsOf(cluster.node!, 'customapp-system', 'app.kubernetes.io/name=customapp-operator')).length === 0 ? true : undefined,
+      (await node.podsOf('customapp-system', 'app.kubernetes.io/name=customapp-operator')).length === 0 ? true : undefined,
     );
-    await kubectlOk(cluster, ['create', 'namespace', NS]);
+    await node.kubectlOk(['create', 'namespace', NS]);
   },
   stopping: async () => {
     await running?.operator.stop();
@@ -45,15 +42,15 @@ const onNode = nodeSuite(test, {
 /** (Re)starts the operator with `rollouts`. */
 const operatorWith = async (rollouts: RolloutSettings): Promise<TestOperator> => {
   await running?.operator.stop();
-  running = await startTestOperator(cluster, { rollouts });
+  running = await startTestOperator(node.cluster, { rollouts });
   return running;
 };
-const deployments = async (): Promise<any[]> => (await get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments`)).items;
-const apps = async (): Promise<CustomApp[]> => (await get(cluster.node!, `/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items;
+const deployments = async (): Promise<any[]> => (await node.get(`/apis/apps/v1/namespaces/${NS}/deployments`)).items;
+const apps = async (): Promise<CustomApp[]> => (await node.get(`/apis/app.example.com/v1/namespaces/${NS}/customapps`)).items;
 const ready = (app: CustomApp): boolean => app.status?.conditions?.some((each) => each.type === 'Ready' && each.status === 'True') ?? false;
-const describe = async (): Promise<string> => kubectlOk(cluster, ['-n', NS, 'get', 'customapp,deploy', '-o', 'wide']).catch(String);
+const describe = async (): Promise<string> => node.kubectlOk(['-n', NS, 'get', 'customapp,deploy', '-o', 'wide']).catch(String);
 const editShared = (value: string): Promise<string> =>
-  kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'shared', '--type=merge', '-p', JSON.stringify({ data: { A: value } })]);
+  node.kubectlOk(['-n', NS, 'patch', 'configmap', 'shared', '--type=merge', '-p', JSON.stringify({ data: { A: value } })]);
 
 /**
  * Waits until the 30 Deployments run `value` and completed their rollout and the 30 CustomApps are Ready, sampling
@@ -86,10 +83,10 @@ const converge = async (
 };
 /** ReplicaSets per app: one per pod template the Deployment has had. */
 const replicaSetCounts = async (): Promise<Map<string, number>> =>
-  new Map(await Promise.all(APPS.map(async (name) => [name, (await replicaSetsOf(cluster.node!, NS, name)).length] as const)));
+  new Map(await Promise.all(APPS.map(async (name) => [name, (await node.replicaSetsOf(NS, name)).length] as const)));
 
 const createSharedApps = async (t: ExecutionContext): Promise<void> => {
-  await applyObjects(cluster, [
+  await node.applyObjects([
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared', namespace: NS }, data: { A: '1' } },
     ...APPS.map((name) => ({
       apiVersion: 'app.example.com/v1',
@@ -129,12 +126,12 @@ onNode(
   "a scale after a content rollout ended: kube-controller-manager keeps Progressing NewReplicaSetAvailable through it, so the rollout stays ended while kubectl's rules read a rollout",
   async (t) => {
     const name = APPS[0]!;
-    const deployment = async (): Promise<Deployment> => get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
+    const deployment = async (): Promise<Deployment> => node.get(`/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
     const before = await deployment();
     const cause = rolloutCause(before);
     t.is(cause?.trigger, 'ConfigMap', 'the last rollout was a content rollout');
     t.is(cause?.templateGeneration, before.metadata.generation, 'the cause names the generation its write made');
-    await kubectlOk(cluster, ['-n', NS, 'scale', `customapp/${name}`, '--replicas=2']);
+    await node.kubectlOk(['-n', NS, 'scale', `customapp/${name}`, '--replicas=2']);
     const samples: { ours: string; kubectl: string; slots: number }[] = [];
     await waitFor(
       `${name} scaled to 2`,
@@ -159,7 +156,7 @@ onNode(
       'at every sample the rollout stays ended and occupies no slot',
     );
     t.like((await apps()).find((app) => app.metadata.name === name)?.status?.lastRollout, { trigger: 'ConfigMap', result: 'Succeeded' });
-    await kubectlOk(cluster, ['-n', NS, 'scale', `customapp/${name}`, '--replicas=1']);
+    await node.kubectlOk(['-n', NS, 'scale', `customapp/${name}`, '--replicas=1']);
     await waitFor(`${name} back to 1`, 120_000, async () => {
       const live = await deployment();
       return live.spec.replicas === 1 && rolloutComplete(live) ? true : undefined;
@@ -202,7 +199,7 @@ onNode(
   async (t) => {
     await operatorWith({ maxConcurrentRollouts: 3 });
     const name = 'fragile';
-    await applyObjects(cluster, [
+    await node.applyObjects([
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fragile-config', namespace: NS }, data: { READY: 'true' } },
       {
         apiVersion: 'app.example.com/v1',
@@ -217,17 +214,15 @@ onNode(
         },
       },
     ]);
-    const appOf = async (): Promise<CustomApp> => get(cluster.node!, `/apis/app.example.com/v1/namespaces/${NS}/customapps/${name}`);
+    const appOf = async (): Promise<CustomApp> => node.get(`/apis/app.example.com/v1/namespaces/${NS}/customapps/${name}`);
     await waitFor('fragile Ready', 120_000, async () => (ready(await appOf()) ? true : undefined), { describe });
-    const live = await get(cluster.node!, `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
+    const live = await node.get(`/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
     t.like(live.spec.template.spec.containers[0].readinessProbe, { httpGet: { path: '/healthz', port: 8080 } });
     t.is(live.spec.progressDeadlineSeconds, 15);
-    const [oldPod] = (await podsOf(cluster.node!, NS, `app.kubernetes.io/instance=${name}`)).filter(
-      (pod) => !pod.metadata.deletionTimestamp,
-    );
+    const [oldPod] = (await node.podsOf(NS, `app.kubernetes.io/instance=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
 
     const started = Date.now();
-    await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'fragile-config', '--type=merge', '-p', '{"data":{"READY":"false"}}']);
+    await node.kubectlOk(['-n', NS, 'patch', 'configmap', 'fragile-config', '--type=merge', '-p', '{"data":{"READY":"false"}}']);
     const failed = await waitFor(
       'the rollout fails',
       180_000,
@@ -246,17 +241,17 @@ onNode(
     t.true(readyCondition.message.startsWith(`the rollout of ${change} failed: `), readyCondition.message);
     t.regex(readyCondition.message, /has timed out progressing/);
     const events = await waitFor('the RolloutFailed Event', 30_000, async () => {
-      const found = (await get(cluster.node!, `/api/v1/namespaces/${NS}/events`)).items.filter(
+      const found = (await node.get(`/api/v1/namespaces/${NS}/events`)).items.filter(
         (event: any) => event.involvedObject.name === name && event.reason === 'RolloutFailed',
       );
       return found.length > 0 ? found : undefined;
     });
     t.true(events[0].message.startsWith(`The rollout of ${change} failed`), events[0].message);
-    const describeApp = await kubectlOk(cluster, ['-n', NS, 'describe', 'customapp', name]);
+    const describeApp = await node.kubectlOk(['-n', NS, 'describe', 'customapp', name]);
     t.regex(describeApp, /RolloutFailed/);
-    const table = await kubectlOk(cluster, ['-n', NS, 'get', 'ca', name]);
+    const table = await node.kubectlOk(['-n', NS, 'get', 'ca', name]);
     t.regex(table, new RegExp(`${name}\\s+\\S+\\s+fragile-config\\s+False\\s+Failed`));
-    const pods = (await podsOf(cluster.node!, NS, `app.kubernetes.io/instance=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
+    const pods = (await node.podsOf(NS, `app.kubernetes.io/instance=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
     const still = pods.find((pod) => pod.metadata.name === oldPod.metadata.name);
     t.truthy(still && podReady(still), 'the old pod still runs and is Ready: the failed rollout took nothing down');
     t.true(
@@ -264,13 +259,13 @@ onNode(
       'the new pod runs un-Ready',
     );
 
-    await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', 'fragile-config', '--type=merge', '-p', '{"data":{"READY":"true"}}']);
+    await node.kubectlOk(['-n', NS, 'patch', 'configmap', 'fragile-config', '--type=merge', '-p', '{"data":{"READY":"true"}}']);
     const recovered = await waitFor('the fix rolls out', 180_000, async () => {
       const app = await appOf();
       return ready(app) && app.status?.lastRollout?.result === 'Succeeded' ? app : undefined;
     });
     t.like(recovered.status?.lastRollout, { trigger: 'ConfigMap', toHash: contentHash({ data: { READY: 'true' } }) });
-    await kubectlOk(cluster, ['-n', NS, 'delete', 'customapp', name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
+    await node.kubectlOk(['-n', NS, 'delete', 'customapp', name, '--wait=true', '--timeout=120s'], { timeoutMs: 150_000 });
   },
 );
 
@@ -295,9 +290,7 @@ onNode(
       return found.length > 0 ? found : undefined;
     });
     t.true(held.length >= 20, `most apps are held (${held.length})`);
-    const events = (await get(cluster.node!, `/api/v1/namespaces/${NS}/events`)).items.filter(
-      (event: any) => event.reason === 'RolloutHeld',
-    );
+    const events = (await node.get(`/api/v1/namespaces/${NS}/events`)).items.filter((event: any) => event.reason === 'RolloutHeld');
     t.true(
       events.some((event: any) => /^ConfigMap "shared" is flapping: \d+ content changes within 20s \(more than 5\)/.test(event.message)),
       'a RolloutHeld Event names the ConfigMap and the count',

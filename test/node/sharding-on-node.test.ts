@@ -3,21 +3,8 @@
 import test from 'ava';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
-import type { TestCluster } from '../support/targets.js';
 import { installChart } from '../support/chart-install.js';
-import {
-  applyObjects,
-  nodeSuite,
-  envInPod,
-  get,
-  kubectlOk,
-  podLogLines,
-  podReady,
-  podsOf,
-  replicaSetsOf,
-  rolloutComplete,
-  waitFor,
-} from './node-helpers.js';
+import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
@@ -27,26 +14,19 @@ const NS = 'node-shards';
 const APPS = 30;
 const SHARED = 'shared-config';
 
-let cluster: TestCluster;
+const { onNode, node } = nodeSuite(test);
 
-const onNode = nodeSuite(test, {
-  started: async (started) => {
-    cluster = started;
-  },
-});
-
-const node = () => cluster.node!;
 const appName = (index: number): string => `app-${String(index).padStart(2, '0')}`;
 const names = Array.from({ length: APPS }, (_, index) => appName(index));
 const operatorPods = async (): Promise<any[]> =>
-  (await podsOf(node(), SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
+  (await node.podsOf(SYSTEM, OPERATOR_SELECTOR)).filter((pod) => !pod.metadata.deletionTimestamp);
 const ringLeases = async (): Promise<any[]> =>
-  (await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases?labelSelector=${encodeURIComponent(RING_SELECTOR)}`)).items;
-const deploymentOf = (name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
+  (await node.get(`/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases?labelSelector=${encodeURIComponent(RING_SELECTOR)}`)).items;
+const deploymentOf = (name: string): Promise<any> => node.get(`/apis/apps/v1/namespaces/${NS}/deployments/${name}`);
 const describe = async (): Promise<string> =>
   [
-    await kubectlOk(cluster, ['-n', SYSTEM, 'get', 'pods,leases', '-o', 'wide']).catch(String),
-    await kubectlOk(cluster, ['-n', NS, 'get', 'customapps,deploy', '-o', 'wide']).catch(String),
+    await node.kubectlOk(['-n', SYSTEM, 'get', 'pods,leases', '-o', 'wide']).catch(String),
+    await node.kubectlOk(['-n', NS, 'get', 'customapps,deploy', '-o', 'wide']).catch(String),
   ].join('\n');
 /** The apps whose rollout is not complete with every pod Ready. */
 const notRolledOut = async (): Promise<string[]> => {
@@ -58,11 +38,11 @@ const notRolledOut = async (): Promise<string[]> => {
   return left;
 };
 /** The operator pods' own log lines (JSON), parsed. */
-const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => podLogLines(cluster, SYSTEM, pod);
+const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => node.podLogLines(SYSTEM, pod);
 
 onNode('a chart with the sharding prop: 3 operator pods become Ready, each holding its own Lease in the ring', async (t) => {
-  await installChart(cluster, { sharding: true });
-  await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=300s'], { timeoutMs: 320_000 });
+  await installChart(node.cluster, { sharding: true });
+  await node.kubectlOk(['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=300s'], { timeoutMs: 320_000 });
   const pods = await waitFor(
     '3 operator pods Ready',
     120_000,
@@ -83,14 +63,14 @@ onNode('a chart with the sharding prop: 3 operator pods become Ready, each holdi
     { describe },
   );
   t.log(`ring: ${leases.map((lease) => `${lease.metadata.name} (${lease.spec.holderIdentity})`).join(', ')}`);
-  const pdb = await get(node(), `/apis/policy/v1/namespaces/${SYSTEM}/poddisruptionbudgets`);
+  const pdb = await node.get(`/apis/policy/v1/namespaces/${SYSTEM}/poddisruptionbudgets`);
   t.is(pdb.items.length, 1, 'the chart adds a PodDisruptionBudget');
 });
 
 onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`, async (t) => {
-  const image = node().images.demo;
-  await kubectlOk(cluster, ['create', 'namespace', NS]);
-  await applyObjects(cluster, [
+  const image = node.images.demo;
+  await node.kubectlOk(['create', 'namespace', NS]);
+  await node.applyObjects([
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
     ...names.map((name) => ({
       apiVersion: 'app.example.com/v1',
@@ -137,11 +117,11 @@ onNode(
     for (const name of names) {
       before.set(name, {
         generation: (await deploymentOf(name)).metadata.generation,
-        replicaSets: (await replicaSetsOf(node(), NS, name)).length,
+        replicaSets: (await node.replicaSetsOf(NS, name)).length,
       });
     }
     const start = Date.now();
-    await kubectlOk(cluster, ['-n', NS, 'patch', 'configmap', SHARED, '--type=merge', '-p', '{"data":{"A":"two"}}']);
+    await node.kubectlOk(['-n', NS, 'patch', 'configmap', SHARED, '--type=merge', '-p', '{"data":{"A":"two"}}']);
     // The rollout is under way (governed: at most the budget in progress at once): one pod goes, gracefully, as a
     // drain or a node maintenance would take it.
     await waitFor('the rollout has begun', 60_000, async () => {
@@ -149,7 +129,7 @@ onNode(
       return undefined;
     });
     const [victim] = await operatorPods();
-    await kubectlOk(cluster, ['-n', SYSTEM, 'delete', 'pod', victim.metadata.name, '--wait=false']);
+    await node.kubectlOk(['-n', SYSTEM, 'delete', 'pod', victim.metadata.name, '--wait=false']);
     t.log(`deleted operator pod ${victim.metadata.name} ${Date.now() - start} ms after the edit`);
 
     await waitFor(
@@ -169,16 +149,16 @@ onNode(
     const rolls: string[] = [];
     for (const name of names) {
       const generations = (await deploymentOf(name)).metadata.generation - before.get(name)!.generation;
-      const replicaSets = (await replicaSetsOf(node(), NS, name)).length - before.get(name)!.replicaSets;
+      const replicaSets = (await node.replicaSetsOf(NS, name)).length - before.get(name)!.replicaSets;
       if (generations !== 1 || replicaSets !== 1) rolls.push(`${name}: ${generations} template changes, ${replicaSets} new ReplicaSets`);
     }
     t.deepEqual(rolls, [], 'every app rolled exactly once');
     const sample = [names[0]!, names[APPS - 1]!];
     for (const name of sample) {
-      const [pod] = (await podsOf(node(), NS, `app.kubernetes.io/instance=${name}`)).filter(
+      const [pod] = (await node.podsOf(NS, `app.kubernetes.io/instance=${name}`)).filter(
         (each) => !each.metadata.deletionTimestamp && podReady(each),
       );
-      t.is(await envInPod(cluster, NS, pod.metadata.name, 'A'), 'two', `${name}'s pod runs the new value`);
+      t.is(await node.envInPod(NS, pod.metadata.name, 'A'), 'two', `${name}'s pod runs the new value`);
     }
     await waitFor('3 operator pods Ready again', 120_000, async () => {
       const pods = await operatorPods();

@@ -8,9 +8,8 @@ import { operatorImageAt, operatorImageInDist, type CommitImage } from '../../en
 import { CONFIG_HASH_ANNOTATION, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import { CONFIGMAPS } from '../../operator/kube/resources.js';
 import type { KubeClient } from '../../operator/kube/client.js';
-import type { TestCluster } from '../support/targets.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
-import { nodeSuite, get, kubectlOk, podsOf, rolloutComplete, waitFor } from './node-helpers.js';
+import { nodeSuite, rolloutComplete, waitFor } from './node-helpers.js';
 import { DEMO_RESOURCES, staleTargets, type Target } from './node-soak.js';
 
 /** The commit whose operator is upgraded from: `UPGRADE_FROM_REF`, by default the last commit before the fault soak. */
@@ -22,18 +21,16 @@ const SHARED_APPS = 30;
 const QUIET_APPS = 5;
 const REVISION = 'deployment.kubernetes.io/revision';
 
-let cluster: TestCluster;
 let earlier: CommitImage;
 let admin: KubeClient;
 const targets: Target[] = [];
 
-const onNode = nodeSuite(test, {
-  started: async (started, t) => {
-    cluster = started;
+const { onNode, node } = nodeSuite(test, {
+  started: async (t) => {
     earlier = await operatorImageAt(FROM_REF, (line) => t.log(line));
     t.log(`the operator of ${earlier.commit}: ${earlier.name}`);
-    await cluster.node!.ctr(['images', 'import', earlier.archive]);
-    admin = await adminClient(cluster);
+    await node.nodeCluster.ctr(['images', 'import', earlier.archive]);
+    admin = await adminClient(node.cluster);
   },
   stopping: async () => {
     admin?.close();
@@ -41,7 +38,6 @@ const onNode = nodeSuite(test, {
   },
 });
 
-const node = () => cluster.node!;
 /** A dist/ directory's manifests as one stream, with the operator's image named `image`. */
 const manifests = (dist: string, image: string): string => {
   const shipped = operatorImageInDist(dist);
@@ -51,14 +47,14 @@ const manifests = (dist: string, image: string): string => {
     .join('\n---\n');
 };
 const install = async (dist: string, image: string): Promise<void> => {
-  await kubectlOk(cluster, ['apply', '-f', '-'], { input: manifests(dist, image) });
+  await node.kubectlOk(['apply', '-f', '-'], { input: manifests(dist, image) });
 };
 const operatorRolledOut = (): Promise<string> =>
-  kubectlOk(cluster, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
+  node.kubectlOk(['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deployment/${OPERATOR_NAME}`, '--timeout=300s'], {
     timeoutMs: 320_000,
   });
 const deployments = async (): Promise<Map<string, any>> =>
-  new Map(((await get(node(), `/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[]).map((each) => [each.metadata.name, each]));
+  new Map(((await node.get(`/apis/apps/v1/namespaces/${NS}/deployments`)).items as any[]).map((each) => [each.metadata.name, each]));
 const revisions = async (): Promise<Map<string, number>> =>
   new Map([...(await deployments())].map(([name, deployment]) => [name, Number(deployment.metadata.annotations?.[REVISION] ?? 0)]));
 const allRolledOut = async (): Promise<void> => {
@@ -103,8 +99,8 @@ const settledRevisions = async (before: Map<string, number>): Promise<Map<string
   await waitFor(
     'every app running the latest content',
     600_000,
-    async () => ((await staleTargets(cluster, targets, NS)).length === 0 ? true : undefined),
-    { intervalMs: 5_000, describe: async () => (await staleTargets(cluster, targets, NS)).slice(0, 10).join('\n') },
+    async () => ((await staleTargets(node.cluster, targets, NS)).length === 0 ? true : undefined),
+    { intervalMs: 5_000, describe: async () => (await staleTargets(node.cluster, targets, NS)).slice(0, 10).join('\n') },
   );
   await new Promise((done) => setTimeout(done, 15_000));
   const after = await revisions();
@@ -116,7 +112,7 @@ onNode(
   async (t) => {
     await install(join(earlier.tree, 'dist'), earlier.name);
     await operatorRolledOut();
-    const [pod] = (await podsOf(node(), OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
+    const [pod] = (await node.podsOf(OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
       (each) => !each.metadata.deletionTimestamp,
     );
     t.is(pod.spec.containers[0].image, earlier.name, `the operator of ${earlier.commit} runs`);
@@ -124,7 +120,7 @@ onNode(
     await createNamespace(admin, NS);
     await createAll(admin, objects.configMap(NS, 'shared', { VALUE: 'first' }), objects.configMap(NS, 'quiet', { VALUE: 'still' }));
     await createAll(admin, objects.secret(NS, 'token', { TOKEN: 'token' }));
-    const image = node().images.demo;
+    const image = node.images.demo;
     for (let index = 0; index < SHARED_APPS + QUIET_APPS; index += 1) {
       const target: Target = {
         kind: 'CustomApp',
@@ -150,12 +146,12 @@ onNode(
     await allRolledOut();
     const before = await revisions();
 
-    const progress = await editDuringSwitch('second', () => kubectlOk(cluster, ['apply', '-f', DIST]).then(() => undefined));
+    const progress = await editDuringSwitch('second', () => node.kubectlOk(['apply', '-f', DIST]).then(() => undefined));
     t.log(`upgrade: ${progress}`);
-    const [upgraded] = (await podsOf(node(), OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
+    const [upgraded] = (await node.podsOf(OPERATOR_NAMESPACE, `app.kubernetes.io/name=${OPERATOR_NAME}`)).filter(
       (each) => !each.metadata.deletionTimestamp,
     );
-    t.is(upgraded.spec.containers[0].image, node().images.operator, 'this build runs');
+    t.is(upgraded.spec.containers[0].image, node.images.operator, 'this build runs');
     const rolled = await settledRevisions(before);
     const shared = targets.filter((target) => target.configMap === 'shared').map((target) => [target.name, rolled.get(target.name)]);
     const quiet = targets.filter((target) => target.configMap === 'quiet').map((target) => [target.name, rolled.get(target.name)]);
@@ -185,7 +181,7 @@ onNode(
       counts[key] = (counts[key] ?? 0) + 1;
     }
     t.log(`downgrade to ${earlier.commit}: ${JSON.stringify(counts)}`);
-    t.deepEqual(await staleTargets(cluster, targets, NS), [], 'every app runs the latest content after the downgrade');
+    t.deepEqual(await staleTargets(node.cluster, targets, NS), [], 'every app runs the latest content after the downgrade');
     t.true(
       targets.filter((target) => target.configMap === 'shared').every((target) => (rolled.get(target.name) ?? 0) >= 1),
       'no app of the edited ConfigMap missed the edit',

@@ -9,33 +9,19 @@ import {
   RUNNING_HASHES_ANNOTATION,
   TEMPLATE_HASHES_ANNOTATION,
 } from '../../api/workload.js';
-import type { TestCluster } from '../support/targets.js';
 import { synthInstall } from '../support/synthesized-install.js';
-import {
-  applyObjects,
-  nodeSuite,
-  demoPage,
-  get,
-  kubectlOk,
-  podReady,
-  podsOf,
-  replicaSetsOf,
-  rolloutComplete,
-  waitFor,
-} from './node-helpers.js';
+import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const SYSTEM = 'customapp-system';
 const OPERATOR = 'customapp-operator';
 const NS = 'node-workloads';
 
-let cluster: TestCluster;
 let demoImage = '';
 let chartDir = '';
 
-const onNode = nodeSuite(test, {
-  started: async (started) => {
-    cluster = started;
-    demoImage = cluster.node!.images.demo;
+const { onNode, node } = nodeSuite(test, {
+  started: async () => {
+    demoImage = node.images.demo;
     // The users' path: their own cdk8s app with the operator's chart and its `workloads` prop, synthesized and applied.
     chartDir = synthInstall({ workloads: ['deployments', 'statefulsets', 'daemonsets'] });
   },
@@ -44,20 +30,19 @@ const onNode = nodeSuite(test, {
   },
 });
 
-const node = () => cluster.node!;
 const describe = async (): Promise<string> =>
-  kubectlOk(cluster, ['-n', NS, 'get', 'statefulset,daemonset,deploy,rs,pods,events', '-o', 'wide']).catch(String);
+  node.kubectlOk(['-n', NS, 'get', 'statefulset,daemonset,deploy,rs,pods,events', '-o', 'wide']).catch(String);
 /** The live (not terminating) pods of `app=<name>`. */
 const livePods = async (name: string): Promise<any[]> =>
-  (await podsOf(node(), NS, `app=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
-const workload = (resource: string, name: string): Promise<any> => get(node(), `/apis/apps/v1/namespaces/${NS}/${resource}/${name}`);
+  (await node.podsOf(NS, `app=${name}`)).filter((pod) => !pod.metadata.deletionTimestamp);
+const workload = (resource: string, name: string): Promise<any> => node.get(`/apis/apps/v1/namespaces/${NS}/${resource}/${name}`);
 const edit = (kind: 'configmap' | 'secret', name: string, patch: object): Promise<string> =>
-  kubectlOk(cluster, ['-n', NS, 'patch', kind, name, '--type=merge', '-p', JSON.stringify(patch)]);
+  node.kubectlOk(['-n', NS, 'patch', kind, name, '--type=merge', '-p', JSON.stringify(patch)]);
 /** The value of `variable` on each live pod's demo page. */
 const shown = async (name: string, variable: string): Promise<string[]> =>
   Promise.all(
     (await livePods(name)).map(
-      async (pod) => new RegExp(`^${variable}=(.*)$`, 'm').exec(await demoPage(cluster, NS, pod.metadata.name))?.[1] ?? '(unset)',
+      async (pod) => new RegExp(`^${variable}=(.*)$`, 'm').exec(await node.demoPage(NS, pod.metadata.name))?.[1] ?? '(unset)',
     ),
   );
 /**
@@ -86,17 +71,17 @@ const quiet = (): Promise<void> => new Promise((done) => setTimeout(done, 3_000)
 onNode(
   'a chart with the workloads prop (deployments, statefulsets, daemonsets) installs the operator: Ready, with --workloads and the Lease',
   async (t) => {
-    await kubectlOk(cluster, ['apply', '-f', chartDir]);
-    await kubectlOk(cluster, ['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
-    const [pod] = (await podsOf(node(), SYSTEM, `app.kubernetes.io/name=${OPERATOR}`)).filter((each) => !each.metadata.deletionTimestamp);
+    await node.kubectlOk(['apply', '-f', chartDir]);
+    await node.kubectlOk(['-n', SYSTEM, 'rollout', 'status', `deployment/${OPERATOR}`, '--timeout=180s'], { timeoutMs: 200_000 });
+    const [pod] = (await node.podsOf(SYSTEM, `app.kubernetes.io/name=${OPERATOR}`)).filter((each) => !each.metadata.deletionTimestamp);
     t.true(podReady(pod));
-    t.is(pod.spec.containers[0].image, node().images.operator, "the chart's default image, loaded into the node");
+    t.is(pod.spec.containers[0].image, node.images.operator, "the chart's default image, loaded into the node");
     t.true(pod.spec.containers[0].args.includes('--workloads=deployments,statefulsets,daemonsets'), pod.spec.containers[0].args.join(' '));
     await waitFor('the Lease', 60_000, async () => {
-      const lease = await get(node(), `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${OPERATOR}-leader`);
+      const lease = await node.get(`/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${OPERATOR}-leader`);
       return lease.spec.holderIdentity?.startsWith(`${pod.metadata.name}_`) ? true : undefined;
     });
-    await kubectlOk(cluster, ['create', 'namespace', NS]);
+    await node.kubectlOk(['create', 'namespace', NS]);
   },
 );
 
@@ -119,7 +104,7 @@ onNode(
         ],
       },
     });
-    await applyObjects(cluster, [
+    await node.applyObjects([
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: NS }, data: { GREETING: 'hello' } },
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'secret', namespace: NS }, stringData: { TOKEN: 'first' } },
       {
@@ -170,7 +155,7 @@ onNode(
       t.truthy(current.spec.template.metadata.annotations?.[TEMPLATE_HASHES_ANNOTATION], `${name} rolled by the hashes annotation`);
       t.true((current.status?.observedGeneration ?? 0) >= current.metadata.generation);
     }
-    const events = await kubectlOk(cluster, ['-n', NS, 'get', 'events', '--field-selector=reason=RolloutTriggered', '-o', 'json']);
+    const events = await node.kubectlOk(['-n', NS, 'get', 'events', '--field-selector=reason=RolloutTriggered', '-o', 'json']);
     const triggered = (JSON.parse(events).items as any[])
       .map((event) => `${event.involvedObject.kind}/${event.involvedObject.name}`)
       .sort();
@@ -181,7 +166,7 @@ onNode(
 onNode(
   'a Deployment made by kubectl create deployment and annotated afterwards (kubectl annotate): opting in rolls nothing, the next edit rolls it with the new value in its pods',
   async (t) => {
-    await kubectlOk(cluster, ['apply', '-f', '-'], {
+    await node.kubectlOk(['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -189,22 +174,22 @@ onNode(
         data: { GREETING: 'hi' },
       }),
     });
-    await kubectlOk(cluster, ['-n', NS, 'create', 'deployment', 'web', `--image=${demoImage}`]);
+    await node.kubectlOk(['-n', NS, 'create', 'deployment', 'web', `--image=${demoImage}`]);
     // The user then wires the ConfigMap in (env valueFrom configMapKeyRef, one per key): kubectl's own rollout.
-    await kubectlOk(cluster, ['-n', NS, 'set', 'env', 'deployment/web', '--from=configmap/web-config']);
-    await kubectlOk(cluster, ['-n', NS, 'rollout', 'status', 'deployment/web', '--timeout=180s'], { timeoutMs: 200_000 });
+    await node.kubectlOk(['-n', NS, 'set', 'env', 'deployment/web', '--from=configmap/web-config']);
+    await node.kubectlOk(['-n', NS, 'rollout', 'status', 'deployment/web', '--timeout=180s'], { timeoutMs: 200_000 });
     const before = await workload('deployments', 'web');
-    const replicaSets = (await replicaSetsOf(node(), NS, 'web')).map((rs) => rs.metadata.name).sort();
+    const replicaSets = (await node.replicaSetsOf(NS, 'web')).map((rs) => rs.metadata.name).sort();
     const podsBefore = await rolledTo('web', 1, [], 'GREETING', 'hi');
 
-    await kubectlOk(cluster, ['-n', NS, 'annotate', 'deployment/web', `${RELOADER_CONFIGMAPS_ANNOTATION}=web-config`]);
+    await node.kubectlOk(['-n', NS, 'annotate', 'deployment/web', `${RELOADER_CONFIGMAPS_ANNOTATION}=web-config`]);
     await waitFor("web's baseline recorded", 60_000, () => recorded('deployments', 'web'), { describe });
     await quiet();
     // The API server moves a Deployment's generation on an annotation change too (they are copied to its ReplicaSets):
     // the proof that nothing rolled is the template, the ReplicaSets and the pod.
     const annotated = await workload('deployments', 'web');
     t.deepEqual(annotated.spec.template, before.spec.template, 'opting in left the pod template as it was');
-    t.deepEqual((await replicaSetsOf(node(), NS, 'web')).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
+    t.deepEqual((await node.replicaSetsOf(NS, 'web')).map((rs) => rs.metadata.name).sort(), replicaSets, 'no new ReplicaSet');
     t.deepEqual(await uids('web'), podsBefore, 'the same pod runs');
 
     const start = Date.now();
@@ -212,6 +197,6 @@ onNode(
     await rolledTo('web', 1, podsBefore, 'GREETING', 'next');
     await waitFor('the rollout complete', 120_000, async () => (rolloutComplete(await workload('deployments', 'web')) ? true : undefined));
     t.log(`ConfigMap edit → the Deployment's new pod shows GREETING=next: ${Date.now() - start} ms`);
-    t.is((await replicaSetsOf(node(), NS, 'web')).length, replicaSets.length + 1, 'one new ReplicaSet');
+    t.is((await node.replicaSetsOf(NS, 'web')).length, replicaSets.length + 1, 'one new ReplicaSet');
   },
 );

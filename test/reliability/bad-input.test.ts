@@ -15,7 +15,7 @@ import { assertInvariants } from '../support/invariants.js';
 import { clusterScenario, createAll, eventually, objects, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { distOperatorRules, OPERATOR_USER, rulesWithout, setOperatorRules, type Grant } from './support/cluster-role.js';
 import { conditionOf, conditionReached, type NamespaceReads, podAnnotation } from '../support/cluster-reads.js';
-import { startFaultProxy, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
+import { startFaultProxy, type FaultAnswer, type FaultProxy, type ProxiedRequest } from './support/fault-proxy.js';
 
 /** The quiet window in which a settled case must not reconcile again (no polling, no hot loop). */
 const QUIET_MS = 600;
@@ -75,6 +75,13 @@ async function waitForEvent(context: CaseContext, name: string, reason: string, 
 
 const app = (context: CaseContext, name: string, spec: Partial<CustomApp['spec']>): CustomApp =>
   objects.customApp(context.ns, name, { image: IMAGE, ...spec });
+/** Checks that `live` is still `created` as it was made: the operator never wrote it (its resourceVersion is unchanged). */
+function untouched(t: ExecutionContext, live: KubeObject | undefined, created: KubeObject, what: string): void {
+  t.is(live?.metadata.resourceVersion, created.metadata.resourceVersion, what);
+}
+/** Creates ConfigMap `config` (V=1) and CustomApp `web` reading it: the start of most cases. */
+const createWebOnConfig = (context: CaseContext): Promise<void> =>
+  createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
 const hashOf = (content: HashableContent): string => contentHash(content);
 /** The keyed hash the operator writes for the Secret `name` of the case's namespace, as it is now. */
 const secretHashOf = (context: CaseContext, name: string): Promise<string> => secretHashIn(context.admin, context.ns, name);
@@ -151,56 +158,54 @@ interface OutcomeCase {
   readonly run: (t: ExecutionContext, context: CaseContext) => Promise<void>;
 }
 
+/**
+ * A case: CustomApp `held` names a `kind` that does not exist, so its rollout is held: `<kind>NotFound`, Ready False
+ * RolloutHeld, a RolloutHeld Event naming the missing object, no Deployment, and no reconcile after.
+ */
+function heldOnMissing(kind: 'ConfigMap' | 'Secret', name: string): OutcomeCase {
+  const missing = kind === 'ConfigMap' ? 'missing-config' : 'missing-secret';
+  return {
+    name,
+    run: async (t, context) => {
+      await createAll(context.admin, app(context, 'held', kind === 'ConfigMap' ? { configMapName: missing } : { secretName: missing }));
+      const held = await waitForCondition(context, 'held', `${kind}Available`, `${kind}NotFound`);
+      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
+      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), new RegExp(`"${missing}" not found`));
+      t.is(await context.reads.deployment('held'), undefined, 'no Deployment while held');
+      await assertQuiet(t, context, 'held');
+    },
+  };
+}
+
 /** The API server's limit on a ConfigMap's values, in bytes (keys are not counted). */
 const MAX_CONFIGMAP_BYTES = 1_048_576;
 /** Exactly the limit, in two-byte characters: the watch delivers it in chunks that split some of them. */
 const ONE_MIB_OF_UTF8 = { big: 'é'.repeat(MAX_CONFIGMAP_BYTES / 2) };
 
 const REFERENCE_CASES: readonly OutcomeCase[] = [
-  {
-    name: 'a ConfigMap that does not exist holds the rollout with ConfigMapNotFound and a RolloutHeld Event, and is not polled',
-    run: async (t, context) => {
-      await createAll(context.admin, app(context, 'held', { configMapName: 'missing-config' }));
-      const held = await waitForCondition(context, 'held', 'ConfigMapAvailable', 'ConfigMapNotFound');
-      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
-      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), /"missing-config" not found/);
-      t.is(await context.reads.deployment('held'), undefined, 'no Deployment while held');
-      await assertQuiet(t, context, 'held');
-    },
-  },
-  {
-    name: 'a Secret that does not exist holds the rollout with SecretNotFound',
-    run: async (t, context) => {
-      await createAll(context.admin, app(context, 'held', { secretName: 'missing-secret' }));
-      const held = await waitForCondition(context, 'held', 'SecretAvailable', 'SecretNotFound');
-      t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
-      t.regex(await waitForEvent(context, 'held', 'RolloutHeld', 'Warning'), /"missing-secret" not found/);
-      t.is(await context.reads.deployment('held'), undefined);
-      await assertQuiet(t, context, 'held');
-    },
-  },
+  heldOnMissing(
+    'ConfigMap',
+    'a ConfigMap that does not exist holds the rollout with ConfigMapNotFound and a RolloutHeld Event, and is not polled',
+  ),
+  heldOnMissing('Secret', 'a Secret that does not exist holds the rollout with SecretNotFound'),
   {
     name: 'a ConfigMap deleted after the rollout holds further rollouts and leaves the running Deployment alone',
     run: async (t, context) => {
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
+      await createWebOnConfig(context);
       const before = await waitForHash(context, 'web', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: '1' } }));
       await context.admin.delete(CONFIGMAPS, context.ns, 'config');
       const held = await waitForCondition(context, 'web', 'ConfigMapAvailable', 'ConfigMapNotFound');
       t.like(conditionOf(held, 'Ready'), { status: 'False', reason: 'RolloutHeld' });
       t.is(held.status?.configHash, hashOf({ data: { V: '1' } }), 'the status still names what the Deployment runs with');
       await waitForEvent(context, 'web', 'RolloutHeld', 'Warning');
-      t.is(
-        (await context.reads.deployment('web'))?.metadata.resourceVersion,
-        before.metadata.resourceVersion,
-        'the Deployment is not written',
-      );
+      untouched(t, await context.reads.deployment('web'), before, 'the Deployment is not written');
       await assertQuiet(t, context, 'web');
     },
   },
   {
     name: 'a ConfigMap recreated after a deletion rolls the Deployment with the new content, with no polling in between',
     run: async (t, context) => {
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
+      await createWebOnConfig(context);
       await waitForHash(context, 'web', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: '1' } }));
       await context.admin.delete(CONFIGMAPS, context.ns, 'config');
       await waitForCondition(context, 'web', 'ConfigMapAvailable', 'ConfigMapNotFound');
@@ -317,11 +322,7 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       t.like(conditionOf(refused, 'Ready'), { status: 'False', reason: 'DeploymentNotOwned' });
       t.regex(await waitForEvent(context, 'taken', 'DeploymentNotOwned', 'Warning'), /not controlled by this CustomApp/);
       await assertQuiet(t, context, 'taken');
-      t.is(
-        (await context.reads.deployment('taken'))?.metadata.resourceVersion,
-        foreign.metadata.resourceVersion,
-        'the foreign Deployment is untouched',
-      );
+      untouched(t, await context.reads.deployment('taken'), foreign, 'the foreign Deployment is untouched');
     },
   },
   {
@@ -336,11 +337,7 @@ const REFERENCE_CASES: readonly OutcomeCase[] = [
       await createAll(context.admin, app(context, 'shared', { port: 8080 }));
       t.regex(await waitForEvent(context, 'shared', 'ServiceNotOwned', 'Warning'), /not controlled by this CustomApp/);
       t.truthy(await eventually('the Deployment is still created', () => context.reads.deployment('shared')));
-      t.is(
-        (await context.reads.service('shared'))?.metadata.resourceVersion,
-        foreign.metadata.resourceVersion,
-        'the foreign Service is untouched',
-      );
+      untouched(t, await context.reads.service('shared'), foreign, 'the foreign Service is untouched');
     },
   },
   {
@@ -403,13 +400,52 @@ const configMapsIn =
 const streamLines = (context: CaseContext, msg: string, object: string): Record<string, unknown>[] =>
   context.operator.logs.find(msg).filter((line) => String(line.stream ?? '').endsWith(`${context.ns}/${object}`));
 
-/** Creates a ConfigMap and a CustomApp that reads it, waits for the rollout, and checks that an edit still rolls. */
+/** Waits for the rollout of `web` with ConfigMap `config` (V=1), then checks that an edit of it still rolls. */
 async function convergesAndFollowsEdits(t: ExecutionContext, context: CaseContext, timeoutMs = 20_000): Promise<void> {
   await waitForHash(context, 'web', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: '1' } }), timeoutMs);
   await context.admin.patch(CONFIGMAPS, context.ns, 'config', 'merge', { data: { V: '2' } });
   await waitForHash(context, 'web', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: '2' } }), timeoutMs);
   t.true(context.operator.operator.reconciling, 'the operator still runs');
 }
+
+/** A fault of the API: the operator's ConfigMap lists in the case's namespace (its watches with `watch`) answered with `answer`, `times` times. */
+interface ConfigMapFault {
+  readonly watch: boolean;
+  readonly answer: FaultAnswer;
+  readonly times: number;
+}
+/** The operator's ConfigMap lists answered with `answer`, `times` times. */
+const onList = (answer: FaultAnswer, times = 1): ConfigMapFault => ({ watch: false, answer, times });
+/** The operator's ConfigMap watches answered with `answer`, `times` times. */
+const onWatch = (answer: FaultAnswer, times = 1): ConfigMapFault => ({ watch: true, answer, times });
+
+/**
+ * Sets `fault` on the proxy; then creates `web` on `config`, checks that it converges and follows an edit, and that
+ * the fault's answer was given every time.
+ */
+async function convergesThrough(t: ExecutionContext, context: CaseContext, fault: ConfigMapFault): Promise<void> {
+  const rule = context.proxy!.add({ match: configMapsIn(context.ns, fault.watch), answer: fault.answer, times: fault.times });
+  await createWebOnConfig(context);
+  await convergesAndFollowsEdits(t, context);
+  t.is(context.proxy!.hits(rule), fault.times);
+}
+
+/**
+ * A case of the API answering badly, on the emulator (its fault proxy answers for the server): `web` converges through
+ * `fault` ({@link convergesThrough}), then `check` reads how the operator coped (its retries, its relists).
+ */
+const faultCase = (
+  name: string,
+  fault: ConfigMapFault,
+  check: (t: ExecutionContext, context: CaseContext) => void | Promise<void>,
+): OutcomeCase => ({
+  name,
+  targets: ['emulator'],
+  run: async (t, context) => {
+    await convergesThrough(t, context, fault);
+    await check(t, context);
+  },
+});
 
 /** Runs a case with one grant missing from the operator's ClusterRole, restoring it afterwards. */
 async function withoutGrant(context: CaseContext, grant: Grant, body: () => Promise<void>): Promise<void> {
@@ -427,39 +463,31 @@ const answered = (context: CaseContext, verb: string, resource: string, code: nu
   context.operator.operator.metrics.total('rest_client_requests_total', { verb, resource, code: String(code) });
 
 const API_CASES: readonly OutcomeCase[] = [
-  {
-    name: 'malformed JSON in a list answer is logged without its payload and retried, and the CustomApp converges',
-    targets: ['emulator'],
-    run: async (t, context) => {
-      const rule = context.proxy!.add({ match: configMapsIn(context.ns, false), answer: { kind: 'malformed-body' }, times: 1 });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
-      await convergesAndFollowsEdits(t, context);
-      t.is(context.proxy!.hits(rule), 1);
+  faultCase(
+    'malformed JSON in a list answer is logged without its payload and retried, and the CustomApp converges',
+    onList({ kind: 'malformed-body' }),
+    (t, context) => {
       const retries = streamLines(context, 'retry', 'config');
       t.true(
         retries.some((line) => /malformed JSON in a 200 answer \(…\)/.test(String(line.message))),
         JSON.stringify(retries),
       );
     },
-  },
-  {
-    name: 'a malformed line in a watch stream is retried from the last resourceVersion, and no edit is lost',
-    targets: ['emulator'],
-    run: async (t, context) => {
-      const rule = context.proxy!.add({ match: configMapsIn(context.ns, true), answer: { kind: 'malformed-watch-line' }, times: 1 });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
-      await convergesAndFollowsEdits(t, context);
-      t.is(context.proxy!.hits(rule), 1);
+  ),
+  faultCase(
+    'a malformed line in a watch stream is retried from the last resourceVersion, and no edit is lost',
+    onWatch({ kind: 'malformed-watch-line' }),
+    (t, context) => {
       t.true(streamLines(context, 'retry', 'config').some((line) => /malformed event/.test(String(line.message))));
       t.is(streamLines(context, 'listed', 'config').length, 1, 'resumed from the resourceVersion: no relist');
     },
-  },
+  ),
   {
     name: 'a watch that hangs without sending anything is abandoned after the idle timeout, and the edit made meanwhile arrives',
     targets: ['emulator'],
     run: async (t, context) => {
       const rule = context.proxy!.add({ match: configMapsIn(context.ns, true), answer: { kind: 'hang' }, times: 1 });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
+      await createWebOnConfig(context);
       await waitForHash(context, 'web', CONFIG_HASH_ANNOTATION, hashOf({ data: { V: '1' } }));
       await eventually('the watch request hangs', () => context.proxy!.hits(rule) === 1);
       const edited = performance.now();
@@ -470,18 +498,10 @@ const API_CASES: readonly OutcomeCase[] = [
       t.true(delayMs < IDLE_TIMEOUT_MS + 5_000, `the edit arrived ${delayMs.toFixed(0)} ms later`);
     },
   },
-  {
-    name: 'a Status error object (500 InternalError) answering a list is retried with backoff, and the CustomApp converges',
-    targets: ['emulator'],
-    run: async (t, context) => {
-      const rule = context.proxy!.add({
-        match: configMapsIn(context.ns, false),
-        answer: { kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' },
-        times: 2,
-      });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
-      await convergesAndFollowsEdits(t, context);
-      t.is(context.proxy!.hits(rule), 2);
+  faultCase(
+    'a Status error object (500 InternalError) answering a list is retried with backoff, and the CustomApp converges',
+    onList({ kind: 'status', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, 2),
+    (t, context) => {
       const retries = streamLines(context, 'retry', 'config');
       t.deepEqual(
         retries.map((line) => [line.code, line.reason, line.attempt]),
@@ -492,39 +512,23 @@ const API_CASES: readonly OutcomeCase[] = [
       );
       t.true(Number(retries[1]!.delayMs) > Number(retries[0]!.delayMs) / 2, 'the backoff does not shrink');
     },
-  },
-  {
-    name: 'an ERROR Status event inside a watch stream is retried, and no edit is lost',
-    targets: ['emulator'],
-    run: async (t, context) => {
-      const rule = context.proxy!.add({
-        match: configMapsIn(context.ns, true),
-        answer: { kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' },
-        times: 1,
-      });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
-      await convergesAndFollowsEdits(t, context);
-      t.is(context.proxy!.hits(rule), 1);
+  ),
+  faultCase(
+    'an ERROR Status event inside a watch stream is retried, and no edit is lost',
+    onWatch({ kind: 'watch-error', code: 500, reason: 'InternalError', message: 'watch chan error' }),
+    (t, context) => {
       t.true(streamLines(context, 'retry', 'config').some((line) => line.code === 500 && /watch chan error/.test(String(line.message))));
     },
-  },
-  {
-    name: 'a 429 with Retry-After answering a list is retried no sooner than the server asked',
-    targets: ['emulator'],
-    run: async (t, context) => {
-      const rule = context.proxy!.add({
-        match: configMapsIn(context.ns, false),
-        answer: { kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 },
-        times: 1,
-      });
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
-      await convergesAndFollowsEdits(t, context);
-      t.is(context.proxy!.hits(rule), 1);
+  ),
+  faultCase(
+    'a 429 with Retry-After answering a list is retried no sooner than the server asked',
+    onList({ kind: 'status', code: 429, reason: 'TooManyRequests', message: 'slow down', retryAfterSeconds: 2 }),
+    (t, context) => {
       const [retry] = streamLines(context, 'retry', 'config');
       t.like(retry, { code: 429, reason: 'TooManyRequests' });
       t.true(Number(retry!.delayMs) >= 2000, `retried after ${String(retry!.delayMs)} ms`);
     },
-  },
+  ),
   {
     name: "500s answering the operator's Deployment creates are retried with backoff until one succeeds",
     targets: ['emulator'],
@@ -535,7 +539,7 @@ const API_CASES: readonly OutcomeCase[] = [
         times: 3,
       });
       t.teardown(() => context.cluster.emulator!.faults.remove(fault));
-      await createAll(context.admin, objects.configMap(context.ns, 'config', { V: '1' }), app(context, 'web', { configMapName: 'config' }));
+      await createWebOnConfig(context);
       await convergesAndFollowsEdits(t, context);
       const failed = context.operator.logs.find('reconcile.end', { key: `${context.ns}/web`, result: 'error' });
       t.is(failed.length, 3, 'three errors, each retried');

@@ -3,7 +3,7 @@ import { OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import type { TestCluster } from '../support/targets.js';
 import { adminClient, createAll, createNamespace, objects } from '../support/operator-harness.js';
-import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
+import { OperatorProcess, PLAIN_METRICS_FLAGS, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { type FaultSchedule, scheduleFaults } from './fault-soak/faults.js';
 import { InvariantChecker } from './fault-soak/invariants.js';
 import { OperationStream } from './fault-soak/operations.js';
@@ -248,9 +248,8 @@ async function awaitQuiescence(
 function soakOperatorArgs(kubeconfig: string): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
-    '--metrics-bind-address=127.0.0.1:0',
-    // Scraped over plain HTTP by the harness: authenticated metrics are tested in test/e2e/metrics-auth.test.ts.
-    '--metrics-secure=false',
+    // Scraped over plain HTTP by the harness.
+    ...PLAIN_METRICS_FLAGS,
     '--health-probe-bind-address=0',
     '--log-level=info',
     '--leader-elect',

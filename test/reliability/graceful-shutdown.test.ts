@@ -9,7 +9,7 @@ import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { Deployment, Lease } from '../../operator/kube/objects.js';
 import { selectedTargets } from '../support/targets.js';
 import { clusterForTest, createAll, eventually, objects, startTestOperator } from '../support/operator-harness.js';
-import { OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
+import { NO_SERVER_FLAGS, OperatorProcess, UNGOVERNED_FLAGS } from '../support/operator-process.js';
 import { OPERATOR_USER } from './support/cluster-role.js';
 import { startFaultProxy } from './support/fault-proxy.js';
 import { podAnnotation } from '../support/cluster-reads.js';
@@ -61,13 +61,7 @@ for (const target of selectedTargets()) {
     const { cluster, admin } = scenario;
     const { path: kubeconfig } = await cluster.serviceAccount(OPERATOR_NAMESPACE, OPERATOR_NAME);
     const start = (): OperatorProcess =>
-      new OperatorProcess([
-        `--kubeconfig=${kubeconfig}`,
-        '--leader-elect',
-        '--metrics-bind-address=0',
-        '--health-probe-bind-address=0',
-        ...UNGOVERNED_FLAGS,
-      ]);
+      new OperatorProcess([`--kubeconfig=${kubeconfig}`, '--leader-elect', ...NO_SERVER_FLAGS, ...UNGOVERNED_FLAGS]);
     if (cluster.emulator)
       cluster.emulator.faults.addLatency({ match: { verb: ['create', 'update', 'patch'], user: OPERATOR_USER }, ms: WRITE_LATENCY_MS });
 

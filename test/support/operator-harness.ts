@@ -13,7 +13,7 @@ import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import { UNGOVERNED } from '../../operator/governance/governance.js';
 import { createOperator, type Operator, type OperatorOptions } from '../../operator/operator.js';
 import type { ExecutionContext, TestFn } from 'ava';
-import { startCluster, type ClusterOptions, type Target, type TestCluster } from './targets.js';
+import { type ApiTarget, selectedTargets, startCluster, type ClusterOptions, type Target, type TestCluster } from './targets.js';
 import { JsonLineReader } from './json-lines.js';
 import { getIfExists, NamespaceReads } from './cluster-reads.js';
 import { createNamespace } from '../../operator/kube/testing/admin-cluster.js';
@@ -342,6 +342,35 @@ export function clusterScenario(
     await stopScenario(scenario);
   });
   return scenario;
+}
+
+/** The tests of a file that runs on one API target only, and the scenario they share there. */
+export interface TargetSuite {
+  /** Declares a serial test on the target, or, when `KUBE_TARGET` does not select it, a skipped test of the same title that says why. */
+  readonly onTarget: (title: string, body: (t: ExecutionContext) => Promise<void>) => void;
+  /** The scenario ({@link clusterScenario}), filled in by the `before` hook; its hooks are registered only when the target is selected. */
+  readonly scenario: ClusterScenario;
+}
+
+/**
+ * A file's {@link clusterScenario} on `target` alone (a test that needs a real API server's schema or its
+ * controllers): started only when `KUBE_TARGET` selects `target`, each test declared on it or skipped saying why.
+ */
+export function targetSuite(
+  test: TestFn,
+  target: ApiTarget,
+  options?: ScenarioOptions,
+  prepare?: (scenario: ClusterScenario) => Promise<(() => Promise<void>) | void>,
+): TargetSuite {
+  const selected = selectedTargets().includes(target);
+  const scenario = selected ? clusterScenario(test, target, options, prepare) : ({} as ClusterScenario);
+  return {
+    scenario,
+    onTarget: (title, body) => {
+      if (selected) test.serial(title, body);
+      else test.skip(`${title} (KUBE_TARGET="${process.env.KUBE_TARGET ?? ''}" does not select ${target})`, () => undefined);
+    },
+  };
 }
 
 /**

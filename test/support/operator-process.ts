@@ -13,6 +13,22 @@ const ROOT = resolve(import.meta.dirname, '../..');
  */
 export const UNGOVERNED_FLAGS: readonly string[] = ['--max-concurrent-rollouts=0', '--flap-threshold=0'];
 
+/** Leases short enough that a takeover after a kill takes about 2 s instead of the defaults' 15. */
+export const FAST_ELECTION_FLAGS: readonly string[] = [
+  '--leader-elect-lease-duration=2s',
+  '--leader-elect-renew-deadline=1500ms',
+  '--leader-elect-retry-period=250ms',
+];
+
+/** Neither the metrics nor the probe server (`0` turns each off): a process whose endpoints the test never reads takes no port. */
+export const NO_SERVER_FLAGS: readonly string[] = ['--metrics-bind-address=0', '--health-probe-bind-address=0'];
+
+/**
+ * Metrics on a free loopback port over plain HTTP, for a harness that scrapes them with a plain fetch: the numbers are
+ * under test there, and authenticated metrics are tested in test/e2e/metrics-auth.test.ts.
+ */
+export const PLAIN_METRICS_FLAGS: readonly string[] = ['--metrics-bind-address=127.0.0.1:0', '--metrics-secure=false'];
+
 /** A running operator process. */
 export class OperatorProcess {
   readonly lines: Record<string, unknown>[] = [];

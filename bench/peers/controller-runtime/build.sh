@@ -14,19 +14,10 @@ log() { echo "bench-peer: $*" >&2; }
 
 # The binary is named after its sources; go.mod and go.sum are hashed as `go mod tidy` leaves them.
 sources_hash() { { cat "${HERE}"/go.mod "${HERE}"/*.go "${HERE}"/go.sum 2>/dev/null || true; } | sha256sum | cut -c1-16; }
-BINARY="${CACHE}/bin/controller-runtime-peer-$(sources_hash)"
-if [[ -x "${BINARY}" ]]; then
-  echo "${BINARY}"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  log "Go is needed to build the controller-runtime peer (https://go.dev/dl, or Debian's golang-go)"
-  exit 1
-fi
-
 # shellcheck source=envtest/go-env.sh
 source "${HERE}/../../../envtest/go-env.sh"
+print_cached "${CACHE}/bin/controller-runtime-peer-$(sources_hash)"
+require_go "Go is needed to build the controller-runtime peer (https://go.dev/dl, or Debian's golang-go)"
 go_env "${CACHE}"
 # Reuse the modules envtest already downloaded (same k8s.io line), then the proxy.
 if [[ -z "${GOPROXY:-}" && -d "${ENVTEST_MODCACHE}" ]]; then

@@ -54,6 +54,17 @@ async function same(t: import('ava').ExecutionContext, steps: (ns: string) => re
   for (let i = 0; i < Math.max(a.length, b.length); i++) t.deepEqual(a[i], b[i]);
 }
 
+/** The creation of an events.k8s.io/v1 Event `name` in `ns` with these fields. */
+const newEvent = (ns: string, name: string, fields: object): Step => [
+  'POST',
+  `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
+  { metadata: { name }, ...fields },
+];
+/** The time and object of an events.k8s.io/v1 Event about ConfigMap `x` in `ns`, as a valid one has them. */
+const aboutConfigMap = (ns: string) => ({
+  eventTime: '2024-01-01T00:00:00.000000Z',
+  regarding: { namespace: ns, kind: 'ConfigMap', name: 'x' },
+});
 const customApp = (name: string, spec: unknown) => ({ apiVersion: 'app.example.com/v1', kind: 'CustomApp', metadata: { name }, spec });
 
 test('object errors: NotFound, AlreadyExists, Invalid names, malformed JSON, missing namespace, name mismatch, stale update', (t) =>
@@ -112,40 +123,24 @@ test('object errors: NotFound, AlreadyExists, Invalid names, malformed JSON, mis
         },
       ],
       ['POST', `/api/v1/namespaces/${ns}/events`, { metadata: { name: 'bad-time' }, involvedObject: {}, firstTimestamp: 'yesterday' }],
-      [
-        'POST',
-        `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
-        { metadata: { name: 'new-bare' }, regarding: { namespace: ns }, type: 'Info' },
-      ],
-      [
-        'POST',
-        `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
-        {
-          metadata: { name: 'new-partial' },
-          eventTime: '2024-01-01T00:00:00.000000Z',
-          regarding: { namespace: ns, kind: 'ConfigMap', name: 'x' },
-          reportingController: 'bad controller',
-          type: 'Normal',
-          deprecatedCount: 2,
-          deprecatedSource: { component: 'x' },
-          deprecatedFirstTimestamp: '2024-01-01T00:00:00Z',
-        },
-      ],
-      [
-        'POST',
-        `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
-        {
-          metadata: { name: 'new-ok' },
-          eventTime: '2024-01-01T00:00:00.000000Z',
-          regarding: { namespace: ns, kind: 'ConfigMap', name: 'x' },
-          reportingController: 'example.com/op',
-          reportingInstance: 'op-1',
-          action: 'Reconcile',
-          reason: 'Synced',
-          note: 'ok',
-          type: 'Normal',
-        },
-      ],
+      newEvent(ns, 'new-bare', { regarding: { namespace: ns }, type: 'Info' }),
+      newEvent(ns, 'new-partial', {
+        ...aboutConfigMap(ns),
+        reportingController: 'bad controller',
+        type: 'Normal',
+        deprecatedCount: 2,
+        deprecatedSource: { component: 'x' },
+        deprecatedFirstTimestamp: '2024-01-01T00:00:00Z',
+      }),
+      newEvent(ns, 'new-ok', {
+        ...aboutConfigMap(ns),
+        reportingController: 'example.com/op',
+        reportingInstance: 'op-1',
+        action: 'Reconcile',
+        reason: 'Synced',
+        note: 'ok',
+        type: 'Normal',
+      }),
       [
         'POST',
         `/api/v1/namespaces/${ns}/events`,

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../../operator/kube/objects.js';
 import type { Resource } from '../../../operator/kube/resources.js';
 import type { TestCluster } from '../../support/targets.js';
 import { eventually } from '../../support/operator-harness.js';
-import { OperatorProcess } from '../../support/operator-process.js';
+import { OperatorProcess, PLAIN_METRICS_FLAGS } from '../../support/operator-process.js';
 import { type MetricSample, scrape } from './prometheus.js';
 
 /** The ServiceAccount of shard `name`: `customapp-shard-<name>` in the operator's namespace. */
@@ -121,9 +121,8 @@ export class ShardFleet {
       '--sharding',
       `--shard-identity=${name}`,
       '--log-format=json',
-      '--metrics-bind-address=127.0.0.1:0',
-      // Scraped with a plain fetch: the shards' own numbers, not the metrics' authentication, are under test here.
-      '--metrics-secure=false',
+      // Scraped with a plain fetch: the shards' own numbers are under test here.
+      ...PLAIN_METRICS_FLAGS,
       '--health-probe-bind-address=127.0.0.1:0',
       ...this.flags,
     ]);

@@ -18,33 +18,37 @@ test('a CustomApp, its Deployment and Service serve the CustomApp; a workload De
   t.is(servedObject(write('a', '', 'events', 'app-1.1829', 0, 1), isWorkload), undefined);
 });
 
-test('writes of two users for one object overlap when one is received before the other completed', (t) => {
-  const byObject = writesByObject(
-    [
-      write('a', 'apps', 'deployments', 'app-1', 0, 10),
-      write('b', 'apps', 'deployments', 'app-1', 5, 6),
-      write('a', 'apps', 'deployments', 'app-2', 0, 10),
-      write('a', 'apps', 'deployments', 'app-2', 1, 2),
-      write('b', 'apps', 'deployments', 'app-2', 9, 12),
-    ],
-    isWorkload,
-  );
-  t.deepEqual(overlappingWrites(byObject), [
+/** Patches of Deployment `name`, one per [user, receivedMs, completedMs] (the grouping orders them as received). */
+const deploymentPatches = (name: string, ...spans: readonly (readonly [string, number, number])[]): RecordedWrite[] =>
+  spans.map(([user, receivedMs, completedMs]) => write(user, 'apps', 'deployments', name, receivedMs, completedMs));
+
+/** Groups `writes` by the object each serves, then checks the overlaps found and the users that wrote each object. */
+const readByObject = test.macro(
+  (t, writes: readonly RecordedWrite[], overlaps: readonly string[], writers: ReadonlyMap<string, ReadonlySet<string>>) => {
+    const byObject = writesByObject(writes, isWorkload);
+    t.deepEqual(overlappingWrites(byObject), overlaps);
+    t.deepEqual(writersOf(byObject), writers);
+  },
+);
+
+test(
+  'writes of two users for one object overlap when one is received before the other completed',
+  readByObject,
+  [...deploymentPatches('app-1', ['a', 0, 10], ['b', 5, 6]), ...deploymentPatches('app-2', ['a', 0, 10], ['a', 1, 2], ['b', 9, 12])],
+  [
     "ns/app-1: b patch deployments received while a's patch deployments was in progress (5 ms left)",
     "ns/app-2: b patch deployments received while a's patch deployments was in progress (1 ms left)",
-  ]);
-});
+  ],
+  new Map([
+    ['ns/app-1', new Set(['a', 'b'])],
+    ['ns/app-2', new Set(['a', 'b'])],
+  ]),
+);
 
-test('a handoff (one user completes, then the other starts) and one user overlapping itself are no overlap', (t) => {
-  const byObject = writesByObject(
-    [
-      write('a', 'apps', 'deployments', 'app-1', 0, 10),
-      write('a', 'app.example.com', 'customapps', 'app-1', 2, 4),
-      write('b', 'apps', 'deployments', 'app-1', 10, 12),
-      write('a', 'apps', 'deployments', 'app-1', 13, 14),
-    ],
-    isWorkload,
-  );
-  t.deepEqual(overlappingWrites(byObject), []);
-  t.deepEqual(writersOf(byObject), new Map([['ns/app-1', new Set(['a', 'b'])]]));
-});
+test(
+  'a handoff (one user completes, then the other starts) and one user overlapping itself are no overlap',
+  readByObject,
+  [...deploymentPatches('app-1', ['a', 0, 10], ['b', 10, 12], ['a', 13, 14]), write('a', 'app.example.com', 'customapps', 'app-1', 2, 4)],
+  [],
+  new Map([['ns/app-1', new Set(['a', 'b'])]]),
+);

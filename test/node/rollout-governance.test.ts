@@ -10,7 +10,8 @@ import type { RolloutSettings } from '../../operator/governance/governance.js';
 import { rolloutCause } from '../../operator/governance/rollout-cause.js';
 import { rolloutProgress } from '../../operator/governance/rollout-progress.js';
 import type { Deployment } from '../../operator/kube/objects.js';
-import { startTestOperator, type TestOperator } from '../support/operator-harness.js';
+import { DEPLOYMENTS } from '../../operator/kube/resources.js';
+import { adminClient, startTestOperator, type TestOperator } from '../support/operator-harness.js';
 import { nodeSuite, podReady, rolloutComplete, waitFor } from './node-helpers.js';
 
 const DIST = resolve(import.meta.dirname, '../../dist');
@@ -131,24 +132,41 @@ onNode(
     const cause = rolloutCause(before);
     t.is(cause?.trigger, 'ConfigMap', 'the last rollout was a content rollout');
     t.is(cause?.templateGeneration, before.metadata.generation, 'the cause names the generation its write made');
-    await node.kubectlOk(['-n', NS, 'scale', `customapp/${name}`, '--replicas=2']);
+    // Every state the Deployment passes through, from a watch opened before the scale: polling on a loaded machine
+    // can miss the whole scale between two samples, and the point is what each intermediate state reads as.
+    const admin = await adminClient(node.cluster);
+    const controller = new AbortController();
+    const events = admin.watch<Deployment>(
+      DEPLOYMENTS,
+      { namespace: NS, fieldSelector: `metadata.name=${name}`, resourceVersion: before.metadata.resourceVersion },
+      controller.signal,
+    );
     const samples: { ours: string; kubectl: string; slots: number }[] = [];
-    await waitFor(
-      `${name} scaled to 2`,
-      120_000,
-      async () => {
-        const live = await deployment();
+    let scaled = false;
+    const timer = setTimeout(() => controller.abort(), 120_000);
+    await node.kubectlOk(['-n', NS, 'scale', `customapp/${name}`, '--replicas=2']);
+    try {
+      for await (const event of events) {
+        if (event.type !== 'ADDED' && event.type !== 'MODIFIED') continue;
+        const live = event.object;
         samples.push({
           ours: rolloutProgress(live, cause?.templateGeneration).phase,
           kubectl: rolloutProgress(live).phase,
           slots: await running!.operator.metrics.total('customapp_rollouts_in_progress'),
         });
-        return live.spec.replicas === 2 && rolloutComplete(live) ? true : undefined;
-      },
-      { intervalMs: 200, describe },
-    );
+        scaled = live.spec.replicas === 2 && rolloutComplete(live);
+        if (scaled) break;
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+      admin.close();
+    }
+    t.true(scaled, `${name} scaled to 2 within 120 s: ${await describe()}`);
     const read = samples.filter((sample) => sample.kubectl === 'InProgress').length;
-    t.log(`${samples.length} samples during the scale, ${read} read as a rollout by kubectl's rules`);
+    t.log(`${samples.length} states during the scale, ${read} read as a rollout by kubectl's rules`);
     t.true(read > 0, "the scale was seen while kubectl's rules read it as a rollout");
     t.deepEqual(
       samples.filter((sample) => sample.ours !== 'Succeeded' || sample.slots > 0),

@@ -69,6 +69,7 @@ onNode('a chart with the sharding prop: 3 operator pods become Ready, each holdi
 
 onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`, async (t) => {
   const image = node.images.demo;
+  const created = Date.now();
   await node.kubectlOk(['create', 'namespace', NS]);
   await node.applyObjects([
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SHARED, namespace: NS }, data: { A: 'one' } },
@@ -83,30 +84,37 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
     intervalMs: 1_000,
     describe,
   });
-  // Which pod reconciled which app, from each pod's own log (its reconcile.start lines).
+  // Which pod reconciled which app, and last, from each pod's own log (its reconcile.start lines); and the view changes
+  // after the apps were created (a member's Lease lapsing on a loaded machine moves its keys, by design).
   const owners = new Map<string, Set<string>>();
+  const last = new Map<string, { pod: string; time: number }>();
+  const changes: string[] = [];
   for (const pod of await operatorPods()) {
-    for (const line of await operatorLog(pod.metadata.name)) {
+    const podName = pod.metadata.name as string;
+    for (const line of await operatorLog(podName)) {
+      const time = typeof line.time === 'string' ? Date.parse(line.time) : 0;
+      if ((line.msg === 'shard.member.joined' || line.msg === 'shard.member.left') && time >= created) {
+        changes.push(`${podName}: ${line.msg} ${String(line.joined ?? line.left)} at ${new Date(time).toISOString()}`);
+      }
       if (line.msg !== 'reconcile.start' || typeof line.key !== 'string' || !line.key.startsWith(`${NS}/`)) continue;
-      const set = owners.get(line.key) ?? new Set<string>();
-      owners.set(line.key, set.add(pod.metadata.name as string));
+      owners.set(line.key, (owners.get(line.key) ?? new Set<string>()).add(podName));
+      if (time >= (last.get(line.key)?.time ?? 0)) last.set(line.key, { pod: podName, time });
     }
   }
   const perPod = new Map<string, number>();
   for (const pods of owners.values()) for (const pod of pods) perPod.set(pod, (perPod.get(pod) ?? 0) + 1);
   t.log(`apps reconciled per operator pod: ${JSON.stringify(Object.fromEntries(perPod))}`);
-  t.deepEqual(
-    [...owners].filter(([, pods]) => pods.size !== 1).map(([key]) => key),
-    [],
-    'each app was reconciled by one operator pod',
-  );
+  const shared = [...owners].filter(([, pods]) => pods.size !== 1).map(([key]) => key);
+  if (changes.length === 0) t.deepEqual(shared, [], 'each app was reconciled by one operator pod');
+  // With the view changed, apps move between pods; that no two wrote for one app at once is the sharded soak's audit check.
+  else t.log(`the view changed after the apps were created (${changes.join('; ')}): apps reconciled by two pods: ${shared.join(', ')}`);
   t.is(owners.size, APPS);
   t.true(perPod.size >= 2, 'the apps are split across the operator pods');
   const view = viewOf((await operatorPods()).map((pod) => shardLeaseName(pod.metadata.name)));
   t.deepEqual(
-    [...owners].filter(([key, pods]) => ownerOf(key, view) !== shardLeaseName([...pods][0]!)).map(([key]) => key),
+    [...last].filter(([key, { pod }]) => ownerOf(key, view) !== shardLeaseName(pod)).map(([key]) => key),
     [],
-    'each app was reconciled by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
+    'each app was reconciled last by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
   );
 });
 

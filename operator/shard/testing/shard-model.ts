@@ -161,7 +161,8 @@ interface KeyState {
  * keys it is given, each reconcile writing the key's latest version unless it is applied. Its caches are modelled as
  * the operator's: a change of a key queues it on every shard whose caches hold it (in scope or not yet dropped), and
  * each scope version lists again after a while (a newer one restarts it), queuing only the keys that entered the
- * caches; a rollout that waits for a slot says so in its status, from which a shard's budget is rebuilt.
+ * caches; a rollout that waits for a slot says so in its status, from which a shard's budget is rebuilt, with the
+ * rollouts its caches show (a list reads them as they are, the watch sees one start or end after its network's delay).
  * A write is refused past the shard's renew deadline, as the operator's client is (`KubeClient.fenceWhen`).
  *
  * Checked: **when a reconcile starts, no other shard that can still write has one in flight on that key**; no write
@@ -185,6 +186,11 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
   /** The reconciles in flight: key → shard → whether that shard can still write (its Lease within its renew deadline). */
   const acting = new Map<string, Map<string, () => boolean>>();
   const running = new Map<string, { readonly shard: Shard; changed: (key: string) => void; readonly refs: ReadonlySet<string> }>();
+  /** Each running incarnation's watch of the rollouts: told when one starts or ends, it sees it after its network's delay. */
+  const rolloutWatchers = new Map<string, (key: string, rolling: boolean) => void>();
+  const rolloutChanged = (key: string, rolling: boolean): void => {
+    for (const watcher of rolloutWatchers.values()) watcher(key, rolling);
+  };
   let acts = 0;
   let handoffs = 0;
   const changedEverywhere = (key: string): void => {
@@ -257,6 +263,11 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const cached = new Set<string>();
     /** The keys whose dependency refs this shard's registry holds: a key's reconcile acquires them (`use`). */
     const refs = new Set<string>();
+    /** The rollouts this shard's caches show in progress: a list reads them as they are, the watch after a delay. */
+    const seenRolling = new Set<string>();
+    rolloutWatchers.set(holder, (key, rolling) =>
+      clock.schedule(() => (rolling ? seenRolling.add(key) : seenRolling.delete(key)), watchDelay()),
+    );
     const shard = new Shard({
       member,
       leases$,
@@ -325,6 +336,8 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
         () => {
           if (attempt !== listing || crashed) return;
           for (const key of KEYS) {
+            if (rollouts.has(key)) seenRolling.add(key);
+            else seenRolling.delete(key);
             const keeps = shard.inScope(key);
             if (keeps && !cached.has(key)) {
               cached.add(key);
@@ -343,7 +356,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
       const version = shard.scopeVersionNow;
       await firstValueFrom(listedScope.pipe(filter((listed) => listed >= version)));
       budget.rebuild(
-        [...rollouts.keys()].filter((key) => cached.has(key)),
+        [...seenRolling].filter((key) => cached.has(key)),
         [
           ...queuePlacesKept(budget.snapshot().queue, inScope),
           ...[...keys].flatMap(([key, { pending }]) => (pending !== undefined && cached.has(key) ? [{ key, since: pending }] : [])),
@@ -415,9 +428,11 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
                 );
               }
               rollouts.set(key, clock.now());
+              rolloutChanged(key, true);
               clock.schedule(
                 () => {
                   rollouts.delete(key);
+                  rolloutChanged(key, false);
                   changedEverywhere(key);
                 },
                 300 + Math.floor(random() * 2_000),
@@ -441,6 +456,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const crash = (): void => {
       crashed = true;
       running.delete(member);
+      rolloutWatchers.delete(holder);
       for (const others of acting.values()) others.delete(holder);
       shard.stop();
       stopWatch();
@@ -467,6 +483,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     }
     // A graceful stop, as the operator's: no new reconcile, drain those in flight, fence, release the Lease.
     running.delete(member);
+    rolloutWatchers.delete(holder);
     shard.stop();
     stop.abort();
     await Promise.all(workers);

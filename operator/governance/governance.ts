@@ -232,9 +232,11 @@ export class RolloutGovernance {
    * Rebuilds the memory from the caches after a restart or a failover, before any reconcile, from where each governed
    * key stands (each domain reads its own objects): the slots occupied by the keys in a dependency-triggered rollout; the
    * queue from the pending rollouts recorded as Queued, in the order of their `since`; the breakers and debounces they
-   * recorded (Flapping, Debouncing), started again for a full window at now.
+   * recorded (Flapping, Debouncing), started again for a full window at now. `kept` are places in the queue this
+   * process holds already and keeps whatever the cluster records (a shard's keys through a view change: a workload
+   * records no place, and a status write may still be on its way); a place the cluster records too is read from there.
    */
-  rebuild(standings: Iterable<RolloutStanding>): void {
+  rebuild(standings: Iterable<RolloutStanding>, kept: readonly { readonly key: string; readonly since: number }[] = []): void {
     const now = this.options.now();
     const rolling: string[] = [];
     const queued: { key: string; since: number }[] = [];
@@ -253,11 +255,14 @@ export class RolloutGovernance {
         this.breaker.touch(ref, now);
       }
     }
-    this.budget.rebuild(rolling, queued);
+    const recorded = new Set(queued.map(({ key }) => key));
+    const keptOnly = kept.filter(({ key }) => !recorded.has(key));
+    this.budget.rebuild(rolling, [...queued, ...keptOnly]);
     this.options.logger.info(
       {
         inProgress: rolling.length,
-        queued: queued.length,
+        queued: queued.length + keptOnly.length,
+        ...(kept.length > 0 ? { kept: keptOnly.length } : {}),
         breakersReopened: reopened.size,
         limit: this.budget.limit,
         flapThreshold: this.breaker.threshold,

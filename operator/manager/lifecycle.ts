@@ -17,6 +17,7 @@ import type { OperatorParts } from './build.js';
 import { closeDependencies } from './build.js';
 import { notInstalled } from './workloads.js';
 import { refsSynced } from './refs-synced.js';
+import { keyLeftCaches, queuePlacesKept } from './shard-keys.js';
 import type { Endpoints } from './endpoints.js';
 import { unsyncedCaches } from './endpoints.js';
 import type { OperatorOptions } from './options.js';
@@ -152,10 +153,13 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
       sharding.shard.countRollouts(() => governance.inProgressKeys().length);
       triggers.add(sharding.shard.viewsChanged$.subscribe(() => governance.setShare(sharding.shard.budgetShare(limit))));
     }
-    // A key that left this shard's caches (given up: the relist after an acknowledgement) leaves its governance too,
-    // slot and place: its new owner counts it; kept here, it would hold a slot or a place ahead of this shard's own keys.
+    // A key that left this shard's caches (given up: the relist after an acknowledgement) lets go of its slot and
+    // place (its new owner counts it; kept here, it would hold them ahead of this shard's own keys) and of its refs.
+    const inScope = (key: string): boolean => sharding.shard.inScope(key);
+    const holdings = { forget: (key: string) => governance.forget(key), release: (key: string) => parts.dependencies.release(key) };
+    const shardLogger = logger.child({ component: 'shard' });
     const givenUp = (key: string): void => {
-      if (!sharding.shard.inScope(key)) governance.forget(key);
+      keyLeftCaches(key, inScope, holdings, shardLogger);
     };
     triggers.add(apps.events$.subscribe((change) => change.type === 'delete' && givenUp(change.key)));
     for (const [kind, { events$ }] of Object.entries(workloads?.informers ?? {})) {
@@ -169,7 +173,7 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
     sharding.shard.start(elector, async (view) => {
       // The rollouts it gives up stay counted here until their new owners count them.
       sharding.shard.handOff(governance.inProgressKeys(), view);
-      await prepareView(parts, sharding.shard.scopeVersionNow);
+      await prepareView(parts, sharding.shard.scopeVersionNow, inScope);
     });
   }
   triggers.add(apps.events$.subscribe((change) => caches.apps.observe(change)));
@@ -216,15 +220,21 @@ async function awaitAcquiredRefs(
   parts.logger.info({ refs: refs.length, outcome, durationMs: scheduler.now() - since }, 'dependencies.synced');
 }
 
-/** Governance's memory from the caches as they are now (a restart, a failover, a shard's new share). */
-function rebuildGovernance(parts: OperatorParts): CustomApp[] {
+/**
+ * Governance's memory from the caches as they are now (a restart, a failover, a shard's new share), keeping the queue
+ * places `kept` (see `RolloutGovernance.rebuild`).
+ */
+function rebuildGovernance(parts: OperatorParts, kept: readonly { readonly key: string; readonly since: number }[] = []): CustomApp[] {
   const { apps, deployments, caches, governance, workloads } = parts;
   const cachedApps = apps.store.keys().flatMap((key) => caches.apps.get(key) ?? []);
   const workloadStores = Object.fromEntries(Object.entries(workloads?.informers ?? {}).map(([kind, { store }]) => [kind, store]));
-  governance.rebuild([
-    ...customAppStandings(cachedApps, (key) => caches.deployments.get(key), deployments.store.keys()),
-    ...workloadStandings(workloadStores),
-  ]);
+  governance.rebuild(
+    [
+      ...customAppStandings(cachedApps, (key) => caches.deployments.get(key), deployments.store.keys()),
+      ...workloadStandings(workloadStores),
+    ],
+    kept,
+  );
   return cachedApps;
 }
 
@@ -248,9 +258,10 @@ async function readDeploymentsAfresh(options: OperatorOptions, parts: OperatorPa
 /**
  * Before a shard acknowledges a view: every scoped cache has listed with the scope `version` (or later), so that it
  * holds the keys the shard takes, and the governance is rebuilt from them (their slots and their place in the queue
- * come with them: both are in their objects). A workload kind not installed (Argo's CRD) has nothing to list.
+ * come with them: both are in their objects), keeping the places of the keys still `inScope` that their objects do not
+ * record (`queuePlacesKept`). A workload kind not installed (Argo's CRD) has nothing to list.
  */
-async function prepareView(parts: OperatorParts, version: number): Promise<void> {
+async function prepareView(parts: OperatorParts, version: number, inScope: (key: string) => boolean): Promise<void> {
   const { apps, deployments, services, workloads } = parts;
   const absent = new Set<string>(notInstalled(workloads));
   const scoped = [
@@ -263,7 +274,7 @@ async function prepareView(parts: OperatorParts, version: number): Promise<void>
   ];
   const listed = scoped.flatMap((each) => (each.listedScope$ ? [each.listedScope$] : []));
   await firstValueFrom(combineLatest(listed).pipe(filter((versions) => versions.every((each) => each >= version))));
-  rebuildGovernance(parts);
+  rebuildGovernance(parts, queuePlacesKept(parts.governance.budget.snapshot().queue, inScope));
 }
 
 /** Resolves once every cache has synced (an add-on whose CRD is not installed counts as synced); false if their streams all complete first. */

@@ -360,10 +360,13 @@ export class Shard {
     const view = viewOf(live.map(([name]) => name));
     if (!sameView(view, this.view)) {
       const before = new Set(this.view);
-      for (const name of view) if (!before.has(name)) this.log.info({ joined: name, members: view.length }, 'shard.member.joined');
-      for (const name of before) if (!view.includes(name)) this.log.info({ left: name, members: view.length }, 'shard.member.left');
+      // The scope version each line belongs to: one view change may log several members, and each version costs the
+      // caches one LIST each, which is what a reader of the log counts.
+      const scope = this.scopeVersion.value + 1;
+      for (const name of view) if (!before.has(name)) this.log.info({ joined: name, members: view.length, scope }, 'shard.member.joined');
+      for (const name of before) if (!view.includes(name)) this.log.info({ left: name, members: view.length, scope }, 'shard.member.left');
       this.view = view;
-      this.scopeVersion.next(this.scopeVersion.value + 1);
+      this.scopeVersion.next(scope);
       this.startHandshake();
     }
     this.releaseBlocked();
@@ -494,9 +497,10 @@ export class Shard {
       if (was && !is) released += 1;
     }
     const digest = viewDigest(view);
-    this.log.info({ view: digest, members: view.length }, 'shard.drained');
+    const scope = this.scopeVersion.value + 1;
+    this.log.info({ view: digest, members: view.length, scope }, 'shard.drained');
     this.log.info({ members: view, view: digest, acquired, released }, 'shard.ownership');
-    this.scopeVersion.next(this.scopeVersion.value + 1);
+    this.scopeVersion.next(scope);
   }
 
   /** Queues again the refused keys that may go now, and forgets those no longer in scope. */

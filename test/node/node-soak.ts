@@ -19,7 +19,8 @@ import { adminClient, createAll, createNamespace, objects } from '../support/ope
 import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
 import { SeededRandom } from '../reliability/support/random.js';
 import { leaseTerms, listsAndWatches, type ListsAndWatches, readAuditLog, writesOutsideTerms } from './audit-log.js';
-import { viewsAcknowledged, writesOutsideClaims } from './shard-claims.js';
+import { scopeChanges } from './scope-changes.js';
+import { writesOutsideClaims } from './shard-claims.js';
 import {
   BLOCKS_THE_API,
   faultSchedule,
@@ -124,8 +125,8 @@ export interface NodeSoakReport {
     readonly budget: { readonly maxSeen: number; readonly limit: number; readonly samples: number; readonly overruns: readonly string[] };
     /**
      * LISTs beyond one per watch after a kube-apiserver restart; when sharded, a collection listed more than once plus
-     * twice per view the pod acknowledged meanwhile (its caches' scope changes with the view, and again with the
-     * acknowledgement, and each scoped cache lists once per scope change).
+     * once per change of the pod's cache scope meanwhile, from its log (its view changed, or it acknowledged a view:
+     * each scoped cache lists once per change).
      */
     readonly relistStorms: readonly string[];
   };
@@ -234,6 +235,11 @@ interface SoakRun {
   readonly operations: Record<string, number>;
   /** A value never written before, for each edit. */
   readonly nextValue: () => string;
+  /**
+   * Every line of each operator pod's logs read so far, by pod: read before and after each fault and at the end, for a
+   * pod deleted or a container killed twice takes its log with it.
+   */
+  readonly operatorLogs: Map<string, Set<string>>;
 }
 
 /** The content rollouts sampled in progress at once during the stream, against the budget. */
@@ -281,6 +287,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     probe: { kind: 'CustomApp', name: 'probe', configMap: 'probe', secret: 'probe', replicas: 1, live: true, changes: 0 },
     operations: {},
     nextValue: () => `v${(version += 1)}`,
+    operatorLogs: new Map(),
   };
   try {
     await installOperator(cluster, options);
@@ -316,8 +323,9 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     const quiescenceMs = Date.now() - quiescenceStarted;
     run.log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
     const invariants = await clusterInvariants(run, live, processStarts);
+    await readOperatorLogs(run, options.artifactsDir);
     const { withRelists, relistStorms, fencing } = auditLogFindings(run, recoveries, processStarts);
-    if (options.artifactsDir) await saveArtifacts(run, options.artifactsDir);
+    if (options.artifactsDir) copyFileSync(run.node.auditLogPath, join(options.artifactsDir, 'audit.log'));
     const faultsByKind: Record<string, number> = {};
     for (const recovery of recoveries) faultsByKind[recovery.kind] = (faultsByKind[recovery.kind] ?? 0) + 1;
     const { log: _log, ...reported } = options;
@@ -534,6 +542,7 @@ async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[]
   const faultRandom = random.fork();
   for (const planned of faultSchedule(faultRandom, options.faults, options.faultKinds ?? NODE_FAULT_KINDS)) {
     await sleep(10_000 + faultRandom.int(10_001));
+    await readOperatorLogs(run);
     const before = (await deploymentOf(node, probe)).spec.template.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
     let expected: string | undefined;
     const editProbe = (): Promise<void> =>
@@ -563,7 +572,7 @@ async function injectFaults(run: SoakRun, stream: Stream, recoveries: Recovery[]
     const restartsAfter = await operatorRestarts(run, processStarts);
     const restarted = [...restartsAfter].filter(([pod, restarts]) => restarts > (restartsBefore.get(pod) ?? 0)).map(([pod]) => pod);
     recoveries.push({ ...fault, ...recovery, serviceMs, restarted, ...(probeOwner ? { probeOwner } : {}) });
-    if (options.artifactsDir) await saveOperatorLogs(run, options.artifactsDir, `fault-${recoveries.length}-`);
+    await readOperatorLogs(run, options.artifactsDir, `fault-${recoveries.length}-`);
     log(
       `fault ${recoveries.length}/${options.faults}: ${fault.kind} (${fault.detail}); the API through its Service ${serviceMs} ms, reconcile ${recovery.reconcileMs ?? '–'} ms, template ${recovery.writtenMs ?? '–'} ms, rollout ${recovery.rolloutMs ?? '–'} ms after its end${probeOwner ? `; the probe's shard ${probeOwner}` : ''}`,
     );
@@ -667,9 +676,10 @@ async function clusterInvariants(
  * What the audit log shows of the operator: writes outside its Lease terms (when sharded, outside their writer's claims
  * in the ring), and after each kube-apiserver or etcd restart each pod's LISTs and watches. A storm, from a process that
  * did not start then: more LISTs than watches, beside the one fresh read of its Deployments per Lease term it takes;
- * when sharded, a collection listed more than once plus twice per view the pod acknowledged in the window (the scope
- * of its caches changes when its view does and again when it acknowledges the view, and each scoped cache lists once
- * per scope change; a view that changes again before it is acknowledged adds a scope change this bound does not see).
+ * when sharded, a collection listed more than once plus once per change of the pod's cache scope in the window, as its
+ * log shows them ({@link scopeChanges}). The scope changes when the pod's view changes and again when it acknowledges
+ * a view, each scoped cache lists once per change, and a view superseded before its acknowledgement still cost its
+ * change: the audit log shows only the views acknowledged, so a bound from it took those LISTs for a storm.
  */
 function auditLogFindings(
   run: SoakRun,
@@ -692,11 +702,11 @@ function auditLogFindings(
         if (each.coldStart) continue;
         const restart = new Date(recovery.endedAt).toISOString();
         if (sharding) {
-          const acknowledged = viewsAcknowledged(events, shardLeaseName(each.sender), from, to);
-          const over = Object.entries(each.listed).filter(([, count]) => count > 1 + 2 * acknowledged);
+          const changes = scopeChanges([...(run.operatorLogs.get(each.sender) ?? [])].join('\n'), from, to);
+          const over = Object.entries(each.listed).filter(([, count]) => count > 1 + changes);
           if (over.length > 0)
             relistStorms.push(
-              `${each.sender} after the restart at ${restart}: ${acknowledged} views acknowledged, listed ${JSON.stringify(Object.fromEntries(over))}`,
+              `${each.sender} after the restart at ${restart}: ${changes} cache scope changes in its log, listed ${JSON.stringify(Object.fromEntries(over))}`,
             );
           continue;
         }
@@ -761,27 +771,26 @@ function podState(pod: any): string {
   return `${pod.metadata.name}: ${status?.restartCount ?? 0} restarts, ${state || 'no container'}`;
 }
 
-/** Writes every operator pod's log (and its previous container's) and a copy of the audit log into `dir`. */
-async function saveArtifacts(run: SoakRun, dir: string): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(run.node.auditLogPath, join(dir, 'audit.log'));
-  await saveOperatorLogs(run, dir);
-}
-
 /**
- * Writes every operator pod's log and its previous container's into `dir`, each name prefixed with `prefix`. Called
- * after each fault too: the kubelet keeps one dead container per pod, so a container killed twice loses the log of
- * the first, the one that held the Lease when a later fault struck.
+ * Reads every operator pod's log and its previous container's into `run.operatorLogs` and, with `dir`, writes each into
+ * `dir`, its name prefixed with `prefix`. Called before and after each fault too: the kubelet keeps one dead container
+ * per pod, so a container killed twice loses the log of the first, the one that held the Lease when a later fault
+ * struck, and a deleted pod loses both. A read that fails (the API down) leaves what was read before.
  */
-async function saveOperatorLogs(run: SoakRun, dir: string, prefix = ''): Promise<void> {
+async function readOperatorLogs(run: SoakRun, dir?: string, prefix = ''): Promise<void> {
   const { cluster } = run;
-  mkdirSync(dir, { recursive: true });
-  const { pods } = await operatorPods(run.node, run.install);
+  if (dir) mkdirSync(dir, { recursive: true });
+  const { pods } = await operatorPods(run.node, run.install).catch(() => ({ pods: [] as any[] }));
   for (const pod of pods) {
+    const name: string = pod.metadata.name;
     for (const previous of [false, true]) {
-      const args = ['-n', OPERATOR_NAMESPACE, 'logs', pod.metadata.name, ...(previous ? ['--previous'] : [])];
+      const args = ['-n', OPERATOR_NAMESPACE, 'logs', name, ...(previous ? ['--previous'] : [])];
       const answer = await cluster.kubectl(args);
-      if (answer.code === 0) writeFileSync(join(dir, `${prefix}${pod.metadata.name}${previous ? '.previous' : ''}.log`), answer.stdout);
+      if (answer.code !== 0) continue;
+      const lines = run.operatorLogs.get(name) ?? new Set<string>();
+      for (const line of answer.stdout.split('\n')) if (line !== '') lines.add(line);
+      run.operatorLogs.set(name, lines);
+      if (dir) writeFileSync(join(dir, `${prefix}${name}${previous ? '.previous' : ''}.log`), answer.stdout);
     }
   }
 }

@@ -4,7 +4,7 @@ import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf } from '../../operator/shard/ring.js';
 import { RING_VIEW_ANNOTATION } from '../../operator/shard/shard.js';
 import type { AuditEvent } from './audit-log.js';
-import { viewsAcknowledged, writesOutsideClaims } from './shard-claims.js';
+import { writesOutsideClaims } from './shard-claims.js';
 
 const at = (second: number): string => `2026-12-01T17:00:${String(second).padStart(2, '0')}.250000Z`;
 const A = shardLeaseName('pod-a');
@@ -128,10 +128,4 @@ test("a new holder of the same Lease (the pod's container restarted) claims anew
   ];
   t.is(check(events).violations.length, 1);
   t.regex(check(events).violations[0]!.why, new RegExp(`^${B} claimed it since`));
-});
-
-test('viewsAcknowledged counts the views a Lease newly acknowledged within the window, not its renewals', (t) => {
-  const events = [leaseWrite(1, 'pod-a', [A]), leaseWrite(3, 'pod-a', [A]), leaseWrite(5, 'pod-a', BOTH), leaseWrite(7, 'pod-a', BOTH)];
-  t.is(viewsAcknowledged(events, A, Date.parse(at(2)), Date.parse(at(10))), 1);
-  t.is(viewsAcknowledged(events, A, Date.parse(at(0)), Date.parse(at(10))), 2);
 });

@@ -1,6 +1,6 @@
 // Reads the node's audit log by shard: which ring members claimed an object when each operator write for it landed.
 import { shardLeaseName } from '../../operator/manager/sharding.js';
-import { ownerOf, sameView, type View } from '../../operator/shard/ring.js';
+import { ownerOf, type View } from '../../operator/shard/ring.js';
 import { acknowledgedView, leaseRecord } from '../../operator/shard/shard.js';
 import { servedObject } from '../reliability/support/shard-writes.js';
 import type { RecordedWrite } from '../support/write-record.js';
@@ -160,12 +160,4 @@ function recordedWrite(event: AuditEvent): RecordedWrite {
     completedMs: auditMs(event.stageTimestamp),
     code: event.responseStatus?.code ?? 0,
   };
-}
-
-/** How many views `member`'s Lease newly acknowledged in [fromMs, toMs) (each a scope change: its caches list again). */
-export function viewsAcknowledged(events: readonly AuditEvent[], member: string, fromMs: number, toMs: number): number {
-  const states = ringLeaseStates(events, 15_000).get(member) ?? [];
-  return states.filter(
-    (state, index) => state.at >= fromMs && state.at < toMs && state.ack !== undefined && !sameView(state.ack, states[index - 1]?.ack),
-  ).length;
 }

@@ -309,6 +309,25 @@ for (const target of selectedTargets()) {
       let total = 0;
       for (const shard of fleet.running()) total += sumOf(await fleet.metrics(shard.name), 'customapp_shard_objects');
       t.is(total, APPS + WORKLOADS, 'the two shards left own every object once between them');
+      // Every object reads the shared ConfigMap alone: a shard's subscriptions are one per object it owns, none for an
+      // object it gave up on the way (the shards that stayed gave objects to those that joined).
+      for (const shard of fleet.running()) {
+        let counts = { owned: 0, subscribed: 0 };
+        const holds = async (): Promise<boolean> => {
+          const samples = await fleet.metrics(shard.name);
+          counts = {
+            owned: sumOf(samples, 'customapp_shard_objects'),
+            subscribed: sumOf(samples, 'customapp_dependency_subscribers', { kind: 'ConfigMap' }),
+          };
+          return counts.owned === counts.subscribed;
+        };
+        await eventually(`${shard.name} holds the refs of the objects it owns, no more`, holds, 10_000, 250).catch(() => undefined);
+        t.deepEqual(
+          counts,
+          { owned: counts.owned, subscribed: counts.owned },
+          `${shard.name}: one ConfigMap subscription per object it owns`,
+        );
+      }
       const apps = await admin.list(CUSTOM_APPS, { namespace: ns });
       t.is(apps.items.length, APPS);
     },

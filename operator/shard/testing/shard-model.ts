@@ -18,9 +18,18 @@ import { RolloutBudget } from '../../governance/rollout-budget.js';
 import { withDeadline } from '../../leader/timers.js';
 import { ownerOf, viewOf } from '../ring.js';
 import { RING_LABEL, Shard } from '../shard.js';
+import { keyLeftCaches, queuePlacesKept } from '../../manager/shard-keys.js';
 
-/** The objects of every run, by key. */
-export const KEYS: readonly string[] = Array.from({ length: 12 }, (_, index) => `ns/app-${index}`);
+/**
+ * The objects of every run, by key: CustomApps (`namespace/name`), whose status records a rollout's place in the queue,
+ * and workloads (`Kind/namespace/name`), which record none (a workload has no status of ours).
+ */
+export const KEYS: readonly string[] = [
+  ...Array.from({ length: 8 }, (_, index) => `ns/app-${index}`),
+  ...Array.from({ length: 4 }, (_, index) => `Deployment/ns/wl-${index}`),
+];
+/** Whether `key`'s rollout records its place in the queue in the cluster (a CustomApp's `status.pendingRollout`). */
+const recordsQueuePlace = (key: string): boolean => !key.startsWith('Deployment/');
 /** Events happen within this much virtual time; then every network heals and the run goes on until quiescence. */
 const ACTIVE_MS = 24_000;
 /** How long after the last event the ring must have settled (several lease durations). */
@@ -142,7 +151,7 @@ export interface ShardRunReport {
 interface KeyState {
   version: number;
   applied?: { readonly version: number; readonly writer: string; readonly startedAt: number };
-  /** Since when its rollout waits for a slot, as its status says (`pendingRollout`): what a rebuild queues again. */
+  /** Since when its rollout waits for a slot, as a CustomApp's status says (`pendingRollout`): what a rebuild queues again. */
   pending?: number;
 }
 
@@ -152,13 +161,16 @@ interface KeyState {
  * keys it is given, each reconcile writing the key's latest version unless it is applied. Its caches are modelled as
  * the operator's: a change of a key queues it on every shard whose caches hold it (in scope or not yet dropped), and
  * each scope version lists again after a while (a newer one restarts it), queuing only the keys that entered the
- * caches; a rollout that waits for a slot says so in its status, from which a shard's budget is rebuilt.
+ * caches; a rollout that waits for a slot says so in its status, from which a shard's budget is rebuilt, with the
+ * rollouts its caches show (a list reads them as they are, the watch sees one start or end after its network's delay).
  * A write is refused past the shard's renew deadline, as the operator's client is (`KubeClient.fenceWhen`).
  *
  * Checked: **when a reconcile starts, no other shard that can still write has one in flight on that key**; no write
- * of a key lands after one of a reconcile that started later in another shard; no version is applied twice; and
- * after quiescence every shard still running sees the same members, has acknowledged that view, every key's owner
- * runs, and every key's latest change was applied.
+ * of a key lands after one of a reconcile that started later in another shard; no version is applied twice; no key's
+ * refs are released while its reconcile is in flight; and after quiescence every shard still running sees the same
+ * members, has acknowledged that view, holds the dependency refs of exactly the keys it owns (a reconcile acquires
+ * them, a key that leaves the caches releases them), every key's owner runs, and every key's latest change was applied
+ * (a workload's queued rollout too, whose place no rebuild can read from the cluster).
  */
 export async function runShardScenario(scenario: ShardScenario, options: ShardModelOptions = {}): Promise<ShardRunReport> {
   const governed = options.rollouts ?? false;
@@ -173,7 +185,12 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
   const rollouts = new Map<string, number>();
   /** The reconciles in flight: key → shard → whether that shard can still write (its Lease within its renew deadline). */
   const acting = new Map<string, Map<string, () => boolean>>();
-  const running = new Map<string, { readonly shard: Shard; changed: (key: string) => void }>();
+  const running = new Map<string, { readonly shard: Shard; changed: (key: string) => void; readonly refs: ReadonlySet<string> }>();
+  /** Each running incarnation's watch of the rollouts: told when one starts or ends, it sees it after its network's delay. */
+  const rolloutWatchers = new Map<string, (key: string, rolling: boolean) => void>();
+  const rolloutChanged = (key: string, rolling: boolean): void => {
+    for (const watcher of rolloutWatchers.values()) watcher(key, rolling);
+  };
   let acts = 0;
   let handoffs = 0;
   const changedEverywhere = (key: string): void => {
@@ -244,6 +261,13 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const stopWatch = server.watch({ delayMs: watchDelay, deliver: (leases) => leases$.next(leases) });
     /** The keys this shard's caches hold (its CustomApps): a relist keeps what is in scope, and may lag the scope. */
     const cached = new Set<string>();
+    /** The keys whose dependency refs this shard's registry holds: a key's reconcile acquires them (`use`). */
+    const refs = new Set<string>();
+    /** The rollouts this shard's caches show in progress: a list reads them as they are, the watch after a delay. */
+    const seenRolling = new Set<string>();
+    rolloutWatchers.set(holder, (key, rolling) =>
+      clock.schedule(() => (rolling ? seenRolling.add(key) : seenRolling.delete(key)), watchDelay()),
+    );
     const shard = new Shard({
       member,
       leases$,
@@ -280,7 +304,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const changed = (key: string): void => {
       if (cached.has(key)) enqueue(key);
     };
-    running.set(member, { shard, changed });
+    running.set(member, { shard, changed, refs });
     shard.ready$.subscribe(enqueue);
     // The rollout budget, wired as the operator wires it (manager/lifecycle.ts).
     const budget = new RolloutBudget(ROLLOUT_LIMIT);
@@ -288,8 +312,19 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     budget.eligible.subscribe(enqueue);
     shard.countRollouts(() => budget.inProgress);
     shard.viewsChanged$.subscribe(() => budget.setShare(shard.budgetShare(ROLLOUT_LIMIT)));
+    // What a key that leaves the caches lets go of, as in the operator (manager/shard-keys.ts): its place in the budget
+    // and its refs, never while a reconcile of it is in flight here.
+    const holdings = {
+      forget: (key: string) => budget.forget(key),
+      release: (key: string) => {
+        if (acting.get(key)?.has(holder))
+          violations.push(`at ${clock.now()} ms ${holder} released the refs of ${key} during its reconcile`);
+        refs.delete(key);
+      },
+    };
+    const inScope = (key: string): boolean => shard.inScope(key);
     // The caches list again at each scope version, as the operator's do (cache/informer.ts): a new version restarts a
-    // list still on its way; a list emits only the keys that entered the store (queued) or left it (forgotten by the budget).
+    // list still on its way; a list emits only the keys that entered the store (queued) or left it (given up).
     const listedScope = new BehaviorSubject(-1);
     let listing = 0;
     shard.scope$.subscribe((version) => {
@@ -301,11 +336,13 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
         () => {
           if (attempt !== listing || crashed) return;
           for (const key of KEYS) {
+            if (rollouts.has(key)) seenRolling.add(key);
+            else seenRolling.delete(key);
             const keeps = shard.inScope(key);
             if (keeps && !cached.has(key)) {
               cached.add(key);
               enqueue(key);
-            } else if (!keeps && cached.delete(key)) budget.forget(key);
+            } else if (!keeps && cached.delete(key)) keyLeftCaches(key, inScope, holdings, silent);
           }
           listedScope.next(version);
         },
@@ -314,12 +351,16 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     });
     shard.start(elector, async (view) => {
       shard.handOff(budget.snapshot().inProgress, view);
-      // The caches have listed with this scope (or a later one), then the budget is rebuilt from them.
+      // The caches have listed with this scope (or a later one), then the budget is rebuilt from them, keeping the
+      // places the cluster does not record of the keys still in scope (a place it records is read from there).
       const version = shard.scopeVersionNow;
       await firstValueFrom(listedScope.pipe(filter((listed) => listed >= version)));
       budget.rebuild(
-        [...rollouts.keys()].filter((key) => cached.has(key)),
-        [...keys].flatMap(([key, { pending }]) => (pending !== undefined && cached.has(key) ? [{ key, since: pending }] : [])),
+        [...seenRolling].filter((key) => cached.has(key)),
+        [
+          ...queuePlacesKept(budget.snapshot().queue, inScope),
+          ...[...keys].flatMap(([key, { pending }]) => (pending !== undefined && cached.has(key) ? [{ key, since: pending }] : [])),
+        ],
       );
       handoffs += 1;
     });
@@ -337,6 +378,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
         queue.delete(key);
         if (!shard.enter(key)) continue;
         acts += 1;
+        refs.add(key);
         const startedAt = clock.now();
         const others = acting.get(key) ?? new Map<string, () => boolean>();
         for (const [other, writes] of others) {
@@ -359,8 +401,8 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
           if (governed) {
             budget.settle(key, { rolling: false, waiting: true });
             const admission = budget.admit(key, clock.now());
-            // The status says it waits, and since when (a write: not past the renew deadline).
-            if (!admission.granted && canWrite()) state.pending = admission.since;
+            // A CustomApp's status says it waits, and since when (a write: not past the renew deadline).
+            if (!admission.granted && canWrite() && recordsQueuePlace(key)) state.pending = admission.since;
             if (!admission.granted) continue;
           }
           // The operator's client refuses a write past the Lease's renew deadline (KubeClient.fenceWhen).
@@ -386,9 +428,11 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
                 );
               }
               rollouts.set(key, clock.now());
+              rolloutChanged(key, true);
               clock.schedule(
                 () => {
                   rollouts.delete(key);
+                  rolloutChanged(key, false);
                   changedEverywhere(key);
                 },
                 300 + Math.floor(random() * 2_000),
@@ -412,6 +456,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     const crash = (): void => {
       crashed = true;
       running.delete(member);
+      rolloutWatchers.delete(holder);
       for (const others of acting.values()) others.delete(holder);
       shard.stop();
       stopWatch();
@@ -438,6 +483,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
     }
     // A graceful stop, as the operator's: no new reconcile, drain those in flight, fence, release the Lease.
     running.delete(member);
+    rolloutWatchers.delete(holder);
     shard.stop();
     stop.abort();
     await Promise.all(workers);
@@ -482,6 +528,17 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
       violations.push(
         `after quiescence ${member} acknowledges ${shard.annotations()['app.example.com/ring-view']}, not the view [${view.join(', ')}]`,
       );
+    }
+  }
+  for (const [member, { refs }] of running) {
+    for (const key of refs) {
+      const owner = ownerOf(key, view);
+      if (owner !== member)
+        violations.push(`after quiescence ${member} holds the dependency refs of ${key}, which ${owner ?? 'nobody'} owns`);
+    }
+    for (const key of KEYS) {
+      if (ownerOf(key, view) === member && !refs.has(key))
+        violations.push(`after quiescence ${member} owns ${key} and holds none of its dependency refs`);
     }
   }
   for (const [key, state] of keys) {

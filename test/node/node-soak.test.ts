@@ -1,6 +1,9 @@
 // The short real-node fault soak (`npm run soak -- --target cluster` runs the full size): each kind of node fault once,
 // during edits, then every invariant read from the cluster itself.
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { seedFromEnvironment } from '../reliability/support/random.js';
 import { NODE_FAULT_KINDS } from './node-faults.js';
 import { nodeSuite } from './node-helpers.js';
@@ -14,6 +17,14 @@ onNode(
     t.timeout(20 * 60_000);
     const seed = seedFromEnvironment();
     t.log(`seed ${seed} (repeat with SOAK_SEED=${seed})`);
+    // The operator pods' logs and the audit log, always saved and kept when the run fails: a failing seed may not fail
+    // again on replay (timings differ), so the first failure has to carry its own evidence.
+    const artifactsDir = process.env.SOAK_ARTIFACTS ?? mkdtempSync(join(tmpdir(), 'node-soak-'));
+    t.log(`the pods' logs and the audit log: ${artifactsDir} (kept if the run fails)`);
+    t.teardown(() => {
+      if (t.passed && !process.env.SOAK_ARTIFACTS) rmSync(artifactsDir, { recursive: true, force: true });
+      else console.error(`node soak: the pods' logs and the audit log are in ${artifactsDir}`);
+    });
     const report = await runNodeSoak(node.cluster, {
       apps: 8,
       workloads: 4,
@@ -23,8 +34,7 @@ onNode(
       opsPerSecond: 0.5,
       seed,
       quiescenceTimeoutMs: 240_000,
-      // The operator pods' logs and the audit log, kept for a failing seed.
-      ...(process.env.SOAK_ARTIFACTS ? { artifactsDir: process.env.SOAK_ARTIFACTS } : {}),
+      artifactsDir,
       log: (line) => t.log(line),
     });
     t.log(nodeSoakSummary([report]));

@@ -89,8 +89,8 @@ export class NodeSession {
   }
 
   /** A pod's JSON log lines, parsed ({@link podLogLines}). */
-  podLogLines(namespace: string, pod: string): Promise<Record<string, unknown>[]> {
-    return podLogLines(this.cluster, namespace, pod);
+  podLogLines(namespace: string, pod: string, options?: PodLogOptions): Promise<Record<string, unknown>[]> {
+    return podLogLines(this.cluster, namespace, pod, options);
   }
 
   /** The value of an environment variable in a pod's container ({@link envInPod}). */
@@ -174,9 +174,26 @@ export async function waitFor<T>(
   return boxed.value;
 }
 
+/** Options of {@link podLogLines}. */
+export interface PodLogOptions {
+  /**
+   * The previous container's lines first, when the kubelet keeps one (a container restarted: its earlier lines are
+   * only there); none when it keeps none.
+   */
+  readonly withPrevious?: boolean;
+}
+
 /** A pod's JSON log lines, parsed (`kubectl logs`; a line that is not JSON, such as a runtime's warning, is left out). */
-export async function podLogLines(cluster: TestCluster, namespace: string, pod: string): Promise<Record<string, unknown>[]> {
-  return parseJsonLines<Record<string, unknown>>(await kubectlOk(cluster, ['-n', namespace, 'logs', pod]), () => undefined);
+export async function podLogLines(
+  cluster: TestCluster,
+  namespace: string,
+  pod: string,
+  options: PodLogOptions = {},
+): Promise<Record<string, unknown>[]> {
+  const previous = options.withPrevious ? await cluster.kubectl(['-n', namespace, 'logs', '--previous', pod]) : undefined;
+  const current = await kubectlOk(cluster, ['-n', namespace, 'logs', pod]);
+  const text = previous?.code === 0 ? `${previous.stdout}\n${current}` : current;
+  return parseJsonLines<Record<string, unknown>>(text, () => undefined);
 }
 
 /** An admin GET that must answer 200. */

@@ -1,7 +1,6 @@
 // Sharding on a real node: a chart with the `sharding` prop runs 3 operator pods that split 30 CustomApps; deleting one
 // pod during a rollout of all 30 (their shared ConfigMap edited) leaves every app rolled once, to the new value.
 import test from 'ava';
-import { parseJsonLines } from '../support/json-lines.js';
 import { shardLeaseName } from '../../operator/manager/sharding.js';
 import { ownerOf, viewOf } from '../../operator/shard/ring.js';
 import { installChart } from '../support/chart-install.js';
@@ -39,7 +38,8 @@ const notRolledOut = async (): Promise<string[]> => {
   return left;
 };
 /** The operator pods' own log lines (JSON), parsed. */
-const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => node.podLogLines(SYSTEM, pod);
+/** An operator pod's log, its previous container's first: one restarted on a loaded machine keeps its earlier lines there. */
+const operatorLog = (pod: string): Promise<Record<string, unknown>[]> => node.podLogLines(SYSTEM, pod, { withPrevious: true });
 
 onNode('a chart with the sharding prop: 3 operator pods become Ready, each holding its own Lease in the ring', async (t) => {
   await installChart(node.cluster, { sharding: true });
@@ -91,20 +91,9 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
   const last = new Map<string, { pod: string; time: number }>();
   const changes: string[] = [];
   const pods = await operatorPods();
-  // A container restarted on a loaded machine (a missed liveness probe) keeps its earlier reconciles in its previous log.
-  const restarted = (pod: any): boolean => (pod.status?.containerStatuses ?? []).some((each: any) => (each.restartCount ?? 0) > 0);
-  const logOf = async (pod: any): Promise<Record<string, unknown>[]> => [
-    ...(restarted(pod)
-      ? parseJsonLines<Record<string, unknown>>(
-          await node.kubectlOk(['-n', SYSTEM, 'logs', '--previous', pod.metadata.name]),
-          () => undefined,
-        )
-      : []),
-    ...(await operatorLog(pod.metadata.name)),
-  ];
   for (const pod of pods) {
     const podName = pod.metadata.name as string;
-    for (const line of await logOf(pod)) {
+    for (const line of await operatorLog(podName)) {
       const time = typeof line.time === 'string' ? Date.parse(line.time) : 0;
       if ((line.msg === 'shard.member.joined' || line.msg === 'shard.member.left') && time >= created) {
         changes.push(`${podName}: ${line.msg} ${String(line.joined ?? line.left)} at ${new Date(time).toISOString()}`);

@@ -915,11 +915,24 @@ export async function staleTargets(cluster: TestCluster, live: readonly Target[]
       const shown = (name: string): string | undefined => new RegExp(`^${name}=(.*)$`, 'm').exec(page)?.[1];
       if (shown('VALUE') !== want.VALUE || shown('TOKEN') !== want.TOKEN)
         problems.push(
-          `${target.kind}/${target.name}: pod ${pod.metadata.name} shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}`,
+          `${target.kind}/${target.name}: pod ${pod.metadata.name} shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}${staleLayer(target, pod, configMaps.get(target.configMap))}`,
         );
     }
   }
   return problems;
+}
+
+/**
+ * Which layer a stale CustomApp pod points at: a pod whose template carries the latest ConfigMap's hash was written
+ * right by the operator and started by the kubelet with an older value (its cache of the ConfigMap lagged); one that
+ * carries another hash was never rolled to the latest content.
+ */
+function staleLayer(target: Target, pod: any, configMap: HashableContent | undefined): string {
+  if (target.kind !== 'CustomApp' || !configMap) return '';
+  const carried = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+  const latest = contentHash(configMap);
+  const verdict = carried === latest ? "the latest content's: the kubelet started it with an older value" : `not the latest content's (${latest})`;
+  return ` (its template's hash ${carried}, ${verdict}; created ${pod.metadata.creationTimestamp})`;
 }
 
 /** What is left of deleted CustomApps: their Deployment, Service or pods. */

@@ -931,7 +931,8 @@ function staleLayer(target: Target, pod: any, configMap: HashableContent | undef
   if (target.kind !== 'CustomApp' || !configMap) return '';
   const carried = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
   const latest = contentHash(configMap);
-  const verdict = carried === latest ? "the latest content's: the kubelet started it with an older value" : `not the latest content's (${latest})`;
+  const verdict =
+    carried === latest ? "the latest content's: the kubelet started it with an older value" : `not the latest content's (${latest})`;
   return ` (its template's hash ${carried}, ${verdict}; created ${pod.metadata.creationTimestamp})`;
 }
 

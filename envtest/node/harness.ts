@@ -24,7 +24,8 @@ export type NodeComponent = 'etcd' | 'kube-apiserver' | 'containerd';
 /**
  * The API server's audit policy: nothing from kube-system's controllers (their volume would drown the rest), Lease
  * writes of other ServiceAccounts with their request and response (the holder and its renew time), and every other
- * request of a ServiceAccount at the Metadata level (who, which verb on what, when, with which answer).
+ * request of a ServiceAccount at the Metadata level (who, which verb on what, when, with which answer), and the
+ * kubelet's requests of ConfigMaps and Secrets.
  */
 export const AUDIT_POLICY = JSON.stringify({
   apiVersion: 'audit.k8s.io/v1',
@@ -39,6 +40,9 @@ export const AUDIT_POLICY = JSON.stringify({
       resources: [{ group: 'coordination.k8s.io', resources: ['leases'] }],
     },
     { level: 'Metadata', userGroups: ['system:serviceaccounts'] },
+    // The kubelet reads the ConfigMaps and Secrets of a pod's environment from its own watches when it starts a
+    // container: when a pod runs older content than its template names, these show when the kubelet's watch was back.
+    { level: 'Metadata', userGroups: ['system:nodes'], resources: [{ group: '', resources: ['configmaps', 'secrets'] }] },
     { level: 'None' },
   ],
 });

@@ -48,7 +48,9 @@ onNode(
       [],
       'the probe rolled after every fault',
     );
-    t.deepEqual(invariants.stale, [], "every app's and workload's pods show its latest ConfigMap and Secret");
+    t.deepEqual(invariants.stale, [], "every app's and workload's pods rolled to its latest ConfigMap and Secret, and show them");
+    // Not the operator's: the kubelet's environment after a kube-apiserver restart (ContentFindings).
+    for (const pod of invariants.startedWithOlderContent) t.log(`started by the kubelet with older content: ${pod}`);
     t.deepEqual(invariants.doubleRollouts, [], 'no more template revisions than content changes');
     t.deepEqual(invariants.stuckFinalizers, [], 'no CustomApp stuck with its finalizer');
     t.deepEqual(invariants.orphans, [], 'no Deployment, Service or pod of a deleted CustomApp left');

@@ -2,8 +2,14 @@
 // faults, then the invariants read from the cluster itself (the pods' pages, ReplicaSets, the audit log, the metrics).
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_HASH_ANNOTATION, LEADER_ELECTION_LEASE, OPERATOR_NAME, OPERATOR_NAMESPACE } from '../../api/customapp.js';
-import { RELOAD_ANNOTATION } from '../../api/workload.js';
+import {
+  CONFIG_HASH_ANNOTATION,
+  LEADER_ELECTION_LEASE,
+  OPERATOR_NAME,
+  OPERATOR_NAMESPACE,
+  SECRET_HASH_ANNOTATION,
+} from '../../api/customapp.js';
+import { RELOAD_ANNOTATION, TEMPLATE_HASHES_ANNOTATION } from '../../api/workload.js';
 import { CUSTOM_APPS } from '../../operator/customapp/custom-app.js';
 import type { KubeClient } from '../../operator/kube/client.js';
 import { CONFIGMAPS, SECRETS } from '../../operator/kube/resources.js';
@@ -12,6 +18,8 @@ import { RING_SELECTOR, shardLeaseName } from '../../operator/manager/sharding.j
 import { ownerOf } from '../../operator/shard/ring.js';
 import { acknowledgedView } from '../../operator/shard/shard.js';
 import { contentHash, type HashableContent } from '../../operator/dependencies/content-hash.js';
+import { decodeHashes } from '../../operator/podtemplate/hash-annotation.js';
+import { keyedSecretHash } from '../support/secret-hash.js';
 import type { TestCluster } from '../support/targets.js';
 import { metricsReaderToken, scrapeHttps } from '../support/metrics-scrape.js';
 import { installChart } from '../support/chart-install.js';
@@ -104,8 +112,10 @@ export interface NodeSoakReport {
   readonly recoveries: readonly Recovery[];
   readonly faultsByKind: Readonly<Record<string, number>>;
   readonly invariants: {
-    /** Apps or workloads whose pods do not all run their latest content (read in the pods). */
+    /** Apps or workloads whose pods do not all run their latest content (read in the pods), their template not at it. */
     readonly stale: readonly string[];
+    /** Pods rolled to the latest content that the kubelet started with older values ({@link ContentFindings}). */
+    readonly startedWithOlderContent: readonly string[];
     /** Apps or workloads with more template revisions than content changes made to them (a double rollout). */
     readonly doubleRollouts: readonly string[];
     readonly stuckFinalizers: readonly string[];
@@ -170,9 +180,12 @@ export function nodeSoakSummary(reports: readonly NodeSoakReport[]): string {
   const kinds: Record<string, number> = {};
   for (const report of reports) for (const [kind, count] of Object.entries(report.faultsByKind)) kinds[kind] = (kinds[kind] ?? 0) + count;
   const held = reports.filter(nodeSoakHolds).length;
+  const startedOld = reports.reduce((sum, report) => sum + report.invariants.startedWithOlderContent.length, 0);
   return `node soak: ${reports.length} runs (seeds ${reports.map((report) => report.seed).join(', ')}), faults ${Object.entries(kinds)
     .map(([kind, count]) => `${kind} ${count}`)
-    .join(', ')}; invariants held in ${held}/${reports.length} runs`;
+    .join(
+      ', ',
+    )}; invariants held in ${held}/${reports.length} runs${startedOld > 0 ? `; ${startedOld} pods rolled to the latest content started by the kubelet with older values` : ''}`;
 }
 
 /** One target of the soak: a CustomApp or an opted-in Deployment, what it reads, and the content changes made to it. */
@@ -311,17 +324,20 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
     // ── quiescence, then every invariant from the cluster ──
     const quiescenceStarted = Date.now();
     const live = [...run.targets.values()].filter((target) => target.live);
-    const stale = await waitFor(
-      'every app and workload running its latest content',
+    // A pod the kubelet started with older values heals only with a later rollout: the wait is for the operator's part.
+    const { stale, startedWithOlderContent } = await waitFor(
+      'every app and workload rolled to its latest content',
       options.quiescenceTimeoutMs ?? 300_000,
       async () => {
-        const problems = await staleTargets(cluster, live);
-        return problems.length === 0 ? problems : undefined;
+        const findings = await contentFindings(cluster, live);
+        return findings.stale.length === 0 ? findings : undefined;
       },
       { intervalMs: 5_000 },
-    ).catch(() => staleTargets(cluster, live));
+    ).catch(() => contentFindings(cluster, live));
     const quiescenceMs = Date.now() - quiescenceStarted;
-    run.log(`quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale`);
+    run.log(
+      `quiescence: ${(quiescenceMs / 1000).toFixed(1)} s, ${stale.length} stale, ${startedWithOlderContent.length} pods started by the kubelet with older content`,
+    );
     const invariants = await clusterInvariants(run, live, processStarts);
     await readOperatorLogs(run, options.artifactsDir);
     const { withRelists, relistStorms, fencing } = auditLogFindings(run, recoveries, processStarts);
@@ -335,7 +351,7 @@ export async function runNodeSoak(cluster: TestCluster, options: NodeSoakOptions
       operations: run.operations,
       recoveries: withRelists,
       faultsByKind,
-      invariants: { stale, ...invariants, fencing, budget: stream.budget, relistStorms },
+      invariants: { stale, startedWithOlderContent, ...invariants, fencing, budget: stream.budget, relistStorms },
       timings: { setupMs, streamMs, quiescenceMs },
     };
   } finally {
@@ -884,13 +900,26 @@ async function contentRolloutsInProgress(node: NonNullable<TestCluster['node']>)
   return inProgress;
 }
 
+/** What {@link contentFindings} read in the pods of the live targets. */
+export interface ContentFindings {
+  /** Targets whose pods are not all Ready or not as many as wanted, or whose pod's template is not at the latest content. */
+  readonly stale: string[];
+  /**
+   * Pods whose template carries the latest content's hashes (the operator rolled them to it) but which show older
+   * values: the kubelet reads a pod's environment from its own watch of each ConfigMap and Secret, and a pod it starts
+   * before that watch is back after a kube-apiserver restart gets the previous values. It happens without the operator,
+   * to a plain Deployment rolled by kubectl, and only a later rollout heals it.
+   */
+  readonly startedWithOlderContent: string[];
+}
+
 /**
- * The live targets in `namespace` whose pods are not all Ready, as many as wanted, and showing the current VALUE of
- * their ConfigMap and TOKEN of their Secret on the demo's `/`.
+ * The live targets in `namespace`: their pods' count and readiness, and the VALUE of their ConfigMap and TOKEN of their
+ * Secret on the demo's `/` against the latest in the cluster, each mismatch told apart by the hashes the pod carries.
  */
-export async function staleTargets(cluster: TestCluster, live: readonly Target[], namespace = NS): Promise<string[]> {
+export async function contentFindings(cluster: TestCluster, live: readonly Target[], namespace = NS): Promise<ContentFindings> {
   const node = cluster.node!;
-  const problems: string[] = [];
+  const findings: ContentFindings = { stale: [], startedWithOlderContent: [] };
   const configMaps = new Map(
     ((await get(node, `/api/v1/namespaces/${namespace}/configmaps`)).items as any[]).map((cm) => [cm.metadata.name, cm]),
   );
@@ -900,12 +929,11 @@ export async function staleTargets(cluster: TestCluster, live: readonly Target[]
   for (const target of live) {
     const selector = target.kind === 'CustomApp' ? `app.kubernetes.io/instance=${target.name}` : `app=${target.name}`;
     const pods = (await podsOf(node, namespace, selector)).filter((pod) => !pod.metadata.deletionTimestamp);
-    const want = {
-      VALUE: configMaps.get(target.configMap)?.data?.VALUE,
-      TOKEN: Buffer.from(secrets.get(target.secret)?.data?.TOKEN ?? '', 'base64').toString(),
-    };
+    const configMap = configMaps.get(target.configMap);
+    const secret = secrets.get(target.secret);
+    const want = { VALUE: configMap?.data?.VALUE, TOKEN: Buffer.from(secret?.data?.TOKEN ?? '', 'base64').toString() };
     if (pods.length !== target.replicas || !pods.every(podReady)) {
-      problems.push(
+      findings.stale.push(
         `${target.kind}/${target.name}: ${pods.filter(podReady).length} Ready pods of ${pods.length}, ${target.replicas} wanted`,
       );
       continue;
@@ -913,27 +941,33 @@ export async function staleTargets(cluster: TestCluster, live: readonly Target[]
     for (const pod of pods) {
       const page = await demoPage(cluster, namespace, pod.metadata.name).catch((error: Error) => `(unread: ${error.message})`);
       const shown = (name: string): string | undefined => new RegExp(`^${name}=(.*)$`, 'm').exec(page)?.[1];
-      if (shown('VALUE') !== want.VALUE || shown('TOKEN') !== want.TOKEN)
-        problems.push(
-          `${target.kind}/${target.name}: pod ${pod.metadata.name} shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}${staleLayer(target, pod, configMaps.get(target.configMap))}`,
-        );
+      if (shown('VALUE') === want.VALUE && shown('TOKEN') === want.TOKEN) continue;
+      const carried = carriedHashes(target, pod);
+      const latest = { configMap: configMap && contentHash(configMap), secret: secret && keyedSecretHash(secret) };
+      const atLatest = carried.configMap === latest.configMap && carried.secret === latest.secret;
+      (atLatest ? findings.startedWithOlderContent : findings.stale).push(
+        `${target.kind}/${target.name}: pod ${pod.metadata.name} (created ${pod.metadata.creationTimestamp}) shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}; its template's hashes ${JSON.stringify(carried)}, the latest content's ${JSON.stringify(latest)}`,
+      );
     }
   }
-  return problems;
+  return findings;
 }
 
-/**
- * Which layer a stale CustomApp pod points at: a pod whose template carries the latest ConfigMap's hash was written
- * right by the operator and started by the kubelet with an older value (its cache of the ConfigMap lagged); one that
- * carries another hash was never rolled to the latest content.
- */
-function staleLayer(target: Target, pod: any, configMap: HashableContent | undefined): string {
-  if (target.kind !== 'CustomApp' || !configMap) return '';
-  const carried = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
-  const latest = contentHash(configMap);
-  const verdict =
-    carried === latest ? "the latest content's: the kubelet started it with an older value" : `not the latest content's (${latest})`;
-  return ` (its template's hash ${carried}, ${verdict}; created ${pod.metadata.creationTimestamp})`;
+/** The targets whose pods do not all show their latest content, for whatever reason ({@link contentFindings}). */
+export async function staleTargets(cluster: TestCluster, live: readonly Target[], namespace = NS): Promise<string[]> {
+  const { stale, startedWithOlderContent } = await contentFindings(cluster, live, namespace);
+  return [...stale, ...startedWithOlderContent];
+}
+
+/** The hashes of its ConfigMap and Secret a pod's template carries: a CustomApp's own annotations, a workload's map. */
+function carriedHashes(target: Target, pod: any): { configMap?: string; secret?: string } {
+  const annotations = pod.metadata.annotations ?? {};
+  if (target.kind === 'CustomApp') return { configMap: annotations[CONFIG_HASH_ANNOTATION], secret: annotations[SECRET_HASH_ANNOTATION] };
+  const hashes = decodeHashes(annotations[TEMPLATE_HASHES_ANNOTATION]);
+  return {
+    configMap: hashes?.get(`ConfigMap/${target.configMap}`) ?? undefined,
+    secret: hashes?.get(`Secret/${target.secret}`) ?? undefined,
+  };
 }
 
 /** What is left of deleted CustomApps: their Deployment, Service or pods. */

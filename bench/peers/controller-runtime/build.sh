@@ -17,6 +17,11 @@ sources_hash() { { cat "${HERE}"/go.mod "${HERE}"/*.go "${HERE}"/go.sum 2>/dev/n
 # shellcheck source=envtest/go-env.sh
 source "${HERE}/../../../envtest/go-env.sh"
 print_cached "${CACHE}/bin/controller-runtime-peer-$(sources_hash)"
+# One build at a time (concurrent benchmark tests may all find the binary missing, and would share its .tmp file); the
+# lock is this script itself. A caller that waited finds the binary the other one built.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
+print_cached "${CACHE}/bin/controller-runtime-peer-$(sources_hash)"
 require_go "Go is needed to build the controller-runtime peer (https://go.dev/dl, or Debian's golang-go)"
 go_env "${CACHE}"
 # Reuse the modules envtest already downloaded (same k8s.io line), then the proxy.

@@ -37,6 +37,10 @@ sources_hash() {
   { cat "${ARCHIVE}" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16
 }
 BINARY="${CACHE}/bin/reloader-$(sources_hash)"
+# One build at a time (concurrent benchmark tests may all find the binary missing, and would share its work directory
+# and .tmp file); the lock is this script itself. A caller that waited finds the binary the other one built.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
 if [[ -x "${BINARY}" ]]; then
   echo "${BINARY}"
   exit 0

@@ -944,7 +944,12 @@ export async function contentFindings(cluster: TestCluster, live: readonly Targe
       if (shown('VALUE') === want.VALUE && shown('TOKEN') === want.TOKEN) continue;
       const carried = carriedHashes(target, pod);
       const latest = { configMap: configMap && contentHash(configMap), secret: secret && keyedSecretHash(secret) };
-      const atLatest = carried.configMap === latest.configMap && carried.secret === latest.secret;
+      // Only a pod that names both objects' latest hashes was rolled to them: a missing object or hash is stale.
+      const atLatest =
+        latest.configMap !== undefined &&
+        latest.secret !== undefined &&
+        carried.configMap === latest.configMap &&
+        carried.secret === latest.secret;
       (atLatest ? findings.startedWithOlderContent : findings.stale).push(
         `${target.kind}/${target.name}: pod ${pod.metadata.name} (created ${pod.metadata.creationTimestamp}) shows VALUE=${shown('VALUE')} TOKEN=${shown('TOKEN')}, latest ${want.VALUE} ${want.TOKEN}; its template's hashes ${JSON.stringify(carried)}, the latest content's ${JSON.stringify(latest)}`,
       );

@@ -66,7 +66,7 @@ export async function runFaultSoak(cluster: TestCluster, options: SoakOptions): 
     await sleep(streamStarted + options.streamMs - performance.now());
     await stream.stop();
     await faults.stop();
-    const { failures, pendingExpiries } = endFaults(emulator);
+    const { failures, pendingExpiries } = await endFaults(emulator, [failure500, failure429]);
     const streamMs = performance.now() - streamStarted;
     log(
       `stream: ${Object.values(operations).reduce((sum, count) => sum + count, 0)} operations in ${(streamMs / 1000).toFixed(1)} s ${JSON.stringify(operations)}`,
@@ -198,15 +198,29 @@ async function killDuringStream(
   }
 }
 
-/** Removes the emulator's faults; answers how many requests each failure rule failed, and the 410s never served. */
-function endFaults(emulator: NonNullable<TestCluster['emulator']>): { failures: Map<number, number>; pendingExpiries: number } {
+/** How long the forced 410s requested last in the stream may wait for the operator's next watches. */
+const EXPIRY_DRAIN_MS = 15_000;
+
+/**
+ * Removes the emulator's faults: the failure rules at once, the forced 410s once served (each followed a dropped watch,
+ * which the operator opens again after its backoff) or after {@link EXPIRY_DRAIN_MS}. Answers how many requests each
+ * failure rule failed, and the 410s never served.
+ */
+async function endFaults(
+  emulator: NonNullable<TestCluster['emulator']>,
+  failureRules: readonly number[],
+): Promise<{ failures: Map<number, number>; pendingExpiries: number }> {
   const failures = new Map(
     emulator.faults
       .list()
       .filter((fault) => fault.kind === 'failure')
       .map((fault) => [fault.id, (fault.spec as { failed: number }).failed]),
   );
-  const pendingExpiries = emulator.faults.list().filter((fault) => fault.kind === 'expire-next-watch').length;
+  for (const rule of failureRules) emulator.faults.remove(rule);
+  const pending = (): number => emulator.faults.list().filter((fault) => fault.kind === 'expire-next-watch').length;
+  const drainUntil = performance.now() + EXPIRY_DRAIN_MS;
+  while (pending() > 0 && performance.now() < drainUntil) await sleep(100);
+  const pendingExpiries = pending();
   emulator.faults.reset();
   return { failures, pendingExpiries };
 }

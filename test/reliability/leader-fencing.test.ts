@@ -9,8 +9,13 @@ import { selectedTargets } from '../support/targets.js';
 import { clusterForTest, eventually, objects, startTestOperator } from '../support/operator-harness.js';
 import { startFaultProxy, type Exchange, type ProxiedRequest } from './support/fault-proxy.js';
 
-/** Short Lease timings: the successor may take over 1 s after the old leader must have given up. */
-const TIMINGS = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+/**
+ * The leader that is made to lose its Lease has the shorter timings: the successor may take over 1 s after it must
+ * have given up. Everyone else has long ones: the test's API server and both operators share one event loop, which a loaded
+ * machine stalls for seconds, and a renewal answered late loses the Lease like any other.
+ */
+const SHORT_TIMINGS = { leaseDurationMs: 7_000, renewDeadlineMs: 6_000, retryPeriodMs: 200 };
+const LONG_TIMINGS = { leaseDurationMs: 20_000, renewDeadlineMs: 15_000, retryPeriodMs: 200 };
 /** How late the old leader hears back from each of its writes (the server applies them at once). */
 const SLOW_WRITE_MS = 1_500;
 const APPS = 24;
@@ -29,16 +34,20 @@ for (const target of selectedTargets()) {
     const { cluster, admin: client } = scenario;
     const [oldProxy, newProxy] = [await startFaultProxy(cluster.server), await startFaultProxy(cluster.server)];
     t.teardown(() => Promise.all([oldProxy.close(), newProxy.close()]));
-    const leaderElection = { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE, ...TIMINGS };
+    const lease = { namespace: OPERATOR_NAMESPACE, name: LEADER_ELECTION_LEASE };
 
-    const old = await startTestOperator(cluster, { leaderElection, maxConcurrentReconciles: 4 }, { server: oldProxy.url });
+    const old = await startTestOperator(
+      cluster,
+      { leaderElection: { ...lease, ...SHORT_TIMINGS }, maxConcurrentReconciles: 4 },
+      { server: oldProxy.url },
+    );
     t.teardown(() => old.operator.stop());
     // Every write of the old leader but its Lease renewals is applied by the server at once and answered late, so
     // its reconciles are mid-way through their writes whenever it loses the Lease.
     oldProxy.add({ match: (request) => isWrite(request) && !isLease(request), answer: { kind: 'delayed-answer', ms: SLOW_WRITE_MS } });
     const successor = await startTestOperator(
       cluster,
-      { leaderElection, maxConcurrentReconciles: 4 },
+      { leaderElection: { ...lease, ...LONG_TIMINGS }, maxConcurrentReconciles: 4 },
       { server: newProxy.url, waitForStart: false },
     );
     t.teardown(() => successor.operator.stop());
@@ -49,7 +58,7 @@ for (const target of selectedTargets()) {
       objects.configMap(ns, 'shared', { V: '1' }),
       ...Array.from({ length: APPS }, (_, i) => objects.customApp(ns, `app-${i}`, { image: 'example/app:1', configMapName: 'shared' })),
     );
-    await eventually('the old leader is writing', () => oldProxy.exchanges.filter(isWrite).length >= 4, 10_000);
+    await eventually('the old leader is writing', () => oldProxy.exchanges.filter(isWrite).length >= 4, 30_000);
 
     // The old leader's renewals now reach the server, but their answers never come back: it cannot know it
     // still holds the Lease, and must give up after the renew deadline.
@@ -93,7 +102,7 @@ for (const target of selectedTargets()) {
     const lease = LEADER_ELECTION_LEASE;
     const running = await startTestOperator(
       cluster,
-      { leaderElection: { namespace: OPERATOR_NAMESPACE, name: lease, ...TIMINGS } },
+      { leaderElection: { namespace: OPERATOR_NAMESPACE, name: lease, ...LONG_TIMINGS } },
       { server: proxy.url },
     );
     t.teardown(() => running.operator.stop());

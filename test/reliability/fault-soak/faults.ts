@@ -27,7 +27,7 @@ export interface FaultSchedule {
 
 /**
  * Starts the faults on `ticker` against the operator's ServiceAccount: 2.5 % of its requests fail with 500 and 2.5 %
- * with 429 + Retry-After; every 0.5–2.5 s a watch is dropped (and sometimes its next watch gets a 410); every 8–16 s
+ * with 429 + Retry-After; every 0.5–2.5 s a resource's watches are dropped (and sometimes the next one gets a 410); every 8–16 s
  * the history is compacted; every 20–120 ms the competing writer writes. `random` is forked twice, in that order.
  */
 export function scheduleFaults(emulator: Emulator, ticker: Ticker, admin: KubeClient, world: World, random: SeededRandom): FaultSchedule {
@@ -38,14 +38,17 @@ export function scheduleFaults(emulator: Emulator, ticker: Ticker, admin: KubeCl
   const watchResources = ['configmaps', 'secrets', 'customapps', 'deployments', 'services'];
   ticker.every(faultRandom, 500, 2500, () => {
     const resource = faultRandom.pick(watchResources);
-    if (faultRandom.chance(0.4)) {
-      emulator.faults.expireNextWatch({ user: OPERATOR_USER, resource });
-      injected.forced410Requested += 1;
-    }
     const mode = faultRandom.chance(0.5) ? 'end' : 'reset';
     const dropped = emulator.faults.dropWatches({ user: OPERATOR_USER, resource }, mode);
     if (mode === 'end') injected.watchesEnded += dropped;
     else injected.watchesReset += dropped;
+    // Only where a watch was just dropped, so that the operator's next watch of that resource, which this tick runs
+    // before (the emulator shares the soak's event loop), comes soon and is answered with the 410; always after the
+    // first drop, so that every run forces one.
+    if (dropped > 0 && (injected.forced410Requested === 0 || faultRandom.chance(0.4))) {
+      emulator.faults.expireNextWatch({ user: OPERATOR_USER, resource });
+      injected.forced410Requested += 1;
+    }
   });
   ticker.every(faultRandom, 8000, 16000, () => {
     emulator.faults.compact();

@@ -156,7 +156,11 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
     // A key that left this shard's caches (given up: the relist after an acknowledgement) lets go of its slot and
     // place (its new owner counts it; kept here, it would hold them ahead of this shard's own keys) and of its refs.
     const inScope = (key: string): boolean => sharding.shard.inScope(key);
-    const holdings = { forget: (key: string) => governance.forget(key), release: (key: string) => parts.dependencies.release(key) };
+    const holdings = {
+      forget: (key: string) => governance.forget(key),
+      release: (key: string) => parts.dependencies.release(key),
+      forgetReports: (key: string) => workloads?.forgetReports(key),
+    };
     const shardLogger = logger.child({ component: 'shard' });
     const givenUp = (key: string): void => {
       keyLeftCaches(key, inScope, holdings, shardLogger);

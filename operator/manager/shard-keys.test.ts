@@ -26,12 +26,16 @@ function governanceWith(queued: readonly string[]): RolloutGovernance {
   return governance;
 }
 
-test('a key that left the caches out of scope forgets its place and releases its refs; one back in scope keeps both', (t) => {
+test('a key that left the caches out of scope forgets its place, releases its refs and forgets its reports; one back in scope keeps them all', (t) => {
   const calls: string[] = [];
-  const holdings = { forget: (key: string) => calls.push(`forget ${key}`), release: (key: string) => calls.push(`release ${key}`) };
+  const holdings = {
+    forget: (key: string) => calls.push(`forget ${key}`),
+    release: (key: string) => calls.push(`release ${key}`),
+    forgetReports: (key: string) => calls.push(`forget reports ${key}`),
+  };
   t.true(keyLeftCaches('ns/gone', () => false, holdings, silent));
   t.false(keyLeftCaches('ns/back', () => true, holdings, silent));
-  t.deepEqual(calls, ['forget ns/gone', 'release ns/gone']);
+  t.deepEqual(calls, ['forget ns/gone', 'release ns/gone', 'forget reports ns/gone']);
 });
 
 test('a view change rebuild keeps the queue places the cluster does not record, for the keys still in scope, in their order', (t) => {

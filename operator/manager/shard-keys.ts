@@ -7,13 +7,16 @@ export interface KeyHoldings {
   forget(key: string): void;
   /** Releases every dependency ref the key acquired (`DependencySource.release`): its watches stop if nobody else reads them. */
   release(key: string): void;
+  /** Forgets what was reported of the key (a workload's Warnings and waits, `WorkloadReconciler.forgetReports`). */
+  forgetReports(key: string): void;
 }
 
 /**
  * A key that left this shard's caches (a delete event). Unless the key is in scope again (`inScope`: the view moved back
  * while the caches listed), the shard gave it up, and what the key holds here goes: its slot and place (its new owner
- * counts it, from its own objects) and its dependency refs. Nothing else would release those: the reconcile that releases
- * a key gone from the caches is one the shard no longer starts, for it does not own the key. The release cannot race a
+ * counts it, from its own objects), its dependency refs and what was reported of it. Nothing else would release those:
+ * the reconcile that releases a key gone from the caches is one the shard no longer starts, for it does not own the
+ * key. The release cannot race a
  * reconcile of the key: one starts only while the key is owned in the view acknowledged, and the shard acknowledged the
  * view that gave the key up only once none was in flight (and the caches drop a key only once no view in play gives it
  * here). When a view gives the key back, the acknowledgement owes it a reconcile (`Shard.ready$`), which acquires its refs
@@ -23,6 +26,7 @@ export function keyLeftCaches(key: string, inScope: (key: string) => boolean, ho
   if (inScope(key)) return false;
   holdings.forget(key);
   holdings.release(key);
+  holdings.forgetReports(key);
   logger.debug({ key }, 'shard.key-released');
   return true;
 }

@@ -43,6 +43,8 @@ export interface WorkloadParts {
   /** Each informer's store read through the reconciler's own writes (the CustomApp domain's caches do the same). */
   readonly caches: Partial<Record<WorkloadKind, FreshCache<Workload>>>;
   readonly controller: Controller;
+  /** Forgets what was reported of a workload (its Warnings and waits), for a key this shard gave up. */
+  readonly forgetReports: (key: string) => void;
 }
 
 /** The kinds an add-on serves: served only where their CRD is installed. */
@@ -146,5 +148,5 @@ export function buildWorkloads(resources: readonly WorkloadResource[] | undefine
       return { namespace: parsed.namespace, name: parsed.name };
     },
   });
-  return { informers, gates, addOns, caches, controller };
+  return { informers, gates, addOns, caches, controller, forgetReports: (key) => reconciler.forgetReports(key) };
 }

@@ -223,6 +223,21 @@ test('bad annotations: one Warning Event quoting them, never a throw, served as 
   t.false(world.dependencies.acquired.has('Deployment/ns/huge'));
 });
 
+test('a bad annotation is reported once; once its reports are forgotten (a shard gave the key up), it is reported again', async (t) => {
+  const world = new FakeWorld();
+  world.configMap('app-config', { V: '1' });
+  world.workload('Deployment', 'web', { 'app.example.com/reload-configmaps': 'app-config', 'app.example.com/reload-jobs': 'a' }, USES);
+  const events = (from: number): string[] => world.writes(from).filter((line) => line.startsWith('event'));
+  await world.reconcileWorkloadAndSync('Deployment', 'web');
+  const first = world.client.calls.length;
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(events(first), [], 'the same problem is not posted twice');
+  world.workloadReconciler.forgetReports('Deployment/ns/web');
+  const again = world.client.calls.length;
+  await world.reconcileWorkload('Deployment', 'web');
+  t.deepEqual(events(again), ['event patch count 2'], 'the Warning is posted again (aggregated into its Event)');
+});
+
 test("the rollout's outcome: last-rollout Succeeded with an Event once the Deployment's status says so", async (t) => {
   const world = await rollingDeployment();
   world.settleDeployment('web', 'Succeeded');

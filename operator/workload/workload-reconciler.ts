@@ -214,6 +214,14 @@ export class WorkloadReconciler implements Reconciler {
   private forget(key: string): void {
     this.world.dependencies.release(key);
     this.world.governance.forget(key);
+    this.forgetReports(key);
+  }
+
+  /**
+   * Forgets the Warnings and waits posted for `key`, so that they are posted again if they recur: for a workload gone,
+   * or one another shard took over (which reports it itself; should it come back, this one reports afresh).
+   */
+  forgetReports(key: string): void {
     this.waiting.delete(key);
     this.reported.delete(key);
   }

@@ -321,6 +321,7 @@ export async function runShardScenario(scenario: ShardScenario, options: ShardMo
           violations.push(`at ${clock.now()} ms ${holder} released the refs of ${key} during its reconcile`);
         refs.delete(key);
       },
+      forgetReports: () => {},
     };
     const inScope = (key: string): boolean => shard.inScope(key);
     // The caches list again at each scope version, as the operator's do (cache/informer.ts): a new version restarts a

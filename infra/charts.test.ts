@@ -8,6 +8,7 @@ import { SamplesChart } from './samples-chart.js';
 import { OPERATOR_PERMISSIONS } from './permissions.js';
 import { CUSTOM_APP_SCHEMA, DNS1123_SUBDOMAIN, MAX_WHOLE_QUANTITY, RESOURCE_QUANTITY } from '../api/customapp.js';
 import { restrictedViolations } from '../test/support/pod-security.js';
+import { testApp } from './testing/test-app.js';
 
 type Manifest = Record<string, any>;
 const byKind = (manifests: Manifest[], kind: string): Manifest[] => manifests.filter((m) => m.kind === kind);
@@ -17,9 +18,9 @@ const one = (manifests: Manifest[], kind: string, name?: string): Manifest => {
   return found[0]!;
 };
 
-const crdManifests = (): Manifest[] => Testing.synth(new CrdChart(Testing.app(), 'crd'));
-const operatorManifests = (): Manifest[] => Testing.synth(new OperatorChart(Testing.app(), 'operator'));
-const samplesManifests = (): Manifest[] => Testing.synth(new SamplesChart(Testing.app(), 'samples'));
+const crdManifests = (): Manifest[] => Testing.synth(new CrdChart(testApp(), 'crd'));
+const operatorManifests = (): Manifest[] => Testing.synth(new OperatorChart(testApp(), 'operator'));
+const samplesManifests = (): Manifest[] => Testing.synth(new SamplesChart(testApp(), 'samples'));
 
 test('each chart matches its snapshot', (t) => {
   t.snapshot(crdManifests(), 'crd chart');
@@ -205,7 +206,7 @@ test('the bindings give the operator ServiceAccount in customapp-system the Clus
 });
 
 test('installed into another namespace, the Role, its binding and the leader-election namespace all follow it', (t) => {
-  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { operatorNamespace: 'ops' }));
+  const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { operatorNamespace: 'ops' }));
   t.is(one(manifests, 'Role').metadata.namespace, 'ops');
   t.is(one(manifests, 'RoleBinding').metadata.namespace, 'ops');
   t.deepEqual(one(manifests, 'RoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'customapp-operator', namespace: 'ops' }]);
@@ -252,7 +253,7 @@ test('the operator Deployment is hardened: read-only root, non-root, no escalati
 
 test('the operator chart honours its props: image, replicas and permissions', (t) => {
   const manifests = Testing.synth(
-    new OperatorChart(Testing.app(), 'operator', {
+    new OperatorChart(testApp(), 'operator', {
       image: 'registry.local/op:v9.9.9',
       replicas: 2,
       permissions: [OPERATOR_PERMISSIONS[0]!],
@@ -268,7 +269,7 @@ test('the operator chart honours its props: image, replicas and permissions', (t
 test('a PodDisruptionBudget of maxUnavailable 1 comes with replicas >= 2, and none with one replica', (t) => {
   t.deepEqual(byKind(operatorManifests(), 'PodDisruptionBudget'), [], 'with one replica a budget would block every drain');
   for (const replicas of [2, 3]) {
-    const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas }));
+    const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { replicas }));
     t.deepEqual(one(manifests, 'PodDisruptionBudget'), {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
@@ -288,7 +289,7 @@ test('a PodDisruptionBudget of maxUnavailable 1 comes with replicas >= 2, and no
 
 test('the ServiceMonitor is off by default; on, it scrapes the metrics Service over HTTPS with the scraper token', (t) => {
   t.deepEqual(byKind(operatorManifests(), 'ServiceMonitor'), []);
-  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { serviceMonitor: true }));
+  const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { serviceMonitor: true }));
   const service = one(manifests, 'Service', 'customapp-operator-metrics');
   t.deepEqual(one(manifests, 'ServiceMonitor'), {
     apiVersion: 'monitoring.coreos.com/v1',
@@ -309,7 +310,7 @@ test('the ServiceMonitor is off by default; on, it scrapes the metrics Service o
     },
   });
   const tuned = Testing.synth(
-    new OperatorChart(Testing.app(), 'operator', {
+    new OperatorChart(testApp(), 'operator', {
       serviceMonitor: {
         labels: { release: 'prometheus' },
         interval: '30s',
@@ -363,7 +364,7 @@ test('the NetworkPolicy admits only metrics from labelled namespaces and the pro
 test('the NetworkPolicy props: other namespace labels and ports, restricted egress, or no policy', (t) => {
   const tuned = one(
     Testing.synth(
-      new OperatorChart(Testing.app(), 'operator', {
+      new OperatorChart(testApp(), 'operator', {
         networkPolicy: {
           metricsNamespaceLabels: { 'kubernetes.io/metadata.name': 'monitoring' },
           metricsPort: 9443,
@@ -383,11 +384,11 @@ test('the NetworkPolicy props: other namespace labels and ports, restricted egre
     { ports: [{ port: 9081, protocol: 'TCP' }] },
   ]);
   t.deepEqual(tuned.spec.egress, [{ to: [{ ipBlock: { cidr: '10.0.0.1/32' } }], ports: [{ port: 6443, protocol: 'TCP' }] }]);
-  const denyAll = one(Testing.synth(new OperatorChart(Testing.app(), 'operator', { networkPolicy: { egress: [] } })), 'NetworkPolicy');
+  const denyAll = one(Testing.synth(new OperatorChart(testApp(), 'operator', { networkPolicy: { egress: [] } })), 'NetworkPolicy');
   t.deepEqual(denyAll.spec.policyTypes, ['Ingress', 'Egress']);
   t.deepEqual(denyAll.spec.egress, []);
-  t.deepEqual(byKind(Testing.synth(new OperatorChart(Testing.app(), 'operator', { networkPolicy: false })), 'NetworkPolicy'), []);
-  t.throws(() => new OperatorChart(Testing.app(), 'operator', { networkPolicy: { metricsNamespaceLabels: {} } }), {
+  t.deepEqual(byKind(Testing.synth(new OperatorChart(testApp(), 'operator', { networkPolicy: false })), 'NetworkPolicy'), []);
+  t.throws(() => new OperatorChart(testApp(), 'operator', { networkPolicy: { metricsNamespaceLabels: {} } }), {
     message: /metricsNamespaceLabels \{\} would admit metrics scrapes from every namespace/,
   });
 });
@@ -406,7 +407,7 @@ test('the samples chart holds a ConfigMap, a Secret and a CustomApp that referen
 
 test('sharding: --sharding in place of one leader, 3 replicas, the ring Leases in its namespace only, and one pod disrupted at a time', (t) => {
   // GIVEN the operator chart with sharding on
-  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { sharding: true }));
+  const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { sharding: true }));
   // THEN its replicas all work (--sharding), 3 of them
   const deployment = one(manifests, 'Deployment', 'customapp-operator');
   t.is(deployment.spec.replicas, 3);
@@ -429,6 +430,6 @@ test('sharding: --sharding in place of one leader, 3 replicas, the ring Leases i
 });
 
 test('sharding keeps replicas the chart is given', (t) => {
-  const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { sharding: true, replicas: 5 }));
+  const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { sharding: true, replicas: 5 }));
   t.is(one(manifests, 'Deployment', 'customapp-operator').spec.replicas, 5);
 });

@@ -4,12 +4,13 @@ import { type App, Chart, Testing } from 'cdk8s';
 import { CrdChart } from './crd-chart.js';
 import { CustomAppOperator, type CustomAppOperatorProps } from './custom-app-operator.js';
 import { OperatorChart } from './operator-chart.js';
+import { testApp } from './testing/test-app.js';
 
 type Manifest = Record<string, any>;
 
 /** The manifests of a user's chart `platform` holding one CustomAppOperator, and its synth errors. */
 function install(props?: CustomAppOperatorProps): { manifests: Manifest[]; errors: string[] } {
-  const app = Testing.app();
+  const app = testApp();
   const chart = new Chart(app, 'platform');
   new CustomAppOperator(chart, 'operator', props);
   const errors = (app as App).node.findAll().flatMap((construct) => construct.node.validate());
@@ -28,13 +29,13 @@ const withoutAddress = (manifests: Manifest[]): Manifest[] =>
 test('GIVEN the defaults WHEN added to a user chart THEN exactly the objects OperatorChart puts in dist/, and no CRD', (t) => {
   const { manifests, errors } = install();
   t.deepEqual(errors, []);
-  t.deepEqual(withoutAddress(manifests), withoutAddress(Testing.synth(new OperatorChart(Testing.app(), 'customapp-operator'))));
+  t.deepEqual(withoutAddress(manifests), withoutAddress(Testing.synth(new OperatorChart(testApp(), 'customapp-operator'))));
   t.false(kinds(manifests).some((kind) => kind.startsWith('CustomResourceDefinition/')));
 });
 
 test('GIVEN crd: true WHEN synthesized THEN the CRD of the CRD chart comes first, then the install', (t) => {
   const { manifests } = install({ crd: true });
-  t.deepEqual(manifests[0], Testing.synth(new CrdChart(Testing.app(), 'crd'))[0]);
+  t.deepEqual(manifests[0], Testing.synth(new CrdChart(testApp(), 'crd'))[0]);
   t.deepEqual(kinds(manifests.slice(1)), kinds(install().manifests));
 });
 

@@ -4,12 +4,13 @@ import { type App, Chart, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { CustomApp, type CustomAppProps } from './custom-app.js';
 import { l1 } from './index.js';
+import { testApp } from './testing/test-app.js';
 
 type Manifest = Record<string, any>;
 
 /** A chart in namespace `apps` of a fresh test app. */
 function chartOf(namespace = 'apps'): Chart {
-  return new Chart(Testing.app(), 'test', { namespace });
+  return new Chart(testApp(), 'test', { namespace });
 }
 
 /** The CustomApp manifests of the chart. */

@@ -3,11 +3,12 @@ import test from 'ava';
 import { Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { OperatorChart, type OperatorChartProps } from './operator-chart.js';
+import { testApp } from './testing/test-app.js';
 
 type Manifest = Record<string, any>;
 
 function synth(props: OperatorChartProps): Manifest[] {
-  return Testing.synth(new OperatorChart(Testing.app(), 'operator', props));
+  return Testing.synth(new OperatorChart(testApp(), 'operator', props));
 }
 
 const rbacKinds = new Set(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);

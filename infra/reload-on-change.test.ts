@@ -4,11 +4,12 @@ import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { reloadOnChange } from './reload-on-change.js';
 import { RELOAD_ANNOTATION, RELOAD_CONFIGMAPS_ANNOTATION, RELOAD_SECRETS_ANNOTATION } from '../api/workload.js';
+import { testChart } from './testing/test-app.js';
 
 const container = { image: 'nginx:1.27', securityContext: { ensureNonRoot: false } };
 
 test("GIVEN 'auto' WHEN synthesized THEN app.example.com/reload: true on the Deployment, and nothing on its pod template", (t) => {
-  const chart = Testing.chart();
+  const chart = testChart();
   const deployment = new kplus.Deployment(chart, 'web', { containers: [container] });
   reloadOnChange(deployment);
   const [manifest] = Testing.synth(chart);
@@ -18,7 +19,7 @@ test("GIVEN 'auto' WHEN synthesized THEN app.example.com/reload: true on the Dep
 });
 
 test('GIVEN named objects WHEN synthesized THEN the comma-separated lists, each name once, and the governance annotations', (t) => {
-  const chart = Testing.chart();
+  const chart = testChart();
   const config = new kplus.ConfigMap(chart, 'config', { metadata: { name: 'db-config' } });
   const set = new kplus.StatefulSet(chart, 'db', { containers: [{ ...container, portNumber: 5432 }] });
   reloadOnChange(
@@ -36,14 +37,14 @@ test('GIVEN named objects WHEN synthesized THEN the comma-separated lists, each 
 });
 
 test('GIVEN a DaemonSet and Secrets only WHEN synthesized THEN reload-secrets alone', (t) => {
-  const chart = Testing.chart();
+  const chart = testChart();
   const daemons = new kplus.DaemonSet(chart, 'agent', { containers: [container] });
   reloadOnChange(daemons, { secrets: ['agent-token'] });
   t.deepEqual(Testing.synth(chart)[0].metadata.annotations, { [RELOAD_SECRETS_ANNOTATION]: 'agent-token' });
 });
 
 test('GIVEN bad input WHEN called THEN it throws quoting it', (t) => {
-  const chart = Testing.chart();
+  const chart = testChart();
   const deployment = new kplus.Deployment(chart, 'web', { containers: [container] });
   t.throws(() => reloadOnChange(deployment, { configMaps: ['Web'] }), {
     message: `reloadOnChange(test/web): configMaps "Web" is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')`,

@@ -3,11 +3,12 @@ import test from 'ava';
 import { Testing } from 'cdk8s';
 import { OperatorChart } from './operator-chart.js';
 import { OPERATOR_PERMISSIONS } from './permissions.js';
+import { testApp } from './testing/test-app.js';
 
 type Manifest = Record<string, any>;
 
 function synth(props: ConstructorParameters<typeof OperatorChart>[2]): { rules: Manifest[]; args: string[] } {
-  const manifests: Manifest[] = Testing.synth(new OperatorChart(Testing.app(), 'operator', props));
+  const manifests: Manifest[] = Testing.synth(new OperatorChart(testApp(), 'operator', props));
   const role = manifests.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'customapp-operator')!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;
   return { rules: role.rules, args: deployment.spec.template.spec.containers[0].args };

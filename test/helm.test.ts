@@ -12,6 +12,7 @@ import { DEPLOYMENTS } from '../operator/kube/resources.js';
 import type { Deployment } from '../operator/kube/objects.js';
 import { helmBinary, runHelm } from './support/helm.js';
 import { createAll, eventually, getIfExists, objects, startTestOperator, targetSuite } from './support/operator-harness.js';
+import { testApp } from '../infra/testing/test-app.js';
 
 const CHART = resolve(import.meta.dirname, '../dist-helm');
 const DIST = resolve(import.meta.dirname, '../dist');
@@ -81,7 +82,7 @@ const VALUES: readonly { readonly set: readonly string[]; readonly props: Operat
 for (const { set, props } of VALUES) {
   test(`helm template ${set.filter((arg) => arg !== '--set').join(' ')} renders what OperatorChart synthesizes with the same props`, async (t) => {
     const rendered = await helmTemplate(t, ...set);
-    t.deepEqual(byKey(rendered), byKey(Testing.synth(new OperatorChart(Testing.app(), OPERATOR_NAME, props))));
+    t.deepEqual(byKey(rendered), byKey(Testing.synth(new OperatorChart(testApp(), OPERATOR_NAME, props))));
   });
 }
 

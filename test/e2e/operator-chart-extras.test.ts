@@ -7,6 +7,7 @@ import { OperatorChart } from '../../infra/operator-chart.js';
 import { THIRD_PARTY_CRDS } from '../../infra/scripts/import.js';
 import { targetSuite } from '../support/operator-harness.js';
 import { installCrd } from '../support/crds.js';
+import { testApp } from '../../infra/testing/test-app.js';
 
 // Nothing installed: the test applies the chart it synthesizes.
 const { onTarget: onEnvtest, scenario } = targetSuite(test, 'envtest', { install: async () => {} });
@@ -17,7 +18,7 @@ onEnvtest(
     const { cluster } = scenario;
     await installCrd(cluster, THIRD_PARTY_CRDS[0], 'servicemonitors.monitoring.coreos.com');
 
-    const manifests = Testing.synth(new OperatorChart(Testing.app(), 'operator', { replicas: 2, serviceMonitor: { interval: '30s' } }));
+    const manifests = Testing.synth(new OperatorChart(testApp(), 'operator', { replicas: 2, serviceMonitor: { interval: '30s' } }));
     const applied = await cluster.kubectl(['apply', '-f', '-'], { input: manifests.map((manifest) => stringify(manifest)).join('---\n') });
     t.is(applied.code, 0, applied.stderr);
     t.regex(applied.stdout, /servicemonitor\.monitoring\.coreos\.com\/customapp-operator-metrics created/);

@@ -27,8 +27,9 @@ export interface FaultSchedule {
 
 /**
  * Starts the faults on `ticker` against the operator's ServiceAccount: 2.5 % of its requests fail with 500 and 2.5 %
- * with 429 + Retry-After; every 0.5–2.5 s a resource's watches are dropped (and sometimes the next one gets a 410); every 8–16 s
- * the history is compacted; every 20–120 ms the competing writer writes. `random` is forked twice, in that order.
+ * with 429 + Retry-After; every 0.5–2.5 s a resource's watches are dropped (and sometimes the next one gets a 410);
+ * every 8–16 s the history is compacted; every 20–120 ms the competing writer writes. `random` is forked twice, in
+ * that order.
  */
 export function scheduleFaults(emulator: Emulator, ticker: Ticker, admin: KubeClient, world: World, random: SeededRandom): FaultSchedule {
   const failure500 = emulator.faults.failRequests({ match: { user: OPERATOR_USER }, rate: 0.025, code: 500 });

@@ -27,7 +27,7 @@ import { adminClient, createAll, createNamespace, objects } from '../support/ope
 import { parseMetrics, sumOf } from '../reliability/support/prometheus.js';
 import { SeededRandom } from '../reliability/support/random.js';
 import { leaseTerms, listsAndWatches, type ListsAndWatches, readAuditLog, writesOutsideTerms } from './audit-log.js';
-import { scopeChanges } from './scope-changes.js';
+import { resubscriptions, scopeChanges } from './scope-changes.js';
 import { writesOutsideClaims } from './shard-claims.js';
 import {
   BLOCKS_THE_API,
@@ -727,13 +727,15 @@ function auditLogFindings(
           continue;
         }
         // A replica that takes the Lease reads its Deployments afresh once, before it rebuilds the rollout budget: a
-        // LIST by design, not a relist.
+        // LIST by design, not a relist. So is the first LIST of a dependency stream subscribed again (the soak's
+        // edits go on: an app switches away from a ConfigMap and another to it).
         const taken = terms.filter(
           (term) => term.sender === each.sender && term.holder !== '' && term.fromMs >= from && term.fromMs < to,
         ).length;
-        if (each.lists > each.watches + taken)
+        const resubscribed = resubscriptions([...(run.operatorLogs.get(each.sender) ?? [])].join('\n'), from, to);
+        if (each.lists > each.watches + taken + resubscribed)
           relistStorms.push(
-            `${each.sender} after the restart at ${restart}: ${each.lists} LISTs for ${each.watches} watches and ${taken} Lease terms taken ${JSON.stringify(each.listed)}`,
+            `${each.sender} after the restart at ${restart}: ${each.lists} LISTs for ${each.watches} watches, ${taken} Lease terms taken and ${resubscribed} streams subscribed again ${JSON.stringify(each.listed)}`,
           );
       }
     return { ...recovery, relists };

@@ -21,3 +21,22 @@ export function scopeChanges(text: string, fromMs: number, toMs: number): number
   }
   return versions.size;
 }
+
+/**
+ * How many LISTs in [fromMs, toMs) the operator's log `text` explains as new subscriptions rather than relists: a
+ * dependency stream that stopped (its last ref released) and was subscribed again later lists again, as its first
+ * subscription did. Counted per stream: every `subscribed` line of a stream after its first in the window (a line seen
+ * twice, from joined container logs, counts once).
+ */
+export function resubscriptions(text: string, fromMs: number, toMs: number): number {
+  const perStream = new Map<string, Set<string>>();
+  for (const line of parseJsonLines<Record<string, unknown>>(text, () => undefined)) {
+    if (line.msg !== 'subscribed' || typeof line.stream !== 'string') continue;
+    const at = Date.parse(String(line.time));
+    if (!(at >= fromMs && at < toMs)) continue;
+    const times = perStream.get(line.stream) ?? new Set<string>();
+    times.add(String(line.time));
+    perStream.set(line.stream, times);
+  }
+  return [...perStream.values()].reduce((sum, times) => sum + times.size - 1, 0);
+}

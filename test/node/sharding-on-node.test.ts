@@ -68,6 +68,42 @@ onNode('a chart with the sharding prop: 3 operator pods become Ready, each holdi
   t.is(pdb.items.length, 1, 'the chart adds a PodDisruptionBudget');
 });
 
+/**
+ * Which pod reconciled which app, and last, from each pod's own log (its reconcile.start lines); and the view changes
+ * since `created` (a member's Lease lapsing on a loaded machine moves its keys, by design).
+ */
+async function reconcilesByPod(created: number): Promise<{
+  owners: Map<string, Set<string>>;
+  last: Map<string, { pod: string; time: number }>;
+  changes: string[];
+  pods: any[];
+}> {
+  const owners = new Map<string, Set<string>>();
+  const last = new Map<string, { pod: string; time: number }>();
+  const changes: string[] = [];
+  const pods = await operatorPods();
+  for (const pod of pods) {
+    const podName = pod.metadata.name as string;
+    for (const line of await operatorLog(podName)) {
+      const time = typeof line.time === 'string' ? Date.parse(line.time) : 0;
+      if ((line.msg === 'shard.member.joined' || line.msg === 'shard.member.left') && time >= created) {
+        changes.push(`${podName}: ${line.msg} ${String(line.joined ?? line.left)} at ${new Date(time).toISOString()}`);
+      }
+      if (line.msg !== 'reconcile.start' || typeof line.key !== 'string' || !line.key.startsWith(`${NS}/`)) continue;
+      owners.set(line.key, (owners.get(line.key) ?? new Set<string>()).add(podName));
+      if (time >= (last.get(line.key)?.time ?? 0)) last.set(line.key, { pod: podName, time });
+    }
+  }
+  return { owners, last, changes, pods };
+}
+
+/** The apps whose last reconcile (since `created`) was by a pod other than their owner in the ring of the pods running now. */
+async function notLastByOwner(created: number): Promise<string[]> {
+  const { last, pods } = await reconcilesByPod(created);
+  const view = viewOf(pods.map((pod) => shardLeaseName(pod.metadata.name)));
+  return [...last].filter(([key, { pod }]) => ownerOf(key, view) !== shardLeaseName(pod)).map(([key]) => key);
+}
+
 onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Ready, split across the 3 operator pods`, async (t) => {
   const image = node.images.demo;
   const created = Date.now();
@@ -85,24 +121,7 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
     intervalMs: 1_000,
     describe,
   });
-  // Which pod reconciled which app, and last, from each pod's own log (its reconcile.start lines); and the view changes
-  // after the apps were created (a member's Lease lapsing on a loaded machine moves its keys, by design).
-  const owners = new Map<string, Set<string>>();
-  const last = new Map<string, { pod: string; time: number }>();
-  const changes: string[] = [];
-  const pods = await operatorPods();
-  for (const pod of pods) {
-    const podName = pod.metadata.name as string;
-    for (const line of await operatorLog(podName)) {
-      const time = typeof line.time === 'string' ? Date.parse(line.time) : 0;
-      if ((line.msg === 'shard.member.joined' || line.msg === 'shard.member.left') && time >= created) {
-        changes.push(`${podName}: ${line.msg} ${String(line.joined ?? line.left)} at ${new Date(time).toISOString()}`);
-      }
-      if (line.msg !== 'reconcile.start' || typeof line.key !== 'string' || !line.key.startsWith(`${NS}/`)) continue;
-      owners.set(line.key, (owners.get(line.key) ?? new Set<string>()).add(podName));
-      if (time >= (last.get(line.key)?.time ?? 0)) last.set(line.key, { pod: podName, time });
-    }
-  }
+  const { owners, changes, pods } = await reconcilesByPod(created);
   const perPod = new Map<string, number>();
   for (const pods of owners.values()) for (const pod of pods) perPod.set(pod, (perPod.get(pod) ?? 0) + 1);
   t.log(`apps reconciled per operator pod: ${JSON.stringify(Object.fromEntries(perPod))}`);
@@ -115,9 +134,20 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
   if (replaced.length === 0) t.is(owners.size, APPS, "every app was reconciled, by the pods' logs");
   else t.log(`pods created after the apps (a replica replaced): ${replaced.join(', ')}; apps in the logs left: ${owners.size}`);
   t.true(perPod.size >= 2, 'the apps are split across the operator pods');
-  const view = viewOf((await operatorPods()).map((pod) => shardLeaseName(pod.metadata.name)));
+  // After a view change, a pod given keys back reconciles them once it acknowledges the final view, which may come
+  // after the rollout waited for above.
+  if (changes.length > 0) {
+    await waitFor(
+      'each app reconciled last by its owner',
+      60_000,
+      async () => ((await notLastByOwner(created)).length === 0 ? true : undefined),
+      {
+        intervalMs: 2_000,
+      },
+    ).catch(() => undefined);
+  }
   t.deepEqual(
-    [...last].filter(([key, { pod }]) => ownerOf(key, view) !== shardLeaseName(pod)).map(([key]) => key),
+    await notLastByOwner(created),
     [],
     'each app was reconciled last by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
   );

@@ -154,7 +154,8 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
       triggers.add(sharding.shard.viewsChanged$.subscribe(() => governance.setShare(sharding.shard.budgetShare(limit))));
     }
     // A key that left this shard's caches (given up: the relist after an acknowledgement) lets go of its slot and
-    // place (its new owner counts it; kept here, it would hold them ahead of this shard's own keys) and of its refs.
+    // place (its new owner counts it; kept here, it would hold them ahead of this shard's own keys), of its refs and of
+    // what was reported of it.
     const inScope = (key: string): boolean => sharding.shard.inScope(key);
     const holdings = {
       forget: (key: string) => governance.forget(key),

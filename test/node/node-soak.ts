@@ -717,8 +717,9 @@ function auditLogFindings(
       for (const each of relists) {
         if (each.coldStart) continue;
         const restart = new Date(recovery.endedAt).toISOString();
+        const log = [...(run.operatorLogs.get(each.sender) ?? [])].join('\n');
         if (sharding) {
-          const changes = scopeChanges([...(run.operatorLogs.get(each.sender) ?? [])].join('\n'), from, to);
+          const changes = scopeChanges(log, from, to);
           const over = Object.entries(each.listed).filter(([, count]) => count > 1 + changes);
           if (over.length > 0)
             relistStorms.push(
@@ -732,7 +733,7 @@ function auditLogFindings(
         const taken = terms.filter(
           (term) => term.sender === each.sender && term.holder !== '' && term.fromMs >= from && term.fromMs < to,
         ).length;
-        const resubscribed = resubscriptions([...(run.operatorLogs.get(each.sender) ?? [])].join('\n'), from, to);
+        const resubscribed = resubscriptions(log, from, to);
         if (each.lists > each.watches + taken + resubscribed)
           relistStorms.push(
             `${each.sender} after the restart at ${restart}: ${each.lists} LISTs for ${each.watches} watches, ${taken} Lease terms taken and ${resubscribed} streams subscribed again ${JSON.stringify(each.listed)}`,

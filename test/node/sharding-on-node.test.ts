@@ -97,9 +97,8 @@ async function reconcilesByPod(created: number): Promise<{
   return { owners, last, changes, pods };
 }
 
-/** The apps whose last reconcile (since `created`) was by a pod other than their owner in the ring of the pods running now. */
-async function notLastByOwner(created: number): Promise<string[]> {
-  const { last, pods } = await reconcilesByPod(created);
+/** The apps of a {@link reconcilesByPod} reading last reconciled by a pod other than their owner in the ring of its pods. */
+function notLastByOwner({ last, pods }: Awaited<ReturnType<typeof reconcilesByPod>>): string[] {
   const view = viewOf(pods.map((pod) => shardLeaseName(pod.metadata.name)));
   return [...last].filter(([key, { pod }]) => ownerOf(key, view) !== shardLeaseName(pod)).map(([key]) => key);
 }
@@ -121,7 +120,8 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
     intervalMs: 1_000,
     describe,
   });
-  const { owners, changes, pods } = await reconcilesByPod(created);
+  let reading = await reconcilesByPod(created);
+  const { owners, changes, pods } = reading;
   const perPod = new Map<string, number>();
   for (const pods of owners.values()) for (const pod of pods) perPod.set(pod, (perPod.get(pod) ?? 0) + 1);
   t.log(`apps reconciled per operator pod: ${JSON.stringify(Object.fromEntries(perPod))}`);
@@ -137,17 +137,18 @@ onNode(`${APPS} CustomApps of the demo image on one shared ConfigMap become Read
   // After a view change, a pod given keys back reconciles them once it acknowledges the final view, which may come
   // after the rollout waited for above.
   if (changes.length > 0) {
-    await waitFor(
+    reading = await waitFor(
       'each app reconciled last by its owner',
       60_000,
-      async () => ((await notLastByOwner(created)).length === 0 ? true : undefined),
-      {
-        intervalMs: 2_000,
+      async () => {
+        const now = await reconcilesByPod(created);
+        return notLastByOwner(now).length === 0 ? now : undefined;
       },
-    ).catch(() => undefined);
+      { intervalMs: 2_000 },
+    ).catch(() => reconcilesByPod(created));
   }
   t.deepEqual(
-    await notLastByOwner(created),
+    notLastByOwner(reading),
     [],
     'each app was reconciled last by the pod that owns it in the ring (rendezvous hashing over the three Leases)',
   );

@@ -231,8 +231,8 @@ test('the operator Deployment runs leader-elected with HTTPS metrics on 8443, HT
     { containerPort: 8443, name: 'metrics' },
     { containerPort: 8081, name: 'health' },
   ]);
-  t.like(container.livenessProbe, { httpGet: { path: '/healthz', port: 8081 } });
-  t.like(container.readinessProbe, { httpGet: { path: '/readyz', port: 8081 } });
+  t.like(container.livenessProbe, { httpGet: { path: '/healthz', port: 8081 }, timeoutSeconds: 5, periodSeconds: 10, failureThreshold: 3 });
+  t.like(container.readinessProbe, { httpGet: { path: '/readyz', port: 8081 }, timeoutSeconds: 5 });
   t.deepEqual(container.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   t.regex(container.image, /^[^:]+:v\d+\.\d+\.\d+$/);
   t.deepEqual(deployment.spec.selector, { matchLabels: { 'app.kubernetes.io/name': 'customapp-operator' } });

@@ -10,6 +10,8 @@ export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/customapp/customapp-operator:v0.1
 export const METRICS_PORT = 8443;
 /** Port of /healthz and /readyz. */
 export const HEALTH_PORT = 8081;
+/** How long the kubelet waits for each health probe's answer. */
+export const PROBE_TIMEOUT_SECONDS = 5;
 /** The non-root user and group of the image (the same as the Dockerfile's). */
 export const OPERATOR_UID = 65532;
 
@@ -94,15 +96,20 @@ export class OperatorDeployment extends Construct {
             POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
             POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
           },
+          // The probes are answered on the event loop that also parses the lists: under the CPU limit a cold start's
+          // busy second takes longer, so the kubelet's default of 1 s per probe could restart a replica that is working.
+          // Three failed probes of 5 s still find a stuck process within 35 s.
           liveness: kplus.Probe.fromHttpGet('/healthz', {
             port: HEALTH_PORT,
             initialDelaySeconds: Duration.seconds(5),
             periodSeconds: Duration.seconds(10),
+            timeoutSeconds: Duration.seconds(PROBE_TIMEOUT_SECONDS),
           }),
           readiness: kplus.Probe.fromHttpGet('/readyz', {
             port: HEALTH_PORT,
             initialDelaySeconds: Duration.seconds(2),
             periodSeconds: Duration.seconds(5),
+            timeoutSeconds: Duration.seconds(PROBE_TIMEOUT_SECONDS),
           }),
           resources: props.resources ?? DEFAULT_OPERATOR_RESOURCES,
           securityContext: {

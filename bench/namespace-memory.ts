@@ -1,8 +1,8 @@
 // The operator's peak memory with one namespace full of large Secrets (Helm release history) and more refs than the collapse threshold.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { isAlreadyExists } from '../operator/kube/errors.js';
 import { SECRETS } from '../operator/kube/resources.js';
 import { DEFAULT_COLLAPSE_THRESHOLD } from '../operator/dependencies/registry.js';
@@ -16,13 +16,11 @@ import {
   installOperatorResources,
   objects,
 } from '../test/support/operator-harness.js';
-import { BUNDLE_FLAGS, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
+import { bundle, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import type { ChildInput, ChildResult } from './namespace-memory-child.js';
 
-const execFileAsync = promisify(execFile);
 const CHILD = resolve(import.meta.dirname, 'namespace-memory-child.ts');
-const CHILD_BUNDLE = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/namespace-memory-child.mjs');
-const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
+const CHILD_BUNDLE = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/namespace-memory-child.cjs');
 const NAMESPACE = 'helm-history';
 /** Room in etcd for 2,000 Secrets of 1 MiB (its default quota is 2 GiB). */
 const ETCD_QUOTA_BYTES = 8 * 1024 ** 3;
@@ -138,9 +136,9 @@ function stoppedResult(input: ChildInput, startedAt: number, why: string): Child
  * One operator process in `mode`, bundled as the operator image runs it. Its RSS is sampled too, so that a process
  * stopped for the machine's sake still shows how far it had grown.
  */
-function runChild(input: ChildInput, minAvailableBytes: number): Promise<ChildResult> {
+function runChild(startArgs: readonly string[], input: ChildInput, minAvailableBytes: number): Promise<ChildResult> {
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [...RUNTIME_FLAGS, CHILD_BUNDLE, JSON.stringify(input)], {
+  const child = spawn(process.execPath, [...RUNTIME_FLAGS, ...startArgs, JSON.stringify(input)], {
     env: { ...process.env, ...RUNTIME_ENV },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -181,7 +179,7 @@ function runChild(input: ChildInput, minAvailableBytes: number): Promise<ChildRe
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  await execFileAsync(ESBUILD, [CHILD, ...BUNDLE_FLAGS, `--outfile=${CHILD_BUNDLE}`, '--log-level=warning']);
+  const { startArgs } = await bundle(CHILD, CHILD_BUNDLE);
   process.env.GOMEMLIMIT ??= GO_MEMORY_LIMIT;
   const cluster = await startCluster(options.target, {
     envtest: { etcdArgs: [`--quota-backend-bytes=${ETCD_QUOTA_BYTES}`], apiserverFlags: APISERVER_FLAGS },
@@ -221,7 +219,11 @@ async function main(): Promise<void> {
     for (const mode of options.modes) {
       process.stderr.write(`operator (${mode}): starting\n`);
       results.push(
-        await runChild({ kubeconfigPath: cluster.kubeconfigPath, refs, mode, timeoutMs: options.timeoutMs }, options.minAvailableBytes),
+        await runChild(
+          startArgs,
+          { kubeconfigPath: cluster.kubeconfigPath, refs, mode, timeoutMs: options.timeoutMs },
+          options.minAvailableBytes,
+        ),
       );
     }
     process.stdout.write(

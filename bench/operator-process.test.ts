@@ -1,11 +1,12 @@
 // The participant process outlives no harness: closing its stdin (what the harness's death does) stops it cleanly.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
-import { BUNDLE_FLAGS, prepareRunner, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
+import { codeCachePath } from '../operator/code-cache.js';
+import { BUNDLE_FLAGS, bundle, prepareRunner, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import { startBenchServer } from './server.js';
 
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
@@ -45,9 +46,9 @@ test('the runner stops and exits 0 when its stdin ends, as when the harness dies
   t.regex(stderr, /"signal":"harness gone"[^\n]*"msg":"stopping"|"msg":"stopping"[^\n]*"signal":"harness gone"/);
 });
 
-test('the runner is bundled as the Dockerfile bundles the operator: every package bundled, the same require banner', (t) => {
+test('the runner is bundled as the Dockerfile bundles the operator: every package bundled, as CommonJS', (t) => {
   const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
-  const esbuild = dockerfile.slice(dockerfile.indexOf('npx esbuild'), dockerfile.indexOf('--outfile=/out/operator.mjs'));
+  const esbuild = dockerfile.slice(dockerfile.indexOf('npx esbuild'), dockerfile.indexOf('--outfile=/out/operator.cjs'));
   for (const flag of BUNDLE_FLAGS) t.true(esbuild.includes(flag), flag);
   t.false(esbuild.includes('--packages=external'), 'client-node is bundled');
   t.deepEqual(esbuild.match(/--external:\S+/g), ['--external:../emulator/index.js'], 'every npm package is bundled; the emulator left out');
@@ -56,7 +57,14 @@ test('the runner is bundled as the Dockerfile bundles the operator: every packag
 test("the runner runs with the operator image's Node flags and environment", (t) => {
   const dockerfile = readFileSync(resolve(import.meta.dirname, '../Dockerfile'), 'utf8');
   const entrypoint = dockerfile.split('\n').find((line) => line.startsWith('ENTRYPOINT'))!;
-  t.deepEqual(JSON.parse(entrypoint.slice('ENTRYPOINT'.length)), ['node', ...RUNTIME_FLAGS, '/app/operator/operator.mjs']);
+  t.deepEqual(JSON.parse(entrypoint.slice('ENTRYPOINT'.length)), [
+    'node',
+    ...RUNTIME_FLAGS,
+    '/app/operator/start.cjs',
+    '/app/operator/operator.cjs',
+  ]);
+  // The code cache is written under the entrypoint's flags: V8 refuses it under any other.
+  t.true(dockerfile.includes(`RUN CODE_CACHE=write node ${RUNTIME_FLAGS.join(' ')} /app/operator/start.cjs /app/operator/operator.cjs`));
   for (const [name, value] of Object.entries(RUNTIME_ENV)) t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
 });
 
@@ -72,8 +80,34 @@ test('two runs in one process bundle the runner into files of their own, and eac
   const [firstBundle, secondBundle] = [first.nodeArgs.at(-1)!, second.nodeArgs.at(-1)!];
   t.not(firstBundle, secondBundle);
 
+  t.true(existsSync(codeCachePath(firstBundle)));
   first.dispose();
 
   t.false(existsSync(firstBundle));
+  t.false(existsSync(codeCachePath(firstBundle)));
   t.true(existsSync(secondBundle), 'the run still going keeps the bundle its sessions start from');
+  t.true(existsSync(codeCachePath(secondBundle)));
+});
+
+test("the operator's bundle starts from its code cache as the image starts it, its arguments its own; under other flags the cache is refused and it still runs", async (t) => {
+  t.timeout(120_000);
+  const outfile = resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/code-cache-test-${process.pid}.cjs`);
+  const bundled = await bundle(resolve(import.meta.dirname, '../operator/main.ts'), outfile);
+  t.teardown(() => bundled.dispose());
+  const start = (flags: readonly string[], args: readonly string[]) =>
+    spawnSync(process.execPath, [...flags, ...bundled.startArgs, ...args], { encoding: 'utf8', env: { ...process.env, ...RUNTIME_ENV } });
+
+  const help = start(RUNTIME_FLAGS, ['--help']);
+  t.is(help.status, 0, help.stderr);
+  t.regex(help.stdout, /^Usage: npm start/);
+  t.is(help.stderr, '', 'the cache made under these flags is used');
+
+  const missing = start(RUNTIME_FLAGS, ['--kubeconfig=/nonexistent/kubeconfig']);
+  t.is(missing.status, 1);
+  t.regex(missing.stdout + missing.stderr, /--kubeconfig: \\"\/nonexistent\/kubeconfig\\" does not exist/);
+
+  const otherFlags = start(['--max-semi-space-size=4'], ['--help']);
+  t.is(otherFlags.status, 0, otherFlags.stderr);
+  t.regex(otherFlags.stdout, /^Usage: npm start/);
+  t.regex(otherFlags.stderr, /code cache .* rejected/);
 });

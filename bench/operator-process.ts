@@ -8,11 +8,13 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import type { Participant } from './options.js';
 import { statsAddressOf, type OperatorStats } from './operator-stats.js';
+import { codeCachePath } from '../operator/code-cache.js';
 
 const execFileAsync = promisify(execFile);
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
 const PEER_BUILD = resolve(import.meta.dirname, 'peers/controller-runtime/build.sh');
 const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
+const CODE_CACHE_ENTRY = resolve(import.meta.dirname, '../operator/start.ts');
 /**
  * Where a run's runner bundle goes: inside node_modules, so that the bundle's packages resolve from the project's
  * node_modules; a name of its own for each run, because every worktree shares one node_modules (a run of another tree,
@@ -20,7 +22,7 @@ const ESBUILD = resolve(import.meta.dirname, '../node_modules/.bin/esbuild');
  * several runs at once (a test file's concurrent tests), each removing its own bundle when it ends.
  */
 function runnerBundlePath(): string {
-  return resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}-${randomUUID()}.mjs`);
+  return resolve(import.meta.dirname, `../node_modules/.cache/customapp-bench/runner-${process.pid}-${randomUUID()}.cjs`);
 }
 
 /** A /stats answer may take this long from a saturated process. */
@@ -52,14 +54,15 @@ export async function runBuildScript(script: string, what: string): Promise<stri
  * so that a start reads one file instead of resolving and compiling hundreds (rxjs's CommonJS build alone is about 400
  * files): 0.19 instead of 0.25 CPU-s to load the operator. @kubernetes/client-node is bundled so that only the parts the
  * operator uses are loaded (its KubeConfig and auth, not its generated API clients: about 11 MiB of heap instead of 32
- * MiB). The CommonJS packages then need a `require`, which the banner provides.
+ * MiB). CommonJS, so that `operator/code-cache.ts` can start it from V8's code cache (`import.meta.dirname`, which
+ * the operator reads to find the manifests beside it, is CommonJS's `__dirname`).
  */
 export const BUNDLE_FLAGS: readonly string[] = [
   '--bundle',
   '--platform=node',
-  '--format=esm',
+  '--format=cjs',
   '--target=node20',
-  "--banner:js=import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  '--define:import.meta.dirname=__dirname',
 ];
 
 /**
@@ -74,16 +77,48 @@ export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 /** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
 export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
+/** operator/start.ts, bundled as the image bundles it, beside the bundles it starts. */
+const CODE_CACHE_LOADER = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/start.cjs');
+
+/** A bundle ready to start: Node's arguments after its flags, the bundle last. */
+export interface Bundled {
+  readonly startArgs: readonly string[];
+  /** Removes the bundle and its code cache. */
+  dispose(): void;
+}
+
 /**
- * Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS}; rejects when esbuild is missing
- * or fails. esbuild writes a file of this process's own, renamed over `outfile` once whole: another process (a
- * concurrent test, another benchmark) that starts node on `outfile` meanwhile runs the previous bundle, never a
- * half-written one (which node runs as an empty module, exiting 0 with no output).
+ * Bundles the TypeScript entry point `entry` into `outfile` with {@link BUNDLE_FLAGS} and writes its code cache as the
+ * operator image does, by loading it once under `nodeFlags` (the flags it will run with: V8 refuses a cache made
+ * under others); rejects when esbuild is missing or fails. esbuild writes a file of this process's own, renamed over
+ * `outfile` once whole: another process (a concurrent test, another benchmark) that starts node on `outfile`
+ * meanwhile runs the previous bundle, never a half-written one (which node runs as an empty module, exiting 0 with no
+ * output); its cache then no longer matches the bundle, which V8 detects (the bundle is compiled without it).
  */
-export async function bundle(entry: string, outfile: string, extraFlags: readonly string[] = []): Promise<void> {
-  const partial = `${outfile}.${process.pid}-${randomUUID()}.mjs`;
+export async function bundle(
+  entry: string,
+  outfile: string,
+  { extraFlags = [], nodeFlags = RUNTIME_FLAGS }: { extraFlags?: readonly string[]; nodeFlags?: readonly string[] } = {},
+): Promise<Bundled> {
+  await esbuild(CODE_CACHE_ENTRY, CODE_CACHE_LOADER, ['--bundle', '--platform=node', '--format=cjs', '--target=node20']);
+  await esbuild(entry, outfile, [...BUNDLE_FLAGS, ...extraFlags]);
+  await execFileAsync(process.execPath, [...nodeFlags, CODE_CACHE_LOADER, outfile], {
+    env: { ...process.env, CODE_CACHE: 'write' },
+    maxBuffer: 16 << 20,
+  });
+  return {
+    startArgs: [CODE_CACHE_LOADER, outfile],
+    dispose: () => {
+      rmSync(outfile, { force: true });
+      rmSync(codeCachePath(outfile), { force: true });
+    },
+  };
+}
+
+async function esbuild(entry: string, outfile: string, flags: readonly string[]): Promise<void> {
+  const partial = `${outfile}.${process.pid}-${randomUUID()}.partial`;
   try {
-    await execFileAsync(ESBUILD, [entry, ...BUNDLE_FLAGS, ...extraFlags, `--outfile=${partial}`, '--log-level=warning']);
+    await execFileAsync(ESBUILD, [entry, ...flags, `--outfile=${partial}`, '--log-level=warning']);
     await rename(partial, outfile);
   } finally {
     await rm(partial, { force: true });
@@ -114,13 +149,12 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
   if (phaseProfileDir) await mkdir(resolve(phaseProfileDir), { recursive: true });
   const bundlePath = runnerBundlePath();
   try {
-    await bundle(RUNNER, bundlePath, cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []);
-    return {
-      mode: 'bundle',
-      nodeArgs: [...profile, ...RUNTIME_FLAGS, '--expose-gc', bundlePath],
-      ...phases,
-      dispose: () => rmSync(bundlePath, { force: true }),
-    };
+    const nodeFlags = [...RUNTIME_FLAGS, '--expose-gc'];
+    const bundled = await bundle(RUNNER, bundlePath, {
+      extraFlags: cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : [],
+      nodeFlags,
+    });
+    return { mode: 'bundle', nodeArgs: [...profile, ...nodeFlags, ...bundled.startArgs], ...phases, dispose: bundled.dispose };
   } catch {
     return {
       mode: 'tsx',

@@ -1,6 +1,6 @@
 // One shard under benchmark: operator/main.ts with --sharding, bundled as the image runs it, its RSS read from /proc.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { bundle, RUNTIME_ENV, RUNTIME_FLAGS } from '../operator-process.js';
 import { OPERATOR_NAMESPACE } from '../server.js';
@@ -11,7 +11,7 @@ const MAIN = resolve(import.meta.dirname, '../../operator/main.ts');
  * process, because every worktree shares one node_modules and another run's bundle of another tree (the workload
  * participants bundle operator/main.ts too) must not replace the one these shards start from.
  */
-const MAIN_BUNDLE = resolve(import.meta.dirname, `../../node_modules/.cache/customapp-bench/shards-operator-main-${process.pid}.mjs`);
+const MAIN_BUNDLE = resolve(import.meta.dirname, `../../node_modules/.cache/customapp-bench/shards-operator-main-${process.pid}.cjs`);
 
 /** How a shard is started: the bundle of operator/main.ts (as the image runs it), or tsx when esbuild is missing. */
 export interface ShardCommand {
@@ -24,8 +24,8 @@ export interface ShardCommand {
 /** Bundles operator/main.ts with the image's esbuild flags; falls back to tsx (about 100 MB more RSS per process). */
 export async function prepareShardCommand(): Promise<ShardCommand> {
   try {
-    await bundle(MAIN, MAIN_BUNDLE);
-    return { mode: 'bundle', nodeArgs: [...RUNTIME_FLAGS, MAIN_BUNDLE], dispose: () => rmSync(MAIN_BUNDLE, { force: true }) };
+    const bundled = await bundle(MAIN, MAIN_BUNDLE);
+    return { mode: 'bundle', nodeArgs: [...RUNTIME_FLAGS, ...bundled.startArgs], dispose: bundled.dispose };
   } catch {
     return { mode: 'tsx', nodeArgs: [...RUNTIME_FLAGS, '--import', 'tsx', MAIN], dispose: () => undefined };
   }

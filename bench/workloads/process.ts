@@ -17,18 +17,17 @@ import {
 const RELOADER_BUILD = resolve(import.meta.dirname, '../peers/reloader/build.sh');
 const OPERATOR_MAIN = resolve(import.meta.dirname, '../../operator/main.ts');
 /** Inside node_modules, so that the bundle's packages resolve from the project's node_modules (as the runner's). */
-const OPERATOR_BUNDLE = resolve(import.meta.dirname, '../../node_modules/.cache/customapp-bench/operator-main.mjs');
+const OPERATOR_BUNDLE = resolve(import.meta.dirname, '../../node_modules/.cache/customapp-bench/operator-main.cjs');
 
 /**
  * How our operator is started: bundled as the operator image runs it (see BUNDLE_FLAGS), so that its RSS compares
  * with Reloader's; under tsx when esbuild is missing (about 100 MB more RSS).
  */
-async function operatorEntry(): Promise<string[]> {
+async function operatorEntry(nodeFlags: readonly string[]): Promise<string[]> {
   try {
-    await bundle(OPERATOR_MAIN, OPERATOR_BUNDLE);
-    return [OPERATOR_BUNDLE];
+    return [...nodeFlags, ...(await bundle(OPERATOR_MAIN, OPERATOR_BUNDLE, { nodeFlags })).startArgs];
   } catch {
-    return ['--import', 'tsx', OPERATOR_MAIN];
+    return [...nodeFlags, '--import', 'tsx', OPERATOR_MAIN];
   }
 }
 
@@ -97,9 +96,7 @@ export async function workloadCommand(
   return {
     command: process.execPath,
     args: [
-      ...(limit === undefined ? [] : [`--max-old-space-size=${limit}`]),
-      ...RUNTIME_FLAGS,
-      ...(await operatorEntry()),
+      ...(await operatorEntry([...(limit === undefined ? [] : [`--max-old-space-size=${limit}`]), ...RUNTIME_FLAGS])),
       `--kubeconfig=${options.kubeconfigPath}`,
       WORKLOADS_FLAG,
       // No rollout ever completes on a server without controllers: the governance is off, as for the other participants.

@@ -18,24 +18,39 @@ export function driftPaths(
   ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(),
   path = '',
 ): string[] {
+  const drift: string[] = [];
+  collectDrift(actual, desired, ownedKeys, path, drift);
+  return drift;
+}
+
+/** {@link driftPaths} into one array: every reconcile compares each owned object, and most find no drift at all. */
+function collectDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string, readonly string[]>, path: string, drift: string[]): void {
   if (isPlainObject(desired)) {
-    const live = isPlainObject(actual) ? actual : {};
-    if (!isPlainObject(actual) && actual !== undefined) return [path || '.'];
-    const drift: string[] = [];
-    for (const [key, value] of Object.entries(desired)) {
-      if (value === undefined) continue;
-      drift.push(...driftPaths(live[key], value, ownedKeys, path ? `${path}.${key}` : key));
+    if (!isPlainObject(actual) && actual !== undefined) {
+      drift.push(path || '.');
+      return;
+    }
+    const live: Record<string, Json> = actual ?? {};
+    for (const key of Object.keys(desired)) {
+      const value = desired[key];
+      if (value !== undefined) collectDrift(live[key], value, ownedKeys, path ? `${path}.${key}` : key, drift);
     }
     for (const key of ownedKeys.get(path) ?? []) {
       if (desired[key] === undefined && live[key] !== undefined) drift.push(`${path}.${key}`);
     }
-    return drift;
+    return;
   }
   if (Array.isArray(desired)) {
-    if (!Array.isArray(actual) || actual.length !== desired.length) return [path];
-    return desired.flatMap((value, index) => driftPaths(actual[index], value, ownedKeys, `${path}[${index}]`));
+    if (!Array.isArray(actual) || actual.length !== desired.length) {
+      drift.push(path);
+      return;
+    }
+    for (let index = 0; index < desired.length; index++) {
+      if (index in desired) collectDrift(actual[index], desired[index], ownedKeys, `${path}[${index}]`, drift);
+    }
+    return;
   }
-  return actual === desired ? [] : [path];
+  if (actual !== desired) drift.push(path);
 }
 
 /**

@@ -27,6 +27,11 @@ release() {
   rmdir "${RUN}" 2>/dev/null
 }
 
+# Before "ready": the owner may send SIGUSR1 the moment it reads it (a predecessor's leftovers, cleared and released at
+# once), and bash's default for SIGUSR1 is to die, leaving the slot locked and the teardown not run.
+stop=0
+trap 'stop=1' USR1
+trap '' INT TERM HUP
 if ! bash "${HERE}/teardown.sh" "${SLOT}"; then
   echo "reaper: slot ${SLOT} holds leftovers that cannot be removed" >&2
   release
@@ -34,9 +39,6 @@ if ! bash "${HERE}/teardown.sh" "${SLOT}"; then
 fi
 echo ready
 
-stop=0
-trap 'stop=1' USR1
-trap '' INT TERM HUP
 while [[ ${stop} -eq 0 ]] && kill -0 "${OWNER}" 2>/dev/null; do
   sleep 0.5 &
   wait $!

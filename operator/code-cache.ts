@@ -19,8 +19,8 @@ export function codeCachePath(bundle: string): string {
 }
 
 /**
- * Compiles `bundle` (with its cache, when there is one) and runs it as the main module, with `args` as its
- * arguments. With `write`, writes the bytecode of what the bundle ran as it loaded to its cache file instead of
+ * Compiles `bundle` (with its cache, when there is one) and runs it as the main module (it reads its arguments from
+ * process.argv, as `start.ts` leaves them). With `write`, writes the bytecode of what the bundle ran as it loaded to its cache file instead of
  * going on: the caller then exits.
  */
 export function runBundle(bundle: string, write: boolean): { readonly cache: 'used' | 'rejected' | 'none' | 'written' } {

@@ -3,12 +3,9 @@
 // with sorted keys. fast-check prints the failing seed.
 import test from 'ava';
 import fc from 'fast-check';
-import { driftPaths } from './drift.js';
-import { sameJson } from './status.js';
+import { driftPaths, isPlainObject, sameJson } from './drift.js';
 
 type Json = unknown;
-
-const isPlainObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The definition of drift: each level returns its own paths. */
 function modelDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string, readonly string[]>, path = ''): string[] {
@@ -69,6 +66,12 @@ function mutated(value: Json, random: () => number): Json {
   return roll < 0.5 ? 'changed' : { changed: true };
 }
 
+/** A reproducible stream of numbers in [0, 1) from fast-check's `seed`, for the copies' shuffles and changes. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 9301 + 0.49297) % 1);
+}
+
 /** Small JSON values over few keys, so that random pairs often share structure and differ in one place. */
 const json = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -93,8 +96,7 @@ test('drift finds the paths of its definition, in the same order, for any live a
   );
   fc.assert(
     fc.property(json, owned, fc.double({ min: 0, max: 1, noNaN: true }), (desired, ownedKeys, seed) => {
-      let state = seed;
-      const random = (): number => (state = (state * 9301 + 0.49297) % 1);
+      const random = seeded(seed);
       const live = reordered(desired, random, true);
       t.deepEqual(driftPaths(live, desired, ownedKeys), modelDrift(live, desired, ownedKeys));
       const changed = mutated(live, random);
@@ -112,8 +114,7 @@ test('two statuses are the same exactly when their JSON with sorted keys is', (t
   );
   fc.assert(
     fc.property(json, fc.boolean(), fc.double({ min: 0, max: 1, noNaN: true }), (value, holes, seed) => {
-      let state = seed;
-      const random = (): number => (state = (state * 9301 + 0.49297) % 1);
+      const random = seeded(seed);
       const copy = reordered(value, random, holes);
       const changed = mutated(copy, random);
       t.is(sameJson(value, changed), canonical(value) === canonical(changed));

@@ -1,8 +1,9 @@
-// Compares a desired object with the live one field by field, and writes the desired fields over the live object.
+// Compares JSON objects: a desired object with the live one field by field (and writes the desired fields over the live
+// object), two values up to the order of their keys.
 
 type Json = unknown;
 
-function isPlainObject(value: Json): value is Record<string, Json> {
+export function isPlainObject(value: Json): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -69,4 +70,28 @@ export function withDesired<T>(actual: T, desired: T, ownedKeys: ReadonlyMap<str
     if (desired[key] === undefined) delete merged[key];
   }
   return merged as T;
+}
+
+/**
+ * Equality of JSON values up to the order of object keys, as JSON sees them: a field set to undefined is absent, an
+ * undefined array element is null. Compared in place, because every reconcile compares its status: serializing both
+ * with sorted keys cost 6% of a restart's CPU.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index++) if (!sameJson(a[index] ?? null, b[index] ?? null)) return false;
+    return true;
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  let fields = 0;
+  for (const key of Object.keys(a)) {
+    const value = a[key];
+    if (value === undefined) continue;
+    fields++;
+    if (!Object.hasOwn(b, key) || !sameJson(value, b[key])) return false;
+  }
+  for (const key of Object.keys(b)) if (b[key] !== undefined) fields--;
+  return fields === 0;
 }

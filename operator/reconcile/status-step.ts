@@ -4,6 +4,7 @@ import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
 import { type CustomAppStatus, STATUS_FIELDS } from '../../api/customapp-status.js';
 import { ApiError, isNotFound } from '../kube/errors.js';
 import { findCondition } from './conditions.js';
+import { isPlainObject } from './drift.js';
 import { REASONS } from './reasons.js';
 import type { ReconcileScope } from './scope.js';
 import { failedStatus, sameStatus } from './status.js';
@@ -38,10 +39,6 @@ export async function writeStatus(scope: ReconcileScope, next: CustomAppStatus):
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

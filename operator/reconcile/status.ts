@@ -6,6 +6,7 @@ import { parseHashKey, type RunningHashes } from '../podtemplate/hash-annotation
 import type { Deployment } from '../kube/objects.js';
 import type { CurrentRollout } from '../governance/rollout-progress.js';
 import { nextCondition, type ConditionDecision } from './conditions.js';
+import { sameJson } from './drift.js';
 import { notControlledMessage, REASONS } from './reasons.js';
 import { type ProjectedDependency, type RolloutDependency, runningWith } from './desired-deployment.js';
 import { blocking, type ProjectedView, projectionKey } from './projections.js';
@@ -297,32 +298,4 @@ export function failedStatus(app: CustomApp, message: string, now: string): Cust
 /** True when two statuses say the same (field order aside): what JSON.stringify writes of them, keys sorted, is equal. */
 export function sameStatus(a: CustomAppStatus | undefined, b: CustomAppStatus | undefined): boolean {
   return sameJson(a ?? {}, b ?? {});
-}
-
-/**
- * Equality of JSON values up to the order of object keys, as JSON sees them: a field set to undefined is absent, an
- * undefined array element is null. Compared in place, because every reconcile compares its status: serializing both
- * with sorted keys cost 6% of a restart's CPU.
- */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let index = 0; index < a.length; index++) if (!sameJson(a[index] ?? null, b[index] ?? null)) return false;
-    return true;
-  }
-  if (!isRecord(a) || !isRecord(b)) return false;
-  let fields = 0;
-  for (const key of Object.keys(a)) {
-    const value = a[key];
-    if (value === undefined) continue;
-    fields++;
-    if (!Object.hasOwn(b, key) || !sameJson(value, b[key])) return false;
-  }
-  for (const key of Object.keys(b)) if (b[key] !== undefined) fields--;
-  return fields === 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

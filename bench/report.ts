@@ -185,7 +185,7 @@ export function workloadsTable(sessions: readonly SessionResult[]): string {
 const cpuCell = (value: number | undefined): string => (value === undefined ? '–' : value.toFixed(1));
 
 /** The sum of one role's CPU seconds over some phases; undefined when none of them has it. */
-function cpuOver(phases: readonly (PhaseResult | undefined)[], role: 'operator' | 'apiserver' | 'etcd'): number | undefined {
+export function cpuOver(phases: readonly (PhaseResult | undefined)[], role: 'operator' | 'apiserver' | 'etcd'): number | undefined {
   const values = phases.map((phase) => phase?.cpuSeconds?.[role]).filter((value): value is number => value !== undefined);
   return values.length === 0 ? undefined : values.reduce((sum, value) => sum + value, 0);
 }

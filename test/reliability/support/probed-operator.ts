@@ -64,9 +64,24 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts `operator/main.ts` with `--expose-gc` and the probe, metrics on a free loopback port, probes off, and
- * waits until its workers run (`controller_runtime_max_concurrent_reconciles` is set when they start).
+ * waits until its workers run (`controller_runtime_max_concurrent_reconciles` is set when they start). The port is
+ * free when chosen but another process may take it before the operator binds it (its error says so): then once more
+ * on another port, at most three times.
  */
 export async function startProbedOperator(options: ProbedOperatorOptions): Promise<ProbedOperator> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startProbedOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+/** The operator exited because its metrics port was taken between choosing it and binding it. */
+class PortTaken extends Error {}
+
+async function startProbedOnce(options: ProbedOperatorOptions): Promise<ProbedOperator> {
   const dir = mkdtempSync(join(tmpdir(), 'operator-probe-'));
   const port = await freePort();
   const child = new OperatorProcess(
@@ -86,7 +101,8 @@ export async function startProbedOperator(options: ProbedOperatorOptions): Promi
   try {
     const deadline = Date.now() + 60_000;
     const exited = child.exited.then((exit) => {
-      throw new Error(`the operator exited (${JSON.stringify(exit)}); stderr: ${child.stderr.slice(-2000)}`);
+      const message = `the operator exited (${JSON.stringify(exit)}); stderr: ${child.stderr.slice(-2000)}`;
+      throw child.stderr.includes(`127.0.0.1:${port}" is already in use`) ? new PortTaken(message) : new Error(message);
     });
     exited.catch(() => undefined);
     const workersStarted = async (): Promise<boolean> =>

@@ -4,11 +4,11 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream, type WriteStream } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { pollReady, type PollOptions } from './poll.js';
+import { freePort } from './ports.js';
 
 const execFileAsync = promisify(execFile);
 const BUILD_SCRIPT = resolve(import.meta.dirname, 'build.sh');
@@ -138,17 +138,6 @@ export async function envtestAssets(env: NodeJS.ProcessEnv = process.env): Promi
     const stderr = (error as { stderr?: string }).stderr ?? '';
     throw new Error(`envtest binaries are unavailable: ${stderr.trim() || String(error)}`, { cause: error });
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /**

@@ -1,8 +1,8 @@
 // Starts a workload participant in its own process (Reloader's binary, or our operator with --workloads) and reads its RSS, heap and log.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { freePort } from '../../envtest/ports.js';
 import type { WorkloadParticipant } from '../options.js';
 import {
   bundle,
@@ -64,15 +64,6 @@ export interface WorkloadProcessOptions {
   readonly logPath: string;
   /** Go's GOMEMLIMIT or Node's --max-old-space-size, as for the other participants. */
   readonly memoryLimitMiB?: number;
-}
-
-/** A free TCP port on the loopback interface, for our operator's /metrics. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done, fail) => server.once('error', fail).listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 /** The command line of a participant, and where its /metrics answers. */

@@ -1,8 +1,8 @@
 // Starts operator/main.ts as a child process with the diagnostics probe preloaded, and reads its probe and metrics.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../../../envtest/ports.js';
 import { OperatorProcess } from '../../support/operator-process.js';
 import { PROBE_DIR_ENV, type ProbeReport, type ProbeRequest } from './probe-protocol.js';
 import { scrape, sumOf, type MetricSample } from './prometheus.js';
@@ -53,20 +53,11 @@ export class ProbedOperator {
   }
 }
 
-/** A free loopback port (the metrics address must be known whatever the log level). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /**
  * Starts `operator/main.ts` with `--expose-gc` and the probe, metrics on a free loopback port, probes off, and
  * waits until its workers run (`controller_runtime_max_concurrent_reconciles` is set when they start). The port is
- * free when chosen but another process may take it before the operator binds it (its error says so): then once more
- * on another port, at most three times.
+ * chosen outside the ephemeral range ({@link freePort}), yet another test may choose it before the operator binds it
+ * (its error says so): then once more on another port, at most three times.
  */
 export async function startProbedOperator(options: ProbedOperatorOptions): Promise<ProbedOperator> {
   for (let attempt = 1; ; attempt++) {
@@ -107,7 +98,8 @@ async function startProbedOnce(options: ProbedOperatorOptions): Promise<ProbedOp
     exited.catch(() => undefined);
     const workersStarted = async (): Promise<boolean> =>
       sumOf(await probed.metrics().catch(() => []), 'controller_runtime_max_concurrent_reconciles') > 0;
-    while (!(await workersStarted())) {
+    // A scrape of a port someone else holds may never be answered: the exit must end the wait all the same.
+    while (!(await Promise.race([workersStarted(), exited]))) {
       if (Date.now() > deadline)
         throw new Error(`the operator did not start its workers within 60 s; stderr: ${child.stderr.slice(-2000)}`);
       await Promise.race([new Promise((done) => setTimeout(done, 100)), exited]);

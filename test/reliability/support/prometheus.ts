@@ -32,9 +32,12 @@ export function sumOf(samples: readonly MetricSample[], name: string, labels: Re
     .reduce((sum, sample) => sum + sample.value, 0);
 }
 
+/** A scrape slower than this fails (and is tried again by the callers that poll), rather than hang the test. */
+const SCRAPE_TIMEOUT_MS = 10_000;
+
 /** Fetches and parses `<url>/metrics`. */
 export async function scrape(url: string): Promise<MetricSample[]> {
-  const response = await fetch(`${url}/metrics`);
+  const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
   if (!response.ok) throw new Error(`GET ${url}/metrics: ${response.status}`);
   return parseMetrics(await response.text());
 }

@@ -20,6 +20,16 @@ export interface Call {
   readonly signal?: AbortSignal;
 }
 
+/** Methods sent again after a stale keep-alive socket: those HTTP calls idempotent (a PUT carries its resourceVersion). */
+const REPLAYABLE: ReadonlySet<Call['method']> = new Set(['GET', 'PUT', 'DELETE']);
+/**
+ * Stale sockets one request may meet before its error is final: an API server that closes idle connections closes
+ * the agent's idle sockets together, so a request may draw several in turn; a new socket is never stale.
+ */
+const MAX_STALE_SOCKETS = 8;
+/** How a socket the server closed while idle fails the request written on it: reset, or written after the close. */
+const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
+
 /**
  * Carries requests to the API server over one keep-alive agent. It also holds the fence: once fenced, every
  * request in flight but a watch is aborted and every write is refused before it is sent.
@@ -117,6 +127,35 @@ export class Transport {
       headers['content-length'] = payload.length;
     }
     const url = new URL(call.path, this.connection.server);
+    for (let attempt = 1; ; attempt += 1) {
+      let staleSocket = false;
+      try {
+        return await this.dispatch(call, url, { headers, payload, timeoutMs, fenceable }, () => {
+          staleSocket = true;
+        });
+      } catch (error) {
+        if (!staleSocket || !REPLAYABLE.has(call.method) || attempt >= MAX_STALE_SOCKETS) throw error;
+      }
+      // The server closed an idle keep-alive connection as this request went out on it, so it never read the request:
+      // sent again (as Go's transport does for idempotent requests), on the next idle socket or a new one, unless
+      // something stopped it meanwhile. Every socket the server closed at once is used up in turn, a new one last.
+      this.refuse(call);
+      if (fenceable.signal.aborted) throw this.fencedError(call);
+      if (call.verb !== 'watch') this.inFlight.add(fenceable);
+    }
+  }
+
+  /**
+   * One attempt of {@link send} on the agent. `onStaleSocket` is told, before the rejection, when the request failed
+   * on a reused keep-alive socket that the server had closed (reset or closed before any answer).
+   */
+  private dispatch(
+    call: Call,
+    url: URL,
+    sending: { headers: OutgoingHttpHeaders; payload: Buffer | undefined; timeoutMs: number; fenceable: AbortController },
+    onStaleSocket: () => void,
+  ): Promise<{ response: IncomingMessage; abort: () => void }> {
+    const { headers, payload, timeoutMs, fenceable } = sending;
     const send = this.secure ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const request = send(url, { method: call.method, headers, agent: this.agent });
@@ -129,7 +168,10 @@ export class Transport {
         request.destroy(this.fencedError(call));
       };
       fenceable.signal.addEventListener('abort', onFence, { once: true });
-      request.once('close', () => this.inFlight.delete(fenceable));
+      const onClose = (): void => {
+        this.inFlight.delete(fenceable);
+      };
+      request.once('close', onClose);
       const abort = (): void => {
         call.signal?.removeEventListener('abort', onAbort);
         fenceable.signal.removeEventListener('abort', onFence);
@@ -147,6 +189,12 @@ export class Transport {
       });
       request.once('error', (error) => {
         call.signal?.removeEventListener('abort', onAbort);
+        fenceable.signal.removeEventListener('abort', onFence);
+        // Here, not at 'close' (which may come after a new attempt registered the same controller).
+        request.off('close', onClose);
+        this.inFlight.delete(fenceable);
+        if (answer === undefined && request.reusedSocket && STALE_SOCKET_CODES.has((error as NodeJS.ErrnoException).code ?? ''))
+          onStaleSocket();
         reject(
           error instanceof ApiError
             ? error

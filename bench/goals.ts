@@ -2,7 +2,7 @@
 // figures: `npx tsx bench/goals.ts <run.json>…` prints each goal's value per run and size.
 import { readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { cpuOver } from './report.js';
+import { cpuOver, ratio } from './report.js';
 import type { BenchResults, SessionResult } from './results.js';
 
 /** A goal: its row in bench/README.md's table, and its value from ours and the peer (and Node's floor) of one session size. */
@@ -15,10 +15,6 @@ export interface Goal {
 }
 
 const MIB = 1024 * 1024;
-
-function ratio(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined || b === undefined || b <= 0 ? undefined : a / b;
-}
 
 /** Ours ÷ the peer of one figure of a session. */
 function versus(figure: (session: SessionResult) => number | undefined): Goal['value'] {

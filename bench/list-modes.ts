@@ -6,18 +6,14 @@
 // is left out. Printed per mode: the medians of the wall time, this process's CPU and kube-apiserver's CPU (from
 // /proc), and each round's wall time. Every object is parsed as the operator would (JSON.parse of a page, or of each
 // watch event); the count must equal --objects.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { parseArgs } from 'node:util';
 import { type Envtest, startEnvtest } from '../envtest/harness.js';
+import { NAMESPACE_GROW_PAGE_BYTES, NAMESPACE_MAX_PAGE_SIZE, NAMESPACE_PAGE_SIZE } from '../operator/dependencies/dependency-watch.js';
+import { findServerProcesses, processCpuSeconds } from './cpu.js';
 import { percentile } from './stats.js';
 
 const NAMESPACE = 'list-modes';
-/** The operator's namespace pages: 10 objects first, doubled while the next page stays within 128 KiB, at most 500. */
-const GROW_FROM = 10;
-const GROW_PAGE_BYTES = 128 * 1024;
-const MAX_PAGE = 500;
 
 interface Sample {
   readonly wallMs: number;
@@ -51,22 +47,23 @@ function getter(env: Envtest): Get {
     });
 }
 
-/** The CPU milliseconds kube-apiserver has used so far (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
+/** The CPU milliseconds kube-apiserver has used so far. */
 function apiserverCpu(env: Envtest): () => number {
-  const pid = execFileSync('pgrep', ['-x', 'kube-apiserver'], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .find((candidate) => readFileSync(`/proc/${candidate}/cmdline`, 'utf8').includes(env.dir));
-  if (!pid) throw new Error(`no kube-apiserver process runs from ${env.dir}`);
+  const pid = findServerProcesses(env.dir).apiserver;
+  if (pid === undefined) throw new Error(`no kube-apiserver process runs from ${env.dir}`);
   return () => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    const seconds = processCpuSeconds(pid);
+    if (seconds === undefined) throw new Error(`kube-apiserver (pid ${pid}) is gone`);
+    return seconds * 1000;
   };
 }
 
-/** Pages, sequential: a fixed size, or the operator's growth. Answers the objects read. */
+/**
+ * Pages, sequential: of the largest size, or grown as the operator's namespace lists grow them (its first page size,
+ * doubled while the next page stays within its byte bound). Answers the objects read.
+ */
 async function paged(get: Get, grow: boolean): Promise<number> {
-  let limit = grow ? GROW_FROM : MAX_PAGE;
+  let limit = grow ? NAMESPACE_PAGE_SIZE : NAMESPACE_MAX_PAGE_SIZE;
   let token: string | undefined;
   let count = 0;
   do {
@@ -76,7 +73,8 @@ async function paged(get: Get, grow: boolean): Promise<number> {
     const page = JSON.parse(body) as { items: unknown[]; metadata: { continue?: string } };
     count += page.items.length;
     token = page.metadata.continue || undefined;
-    if (grow && page.items.length >= limit && body.length * 2 <= GROW_PAGE_BYTES) limit = Math.min(limit * 2, MAX_PAGE);
+    if (grow && page.items.length >= limit && body.length * 2 <= NAMESPACE_GROW_PAGE_BYTES)
+      limit = Math.min(limit * 2, NAMESPACE_MAX_PAGE_SIZE);
   } while (token);
   return count;
 }

@@ -355,8 +355,14 @@ function ratioCheck(
   unit: string,
   format: (value: number) => string = ms,
 ): TargetCheck {
-  if (a === undefined || b === undefined || b <= 0) return { target, measured: 'no figure', met: undefined };
-  return { target, measured: `${format(a)} vs ${format(b)}${unit} = ${(a / b).toFixed(2)}×`, met: a / b <= limit };
+  const value = ratio(a, b);
+  if (a === undefined || b === undefined || value === undefined) return { target, measured: 'no figure', met: undefined };
+  return { target, measured: `${format(a)} vs ${format(b)}${unit} = ${value.toFixed(2)}×`, met: value <= limit };
+}
+
+/** `a ÷ b`, or undefined when either is missing or `b` is not positive. */
+export function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined || b <= 0 ? undefined : a / b;
 }
 
 /** The goals against the peer (DESIGN.md §6), ours ÷ the controller-runtime peer at its equal worker count, same run. */

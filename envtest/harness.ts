@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { pollReady, type PollOptions } from './poll.js';
-import { freePort } from './ports.js';
+import { freePort, startOnFreePorts } from './ports.js';
 
 const execFileAsync = promisify(execFile);
 const BUILD_SCRIPT = resolve(import.meta.dirname, 'build.sh');
@@ -285,19 +285,13 @@ function tail(path: string): string {
  * authorization, the OwnerReferencesPermissionEnforcement admission plugin, and an admin token in system:masters.
  */
 export async function startEnvtest(options: EnvtestOptions = {}): Promise<Envtest> {
-  // A free port is found by binding and closing it, so another process can take it before etcd or kube-apiserver
-  // binds it (seen in CI: "bind: address already in use"); the whole start is then tried again on new ports.
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await startEnvtestOnce(options);
-    } catch (error) {
-      if (attempt >= PORT_RACE_ATTEMPTS || !/address already in use/.test((error as Error).message)) throw error;
-    }
-  }
+  // A free port is free when chosen, and another test may take it before etcd or kube-apiserver binds it (seen in
+  // CI: "bind: address already in use"); the whole start is then tried again on new ports.
+  return startOnFreePorts(
+    () => startEnvtestOnce(options),
+    (error) => /address already in use/.test((error as Error).message),
+  );
 }
-
-/** How many times {@link startEnvtest} tries when a port it chose was taken meanwhile. */
-const PORT_RACE_ATTEMPTS = 3;
 
 /** A running process of the control plane, with its arguments, so that a stopped component starts again as it was. */
 interface RunningProcess {

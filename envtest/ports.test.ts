@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canBind, ephemeralStart, freePort } from './ports.js';
+import { canBind, ephemeralStart, freePort, startOnFreePorts } from './ports.js';
 
 function rangeFile(content: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'ports-test-')), 'ip_local_port_range');
@@ -53,4 +53,32 @@ test('with no band below the ephemeral range the kernel chooses', async (t) => {
   const port = await freePort('127.0.0.1', () => t.fail('no candidate should be drawn') as never, rangeFile('20010 60999'));
   t.true(port > 0);
   t.true(await canBind(port));
+});
+
+test('a start that failed on a taken port runs again, at most three times; any other failure is final at once', async (t) => {
+  const taken = (error: unknown): boolean => (error as Error).message === 'taken';
+  let calls = 0;
+  t.is(
+    await startOnFreePorts(async () => {
+      calls += 1;
+      if (calls < 3) throw new Error('taken');
+      return 'started';
+    }, taken),
+    'started',
+  );
+  t.is(calls, 3);
+  calls = 0;
+  const always = startOnFreePorts(async () => {
+    calls += 1;
+    throw new Error('taken');
+  }, taken);
+  await t.throwsAsync(always, { message: 'taken' });
+  t.is(calls, 3);
+  calls = 0;
+  const other = startOnFreePorts(async () => {
+    calls += 1;
+    throw new Error('no binary');
+  }, taken);
+  await t.throwsAsync(other, { message: 'no binary' });
+  t.is(calls, 1);
 });

@@ -61,3 +61,23 @@ function kernelPort(host: string): Promise<number> {
     });
   });
 }
+
+/**
+ * How many times {@link startOnFreePorts} starts: a port {@link freePort} answered may still be drawn by another test
+ * before the process binds it.
+ */
+const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * Runs `start` (which chooses its ports with {@link freePort}) again, on new ports, while it fails because one of
+ * them was taken meanwhile (`taken` tells that failure from the others), at most {@link PORT_RACE_ATTEMPTS} times.
+ */
+export async function startOnFreePorts<T>(start: () => Promise<T>, taken: (error: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !taken(error)) throw error;
+    }
+  }
+}

@@ -2,7 +2,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from '../../../envtest/ports.js';
+import { freePort, startOnFreePorts } from '../../../envtest/ports.js';
 import { OperatorProcess } from '../../support/operator-process.js';
 import { PROBE_DIR_ENV, type ProbeReport, type ProbeRequest } from './probe-protocol.js';
 import { scrape, sumOf, type MetricSample } from './prometheus.js';
@@ -60,13 +60,10 @@ export class ProbedOperator {
  * (its error says so): then once more on another port, at most three times.
  */
 export async function startProbedOperator(options: ProbedOperatorOptions): Promise<ProbedOperator> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startProbedOnce(options);
-    } catch (error) {
-      if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
-    }
-  }
+  return startOnFreePorts(
+    () => startProbedOnce(options),
+    (error) => error instanceof PortTaken,
+  );
 }
 
 /** The operator exited because its metrics port was taken between choosing it and binding it. */

@@ -10,6 +10,7 @@ import { clusterAssets, type ClusterAssets } from './build.js';
 import { kubeletClientCertificates } from './certs.js';
 import { containerdConfig, cniConfig, kubeletConfig, NODE_STATE } from './node-config.js';
 import { createNodeSandbox, type Daemon, type NodeSandbox } from './node-sandbox.js';
+import { restartOnFailure, type RestartOptions } from './restart.js';
 import { acquireSlot, SLOTS_DIR, type SlotLease } from './slot.js';
 
 /** How often the node's start polls a component it waits for. */
@@ -293,6 +294,25 @@ function kubeProxyArgs(addresses: NodeAddresses, kubeconfig: string): string[] {
   ];
 }
 
+/**
+ * Starts the kubelet and kube-proxy. The kubelet is started again once should it fail of itself, as its unit's restart
+ * policy would on a real node ({@link restartOnFailure}).
+ */
+function nodeAgents(
+  spawn: (name: string, args: string[]) => Daemon,
+  hostDir: string,
+  addresses: NodeAddresses,
+  kubeconfigFor: (name: string, token: StaticToken) => string,
+  tokens: ReturnType<typeof componentTokens>,
+  restart: Omit<RestartOptions, 'restarts'>,
+): Daemon[] {
+  const kubeletKubeconfig = kubeconfigFor('kubelet', tokens.kubelet);
+  return [
+    restartOnFailure(() => spawn('kubelet', kubeletArgs(hostDir, addresses, kubeletKubeconfig)), { restarts: 1, ...restart }),
+    spawn('kube-proxy', kubeProxyArgs(addresses, kubeconfigFor('kube-proxy', tokens.proxy))),
+  ];
+}
+
 /** Whether the node reports Ready. */
 async function nodeReady(env: Envtest, nodeName: string): Promise<boolean> {
   const node = await env.request('GET', `/api/v1/nodes/${nodeName}`);
@@ -348,7 +368,8 @@ async function stopContainerd(daemons: Daemon[]): Promise<void> {
 /**
  * Starts the cluster: builds or finds its binaries and images, takes a free node slot (clearing what a killed
  * predecessor left there), starts the node's namespaces, envtest's control plane bound to the host's end of the node
- * link, containerd with the images imported, kube-scheduler, the kubelet and kube-proxy, then waits until the node is
+ * link, containerd with the images imported, kube-scheduler, the kubelet (started again once should it fail, as its
+ * unit's restart policy would on a real node) and kube-proxy, then waits until the node is
  * Ready, the `default` ServiceAccount and `kube-root-ca.crt` exist, and records the demo image in
  * {@link DEMO_IMAGE_CONFIGMAP}. Needs root. On any failure it removes what it made and rethrows.
  */
@@ -372,7 +393,11 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
   const daemons: Daemon[] = [];
   const failure = (): string | undefined =>
     (slot.alive() ? undefined : 'the slot reaper exited') ?? daemons.map((daemon) => daemon.exitReason()).find(Boolean);
-  const stop = (): Promise<void> => stopNodeCluster(slot, envtest);
+  let stopping = false;
+  const stop = (): Promise<void> => {
+    stopping = true;
+    return stopNodeCluster(slot, envtest);
+  };
 
   try {
     const hostDir = join(SLOTS_DIR, String(addresses.slot));
@@ -400,10 +425,7 @@ export async function startNodeCluster(options: NodeClusterOptions = {}): Promis
     phase('containerd', { importMs, images: Object.values(assets.images).map((image) => image.name) });
 
     writeFileSync(join(hostDir, 'kubelet.json'), kubeletConfig({ addresses, cgroupRoot: sandbox.cgroupRoot, clientCaFile: certs.caFile }));
-    daemons.push(
-      spawn('kubelet', kubeletArgs(hostDir, addresses, kubeconfigFor('kubelet', tokens.kubelet))),
-      spawn('kube-proxy', kubeProxyArgs(addresses, kubeconfigFor('kube-proxy', tokens.proxy))),
-    );
+    daemons.push(...nodeAgents(spawn, hostDir, addresses, kubeconfigFor, tokens, { log, stopping: () => stopping }));
 
     await awaitNodeReady(env, addresses.nodeName, options.startTimeoutMs ?? 180_000, failure, { intervalMs: POLL_MS, now }, phase);
     await recordDemoImage(env, assets.images.demo.name);

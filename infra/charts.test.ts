@@ -159,8 +159,8 @@ test('the ClusterRole grants exactly the cluster-wide rows of the permission tab
   t.deepEqual(granted, [
     '|configmaps=get,list,watch',
     '|secrets=list,watch',
-    'app.example.com|customapps=list,watch,patch',
-    'app.example.com|customapps/status=patch',
+    'app.example.com|customapps=list,watch,update,patch',
+    'app.example.com|customapps/status=update,patch',
     'app.example.com|customapps/finalizers=update',
     'apps|deployments=get,list,watch,create,update',
     '|services=get,list,watch,create,update,delete',

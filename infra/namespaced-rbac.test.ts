@@ -24,8 +24,8 @@ const LABELS = {
 const WATCHED_RULES = [
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
-  { apiGroups: ['app.example.com'], resources: ['customapps'], verbs: ['list', 'watch', 'patch'] },
-  { apiGroups: ['app.example.com'], resources: ['customapps/status'], verbs: ['patch'] },
+  { apiGroups: ['app.example.com'], resources: ['customapps'], verbs: ['list', 'watch', 'update', 'patch'] },
+  { apiGroups: ['app.example.com'], resources: ['customapps/status'], verbs: ['update', 'patch'] },
   { apiGroups: ['app.example.com'], resources: ['customapps/finalizers'], verbs: ['update'] },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
   { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },

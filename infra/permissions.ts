@@ -79,16 +79,18 @@ export const OPERATOR_PERMISSIONS: readonly Permission[] = [
   {
     apiGroup: GROUP,
     resource: PLURAL,
-    verbs: ['list', 'watch', 'patch'],
+    verbs: ['list', 'watch', 'update', 'patch'],
     scope: 'watched-namespaces',
-    why: 'the CustomApp informer (one list and watch across all namespaces, or one in each watched namespace), and adding/removing the finalizer (merge patches guarded by resourceVersion)',
+    why: 'the CustomApp informer (one list and watch across all namespaces, or one in each watched namespace), and adding/removing the finalizer (updates guarded by resourceVersion); patch: earlier releases added the finalizer with a merge patch, and keep running beside this one through an upgrade',
+    contractOnly: ['patch'],
   },
   {
     apiGroup: GROUP,
     resource: `${PLURAL}/status`,
-    verbs: ['patch'],
+    verbs: ['update', 'patch'],
     scope: 'watched-namespaces',
-    why: 'status conditions, hashes and observed references (a merge patch of the status), wherever the CustomApp is',
+    why: 'status conditions, hashes and observed references (an update of the status guarded by resourceVersion), wherever the CustomApp is; patch: earlier releases wrote it with a merge patch, and keep running beside this one through an upgrade',
+    contractOnly: ['patch'],
   },
   {
     apiGroup: GROUP,

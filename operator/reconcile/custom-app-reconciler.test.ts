@@ -9,8 +9,8 @@ import type { Deployment, Service } from '../kube/objects.js';
 import { MANAGED_BY_LABEL } from '../customapp/labels.js';
 import { FakeWorld } from './testing/fake-world.js';
 
-const FINALIZER_PATCH = 'patch customapps.app.example.com ns/app';
-const STATUS_PATCH = 'patch customapps.app.example.com/status ns/app';
+const FINALIZER_WRITE = 'update customapps.app.example.com ns/app';
+const STATUS_WRITE = 'update customapps.app.example.com/status ns/app';
 const SPEC = { image: 'example/app:1', configMapName: 'config', secretName: 'creds' };
 
 /** A world with one CustomApp `ns/app` whose ConfigMap and Secret exist, reconciled once and synced. */
@@ -64,7 +64,7 @@ test('create: the finalizer first, then the Deployment (no Event for a new Custo
   world.secret('creds', { TOKEN: 't' });
   world.app('app', SPEC);
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'create deployments.apps ns/app', STATUS_PATCH]);
+  t.deepEqual(world.writes(), [FINALIZER_WRITE, 'create deployments.apps ns/app', STATUS_WRITE]);
   t.deepEqual(appOf(world).metadata.finalizers, [FINALIZER]);
   t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '1' }));
   const statusPatch = world.client.calls.at(-1)!.body as { metadata?: { resourceVersion?: string } };
@@ -104,7 +104,7 @@ test('drift: new ConfigMap content rolls the Deployment, with an Event naming th
   const before = world.client.calls.length;
   world.configMap('config', { V: '2' });
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
   t.is(deploymentOf(world)?.spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], FakeWorld.hash({ V: '2' }));
   t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '2' }));
 });
@@ -119,14 +119,14 @@ test('while other keys wait, a rollout writes the Deployment first and its statu
   t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '1' }));
   const second = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(second), [STATUS_PATCH], 'the second pass writes the status and nothing else');
+  t.deepEqual(world.writes(second), [STATUS_WRITE], 'the second pass writes the status and nothing else');
   t.is(appOf(world).status?.configHash, FakeWorld.hash({ V: '2' }));
 
   world.busy = false;
   world.configMap('config', { V: '3' });
   const third = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(third), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH], 'idle: one pass');
+  t.deepEqual(world.writes(third), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE], 'idle: one pass');
 });
 
 /** Scales `ns/app`'s Deployment to `replicas` as another writer would (an HPA, `kubectl scale deployment`), and syncs. */
@@ -151,7 +151,7 @@ test('with spec.replicas unset the Deployment is created without a count and ano
   scaleDeployment(world, 5);
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), [STATUS_PATCH], 'no Deployment write: the count is not ours');
+  t.deepEqual(world.writes(before), [STATUS_WRITE], 'no Deployment write: the count is not ours');
   t.is(deploymentOf(world)?.spec.replicas, 5);
   t.like(appOf(world).status, { selector: 'app.kubernetes.io/instance=app,app.kubernetes.io/name=app' });
   const again = world.client.calls.length;
@@ -170,7 +170,7 @@ test('handoff: the old ConfigMap is held until the rollout with the new one is r
     ['ConfigMap/other', 'Secret/creds', 'ConfigMap/config'],
     ['ConfigMap/other', 'Secret/creds'],
   ]);
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
   t.is(appOf(world).status?.observedConfigMapName, 'other');
 });
 
@@ -180,7 +180,7 @@ test('hold: a missing ConfigMap creates no Deployment; the condition and one Eve
   world.secret('creds', { TOKEN: 't' });
   world.app('app', SPEC);
   await world.reconcile('app');
-  t.deepEqual(world.writes(), [FINALIZER_PATCH, 'event RolloutHeld', STATUS_PATCH]);
+  t.deepEqual(world.writes(), [FINALIZER_WRITE, 'event RolloutHeld', STATUS_WRITE]);
   t.is(deploymentOf(world), undefined);
   t.is(condition(world, 'Ready'), 'False RolloutHeld');
   t.is(condition(world, 'ConfigMapAvailable'), 'False ConfigMapNotFound');
@@ -194,7 +194,7 @@ test('not synced: a ref the dependency source does not know yet ends the reconci
   const world = new FakeWorld();
   world.app('app', SPEC);
   t.deepEqual(await world.reconcile('app'), {});
-  t.deepEqual(world.writes(), [FINALIZER_PATCH]);
+  t.deepEqual(world.writes(), [FINALIZER_WRITE]);
 });
 
 test('not owned: a foreign Deployment of that name is read once, left alone, reported, and looked at again later', async (t) => {
@@ -206,11 +206,11 @@ test('not owned: a foreign Deployment of that name is read once, left alone, rep
   const result = await world.reconcile('app');
   t.deepEqual(result, { requeueAfterMs: 30_000 });
   t.deepEqual(world.writes(), [
-    FINALIZER_PATCH,
+    FINALIZER_WRITE,
     'create deployments.apps ns/app',
     'get deployments.apps ns/app',
     'event DeploymentNotOwned',
-    STATUS_PATCH,
+    STATUS_WRITE,
   ]);
   t.is(condition(world, 'Ready'), 'False DeploymentNotOwned');
   t.deepEqual(deploymentOf(world)?.spec, {}, 'untouched');
@@ -223,7 +223,7 @@ test('deletion: the dependencies are released, then the finalizer removed; nothi
   world.sync();
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), [FINALIZER_PATCH]);
+  t.deepEqual(world.writes(before), [FINALIZER_WRITE]);
   t.deepEqual(appOf(world).metadata.finalizers, []);
   t.deepEqual(world.dependencies.watched(), []);
 });
@@ -260,7 +260,7 @@ test('a Deployment of ours whose managed-by label was removed is found by its ow
   world.configMap('config', { V: '2' });
   before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
 });
 
 test('the same for a Service of ours that lost its label', async (t) => {
@@ -303,11 +303,11 @@ test('a foreign Deployment under the name of one this process created moments ag
   const before = world.client.calls.length;
   t.deepEqual(await world.reconcile('app'), { requeueAfterMs: 30_000 });
   t.deepEqual(world.writes(before), [
-    FINALIZER_PATCH,
+    FINALIZER_WRITE,
     'create deployments.apps ns/app',
     'get deployments.apps ns/app',
     'event DeploymentNotOwned',
-    STATUS_PATCH,
+    STATUS_WRITE,
   ]);
 });
 
@@ -396,7 +396,7 @@ test('listed objects: a change to an unlisted key writes nothing; a listed key r
   t.deepEqual(world.writes(before), [], 'other.yaml and USER are not listed');
   world.configMap('files', { 'app.yaml': 'x: 2', 'other.yaml': 'y: 2' });
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
   world.sync();
   const last = appOf(world).status?.lastRollout;
   t.like(last, { trigger: 'ConfigMap', name: 'files', keys: ['app.yaml'] });
@@ -434,7 +434,7 @@ test('listed objects: a required listed key missing holds the rollout and says w
   const before = world.client.calls.length;
   world.configMap('extra', { MORE: '1' });
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
 });
 
 test('listed objects: one dropped from the list stays acquired until the rollout without it is recorded in status', async (t) => {
@@ -447,7 +447,7 @@ test('listed objects: one dropped from the list stays acquired until the rollout
     ['ConfigMap/web', 'Secret/db', 'ConfigMap/extra', 'ConfigMap/files'],
     ['ConfigMap/web', 'Secret/db'],
   ]);
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
   t.deepEqual(
     appOf(world).status?.observedConfigMaps?.map((each) => each.name),
     ['web'],
@@ -485,7 +485,7 @@ test('listed objects: configMapName and a listed entry of the same ConfigMap com
   await world.reconcile('app');
   t.deepEqual(
     world.writes(before),
-    ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH],
+    ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE],
     'the whole object rolls the seed field',
   );
   world.sync();

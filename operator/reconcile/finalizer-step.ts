@@ -1,24 +1,19 @@
 // The finalizer step: added before anything is acquired, removed after the dependencies are released.
 import { FIELD_MANAGER, FINALIZER } from '../../api/customapp.js';
-import { CUSTOM_APPS, type CustomApp } from '../customapp/custom-app.js';
+import { CUSTOM_APPS, type CustomApp, updateBody } from '../customapp/custom-app.js';
 import { isNotFound } from '../kube/errors.js';
 import type { ReconcileScope } from './scope.js';
 
-/** A merge patch of `metadata.finalizers`, guarded by the resourceVersion the reconcile read (a 409 when stale). */
-async function patchFinalizers(scope: ReconcileScope, finalizers: readonly string[], step: 'add' | 'remove'): Promise<CustomApp> {
+/** An update of `metadata.finalizers` (see {@link updateBody}), guarded by the resourceVersion the reconcile read (a 409 when stale). */
+async function writeFinalizers(scope: ReconcileScope, finalizers: readonly string[], step: 'add' | 'remove'): Promise<CustomApp> {
   const { app } = scope;
   const updated = await scope.write(
-    'patch',
+    'update',
     CUSTOM_APPS,
     () =>
-      scope.world.client.patch<CustomApp>(
-        CUSTOM_APPS,
-        scope.namespace,
-        scope.name,
-        'merge',
-        { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } },
-        { fieldManager: FIELD_MANAGER },
-      ),
+      scope.world.client.replace<CustomApp>(CUSTOM_APPS, scope.namespace, scope.name, updateBody(app, { ...app.metadata, finalizers }), {
+        fieldManager: FIELD_MANAGER,
+      }),
     { finalizer: step },
   );
   scope.world.apps.wrote(updated);
@@ -28,7 +23,7 @@ async function patchFinalizers(scope: ReconcileScope, finalizers: readonly strin
 /** Adds the finalizer when it is missing; the scope's CustomApp is then the patched one. */
 export async function ensureFinalizer(scope: ReconcileScope): Promise<void> {
   if (scope.app.metadata.finalizers?.includes(FINALIZER)) return;
-  scope.app = await patchFinalizers(scope, [...(scope.app.metadata.finalizers ?? []), FINALIZER], 'add');
+  scope.app = await writeFinalizers(scope, [...(scope.app.metadata.finalizers ?? []), FINALIZER], 'add');
 }
 
 /**
@@ -40,7 +35,7 @@ export async function finalize(scope: ReconcileScope): Promise<void> {
   world.dependencies.release(scope.request.key);
   if (!app.metadata.finalizers?.includes(FINALIZER)) return;
   try {
-    await patchFinalizers(
+    await writeFinalizers(
       scope,
       app.metadata.finalizers.filter((finalizer) => finalizer !== FINALIZER),
       'remove',

@@ -9,7 +9,7 @@ import { annotationForEvent, keyedForStatus, secretHashAnnotation } from './secr
 import { FakeWorld } from './testing/fake-world.js';
 
 const SPEC = { image: 'example/app:1', configMapName: 'config', secretName: 'creds' };
-const STATUS_PATCH = 'patch customapps.app.example.com/status ns/app';
+const STATUS_WRITE = 'update customapps.app.example.com/status ns/app';
 const plain = (data: Record<string, string>): string => contentHash({ data });
 
 const deploymentOf = (world: FakeWorld): Deployment => world.client.stored<Deployment>(DEPLOYMENTS, 'ns', 'app')!;
@@ -37,7 +37,7 @@ test('an unkeyed annotation that still describes the Secret stays: no Deployment
   const world = await upgraded();
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), [STATUS_PATCH]);
+  t.deepEqual(world.writes(before), [STATUS_WRITE]);
   t.is(annotationOf(world), plain({ TOKEN: 't' }), 'the pod template is untouched: nothing rolls');
   t.is(appOf(world).status?.secretHash, FakeWorld.secretHash({ TOKEN: 't' }, 'creds'));
   world.sync();
@@ -51,7 +51,7 @@ test('the next change of the Secret writes the keyed hash, and the Event says "u
   world.secret('creds', { TOKEN: 'u' });
   const before = world.client.calls.length;
   await world.reconcile('app');
-  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_PATCH]);
+  t.deepEqual(world.writes(before), ['update deployments.apps ns/app', 'event RolloutTriggered', STATUS_WRITE]);
   t.is(annotationOf(world), FakeWorld.secretHash({ TOKEN: 'u' }, 'creds'));
   const events = world.client.all<CoreEvent>(EVENTS).map((event) => event.message ?? '');
   const rollout = events.find((message) => message.startsWith('Rolling out'));

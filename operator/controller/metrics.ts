@@ -127,7 +127,7 @@ export class OperatorMetrics {
     });
     this.reconcileStepTime = new Histogram({
       name: 'customapp_reconcile_step_seconds',
-      help: 'Time of each step of a CustomApp reconcile: cache reads and desired state, and each write, Event and status patch',
+      help: 'Time of each step of a CustomApp reconcile: cache reads and desired state, and each write, Event and status write',
       labelNames: ['step'],
       buckets: STEP_BUCKETS,
       registers,

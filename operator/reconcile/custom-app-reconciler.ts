@@ -90,9 +90,9 @@ export class CustomAppReconciler implements Reconciler {
       await finalize(scope);
       return {};
     }
-    // The finalizer patch is sent first, and the steps up to the Service do not wait for its answer: they need the
+    // The finalizer update is sent first, and the steps up to the Service do not wait for its answer: they need the
     // CustomApp's uid and spec, which it does not change. The status step does wait (its patch is guarded by the
-    // resourceVersion the finalizer patch answers), and so does every way out: its failure fails the reconcile.
+    // resourceVersion the finalizer update answers), and so does every way out: its failure fails the reconcile.
     const finalizer = scope.step('finalizer', () => ensureFinalizer(scope));
     finalizer.catch(() => undefined);
 
@@ -160,7 +160,7 @@ export class CustomAppReconciler implements Reconciler {
 
   /**
    * The Deployment step, the budget told where the rollout stands, then the Service step. A failure is reported in
-   * status and by an Event (once the finalizer patch has answered) and propagates.
+   * status and by an Event (once the finalizer update has answered) and propagates.
    */
   private async reconcileChildren(
     scope: ReconcileScope,

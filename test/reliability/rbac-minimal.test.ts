@@ -305,10 +305,11 @@ function provenInstall(target: ApiTarget, install: Install): void {
   );
 
   test.serial(`[${name}] the mandated grants are exactly those infra/permissions.ts marks as required by the product contract`, (t) => {
+    const where = install === 'namespaced' ? ' in the watched namespace' : '';
     t.deepEqual(
       [...MANDATED],
-      [install === 'namespaced' ? 'get configmaps in the watched namespace' : 'get configmaps'],
-      'the mission statement mandates get, list and watch on configmaps',
+      [`get configmaps${where}`, `patch customapps.app.example.com${where}`, `patch customapps/status.app.example.com${where}`],
+      'the mission statement mandates get, list and watch on configmaps; an earlier release, running beside this one through an upgrade, patches the finalizer and the status',
     );
     const granted = new Set(grantsOf(rules).map(grantLabel));
     t.true([...MANDATED].every((label) => granted.has(label)));

@@ -34,7 +34,8 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 /**
  * A fake API server with the semantics a reconcile relies on: uids and resourceVersions assigned on write,
  * optimistic concurrency (a stale `metadata.resourceVersion` in an update or merge patch is a 409), AlreadyExists,
- * NotFound, delete preconditions, and the status subresource (a status patch changes only `status`). Every call
+ * NotFound, delete preconditions, and the status subresource (a status write changes only `status`, a write of the
+ * main resource never changes it). Every call
  * is recorded in `calls`; `failNext` makes the next matching call fail, `failEvery` each one until lifted. Objects are stored as JSON copies.
  */
 export class RecordingClient implements WriteClient, Pick<KubeClient, 'list'> {
@@ -133,7 +134,8 @@ export class RecordingClient implements WriteClient, Pick<KubeClient, 'list'> {
     this.record({ verb: 'update', resource: label, key: `${namespace}/${name}`, body });
     const current = this.current(resource, namespace, name);
     this.checkVersion(current, body.metadata.resourceVersion, name);
-    const stored = this.stamp({ ...structuredClone(body), metadata: { ...body.metadata, uid: current.metadata.uid } }, current);
+    const replaced = { ...structuredClone(body), metadata: { ...body.metadata, uid: current.metadata.uid } };
+    const stored = this.stamp(this.withinSubresource(current, replaced, options.subresource), current);
     this.objects.set(this.id(resource, namespace, name), stored);
     return structuredClone(stored) as T;
   }
@@ -152,12 +154,7 @@ export class RecordingClient implements WriteClient, Pick<KubeClient, 'list'> {
     const current = this.current(resource, namespace, name);
     const patched = mergePatch(structuredClone(current), patch) as KubeObject;
     this.checkVersion(current, patched.metadata.resourceVersion, name);
-    // The status subresource changes status only; the main resource never changes status.
-    const next =
-      options.subresource === 'status'
-        ? { ...current, status: (patched as { status?: unknown }).status }
-        : { ...patched, status: (current as { status?: unknown }).status };
-    const stored = this.stamp(next as KubeObject, current);
+    const stored = this.stamp(this.withinSubresource(current, patched, options.subresource), current);
     this.objects.set(this.id(resource, namespace, name), stored);
     return structuredClone(stored) as T;
   }
@@ -170,6 +167,12 @@ export class RecordingClient implements WriteClient, Pick<KubeClient, 'list'> {
     }
     this.objects.delete(this.id(resource, namespace, name));
     return current;
+  }
+
+  /** What a write of `next` stores: the status subresource changes status only; the main resource never changes status. */
+  private withinSubresource(current: KubeObject, next: KubeObject, subresource: string | undefined): KubeObject {
+    const status = (object: KubeObject): unknown => (object as { status?: unknown }).status;
+    return (subresource === 'status' ? { ...current, status: status(next) } : { ...next, status: status(current) }) as KubeObject;
   }
 
   private record(call: RecordedCall): void {

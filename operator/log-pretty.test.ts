@@ -45,7 +45,7 @@ const TRACE: Record<string, unknown>[] = [
     controller: 'customapp',
     key: 'default/hello',
     traceId: '536b049ca2acb66c',
-    verb: 'patch',
+    verb: 'update',
     resource: 'customapps.app.example.com',
     subresource: 'status',
     durationMs: 4.29,

@@ -8,6 +8,7 @@
 // CustomApp (a custom resource) costs the API server more per write than a Deployment.
 import { parseArgs } from 'node:util';
 import { contentHash } from '../operator/dependencies/content-hash.js';
+import { updateBody } from '../operator/customapp/custom-app.js';
 import { desiredDeployment } from '../operator/reconcile/desired-deployment.js';
 import { desiredStatus } from '../operator/reconcile/status.js';
 import { startEnvtest } from '../envtest/harness.js';
@@ -91,16 +92,15 @@ try {
         );
       });
     }
-    // The finalizer as the operator's merge patch, and as an update of the cached object (managedFields stripped, as
-    // the operator's caches keep it), both guarded by the resourceVersion.
+    // The finalizer as the operator's merge patch, and as the operator's update of the cached object (updateBody),
+    // both guarded by the resourceVersion.
     await measurePair(['finalizer patch (ours only)', 'finalizer, as an update of the cached object'], sets.ours, [
       async (app) => {
         const body = { metadata: { finalizers: ['app.example.com/finalizer'], resourceVersion: app.metadata.resourceVersion } };
         app.metadata = (await send('PATCH', `${appPath(app)}?fieldManager=customapp-operator`, body, MERGE)).metadata;
       },
       async (app) => {
-        const { managedFields: _stripped, ...metadata } = app.metadata;
-        const body = { ...app, metadata: { ...metadata, finalizers: ['app.example.com/finalizer'] } };
+        const body = updateBody(app, { ...app.metadata, finalizers: ['app.example.com/finalizer'] });
         app.metadata = (await send('PUT', `${appPath(app)}?fieldManager=customapp-operator`, body)).metadata;
       },
     ]);
@@ -159,8 +159,7 @@ try {
         await send('PATCH', `${appPath(app, '/status')}?fieldManager=customapp-operator`, body, MERGE);
       },
       async (app) => {
-        const { managedFields: _stripped, ...metadata } = app.metadata;
-        await send('PUT', `${appPath(app, '/status')}?fieldManager=customapp-operator`, { ...app, metadata, status: oursStatus(app) });
+        await send('PUT', `${appPath(app, '/status')}?fieldManager=customapp-operator`, updateBody(app, app.metadata, oursStatus(app)));
       },
     ]);
     await measure('status patch, peer (1 condition)', sets.peer, async (app) => {

@@ -2,6 +2,7 @@
 import type { CustomAppSpec as GeneratedSpec } from '../../imports/app.example.com.js';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/customapp.js';
 import type { CustomAppStatus } from '../../api/customapp-status.js';
+import { stripManagedFields } from '../cache/transform.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import type { Resource } from '../kube/resources.js';
 
@@ -36,6 +37,5 @@ export const CUSTOM_APPS: Resource = { group: GROUP, version: VERSION, plural: P
  * decoding the result (`bench/write-cost.ts`). `managedFields` are left out, so the server keeps its own.
  */
 export function updateBody(app: CustomApp, metadata: ObjectMeta, status?: CustomAppStatus): CustomApp {
-  const { managedFields: _serverBookkeeping, ...meta } = metadata;
-  return { apiVersion: API_VERSION, kind: KIND, metadata: meta, spec: app.spec, ...(status === undefined ? {} : { status }) };
+  return stripManagedFields({ apiVersion: API_VERSION, kind: KIND, metadata, spec: app.spec, ...(status === undefined ? {} : { status }) });
 }

@@ -1,15 +1,22 @@
-// One namespace's ConfigMaps read three ways from a real kube-apiserver: pages as the operator grows them, pages of 500, a streaming list.
+// One namespace's ConfigMaps read from a real kube-apiserver: pages as the operator grows them and pages of 500, each as
+// JSON and as protobuf, and a streaming list.
 //
 //   npx tsx bench/list-modes.ts [--objects 5921] [--rounds 6]
 //
 // Each round reads the namespace once per mode, in turns, on one keep-alive connection; the first round warms up and
 // is left out. Printed per mode: the medians of the wall time, this process's CPU and kube-apiserver's CPU (from
-// /proc), and each round's wall time. Every object is parsed as the operator would (JSON.parse of a page, or of each
-// watch event); the count must equal --objects.
+// /proc), and each round's wall time. Every object is parsed as the operator would (JSON.parse of a page or of each
+// watch event, or the client's protobuf decoder); the count must equal --objects.
 import { Agent, request } from 'node:https';
 import { parseArgs } from 'node:util';
 import { type Envtest, startEnvtest } from '../envtest/harness.js';
-import { NAMESPACE_GROW_PAGE_BYTES, NAMESPACE_MAX_PAGE_SIZE, NAMESPACE_PAGE_SIZE } from '../operator/dependencies/dependency-watch.js';
+import {
+  NAMESPACE_GROW_PAGE_BYTES,
+  NAMESPACE_GROW_PROTOBUF_PAGE_BYTES,
+  NAMESPACE_MAX_PAGE_SIZE,
+  NAMESPACE_PAGE_SIZE,
+} from '../operator/dependencies/dependency-watch.js';
+import { decodeObject, PROTOBUF_ACCEPT } from '../operator/kube/protobuf.js';
 import { findServerProcesses, processCpuSeconds } from './cpu.js';
 import { percentile } from './stats.js';
 
@@ -22,24 +29,24 @@ interface Sample {
 }
 
 /** A GET on one keep-alive connection: the whole body, or each chunk to `onChunk` until it answers true. */
-type Get = (path: string, onChunk?: (chunk: Buffer) => boolean) => Promise<string>;
+type Get = (path: string, onChunk?: (chunk: Buffer) => boolean, accept?: string) => Promise<Buffer>;
 
 function getter(env: Envtest): Get {
   const agent = new Agent({ keepAlive: true, ca: env.caPem, maxSockets: 1 });
   const { hostname, port } = new URL(env.server);
-  return (path, onChunk) =>
+  return (path, onChunk, accept = 'application/json') =>
     new Promise((resolve, reject) => {
-      const headers = { authorization: `Bearer ${env.adminToken}`, accept: 'application/json' };
+      const headers = { authorization: `Bearer ${env.adminToken}`, accept };
       const req = request({ host: hostname, port, path, agent, headers }, (res) => {
         const parts: Buffer[] = [];
         res.on('data', (chunk: Buffer) => {
           if (!onChunk) parts.push(chunk);
           else if (onChunk(chunk)) {
             req.destroy();
-            resolve('');
+            resolve(Buffer.alloc(0));
           }
         });
-        res.on('end', () => resolve(Buffer.concat(parts).toString()));
+        res.on('end', () => resolve(Buffer.concat(parts)));
         res.on('error', reject);
       });
       req.on('error', (error) => (onChunk ? undefined : reject(error)));
@@ -58,23 +65,27 @@ function apiserverCpu(env: Envtest): () => number {
   };
 }
 
+type Page = { items: unknown[]; metadata: { continue?: string } };
+
 /**
  * Pages, sequential: of the largest size, or grown as the operator's namespace lists grow them (its first page size,
- * doubled while the next page stays within its byte bound). Answers the objects read.
+ * doubled while the next page stays within its byte bound), as JSON or protobuf. Answers the objects read.
  */
-async function paged(get: Get, grow: boolean): Promise<number> {
+async function paged(get: Get, grow: boolean, protobuf: boolean): Promise<number> {
   let limit = grow ? NAMESPACE_PAGE_SIZE : NAMESPACE_MAX_PAGE_SIZE;
   let token: string | undefined;
   let count = 0;
   do {
     const body = await get(
       `/api/v1/namespaces/${NAMESPACE}/configmaps?limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
+      undefined,
+      protobuf ? PROTOBUF_ACCEPT : undefined,
     );
-    const page = JSON.parse(body) as { items: unknown[]; metadata: { continue?: string } };
+    const page = (protobuf ? decodeObject(body) : JSON.parse(body.toString('utf8'))) as Page;
     count += page.items.length;
     token = page.metadata.continue || undefined;
-    if (grow && page.items.length >= limit && body.length * 2 <= NAMESPACE_GROW_PAGE_BYTES)
-      limit = Math.min(limit * 2, NAMESPACE_MAX_PAGE_SIZE);
+    const bound = protobuf ? NAMESPACE_GROW_PROTOBUF_PAGE_BYTES : NAMESPACE_GROW_PAGE_BYTES;
+    if (grow && page.items.length >= limit && body.length * 2 <= bound) limit = Math.min(limit * 2, NAMESPACE_MAX_PAGE_SIZE);
   } while (token);
   return count;
 }
@@ -126,8 +137,10 @@ async function main(): Promise<void> {
     const get = getter(env);
     const apiserverMs = apiserverCpu(env);
     const modes: Record<string, () => Promise<number>> = {
-      'pages grown within 128 KiB (the operator)': () => paged(get, true),
-      'pages of 500': () => paged(get, false),
+      'pages grown within 128 KiB (the operator, JSON)': () => paged(get, true, false),
+      'pages grown within 1 MiB (the operator, protobuf)': () => paged(get, true, true),
+      'pages of 500, JSON': () => paged(get, false, false),
+      'pages of 500, protobuf': () => paged(get, false, true),
       'streaming list': () => streamed(get),
     };
     const samples = new Map<string, Sample[]>();

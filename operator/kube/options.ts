@@ -31,8 +31,11 @@ export interface ListOptions {
    * on a page; ask again with a smaller `limit`. @default no limit
    */
   readonly maxBytes?: number;
-  /** Told the length in bytes of the answer once it is read whole: a pager sizes its next page by it. @default none */
-  readonly onBytes?: (bytes: number) => void;
+  /**
+   * Told the length in bytes of the answer once it is read whole, and whether it was protobuf (read into a Buffer and
+   * decoded object by object, never one string): a pager sizes its next page by it. @default none
+   */
+  readonly onBytes?: (bytes: number, protobuf: boolean) => void;
 }
 
 export interface WatchOptions {

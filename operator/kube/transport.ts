@@ -2,10 +2,11 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Connection } from './connection.js';
-import { ApiError } from './errors.js';
+import { ApiError, type Status } from './errors.js';
 import type { Verb } from './options.js';
 import type { Resource } from './resources.js';
-import { readAll, retryAfter, statusFromBody } from './wire.js';
+import { decodeObject, isProtobuf } from './protobuf.js';
+import { readBytes, retryAfter, statusFromBody } from './wire.js';
 
 /** One request, as the client describes it. */
 export interface Call {
@@ -17,6 +18,8 @@ export interface Call {
   readonly subresource?: string;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** The answer's media types. @default 'application/json' */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -90,8 +93,10 @@ export class Transport {
 
   /** The ApiError of an error answer, with the server's Status and Retry-After. */
   async failure(call: Call, response: IncomingMessage): Promise<ApiError> {
-    const text = await readAll(response).catch(() => '');
-    const status = statusFromBody(text);
+    const body = await readBytes(response).catch(() => Buffer.alloc(0));
+    const protobuf = isProtobuf(response.headers['content-type']);
+    const text = protobuf ? '' : body.toString('utf8');
+    const status = protobuf ? protobufStatus(body) : statusFromBody(text);
     const message = status?.message ?? (text.slice(0, 200) || response.statusMessage || 'no message');
     return new ApiError(
       `${call.method} ${call.path}: ${response.statusCode} ${status?.reason ?? ''}: ${message}`.replace(/ {2}/, ' '),
@@ -114,7 +119,7 @@ export class Transport {
     if (call.verb !== 'watch') this.inFlight.add(fenceable);
     let headers: OutgoingHttpHeaders;
     try {
-      headers = { accept: 'application/json', 'user-agent': this.userAgent, ...(await this.connection.authHeaders()) };
+      headers = { accept: call.accept ?? 'application/json', 'user-agent': this.userAgent, ...(await this.connection.authHeaders()) };
       if (fenceable.signal.aborted) throw this.fencedError(call);
       this.refuse(call);
     } catch (error) {
@@ -217,5 +222,15 @@ export class Transport {
 
   private fencedError(call: Call): ApiError {
     return new ApiError(`${call.method} ${call.path}: fenced: ${this.fencedBecause}`, 0);
+  }
+}
+
+/** The metav1.Status of a protobuf error answer, if it is one. */
+function protobufStatus(body: Buffer): Status | undefined {
+  try {
+    const object = decodeObject(body) as Status;
+    return object.kind === 'Status' ? object : undefined;
+  } catch {
+    return undefined;
   }
 }

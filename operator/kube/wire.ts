@@ -43,11 +43,16 @@ export function parseWatchLine<T>(line: string, path: string): RawWatchEvent<T> 
   return event;
 }
 
-/**
- * A whole answer body as text. Past `maxBytes` it stops reading, destroys the answer and rejects with an
- * {@link ApiError} of reason `AnswerTooLarge` naming `what`: the bytes already read are let go.
- */
+/** A whole answer body as text; see {@link readBytes}. */
 export async function readAll(response: IncomingMessage, maxBytes = Number.POSITIVE_INFINITY, what = 'answer'): Promise<string> {
+  return (await readBytes(response, maxBytes, what)).toString('utf8');
+}
+
+/**
+ * A whole answer body. Past `maxBytes` it stops reading, destroys the answer and rejects with an {@link ApiError} of
+ * reason `AnswerTooLarge` naming `what`: the bytes already read are let go.
+ */
+export async function readBytes(response: IncomingMessage, maxBytes = Number.POSITIVE_INFINITY, what = 'answer'): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
@@ -58,5 +63,5 @@ export async function readAll(response: IncomingMessage, maxBytes = Number.POSIT
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }

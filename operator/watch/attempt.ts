@@ -125,7 +125,8 @@ export async function watchedUntilClosed<T extends KubeObject>(
  * than `maxPageBytes` is cut off by the client and asked again from the same continue token at half the page
  * size, down to one object, which is read whatever its size (the API server bounds it); the smaller size holds
  * for the rest of the attempt. Below `maxPageSize`, a full page doubles the next page's size when, at the bytes per
- * object just seen, the next page would take at most `growPageBytes` (a quarter of `maxPageBytes` by default); one
+ * object just seen, the next page would take at most `growPageBytes` (a quarter of `maxPageBytes` by default;
+ * `growProtobufPageBytes` for a page that came as protobuf); one
  * that meets larger objects is cut off at the budget as any page is (after which the list grows no more).
  */
 export async function listed<T extends KubeObject>(
@@ -139,10 +140,13 @@ export async function listed<T extends KubeObject>(
   let maxBytes = limit > 1 ? maxPageBytes : undefined;
   let growTo = Math.max(config.maxPageSize ?? limit, limit);
   const growPageBytes = config.growPageBytes ?? maxPageBytes / 4;
-  /** The last page's length, when the client told it (a page of unknown length grows nothing). */
+  const growProtobufPageBytes = config.growProtobufPageBytes ?? growPageBytes;
+  /** The last page's length, when the client told it (a page of unknown length grows nothing), and its bound. */
   let pageBytes: number | undefined;
-  const onBytes = (bytes: number): void => {
+  let pageBound = growPageBytes;
+  const onBytes = (bytes: number, protobuf: boolean): void => {
     pageBytes = bytes;
+    pageBound = protobuf ? growProtobufPageBytes : growPageBytes;
   };
   for (let restarts = 0; ; restarts += 1) {
     emit({ type: 'init' });
@@ -169,7 +173,7 @@ export async function listed<T extends KubeObject>(
           emit({ type: 'initApply', object: items[index]! });
         }
         count += items.length;
-        if (limit < growTo && items.length >= limit && pageBytes !== undefined && pageBytes * 2 <= growPageBytes) {
+        if (limit < growTo && items.length >= limit && pageBytes !== undefined && pageBytes * 2 <= pageBound) {
           limit = Math.min(limit * 2, growTo);
           maxBytes = maxPageBytes;
         }

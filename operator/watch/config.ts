@@ -35,6 +35,12 @@ export interface WatcherConfig {
    */
   readonly growPageBytes?: number;
   /**
+   * `growPageBytes` for a page that came as protobuf: such an answer is held as a Buffer (outside V8's heap) and
+   * decoded object by object, so no string of the whole answer is made, which is what bounds a JSON page.
+   * @default `growPageBytes`
+   */
+  readonly growProtobufPageBytes?: number;
+  /**
    * The server ends each watch request after this many seconds, and the watcher resumes at once from the last
    * resourceVersion. @default a random whole number in [300, 600), as client-go's reflector picks it (its
    * `minWatchTimeout` of 5 minutes times 1 + a random fraction), so that many watches do not reconnect in step

@@ -278,6 +278,24 @@ test('growPageBytes bounds the growth: a page grows only while the next, at the 
   subscription.unsubscribe();
 });
 
+test('growProtobufPageBytes bounds the growth of pages that came as protobuf, growPageBytes that of JSON ones', async (t) => {
+  const grown = async (protobuf: boolean): Promise<number[]> => {
+    const clock = new VirtualClock();
+    const pages = smallPages([2, 4, 8, 8]);
+    const client = new ScriptedClient(pages);
+    client.protobuf = protobuf;
+    // Room for twice the first page only as JSON; for every page as protobuf.
+    const growPageBytes = 2 * Buffer.byteLength(JSON.stringify(pages[0])) + 10;
+    const config = { pageSize: 2, maxPageSize: 16, maxPageBytes: 100_000, growPageBytes, growProtobufPageBytes: 100_000 };
+    const { subscription } = record(client, config, clock);
+    await settle(80);
+    subscription.unsubscribe();
+    return client.lists.map(({ limit }) => limit!);
+  };
+  t.deepEqual(await grown(false), [2, 4, 4, 4]);
+  t.deepEqual(await grown(true), [2, 4, 8, 16]);
+});
+
 test('a page over a quarter of maxPageBytes grows nothing, and a list whose page came back too large grows no more', async (t) => {
   const clock = new VirtualClock();
   const tooLarge = (): ApiError => new ApiError('list: answer larger than 2000 bytes', 0, { kind: 'Status', reason: 'AnswerTooLarge' });

@@ -22,6 +22,8 @@ export class ScriptedClient implements WatchClient {
   readonly watches: WatchOptions[] = [];
   open = 0;
   aborted = 0;
+  /** Whether lists report their answers as protobuf (their length is still their JSON's). */
+  protobuf = false;
 
   constructor(
     private readonly pages: (ObjectList<ConfigMap> | ApiError | 'hang')[],
@@ -39,7 +41,7 @@ export class ScriptedClient implements WatchClient {
     }
     if (answer instanceof ApiError) throw answer;
     // What a real client reads: the answer's JSON.
-    options.onBytes?.(Buffer.byteLength(JSON.stringify(answer)));
+    options.onBytes?.(Buffer.byteLength(JSON.stringify(answer)), this.protobuf);
     return answer as unknown as ObjectList<T>;
   }
 

@@ -25,6 +25,7 @@ test("with no flags, the defaults are controller-runtime's", (t) => {
     flapWindowMs: 60_000,
     sharding: false,
     shardIdentity: undefined,
+    kubeApiContentType: 'application/vnd.kubernetes.protobuf',
     help: false,
   });
   t.deepEqual([...parseFlags([]).explicit], []);
@@ -57,6 +58,7 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
     '--flap-threshold',
     '0',
     '--flap-window=90s',
+    '--kube-api-content-type=application/json',
   ]);
   t.like(flags, {
     kubeconfig: '/tmp/kc',
@@ -75,6 +77,7 @@ test('every flag is read, in --name=value and --name value forms', (t) => {
     maxConcurrentRollouts: 3,
     flapThreshold: 0,
     flapWindowMs: 90_000,
+    kubeApiContentType: 'application/json',
   });
   t.is(parseFlags(['--max-concurrent-rollouts=0']).maxConcurrentRollouts, 0, '0 turns the budget off');
   t.false(parseFlags(['--leader-elect=false']).leaderElect);
@@ -88,6 +91,10 @@ const bad: Array<[readonly string[], RegExp]> = [
   [['--nope'], /unknown flag "--nope"/],
   [['--leader-elec'], /unknown flag "--leader-elec"; did you mean "--leader-elect"\?/],
   [['--log-format=xml'], /--log-format: "xml" is not one of auto, json, pretty/],
+  [
+    ['--kube-api-content-type=application/yaml'],
+    /--kube-api-content-type: "application\/yaml" is not one of application\/vnd.kubernetes.protobuf, application\/json/,
+  ],
   [['--log-level=loud'], /--log-level: "loud" is not one of trace, debug/],
   [['--max-concurrent-reconciles=0'], /"0" is not a positive integer/],
   [['--max-concurrent-reconciles=two'], /"two" is not a positive integer/],
@@ -166,6 +173,7 @@ test('--help lists every flag', (t) => {
     '--flap-window',
     '--sharding',
     '--shard-identity',
+    '--kube-api-content-type',
     '--help',
   ]) {
     t.true(text.includes(flag), flag);

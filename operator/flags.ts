@@ -6,6 +6,10 @@ import { WORKLOAD_KINDS, type WorkloadResource } from '../api/workload.js';
 import { parseBindAddress, type BindAddress } from './http/bind-address.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './log.js';
 
+/** The media types `--kube-api-content-type` takes, as kube-controller-manager's flag of that name does. */
+export const KUBE_API_CONTENT_TYPES = ['application/vnd.kubernetes.protobuf', 'application/json'] as const;
+export type KubeApiContentType = (typeof KUBE_API_CONTENT_TYPES)[number];
+
 /** The parsed command line. */
 export interface Flags {
   /** `--kubeconfig`: a kubeconfig file. @default resolution order (KUBECONFIG, in-cluster, ~/.kube/config, embedded) */
@@ -59,6 +63,11 @@ export interface Flags {
   readonly sharding: boolean;
   /** `--shard-identity`: this replica's name in the ring (its Lease is named after it). @default POD_NAME, else the hostname */
   readonly shardIdentity?: string;
+  /**
+   * `--kube-api-content-type`: what the client asks kube-apiserver for where it can read protobuf (ConfigMaps and
+   * Secrets; custom resources and the rest are JSON either way). @default "application/vnd.kubernetes.protobuf"
+   */
+  readonly kubeApiContentType: KubeApiContentType;
   /** `--help`. */
   readonly help: boolean;
   /** The names of the flags given on the command line (without `--`), to tell a chosen value from a default. */
@@ -184,6 +193,12 @@ const SPECS: readonly FlagSpec[] = [
     kind: 'string',
     placeholder: 'name',
     help: "this replica's name in the ring, a DNS-1123 label (default: POD_NAME, else the hostname)",
+  },
+  {
+    name: 'kube-api-content-type',
+    kind: 'string',
+    placeholder: 'type',
+    help: `${KUBE_API_CONTENT_TYPES.join('|')}: how ConfigMaps and Secrets are read from kube-apiserver (default protobuf; JSON when the server does not serve it)`,
   },
   { name: 'help', kind: 'boolean', help: 'print this help and exit' },
 ];
@@ -338,6 +353,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     retryPeriodMs,
     logLevel: oneOf('log-level', LOG_LEVELS, 'info'),
     logFormat: oneOf('log-format', LOG_FORMATS, 'auto'),
+    kubeApiContentType: oneOf('kube-api-content-type', KUBE_API_CONTENT_TYPES, 'application/vnd.kubernetes.protobuf'),
     maxConcurrentReconciles: workers,
     maxConcurrentRollouts,
     flapThreshold,

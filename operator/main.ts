@@ -92,6 +92,7 @@ function operatorOptions(flags: Flags, kubeConfig: KubeConfig, logger: Logger, o
   const lease = { leaseDurationMs: flags.leaseDurationMs, renewDeadlineMs: flags.renewDeadlineMs, retryPeriodMs: flags.retryPeriodMs };
   return {
     kubeConfig,
+    protobuf: flags.kubeApiContentType === 'application/vnd.kubernetes.protobuf',
     namespaces: flags.namespaces,
     logger,
     maxConcurrentReconciles: flags.maxConcurrentReconciles,

@@ -200,7 +200,11 @@ function customAppController(
 async function operatorClient(options: OperatorOptions, metrics: OperatorMetrics): Promise<{ client: KubeClient; ownsClient: boolean }> {
   if (options.client) return { client: options.client, ownsClient: false };
   if (!options.kubeConfig) throw new Error('createOperator needs a kubeConfig or a client');
-  const client = await KubeClient.fromKubeConfig(options.kubeConfig, { onRequest: metrics.onRequest, userAgent: OPERATOR_NAME });
+  const client = await KubeClient.fromKubeConfig(options.kubeConfig, {
+    onRequest: metrics.onRequest,
+    userAgent: OPERATOR_NAME,
+    protobuf: options.protobuf,
+  });
   return { client, ownsClient: true };
 }
 

@@ -50,6 +50,11 @@ export interface OperatorOptions {
   /** An API client to use instead of one built from `kubeConfig`; its requests are not counted in our metrics then. */
   readonly client?: KubeClient;
   /**
+   * Whether the client built from `kubeConfig` reads ConfigMaps and Secrets as protobuf (`KubeClientOptions.protobuf`).
+   * @default true
+   */
+  readonly protobuf?: boolean;
+  /**
    * Watch only these namespaces: the CustomApps, their Deployments, Services and Events, the ConfigMaps and Secrets
    * they reference and the opted-in workloads, each with one watcher per namespace and never at cluster scope (so a
    * Role in each of them is all the RBAC it needs). At least one, each once. @default all namespaces

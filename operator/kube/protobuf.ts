@@ -182,33 +182,36 @@ function ownerReference(reader: Reader): Json {
   return reference;
 }
 
-/** The string fields of metav1.ObjectMeta by tag (field << 3 | 2), as JSON names them; an empty one is left out. */
-const META_STRINGS: Readonly<Record<number, string>> = {
-  10: 'name',
-  18: 'generateName',
-  26: 'namespace',
-  34: 'selfLink',
-  42: 'uid',
-  50: 'resourceVersion',
-};
+/**
+ * Reads a message's fields into `into`: the string fields `names` names by field number, an empty one left out as
+ * JSON leaves it; every other tag to `other`, which answers whether it read the field (else it is skipped).
+ */
+function fields(reader: Reader, names: Readonly<Record<number, string>>, into: Json, other?: (tag: number) => boolean): Json {
+  while (reader.more()) {
+    const tag = reader.varint();
+    const name = (tag & 7) === 2 ? names[tag >>> 3] : undefined;
+    if (name !== undefined) {
+      const value = reader.string();
+      if (value !== '') into[name] = value;
+    } else if (!other?.(tag)) reader.skip(tag & 7);
+  }
+  return into;
+}
+
+const META_STRINGS = { 1: 'name', 2: 'generateName', 3: 'namespace', 4: 'selfLink', 5: 'uid', 6: 'resourceVersion' };
 
 /**
  * metav1.ObjectMeta, with JSON's omissions (empty strings, zero generation, empty maps and lists). `managedFields`
  * is not decoded: every cache drops it, and it is most of a small object's bytes.
  */
 function objectMeta(reader: Reader): Json {
-  const meta: Json = {};
   let labels: Record<string, string> | undefined;
   let annotations: Record<string, string> | undefined;
   let ownerReferences: Json[] | undefined;
   let finalizers: string[] | undefined;
-  while (reader.more()) {
-    const tag = reader.varint();
-    const stringField = META_STRINGS[tag];
-    if (stringField !== undefined) {
-      const value = reader.string();
-      if (value !== '') meta[stringField] = value;
-    } else if (tag === 0x38) {
+  const meta: Json = {};
+  fields(reader, META_STRINGS, meta, (tag) => {
+    if (tag === 0x38) {
       const generation = reader.varint();
       if (generation !== 0) meta.generation = generation;
     } else if (tag === 0x42 || tag === 0x4a) {
@@ -220,8 +223,9 @@ function objectMeta(reader: Reader): Json {
     else if (tag === 0x62) mapEntry(reader, (annotations ??= {}), false);
     else if (tag === 0x6a) (ownerReferences ??= []).push(reader.message(ownerReference));
     else if (tag === 0x72) (finalizers ??= []).push(reader.string());
-    else reader.skip(tag & 7);
-  }
+    else return false;
+    return true;
+  });
   if (labels) meta.labels = labels;
   if (annotations) meta.annotations = annotations;
   if (ownerReferences) meta.ownerReferences = ownerReferences;
@@ -231,15 +235,11 @@ function objectMeta(reader: Reader): Json {
 
 function listMeta(reader: Reader): Json {
   const meta: Json = {};
-  while (reader.more()) {
-    const tag = reader.varint();
-    if (tag === 0x0a || tag === 0x12 || tag === 0x1a) {
-      const value = reader.string();
-      if (value !== '') meta[tag === 0x0a ? 'selfLink' : tag === 0x12 ? 'resourceVersion' : 'continue'] = value;
-    } else if (tag === 0x20) meta.remainingItemCount = reader.varint();
-    else reader.skip(tag & 7);
-  }
-  return meta;
+  return fields(reader, { 1: 'selfLink', 2: 'resourceVersion', 3: 'continue' }, meta, (tag) => {
+    if (tag !== 0x20) return false;
+    meta.remainingItemCount = reader.varint();
+    return true;
+  });
 }
 
 /** core/v1 ConfigMap: metadata 1, data 2, binaryData 3 (bytes, base64 in JSON), immutable 4. */
@@ -285,33 +285,20 @@ function secret(reader: Reader): Json {
 }
 
 function statusCause(reader: Reader): Json {
-  const cause: Json = {};
-  while (reader.more()) {
-    const tag = reader.varint();
-    if (tag === 0x0a || tag === 0x12 || tag === 0x1a) {
-      const value = reader.string();
-      if (value !== '') cause[tag === 0x0a ? 'reason' : tag === 0x12 ? 'message' : 'field'] = value;
-    } else reader.skip(tag & 7);
-  }
-  return cause;
+  return fields(reader, { 1: 'reason', 2: 'message', 3: 'field' }, {});
 }
 
 function statusDetails(reader: Reader): Json {
-  const details: Json = {};
   let causes: Json[] | undefined;
-  const names: Readonly<Record<number, string>> = { 10: 'name', 18: 'group', 26: 'kind', 50: 'uid' };
-  while (reader.more()) {
-    const tag = reader.varint();
-    const name = names[tag];
-    if (name !== undefined) {
-      const value = reader.string();
-      if (value !== '') details[name] = value;
-    } else if (tag === 0x22) (causes ??= []).push(reader.message(statusCause));
+  const details: Json = {};
+  fields(reader, { 1: 'name', 2: 'group', 3: 'kind', 6: 'uid' }, details, (tag) => {
+    if (tag === 0x22) (causes ??= []).push(reader.message(statusCause));
     else if (tag === 0x28) {
       const seconds = reader.varint();
       if (seconds !== 0) details.retryAfterSeconds = seconds;
-    } else reader.skip(tag & 7);
-  }
+    } else return false;
+    return true;
+  });
   if (causes) details.causes = causes;
   return details;
 }
@@ -319,19 +306,15 @@ function statusDetails(reader: Reader): Json {
 /** metav1.Status: metadata 1, status 2, message 3, reason 4, details 5, code 6. */
 function status(reader: Reader): Json {
   const object: Json = { metadata: {} };
-  while (reader.more()) {
-    const tag = reader.varint();
+  return fields(reader, { 2: 'status', 3: 'message', 4: 'reason' }, object, (tag) => {
     if (tag === 0x0a) object.metadata = reader.message(listMeta);
-    else if (tag === 0x12 || tag === 0x1a || tag === 0x22) {
-      const value = reader.string();
-      if (value !== '') object[tag === 0x12 ? 'status' : tag === 0x1a ? 'message' : 'reason'] = value;
-    } else if (tag === 0x2a) object.details = reader.message(statusDetails);
+    else if (tag === 0x2a) object.details = reader.message(statusDetails);
     else if (tag === 0x30) {
       const code = reader.varint();
       if (code !== 0) object.code = code;
-    } else reader.skip(tag & 7);
-  }
-  return object;
+    } else return false;
+    return true;
+  });
 }
 
 /** A list: metadata 1 (ListMeta), items 2. */

@@ -225,33 +225,17 @@ export class KubeClient {
     try {
       code = response.statusCode ?? 0;
       if (code !== 200) throw await this.transport.failure(call, response);
-      if (isProtobuf(response.headers['content-type'])) {
-        yield* protobufEvents<T>(response, call.path);
-        if (signal?.aborted) return;
-        if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
-        return;
-      }
-      let pending = '';
-      // A decoder, not chunk.toString(): a multi-byte character split across two chunks must not become U+FFFD.
-      const decoder = new StringDecoder('utf8');
-      /** The next complete line's event, if one is buffered; the line itself lives only in this call. */
-      const nextEvent = (): RawWatchEvent<T> | undefined => {
-        for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
-          const line = pending.slice(0, newline).trim();
-          pending = pending.slice(newline + 1);
-          if (line) return parseWatchLine<T>(line, call.path);
-        }
-        return undefined;
-      };
-      // A suspended generator keeps every local it ever set, so no local may hold an event (or its line) while it
-      // waits for the next chunk: the last event of a stream, a Secret's data included, would stay in memory.
+      const events = isProtobuf(response.headers['content-type']) ? protobufEvents<T>(call.path) : jsonLineEvents<T>(call.path);
+      // A suspended generator keeps every local it ever set, so no local may hold an event (or its bytes) while it
+      // waits for the next chunk: the last event of a stream, a Secret's data included, would stay in memory. (So the
+      // events are read here, not by a delegated generator: `yield*` keeps the last result it passed on.)
       let event: RawWatchEvent<T> | undefined;
       for await (const chunk of response as AsyncIterable<Buffer>) {
-        pending += decoder.write(chunk);
-        while ((event = nextEvent()) !== undefined) yield event;
+        events.push(chunk);
+        while ((event = events.next()) !== undefined) yield event;
       }
-      pending += decoder.end();
-      if (pending.trim()) yield parseWatchLine<T>(pending.trim(), call.path);
+      events.end();
+      while ((event = events.next()) !== undefined) yield event;
       if (signal?.aborted) return;
       if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
     } catch (error) {
@@ -348,27 +332,53 @@ export class KubeClient {
   }
 }
 
-/**
- * The events of a protobuf watch stream (`stream=watch`: length-prefixed WatchEvent frames), decoded as they come.
- * Errors name the watch's path and a frame's length, never its bytes.
- */
-async function* protobufEvents<T>(response: AsyncIterable<Buffer>, path: string): AsyncGenerator<RawWatchEvent<T>, void, undefined> {
-  const frames = new FrameReader();
-  /** The next whole frame's event, if one is buffered; as with lines, no local of the loop holds it while it waits. */
-  const nextEvent = (): RawWatchEvent<T> | undefined => {
-    let frame: Buffer | undefined;
-    try {
-      frame = frames.next();
-      if (frame === undefined) return undefined;
-      return decodeWatchEvent(frame) as RawWatchEvent<T>;
-    } catch (error) {
-      throw new ApiError(`watch ${path}: ${(error as Error).message}${frame ? ` (a frame of ${frame.length} bytes)` : ''}`, 0);
-    }
+/** A watch stream's events as its bytes arrive: `next` answers each whole one, `end` marks the stream's end. */
+interface EventReader<T> {
+  push(chunk: Buffer): void;
+  next(): RawWatchEvent<T> | undefined;
+  end(): void;
+}
+
+/** JSON lines; errors name the watch's path, never the line. */
+function jsonLineEvents<T>(path: string): EventReader<T> {
+  let pending = '';
+  // A decoder, not chunk.toString(): a multi-byte character split across two chunks must not become U+FFFD.
+  const decoder = new StringDecoder('utf8');
+  return {
+    push: (chunk) => {
+      pending += decoder.write(chunk);
+    },
+    next: () => {
+      for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
+        const line = pending.slice(0, newline).trim();
+        pending = pending.slice(newline + 1);
+        if (line) return parseWatchLine<T>(line, path);
+      }
+      return undefined;
+    },
+    end: () => {
+      // The last line may lack its newline.
+      pending += `${decoder.end()}\n`;
+    },
   };
-  let event: RawWatchEvent<T> | undefined;
-  for await (const chunk of response) {
-    frames.push(chunk);
-    while ((event = nextEvent()) !== undefined) yield event;
-  }
-  if (frames.pending > 0) throw new ApiError(`watch ${path}: stream ended inside a frame (${frames.pending} bytes)`, 0);
+}
+
+/** Protobuf (`stream=watch`: length-prefixed WatchEvent frames); errors name the path and a frame's length, never its bytes. */
+function protobufEvents<T>(path: string): EventReader<T> {
+  const frames = new FrameReader();
+  return {
+    push: (chunk) => frames.push(chunk),
+    next: () => {
+      let frame: Buffer | undefined;
+      try {
+        frame = frames.next();
+        return frame === undefined ? undefined : (decodeWatchEvent(frame) as RawWatchEvent<T>);
+      } catch (error) {
+        throw new ApiError(`watch ${path}: ${(error as Error).message}${frame ? ` (a frame of ${frame.length} bytes)` : ''}`, 0);
+      }
+    },
+    end: () => {
+      if (frames.pending > 0) throw new ApiError(`watch ${path}: stream ended inside a frame (${frames.pending} bytes)`, 0);
+    },
+  };
 }

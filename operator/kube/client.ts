@@ -285,8 +285,8 @@ export class KubeClient {
   }
 
   /**
-   * Sends `call` and parses its answer; an answer longer than `maxBytes` is refused ({@link readAll}), and `onBytes` is
-   * told the length of one read whole.
+   * Sends `call` and parses its answer (protobuf or JSON, as the server answered); an answer longer than `maxBytes` is
+   * refused ({@link readBytes}), and `onBytes` is told the length of one read whole and whether it was protobuf.
    */
   private async json<T>(call: Call, maxBytes?: number, onBytes?: (bytes: number, protobuf: boolean) => void): Promise<T> {
     const started = this.now();

@@ -4,7 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { ApiError } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { type Call, Transport } from './transport.js';
-import { readAll } from './wire.js';
+import { readBytes } from './wire.js';
 
 /**
  * A plain-HTTP server that answers every request with 200 and keeps the connection open, except a request that
@@ -62,7 +62,7 @@ function call(method: Call['method']): Call {
 
 async function answered(transport: Transport, request: Call): Promise<string> {
   const { response } = await transport.send(request, 5_000);
-  return readAll(response);
+  return (await readBytes(response)).toString('utf8');
 }
 
 for (const method of ['GET', 'PUT', 'DELETE'] as const) {

@@ -43,11 +43,6 @@ export function parseWatchLine<T>(line: string, path: string): RawWatchEvent<T> 
   return event;
 }
 
-/** A whole answer body as text; see {@link readBytes}. */
-export async function readAll(response: IncomingMessage, maxBytes = Number.POSITIVE_INFINITY, what = 'answer'): Promise<string> {
-  return (await readBytes(response, maxBytes, what)).toString('utf8');
-}
-
 /**
  * A whole answer body. Past `maxBytes` it stops reading, destroys the answer and rejects with an {@link ApiError} of
  * reason `AnswerTooLarge` naming `what`: the bytes already read are let go.

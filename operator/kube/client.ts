@@ -1,4 +1,4 @@
-// The one API client of the operator: typed REST verbs and raw watch streams over node:http(s), every request counted.
+// The one API client of the operator: typed REST verbs and raw watch streams over HTTP/1.1 (undici), every request counted.
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Connection, connectionFromKubeConfig } from './connection.js';
@@ -16,7 +16,7 @@ import {
 import { resourceLabel, resourcePath, type Resource } from './resources.js';
 import { type Call, Transport } from './transport.js';
 import { decodeObject, decodeWatchEvent, decodesKind, FrameReader, isProtobuf, PROTOBUF_ACCEPT } from './protobuf.js';
-import { parseWatchLine, query, readBytes } from './wire.js';
+import { parseWatchLine, query } from './wire.js';
 
 export interface KubeClientOptions {
   /** Called after every request (and when a watch ends), for metrics. @default none */
@@ -223,21 +223,19 @@ export class KubeClient {
     let code = 0;
     const { response, abort } = await this.transport.send(call, 0);
     try {
-      code = response.statusCode ?? 0;
+      code = response.statusCode;
       if (code !== 200) throw await this.transport.failure(call, response);
       const events = isProtobuf(response.headers['content-type']) ? protobufEvents<T>(call.path) : jsonLineEvents<T>(call.path);
       // A suspended generator keeps every local it ever set, so no local may hold an event (or its bytes) while it
       // waits for the next chunk: the last event of a stream, a Secret's data included, would stay in memory. (So the
       // events are read here, not by a delegated generator: `yield*` keeps the last result it passed on.)
       let event: RawWatchEvent<T> | undefined;
-      for await (const chunk of response as AsyncIterable<Buffer>) {
+      for await (const chunk of response.chunks()) {
         events.push(chunk);
         while ((event = events.next()) !== undefined) yield event;
       }
       events.end();
       while ((event = events.next()) !== undefined) yield event;
-      if (signal?.aborted) return;
-      if (!response.complete) throw new ApiError(`watch ${call.path}: connection closed mid-stream`, 0);
     } catch (error) {
       if (signal?.aborted) return;
       throw error instanceof ApiError
@@ -286,7 +284,7 @@ export class KubeClient {
 
   /**
    * Sends `call` and parses its answer (protobuf or JSON, as the server answered); an answer longer than `maxBytes` is
-   * refused ({@link readBytes}), and `onBytes` is told the length of one read whole and whether it was protobuf.
+   * refused (`Answer.read`), and `onBytes` is told the length of one read whole and whether it was protobuf.
    */
   private async json<T>(call: Call, maxBytes?: number, onBytes?: (bytes: number, protobuf: boolean) => void): Promise<T> {
     const started = this.now();
@@ -295,9 +293,9 @@ export class KubeClient {
     try {
       const { response, abort } = await this.transport.send(sent, this.requestTimeoutMs);
       try {
-        code = response.statusCode ?? 0;
+        code = response.statusCode;
         if (code < 200 || code >= 300) throw await this.transport.failure(sent, response);
-        const bytes = await readBytes(response, maxBytes, `${call.method} ${call.path}`);
+        const bytes = await response.read(maxBytes, `${call.method} ${call.path}`);
         const protobuf = isProtobuf(response.headers['content-type']);
         onBytes?.(bytes.length, protobuf);
         try {

@@ -1,10 +1,11 @@
-// Stale keep-alive sockets: an idempotent request the server reset on a reused socket is sent again; others fail.
+// The transport on the wire: stale keep-alive sockets (an idempotent request the server reset on a reused socket is
+// sent again; others fail), the server URL's path, streamed answers and their backpressure, timeouts, aborts and the fence.
 import test, { type ExecutionContext } from 'ava';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { ApiError } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
 import { type Call, Transport } from './transport.js';
-import { readBytes } from './wire.js';
 
 /**
  * A plain-HTTP server that answers every request with 200 and keeps the connection open, except a request that
@@ -62,7 +63,7 @@ function call(method: Call['method']): Call {
 
 async function answered(transport: Transport, request: Call): Promise<string> {
   const { response } = await transport.send(request, 5_000);
-  return (await readBytes(response)).toString('utf8');
+  return (await response.read()).toString('utf8');
 }
 
 for (const method of ['GET', 'PUT', 'DELETE'] as const) {
@@ -83,7 +84,7 @@ for (const method of ['POST', 'PATCH'] as const) {
     await answered(transport, call('GET'));
     const error = await t.throwsAsync(answered(transport, call(method)));
     t.true(error instanceof ApiError);
-    t.regex(error.message, new RegExp(`^${method} /api/v1/namespaces/default/configmaps/a: (read ECONNRESET|socket hang up)`));
+    t.regex(error.message, new RegExp(`^${method} /api/v1/namespaces/default/configmaps/a: (read ECONNRESET|other side closed)`));
     t.deepEqual(seen.requests, ['GET', method]);
   });
 }
@@ -119,4 +120,121 @@ test('a write the fence refuses after the first attempt failed is not sent again
   const error = await t.throwsAsync(answered(transport, call('PUT')));
   t.is(error.message, 'PUT /api/v1/namespaces/default/configmaps/a: fenced: the renew deadline passed');
   t.deepEqual(seen.requests, ['GET', 'PUT']);
+});
+
+/** A plain-HTTP server answering with `handle`; its URL carries `prefix` as a proxy's path would. */
+async function httpServer(t: ExecutionContext, handle: (request: IncomingMessage, response: ServerResponse) => void, prefix = '') {
+  const listener = createHttpServer(handle);
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const { port } = listener.address() as { port: number };
+  t.teardown(() => {
+    listener.closeAllConnections();
+    listener.close();
+  });
+  return `http://127.0.0.1:${port}${prefix}`;
+}
+
+test("the server URL's path is put before every request's path", async (t) => {
+  const paths: string[] = [];
+  const url = await httpServer(
+    t,
+    (request, response) => {
+      paths.push(request.url ?? '');
+      response.end('{}');
+    },
+    '/k8s/clusters/c-1/',
+  );
+  await answered(transportTo(t, url), call('GET'));
+  t.deepEqual(paths, ['/k8s/clusters/c-1/api/v1/namespaces/default/configmaps/a']);
+});
+
+test('a streamed answer arrives whole and in order; while its reader stalls, the connection stops reading', async (t) => {
+  const chunk = 64 * 1024;
+  const chunks = 512; // 32 MiB: far more than the unread bytes held before the connection pauses, and the kernel's buffers
+  let sent = 0;
+  const url = await httpServer(t, (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    let index = 0;
+    const more = (): void => {
+      while (index < chunks) {
+        const ok = response.write(Buffer.alloc(chunk, index % 251), () => {
+          sent += chunk;
+        });
+        index += 1;
+        if (!ok) {
+          response.once('drain', more);
+          return;
+        }
+      }
+      response.end();
+    };
+    more();
+  });
+  const { response, abort } = await transportTo(t, url).send({ ...call('GET'), verb: 'watch' }, 0);
+  let bytes = 0;
+  let sentDuringStall: number | undefined;
+  for await (const piece of response.chunks()) {
+    for (let offset = 0; offset < piece.length; offset += 1, bytes += 1) {
+      if (piece[offset] !== Math.floor(bytes / chunk) % 251) t.fail(`byte ${bytes} out of order`);
+    }
+    if (sentDuringStall === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      sentDuringStall = sent;
+    }
+  }
+  abort();
+  t.is(bytes, chunk * chunks);
+  t.true(sentDuringStall! < (chunk * chunks) / 2, `the server sent ${sentDuringStall} bytes while the reader stalled`);
+});
+
+test('a body the server cuts short fails the stream as closed mid-stream', async (t) => {
+  const url = await httpServer(t, (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write('{"type":"ADDED"');
+    setTimeout(() => response.socket?.destroy(), 20);
+  });
+  const { response, abort } = await transportTo(t, url).send({ ...call('GET'), verb: 'watch' }, 0);
+  const error = await t.throwsAsync(async () => {
+    for await (const _ of response.chunks());
+  });
+  abort();
+  t.true(error instanceof ApiError);
+  t.regex(error.message, /^watch \/api\/v1\/namespaces\/default\/configmaps\/a: connection closed mid-stream/);
+});
+
+test('a server silent past the timeout fails the request, naming the timeout', async (t) => {
+  const url = await httpServer(t, () => undefined);
+  const error = await t.throwsAsync(transportTo(t, url).send(call('GET'), 200));
+  t.is(error.message, 'GET /api/v1/namespaces/default/configmaps/a: no answer within 200 ms');
+});
+
+test('the fence aborts a request waiting for its answer, and the next write is refused unsent', async (t) => {
+  let received = 0;
+  const url = await httpServer(t, () => {
+    received += 1;
+  });
+  const transport = transportTo(t, url);
+  const waiting = transport.send(call('PUT'), 0);
+  while (received === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  transport.fence('leadership lost');
+  const error = await t.throwsAsync(waiting);
+  t.is(error.message, 'PUT /api/v1/namespaces/default/configmaps/a: fenced: leadership lost');
+  const refused = await t.throwsAsync(transport.send(call('POST'), 0));
+  t.is(refused.message, 'POST /api/v1/namespaces/default/configmaps/a: fenced: leadership lost');
+  t.is(received, 1);
+});
+
+test("a caller's signal aborts its request; a GET still goes out after the fence", async (t) => {
+  const url = await httpServer(t, (request, response) => {
+    if (request.method === 'GET' && request.url?.endsWith('/slow')) return;
+    response.end('{}');
+  });
+  const transport = transportTo(t, url);
+  const controller = new AbortController();
+  const slow = transport.send({ ...call('GET'), path: '/slow', signal: controller.signal }, 0);
+  setTimeout(() => controller.abort(), 20);
+  const error = await t.throwsAsync(slow);
+  t.is(error.message, 'GET /slow: aborted');
+  transport.fence('leadership lost');
+  t.is(await answered(transport, call('GET')), '{}');
 });

@@ -1,6 +1,6 @@
-// The API's wire format: query strings, error answers, watch lines and answer bodies, read without quoting payloads.
-import type { IncomingMessage } from 'node:http';
-import { ANSWER_TOO_LARGE, ApiError, type Status } from './errors.js';
+// The API's wire format: query strings, error answers and watch lines, read without quoting payloads.
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError, type Status } from './errors.js';
 import type { RawWatchEvent } from './objects.js';
 
 /** A query string of the given parameters, leaving out undefined and empty ones. */
@@ -22,8 +22,8 @@ export function statusFromBody(text: string): Status | undefined {
 }
 
 /** Seconds to wait before retrying, from `Retry-After` or the Status's `retryAfterSeconds`. */
-export function retryAfter(response: IncomingMessage, status: Status | undefined): number | undefined {
-  const header = Number(response.headers['retry-after']);
+export function retryAfter(headers: IncomingHttpHeaders, status: Status | undefined): number | undefined {
+  const header = Number(headers['retry-after']);
   if (Number.isFinite(header) && header >= 0) return header;
   return status?.details?.retryAfterSeconds;
 }
@@ -41,22 +41,4 @@ export function parseWatchLine<T>(line: string, path: string): RawWatchEvent<T> 
     throw new ApiError(`watch ${path}: event without type or object (${line.length} bytes)`, 0);
   }
   return event;
-}
-
-/**
- * A whole answer body. Past `maxBytes` it stops reading, destroys the answer and rejects with an {@link ApiError} of
- * reason `AnswerTooLarge` naming `what`: the bytes already read are let go.
- */
-export async function readBytes(response: IncomingMessage, maxBytes = Number.POSITIVE_INFINITY, what = 'answer'): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length > maxBytes) {
-      response.destroy();
-      throw new ApiError(`${what}: answer larger than ${maxBytes} bytes`, 0, { kind: 'Status', reason: ANSWER_TOO_LARGE });
-    }
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }

@@ -4,8 +4,8 @@
 // TRANSPORT_MODEL_SEED=<seed>.
 import test from 'ava';
 import fc from 'fast-check';
-import { createServer, type Socket } from 'node:net';
 import { CONFIGMAPS } from './resources.js';
+import { resettingServer } from './testing/resetting-server.js';
 import { type Call, Transport } from './transport.js';
 
 const METHODS = ['GET', 'PUT', 'DELETE', 'POST', 'PATCH'] as const;
@@ -47,32 +47,13 @@ test('each request is sent again exactly as the stale-socket rule says, and ever
   });
   const property = fc.asyncProperty(scenario, async ({ resets, batches }) => {
     const log: Received[] = [];
-    const sockets = new Set<Socket>();
-    const listener = createServer((socket) => {
-      sockets.add(socket);
-      let indexOnConnection = 0;
-      socket.on('error', () => undefined);
-      socket.on('data', (chunk) => {
-        for (const line of chunk
-          .toString()
-          .split('\r\n')
-          .filter((text) => / HTTP\/1\.1$/.test(text))) {
-          const id = Number(/[?&]id=(\d+)/.exec(line)?.[1]);
-          const reset = resets[log.length] ?? false;
-          log.push({ id, indexOnConnection: indexOnConnection++, reset });
-          if (reset) {
-            socket.resetAndDestroy();
-            return;
-          }
-          socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}');
-        }
-      });
+    const server = await resettingServer((line, indexOnConnection) => {
+      const id = Number(/[?&]id=(\d+)/.exec(line)?.[1]);
+      const reset = resets[log.length] ?? false;
+      log.push({ id, indexOnConnection, reset });
+      return reset;
     });
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const transport = new Transport(
-      { server: `http://127.0.0.1:${(listener.address() as { port: number }).port}`, authHeaders: async () => ({}) },
-      'model',
-    );
+    const transport = new Transport({ server: server.url, authHeaders: async () => ({}) }, 'model');
     try {
       const calls: { id: number; method: string }[] = [];
       const actual = new Map<number, string>();
@@ -106,8 +87,7 @@ test('each request is sent again exactly as the stale-socket rule says, and ever
       }
     } finally {
       transport.close();
-      for (const socket of sockets) socket.destroy();
-      listener.close();
+      server.close();
     }
   });
   const result = await fc.check(property, { numRuns: 150, seed });

@@ -2,45 +2,28 @@
 // sent again; others fail), the server URL's path, streamed answers and their backpressure, timeouts, aborts and the fence.
 import test, { type ExecutionContext } from 'ava';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer, type Socket } from 'node:net';
 import { ApiError } from './errors.js';
 import { CONFIGMAPS } from './resources.js';
+import { resettingServer } from './testing/resetting-server.js';
 import { type Call, Transport } from './transport.js';
 
-/**
- * A plain-HTTP server that answers every request with 200 and keeps the connection open, except a request that
- * `reset(index)` names (its index on its own connection, from 0): that connection is reset instead, as a server
- * closing an idle connection at the moment the client reuses it looks to the client.
- */
+/** A {@link resettingServer} resetting the requests `reset` names, and what it saw: each request's method, in order. */
 async function server(t: ExecutionContext, reset: (indexOnConnection: number) => boolean) {
-  const seen = { connections: 0, requests: [] as string[] };
-  const sockets = new Set<Socket>();
-  const listener = createServer((socket) => {
-    sockets.add(socket);
-    seen.connections += 1;
-    let index = 0;
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk) => {
-      for (const line of chunk
-        .toString()
-        .split('\r\n')
-        .filter((text) => / HTTP\/1\.1$/.test(text))) {
-        seen.requests.push(line.split(' ')[0]!);
-        if (reset(index++)) {
-          socket.resetAndDestroy();
-          return;
-        }
-        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}');
-      }
-    });
+  const requests: string[] = [];
+  const listening = await resettingServer((line, index) => {
+    requests.push(line.split(' ')[0]!);
+    return reset(index);
   });
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  const { port } = listener.address() as { port: number };
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy();
-    listener.close();
-  });
-  return { seen, url: `http://127.0.0.1:${port}` };
+  t.teardown(() => listening.close());
+  return {
+    seen: {
+      requests,
+      get connections() {
+        return listening.connections;
+      },
+    },
+    url: listening.url,
+  };
 }
 
 function transportTo(t: ExecutionContext, url: string): Transport {

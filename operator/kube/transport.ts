@@ -343,9 +343,9 @@ function isSocketError(error: Error): boolean {
  * An answer's body as undici hands it over: chunks kept until they are read, the connection paused while more than
  * {@link HIGH_WATER_BYTES} wait for a reader that streams (or has not come yet). A chunk read is let go at once, and
  * the stream's reader is a plain object, not a generator, whose locals would keep the last chunk (a Secret's bytes)
- * while it waits for the next.
+ * while it waits for the next. Exported for its tests.
  */
-class Body implements Answer {
+export class Body implements Answer {
   private queue: Buffer[] = [];
   private queued = 0;
   private error: ApiError | undefined;

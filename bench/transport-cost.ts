@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:https';
 import { parseArgs } from 'node:util';
 import { selfSignedCertificate } from '../x509/self-signed.js';
+import { forEachConcurrent } from './load.js';
 import { CONFIGMAPS } from '../operator/kube/resources.js';
 import { Transport } from '../operator/kube/transport.js';
 
@@ -43,17 +44,8 @@ try {
     child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
   });
   const server = `https://127.0.0.1:${port}`;
-  const concurrently = async (work: () => Promise<void>): Promise<void> => {
-    let sent = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (sent < REQUESTS) {
-          sent += 1;
-          await work();
-        }
-      }),
-    );
-  };
+  /** `REQUESTS` calls of `work`, `CONCURRENCY` at a time. */
+  const concurrently = (work: () => Promise<void>): Promise<void> => forEachConcurrent([...Array(REQUESTS).keys()], CONCURRENCY, work);
   const agent = new Agent({ keepAlive: true, ca: cert });
   const viaNodeHttps = (): Promise<void> =>
     new Promise((resolve, reject) => {

@@ -41,7 +41,7 @@ export interface Answer {
 const REPLAYABLE: ReadonlySet<Call['method']> = new Set(['GET', 'PUT', 'DELETE']);
 /**
  * Stale sockets one request may meet before its error is final: an API server that closes idle connections closes
- * the agent's idle sockets together, so a request may draw several in turn; a new socket is never stale.
+ * the idle connections together, so a request may draw several in turn; a new socket is never stale.
  */
 const MAX_STALE_SOCKETS = 8;
 /** How a socket the server closed while idle fails the request written on it: reset, or written after the close. */
@@ -72,8 +72,8 @@ interface Line {
 }
 
 /**
- * Carries requests to the API server over keep-alive connections (undici's HTTP/1.1 client: about a third of
- * node:http's CPU per request). It also holds the fence: once fenced, every request in flight but a watch is
+ * Carries requests to the API server over keep-alive connections (undici's HTTP/1.1 client: about half of
+ * node:https's CPU per request). It also holds the fence: once fenced, every request in flight but a watch is
  * aborted and every write is refused before it is sent.
  */
 export class Transport {

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
 import { codeCachePath } from '../operator/code-cache.js';
-import { BUNDLE_FLAGS, bundle, prepareRunner, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
+import { BUNDLE_FLAGS, bundle, IMAGE_JEMALLOC, JEMALLOC, prepareRunner, RUNTIME_ENV, RUNTIME_FLAGS } from './operator-process.js';
 import { startBenchServer } from './server.js';
 
 const RUNNER = resolve(import.meta.dirname, 'runner.ts');
@@ -65,7 +65,20 @@ test("the runner runs with the operator image's Node flags and environment", (t)
   ]);
   // The code cache is written under the entrypoint's flags: V8 refuses it under any other.
   t.true(dockerfile.includes(`RUN CODE_CACHE=write node ${RUNTIME_FLAGS.join(' ')} /app/operator/start.cjs /app/operator/operator.cjs`));
-  for (const [name, value] of Object.entries(RUNTIME_ENV)) t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
+  for (const [name, value] of Object.entries(RUNTIME_ENV))
+    t.true(dockerfile.includes(`ENV ${name}=${name === 'LD_PRELOAD' ? IMAGE_JEMALLOC : value}`), name);
+  t.true(dockerfile.includes(`ENV LD_PRELOAD=${IMAGE_JEMALLOC}`));
+});
+
+test('the runtime environment preloads jemalloc when it is installed, as the image does', (t) => {
+  const maps = spawnSync(process.execPath, ['-e', "process.stdout.write(require('node:fs').readFileSync('/proc/self/maps', 'utf8'))"], {
+    encoding: 'utf8',
+    env: { ...process.env, ...RUNTIME_ENV },
+  });
+  t.is(maps.status, 0, maps.stderr);
+  // envtest/node/install-deps.sh installs libjemalloc2 with the cluster's packages; without it the runner uses glibc's.
+  t.is(maps.stdout.includes('libjemalloc.so.2'), JEMALLOC !== undefined);
+  t.is(maps.stderr, '', 'the preload loads without a warning');
 });
 
 test('two runs in one process bundle the runner into files of their own, and each removes only its own', async (t) => {

@@ -1,9 +1,10 @@
 // Starts one participant's operator in its own process (the TypeScript runner or the Go peer) and reads its /stats.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { createWriteStream, existsSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import type { Participant } from './options.js';
@@ -74,8 +75,26 @@ const PROFILED_EXTERNALS: readonly string[] = ['pino', 'prom-client', 'rxjs', 'y
 
 /** Node's flags in the operator image (the Dockerfile's ENTRYPOINT), given to the runner too. */
 export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
-/** The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too. */
-export const RUNTIME_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+/**
+ * Debian's libjemalloc2 on this machine, the allocator the operator image preloads (its `LD_PRELOAD` names a link to
+ * it); undefined when it is not installed (`envtest/node/install-deps.sh` installs it), and the TypeScript operators
+ * then run on glibc's malloc, as the run's report says.
+ */
+export const JEMALLOC: string | undefined = [
+  '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2',
+  '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2',
+].find((path) => existsSync(path));
+/** Where the operator image links jemalloc, for its `ENV LD_PRELOAD`. */
+export const IMAGE_JEMALLOC = '/usr/local/lib/libjemalloc.so.2';
+/**
+ * The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too: jemalloc
+ * with 2 arenas, and 2 arenas for glibc's malloc should the preload be missing.
+ */
+export const RUNTIME_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_CONF: 'narenas:2',
+  ...(JEMALLOC === undefined ? {} : { LD_PRELOAD: JEMALLOC }),
+};
 
 /** operator/start.ts, bundled as the image bundles it, beside the bundles it starts. */
 const CODE_CACHE_LOADER = resolve(import.meta.dirname, '../node_modules/.cache/customapp-bench/start.cjs');
@@ -113,6 +132,27 @@ export async function bundle(
       rmSync(codeCachePath(outfile), { force: true });
     },
   };
+}
+
+/** The name of the runner bundle's source map in a phase profile directory. */
+export const RUNNER_SOURCE_MAP = 'runner.cjs.map';
+
+async function writeSourceMap(entry: string, mapFile: string, extraFlags: readonly string[]): Promise<void> {
+  const scratch = await mkdtemp(join(tmpdir(), 'runner-map-'));
+  try {
+    await execFileAsync(ESBUILD, [
+      entry,
+      ...BUNDLE_FLAGS,
+      ...extraFlags,
+      '--sourcemap=external',
+      '--sources-content=false',
+      `--outfile=${join(scratch, 'runner.cjs')}`,
+      '--log-level=warning',
+    ]);
+    await rename(join(scratch, 'runner.cjs.map'), mapFile);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 async function esbuild(entry: string, outfile: string, flags: readonly string[]): Promise<void> {
@@ -154,6 +194,9 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
       extraFlags: cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : [],
       nodeFlags,
     });
+    // The source map of a profiled bundle, for bench/phase-breakdown.ts to name each sampled function's source file:
+    // the same build again (esbuild's output does not vary), of which only the map is kept.
+    if (phaseProfileDir) await writeSourceMap(RUNNER, join(resolve(phaseProfileDir), RUNNER_SOURCE_MAP), PROFILED_EXTERNALS);
     return { mode: 'bundle', nodeArgs: [...profile, ...nodeFlags, ...bundled.startArgs], ...phases, dispose: bundled.dispose };
   } catch {
     return {
@@ -234,8 +277,9 @@ export interface OperatorProcess extends ParticipantProcess {
   /** Its /stats; `gc` runs a garbage collection first, so that the heap figure is what is live. */
   stats(gc?: boolean): Promise<OperatorStats>;
   /**
-   * Cuts its phase profile (a runner started with {@link RunnerCommand.phaseProfileDir}): the samples since the last
-   * cut are written as `<label>.cpuprofile`, or dropped without a label. Does nothing for a process that profiles nothing.
+   * Cuts its phase profile (a process started with {@link RunnerCommand.phaseProfileDir}): the samples since the last
+   * cut are written as `<label>.cpuprofile` (V8's, the TypeScript runner) or `<label>.pprof` (Go's, the peer), or
+   * dropped without a label. Does nothing for a process that profiles nothing.
    */
   cutProfile(label?: string): Promise<void>;
 }
@@ -269,21 +313,31 @@ function commandOf(options: OperatorProcessOptions): { command: string; args: st
     '--max-concurrent-reconciles',
     String(RECONCILE_WORKERS),
   ];
+  // BENCH_OPERATOR_LOG_LEVEL=info or debug keeps every operator's trace lines (trigger, enqueue, reconcile, write) in
+  // the session's log, for a diagnosis; the figures of a run with it include the logging's cost.
+  const logLevel = process.env.BENCH_OPERATOR_LOG_LEVEL;
+  const profileDir = options.runner?.phaseProfileDir;
   if (options.participant === 'peer' || options.participant === 'peer-defaults') {
     if (!options.peerBinary) throw new Error('the peer participant needs peerBinary (see buildPeer)');
     // peer-defaults: controller-runtime's own default of 1 worker (MaxConcurrentReconciles); its client rate limiter is
     // off in both, as controller-runtime's GetConfig leaves it (QPS -1: API Priority and Fairness limits instead).
-    return { command: options.peerBinary, args: options.participant === 'peer' ? common : common.slice(0, 4) };
+    const args = options.participant === 'peer' ? common : common.slice(0, 4);
+    const trace = logLevel === 'info' || logLevel === 'debug' ? ['--trace'] : [];
+    return { command: options.peerBinary, args: [...args, ...trace, ...(profileDir ? ['--profile-dir', profileDir] : [])] };
   }
   const nodeArgs = options.runner?.nodeArgs ?? ['--import', 'tsx', '--expose-gc', RUNNER];
   const limit = options.memoryLimitMiB === undefined ? [] : [`--max-old-space-size=${options.memoryLimitMiB}`];
-  // BENCH_OPERATOR_LOG_LEVEL=info keeps the TypeScript operators' trace lines (trigger, enqueue, reconcile, write) in
-  // the session's log, for a diagnosis; the figures of a run with it include the logging's cost.
-  const logLevel = process.env.BENCH_OPERATOR_LOG_LEVEL ? ['--log-level', process.env.BENCH_OPERATOR_LOG_LEVEL] : [];
-  const profile = options.runner?.phaseProfileDir ? ['--profile-dir', options.runner.phaseProfileDir] : [];
   return {
     command: process.execPath,
-    args: [...limit, ...nodeArgs, '--strategy', options.participant, ...common, ...logLevel, ...profile],
+    args: [
+      ...limit,
+      ...nodeArgs,
+      '--strategy',
+      options.participant,
+      ...common,
+      ...(logLevel ? ['--log-level', logLevel] : []),
+      ...(profileDir ? ['--profile-dir', profileDir] : []),
+    ],
   };
 }
 
@@ -368,7 +422,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     throw error;
   });
 
-  const profiles = options.runner?.phaseProfileDir !== undefined && !options.participant.startsWith('peer');
+  const profiles = options.runner?.phaseProfileDir !== undefined;
   return Object.assign(handle, {
     stats: (gc = false): Promise<OperatorStats> => fetchStats(options.participant, address, gc, () => handle.alive),
     cutProfile: (label?: string): Promise<void> => (profiles ? postProfileCut(options.participant, address, label) : Promise.resolve()),

@@ -165,7 +165,8 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--target envtest|emulat
   --cold-start-only  end each session after its cold start and memory figures
   --memory-limit MIB  the same memory budget for every participant: Node's --max-old-space-size, Go's GOMEMLIMIT
   --cpu-prof DIR  profile the TypeScript operators (node --cpu-prof) into DIR, each session ending after its cold start
-  --profile-phases DIR  profile the TypeScript operators into DIR phase by phase: cold start, updates, restart
+  --profile-phases DIR  profile the operators into DIR phase by phase (cold start, updates, restart): V8's
+                  .cpuprofile of the TypeScript ones, Go's .pprof of the peer
   --apiserver-prof DIR  profile kube-apiserver's CPU over each cold start into DIR (envtest), and keep the audit logs there
   --render FILE   render the report and chart again from a run's JSON (runs nothing)
   --shards 1,2,4  the shard benchmark instead: that many --sharding processes per size (1k with --quick, else 10k,25k),

@@ -405,6 +405,7 @@ export function runLine(results: RunHeader, sessions: readonly { readonly server
   const { machine } = results;
   return (
     `\`${results.command}\` · ${results.startedAt} → ${results.finishedAt} · ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}` +
+    (machine.allocator === undefined ? '' : ` (malloc: ${machine.allocator})`) +
     ` · API server ${sessions.find((session) => session.serverVersion)?.serverVersion ?? '?'}`
   );
 }

@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import type { BenchOptions, BenchTarget, Participant } from './options.js';
 import type { CpuSeconds } from './cpu.js';
+import { JEMALLOC } from './operator-process.js';
 import type { LatencySummary, RequestCounts } from './stats.js';
 
 /** Where the request counts of a session come from. */
@@ -121,7 +122,14 @@ export interface RunHeader {
   readonly command: string;
   readonly profile: string;
   readonly target: BenchTarget;
-  readonly machine: { readonly cpus: number; readonly memoryGiB: number; readonly node: string; readonly platform: string };
+  readonly machine: {
+    readonly cpus: number;
+    readonly memoryGiB: number;
+    readonly node: string;
+    readonly platform: string;
+    /** The TypeScript operators' malloc: `jemalloc` as in the operator image, or `glibc` where it is not installed. */
+    readonly allocator?: 'jemalloc' | 'glibc';
+  };
 }
 
 /**
@@ -135,7 +143,13 @@ export function runHeader(startedAt: string, command: string, options: Pick<Benc
     command,
     profile: options.profile.name,
     target: options.target,
-    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    machine: {
+      cpus: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: process.platform,
+      allocator: JEMALLOC === undefined ? 'glibc' : 'jemalloc',
+    },
   };
 }
 

@@ -1,8 +1,9 @@
 // Lines up the operator's trace lines with the harness's latency dump: where each ConfigMap update's time went.
 //
 // Usage: tsx bench/update-trace.ts <operator log> <latency dump> [what]
-//   the log of a run with BENCH_OPERATOR_LOG_LEVEL=info (the session's `<participant>-<size>.log`), the file of
-//   BENCH_LATENCY_DUMP, and the phase (`referenced updates` by default). Prints a Markdown table of each stage.
+//   the log of a run with BENCH_OPERATOR_LOG_LEVEL=info (the session's `<participant>-<size>.log`: ours', or the Go
+//   peer's, which then writes the same trace lines), the file of BENCH_LATENCY_DUMP, and the phase (`referenced
+//   updates` by default). Prints a Markdown table of each stage.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { summarize } from './stats.js';
@@ -69,8 +70,8 @@ function linesByKey(lines: readonly string[]): Map<string, TraceLine[]> {
 /**
  * Each update of phase `what` whose trace is whole: the enqueue a ConfigMap caused (the first at or after the write,
  * within a second; pino's clock is whole milliseconds, hence 1 ms of slack), its reconcile's start and its Deployment
- * write. An update without them (another participant's, which logs no trace, or one coalesced into another reconcile)
- * is left out.
+ * write. An update without them (another session's, a participant that logs no trace, or one coalesced into another
+ * reconcile) is left out.
  */
 export function updateStages(logLines: readonly string[], dump: readonly DumpLine[], what = 'referenced updates'): UpdateStages[] {
   const byKey = linesByKey(logLines);

@@ -109,8 +109,9 @@ if [[ ! -f "${demo_archive}" ]]; then
   save "${demo_image}" "${demo_archive}"
 fi
 
-# ---- node base: Debian bookworm (minbase, ca-certificates) from Debian's packages, plus this machine's Node.js and
-# npm, laid out like the public node:20-bookworm-slim image (/usr/local/bin/node).
+# ---- node base: Debian bookworm (minbase, ca-certificates, and libjemalloc2 for the operator image's allocator) from
+# Debian's packages, plus this machine's Node.js and npm, laid out like the public node:20-bookworm-slim image
+# (/usr/local/bin/node).
 NODE_BIN="$(readlink -f "$(command -v node)")"
 NPM_DIR="$(cd "$(dirname "${NODE_BIN}")/../lib/node_modules/npm" 2>/dev/null && pwd || true)"
 if [[ -z "${NPM_DIR}" || ! -f "${NPM_DIR}/package.json" ]]; then
@@ -118,12 +119,12 @@ if [[ -z "${NPM_DIR}" || ! -f "${NPM_DIR}/package.json" ]]; then
   exit 1
 fi
 node_version="$("${NODE_BIN}" --version)"
-base_hash="$({ echo "recipe 1 ${MIRROR}"; cat "${NODE_BIN}" "${NPM_DIR}/package.json"; } | hash_of)"
+base_hash="$({ echo "recipe 2 ${MIRROR}"; cat "${NODE_BIN}" "${NPM_DIR}/package.json"; } | hash_of)"
 base_archive="${IMAGES}/node-base-${base_hash}.tar"
 base_image="localhost/customapp/node:${node_version#v}-bookworm-slim-${base_hash}"
 if [[ ! -f "${base_archive}" ]]; then
   log "node base image ${base_image}: mmdebstrap bookworm from ${MIRROR} (about a minute), Node.js ${node_version}"
-  mmdebstrap --quiet --variant=minbase --include=ca-certificates \
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates,libjemalloc2 \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
     bookworm "${work}/rootfs.tar" "${MIRROR}" >&2 9>&-

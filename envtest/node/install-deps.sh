@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `npm run cluster` needs on this machine from Debian's archive when it is missing: containerd (and its
-# ctr), runc, the CNI plugins, iptables, buildah, mmdebstrap, a static busybox, openssl, and gcc with a static libc
-# for the pause binary. Does nothing when all are present; needs root (apt-get) otherwise.
+# ctr), runc, the CNI plugins, iptables, buildah, mmdebstrap, a static busybox, openssl, gcc with a static libc for
+# the pause binary, and jemalloc (the operator image's allocator, which the benchmark's runner preloads as the image
+# does). Does nothing when all are present; needs root (apt-get) otherwise.
 #
 # Usage: envtest/node/install-deps.sh
 set -euo pipefail
@@ -38,6 +39,7 @@ unshare util-linux
 nsenter util-linux
 flock util-linux
 ip iproute2
+/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 libjemalloc2
 NEEDS
   # Debian's busybox (dynamic) and busybox-static share /bin/busybox; the demo image needs the static one.
   if [[ -e /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then echo busybox-static; fi

@@ -97,6 +97,9 @@ onNode(
     t.regex(write.stderr, /Read-only file system/);
     const rootMount = await node.kubectlOk(['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'grep " / " /proc/self/mounts']);
     t.regex(rootMount, /\sro[\s,]/, `the root mount is read-only: ${rootMount.trim()}`);
+    // The image's malloc: its LD_PRELOAD loaded jemalloc into the operator (the container's first process).
+    const maps = await node.kubectlOk(['-n', SYSTEM, 'exec', name, '--', 'sh', '-c', 'grep -c libjemalloc /proc/1/maps || true']);
+    t.true(Number(maps.trim()) > 0, `jemalloc is mapped into the operator: ${maps.trim()}`);
 
     const lease = await waitFor('the Lease', 60_000, async () => {
       const current = await leaseHolder();

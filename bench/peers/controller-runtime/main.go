@@ -20,7 +20,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,10 +160,12 @@ func sortedPairs(values map[string]string) [][2]string {
 type reconciler struct {
 	client.Client
 	reconciles atomic.Int64
+	trace      *tracer
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	r.reconciles.Add(1)
+	ctx = r.trace.reconcileStarts(ctx, req.String())
 	var app CustomApp
 	if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -240,6 +245,7 @@ func (r *reconciler) ensureDeployment(ctx context.Context, app *CustomApp, hash 
 	var existing appsv1.Deployment
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &existing)
 	if apierrors.IsNotFound(err) {
+		defer r.trace.write(ctx, "create", time.Now())
 		return client.IgnoreAlreadyExists(r.Create(ctx, desired, client.FieldOwner(fieldManager)))
 	}
 	if err != nil {
@@ -254,6 +260,7 @@ func (r *reconciler) ensureDeployment(ctx context.Context, app *CustomApp, hash 
 	patch := client.MergeFrom(existing.DeepCopy())
 	existing.Spec.Replicas = desired.Spec.Replicas
 	existing.Spec.Template = desired.Spec.Template
+	defer r.trace.write(ctx, "patch", time.Now())
 	return r.Patch(ctx, &existing, patch, client.FieldOwner(fieldManager))
 }
 
@@ -291,9 +298,122 @@ func (r *reconciler) appsForConfigMap(ctx context.Context, object client.Object)
 	}
 	requests := make([]reconcile.Request, 0, len(apps.Items))
 	for _, app := range apps.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: app.Namespace, Name: app.Name}})
+		request := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: app.Namespace, Name: app.Name}}
+		r.trace.enqueue(request.String(), "configmap "+object.GetNamespace()+"/"+object.GetName())
+		requests = append(requests, request)
 	}
 	return requests
+}
+
+// tracer writes the operator's trace lines for one ConfigMap update (`--trace`), named as the TypeScript operator
+// names its own so that bench/update-trace.ts reads both: `enqueue` when the map function hands a CustomApp to the
+// queue, `reconcile.start`, and `write` with the Deployment write's round trip. An enqueue's trace id goes to the
+// reconcile that takes the key next; events the queue coalesces share the first one's. A nil tracer writes nothing.
+type tracer struct {
+	mu      sync.Mutex
+	next    int64
+	pending map[string]string
+}
+
+type traceIDKey struct{}
+
+func newTracer(enabled bool) *tracer {
+	if !enabled {
+		return nil
+	}
+	return &tracer{pending: map[string]string{}}
+}
+
+// line writes one JSON line to stderr; time is epoch milliseconds with the microseconds as its fraction.
+func (t *tracer) line(fields map[string]any) {
+	fields["time"] = float64(time.Now().UnixMicro()) / 1000
+	encoded, _ := json.Marshal(fields)
+	fmt.Fprintln(os.Stderr, string(encoded))
+}
+
+func (t *tracer) enqueue(key, reason string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	id, waiting := t.pending[key]
+	if !waiting {
+		t.next++
+		id = strconv.FormatInt(t.next, 10)
+		t.pending[key] = id
+	}
+	t.mu.Unlock()
+	t.line(map[string]any{"msg": "enqueue", "key": key, "reason": reason, "traceId": id})
+}
+
+func (t *tracer) reconcileStarts(ctx context.Context, key string) context.Context {
+	if t == nil {
+		return ctx
+	}
+	t.mu.Lock()
+	id := t.pending[key]
+	delete(t.pending, key)
+	t.mu.Unlock()
+	t.line(map[string]any{"msg": "reconcile.start", "key": key, "traceId": id})
+	return context.WithValue(ctx, traceIDKey{}, [2]string{key, id})
+}
+
+func (t *tracer) write(ctx context.Context, verb string, sent time.Time) {
+	if t == nil {
+		return
+	}
+	trace, _ := ctx.Value(traceIDKey{}).([2]string)
+	t.line(map[string]any{
+		"msg": "write", "key": trace[0], "traceId": trace[1], "verb": verb, "resource": "deployments.apps",
+		"durationMs": float64(time.Since(sent).Microseconds()) / 1000,
+	})
+}
+
+// phaseProfiler profiles the process from its start and cuts the profile where the harness says a phase ended (POST
+// /profile?save=<label>), as the TypeScript runner's PhaseProfiler does: `<dir>/<label>.pprof` holds the samples since
+// the last cut, and a cut without a label drops them. At Go's own 100 Hz: asked for 1000 (runtime.SetCPUProfileRate),
+// the profiles of one run held a fifth of the CPU time /proc counted.
+type phaseProfiler struct {
+	mu      sync.Mutex
+	dir     string
+	current *bytes.Buffer
+}
+
+var phaseLabel = regexp.MustCompile(`^[\w-]{1,100}$`)
+
+func startPhaseProfiler(dir string) (*phaseProfiler, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("profile dir: %w", err)
+	}
+	p := &phaseProfiler{dir: dir}
+	return p, p.begin()
+}
+
+func (p *phaseProfiler) begin() error {
+	p.current = &bytes.Buffer{}
+	return pprof.StartCPUProfile(p.current)
+}
+
+// cut ends the current profile, writes it when a label is given, and starts the next; answers the file written.
+func (p *phaseProfiler) cut(label string) (string, error) {
+	if label != "" && !phaseLabel.MatchString(label) {
+		return "", fmt.Errorf("phase profile: label %q is not 1 to 100 letters, digits, \"-\" or \"_\"", label)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pprof.StopCPUProfile()
+	profile := p.current
+	if err := p.begin(); err != nil {
+		return "", err
+	}
+	if label == "" {
+		return "", nil
+	}
+	path := filepath.Join(p.dir, label+".pprof")
+	return path, os.WriteFile(path, profile.Bytes(), 0o644)
 }
 
 // requestCounter counts every API request by verb and resource, and the watches open right now, like the
@@ -407,13 +527,30 @@ func residentBytes() uint64 {
 	return pages * uint64(os.Getpagesize())
 }
 
-func serveStats(ctx context.Context, address string, mgr ctrl.Manager, counter *requestCounter, r *reconciler, ready *atomic.Bool) error {
+func serveStats(ctx context.Context, address string, mgr ctrl.Manager, counter *requestCounter, r *reconciler, ready *atomic.Bool, profiler *phaseProfiler) error {
 	listener, err := net.Listen("tcp", address)
 	if err != nil {
 		return fmt.Errorf("stats listener on %q: %w", address, err)
 	}
 	fmt.Printf("{\"msg\":\"stats listening\",\"address\":%q}\n", listener.Addr().String())
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /profile", func(w http.ResponseWriter, request *http.Request) {
+		if profiler == nil {
+			http.Error(w, "this peer was started without --profile-dir", http.StatusNotFound)
+			return
+		}
+		path, err := profiler.cut(request.URL.Query().Get("save"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var written any // null when the samples were dropped
+		if path != "" {
+			written = path
+		}
+		w.Header().Set("content-type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"path": written})
+	})
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, request *http.Request) {
 		answer := stats{Ready: ready.Load(), OpenWatches: counter.openWatches.Load(), Reconciles: r.reconciles.Load(), CachedObjects: map[string]int{}}
 		if answer.Ready {
@@ -481,7 +618,13 @@ func run() error {
 	statsAddress := flag.String("stats-bind-address", "127.0.0.1:0", "where /stats is served")
 	workers := flag.Int("max-concurrent-reconciles", 1, "reconcile workers (controller-runtime's default is 1)")
 	qps := flag.Float64("kube-api-qps", -1, "client-side rate limit; < 0 disables it (ours has none)")
+	trace := flag.Bool("trace", false, "write trace lines (enqueue, reconcile.start, write) to stderr")
+	profileDir := flag.String("profile-dir", "", "profile the CPU from the start, cut at POST /profile?save=<label>")
 	flag.Parse()
+	profiler, err := startPhaseProfiler(*profileDir)
+	if err != nil {
+		return err
+	}
 	ctrl.SetLogger(funcr.NewJSON(func(line string) { fmt.Fprintln(os.Stderr, line) }, funcr.Options{}))
 
 	config, err := ctrl.GetConfig() // --kubeconfig (registered by controller-runtime), then KUBECONFIG, in-cluster, ~/.kube/config
@@ -520,7 +663,7 @@ func run() error {
 	}); err != nil {
 		return fmt.Errorf("index %s: %w", configMapNameIndex, err)
 	}
-	r := &reconciler{Client: mgr.GetClient()}
+	r := &reconciler{Client: mgr.GetClient(), trace: newTracer(*trace)}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("customapp").
 		For(&CustomApp{}).
@@ -540,7 +683,7 @@ func run() error {
 		}
 	}()
 	statsDone := make(chan error, 1)
-	go func() { statsDone <- serveStats(ctx, *statsAddress, mgr, counter, r, ready) }()
+	go func() { statsDone <- serveStats(ctx, *statsAddress, mgr, counter, r, ready, profiler) }()
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("manager stopped: %w", err)
 	}

@@ -93,14 +93,20 @@ export abstract class SessionBase {
     await this.deliveries.start();
   }
 
-  /** Stops the participant's `process`, then the raw watchers, the client and the API server, each as far as it started. */
+  /**
+   * Stops the participant's `process`, then the raw watchers, the client and the API server, each as far as it
+   * started. The server stops whatever fails before it: a live envtest would keep the run from exiting.
+   */
   protected async close(process: { stop(): Promise<void> } | undefined): Promise<void> {
-    await process?.stop().catch(() => undefined);
-    await this.watcher?.stop().catch(() => undefined);
-    await this.deliveries?.stop().catch(() => undefined);
-    this.client?.close();
-    this.keepAuditLog();
-    await this.server?.stop();
+    try {
+      await process?.stop().catch(() => undefined);
+      await this.watcher?.stop().catch(() => undefined);
+      await this.deliveries?.stop().catch(() => undefined);
+      this.client?.close();
+      this.keepAuditLog();
+    } finally {
+      await this.server?.stop();
+    }
   }
 
   /** Copies the audit log into the profile directory before the server removes it (sessions that record a profile). */

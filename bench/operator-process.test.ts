@@ -65,9 +65,9 @@ test("the runner runs with the operator image's Node flags and environment", (t)
   ]);
   // The code cache is written under the entrypoint's flags: V8 refuses it under any other.
   t.true(dockerfile.includes(`RUN CODE_CACHE=write node ${RUNTIME_FLAGS.join(' ')} /app/operator/start.cjs /app/operator/operator.cjs`));
-  for (const [name, value] of Object.entries(RUNTIME_ENV))
-    t.true(dockerfile.includes(`ENV ${name}=${name === 'LD_PRELOAD' ? IMAGE_JEMALLOC : value}`), name);
-  t.true(dockerfile.includes(`ENV LD_PRELOAD=${IMAGE_JEMALLOC}`));
+  // The image preloads jemalloc from its own path, whether or not this machine has the library.
+  for (const [name, value] of Object.entries({ ...RUNTIME_ENV, LD_PRELOAD: IMAGE_JEMALLOC }))
+    t.true(dockerfile.includes(`ENV ${name}=${value}`), name);
 });
 
 test('the runtime environment preloads jemalloc when it is installed, as the image does', (t) => {

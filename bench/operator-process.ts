@@ -2,8 +2,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -130,6 +129,7 @@ export async function bundle(
     dispose: () => {
       rmSync(outfile, { force: true });
       rmSync(codeCachePath(outfile), { force: true });
+      rmSync(`${outfile}.map`, { force: true });
     },
   };
 }
@@ -137,29 +137,15 @@ export async function bundle(
 /** The name of the runner bundle's source map in a phase profile directory. */
 export const RUNNER_SOURCE_MAP = 'runner.cjs.map';
 
-async function writeSourceMap(entry: string, mapFile: string, extraFlags: readonly string[]): Promise<void> {
-  const scratch = await mkdtemp(join(tmpdir(), 'runner-map-'));
-  try {
-    await execFileAsync(ESBUILD, [
-      entry,
-      ...BUNDLE_FLAGS,
-      ...extraFlags,
-      '--sourcemap=external',
-      '--sources-content=false',
-      `--outfile=${join(scratch, 'runner.cjs')}`,
-      '--log-level=warning',
-    ]);
-    await rename(join(scratch, 'runner.cjs.map'), mapFile);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
-}
+/** esbuild's flags for a bundle's source map beside it (`<outfile>.map`), with no comment in the bundle naming it. */
+const SOURCE_MAP_FLAGS: readonly string[] = ['--sourcemap=external', '--sources-content=false'];
 
 async function esbuild(entry: string, outfile: string, flags: readonly string[]): Promise<void> {
   const partial = `${outfile}.${process.pid}-${randomUUID()}.partial`;
   try {
     await execFileAsync(ESBUILD, [entry, ...flags, `--outfile=${partial}`, '--log-level=warning']);
     await rename(partial, outfile);
+    if (flags.includes(SOURCE_MAP_FLAGS[0]!)) await rename(`${partial}.map`, `${outfile}.map`);
   } finally {
     await rm(partial, { force: true });
   }
@@ -191,12 +177,11 @@ export async function prepareRunner(cpuProfileDir?: string, phaseProfileDir?: st
   try {
     const nodeFlags = [...RUNTIME_FLAGS, '--expose-gc'];
     const bundled = await bundle(RUNNER, bundlePath, {
-      extraFlags: cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : [],
+      extraFlags: [...(cpuProfileDir || phaseProfileDir ? PROFILED_EXTERNALS : []), ...(phaseProfileDir ? SOURCE_MAP_FLAGS : [])],
       nodeFlags,
     });
-    // The source map of a profiled bundle, for bench/phase-breakdown.ts to name each sampled function's source file:
-    // the same build again (esbuild's output does not vary), of which only the map is kept.
-    if (phaseProfileDir) await writeSourceMap(RUNNER, join(resolve(phaseProfileDir), RUNNER_SOURCE_MAP), PROFILED_EXTERNALS);
+    // The phase profiles' source map, for bench/phase-breakdown.ts to name each sampled function's source file.
+    if (phaseProfileDir) await copyFile(`${bundlePath}.map`, join(resolve(phaseProfileDir), RUNNER_SOURCE_MAP));
     return { mode: 'bundle', nodeArgs: [...profile, ...nodeFlags, ...bundled.startArgs], ...phases, dispose: bundled.dispose };
   } catch {
     return {

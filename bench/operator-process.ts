@@ -73,7 +73,7 @@ export const BUNDLE_FLAGS: readonly string[] = [
 const PROFILED_EXTERNALS: readonly string[] = ['pino', 'prom-client', 'rxjs', 'yaml'].map((name) => `--external:${name}`);
 
 /** Node's flags in the operator image (the Dockerfile's ENTRYPOINT), given to the runner too. */
-export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--interrupt-budget=262144'];
 /**
  * Debian's libjemalloc2 on this machine, the allocator the operator image preloads (its `LD_PRELOAD` names a link to
  * it); undefined when it is not installed (`envtest/node/install-deps.sh` installs it), and the TypeScript operators

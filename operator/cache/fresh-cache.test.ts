@@ -109,3 +109,68 @@ test('close cancels the sweep and keeps nothing written afterwards', (t) => {
   t.is(cache.size, 0);
   t.is(cache.get('ns/a')?.metadata.resourceVersion, '10');
 });
+
+test("the watch's delivery of a version this process wrote is an echo, once; another writer's version never is", (t) => {
+  const { store, cache } = setup();
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  cache.wrote(object('14'));
+  const change = (resourceVersion: string) => ({ type: 'apply', key: 'ns/a', object: object(resourceVersion) }) as const;
+  t.true(cache.isEcho(change('12')), 'the first write');
+  t.false(cache.isEcho(change('13')), "another writer's version between them");
+  t.true(cache.isEcho(change('14')), 'the second write');
+  t.false(cache.isEcho(change('14')), 'delivered again (a relist): no longer awaited');
+  t.is(cache.awaitingEchoes, 0);
+  t.false(cache.isEcho({ type: 'delete', key: 'ns/a', object: object('14') }), 'a deletion is never an echo');
+});
+
+test("a later version's echo ends the wait for the earlier ones, which a watch delivers first or never", (t) => {
+  const { store, cache } = setup();
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  cache.wrote(object('14'));
+  t.true(cache.isEcho({ type: 'apply', key: 'ns/a', object: object('14') }));
+  t.false(cache.isEcho({ type: 'apply', key: 'ns/a', object: object('12') }));
+  t.is(cache.awaitingEchoes, 0);
+});
+
+test('a version the store has already (the event came before the answer was read) is not awaited', (t) => {
+  const { store, cache } = setup();
+  store.apply(object('12'));
+  cache.wrote(object('12'));
+  t.is(cache.awaitingEchoes, 0);
+  store.apply(object('15'));
+  cache.wrote(object('13'));
+  t.is(cache.awaitingEchoes, 0, 'nor an older one');
+});
+
+test('an object learned from a read is served as a written one, but its version is no echo', (t) => {
+  const { store, cache } = setup();
+  store.apply(object('10'));
+  cache.learned(object('12'));
+  t.is(cache.get('ns/a')?.metadata.resourceVersion, '12');
+  t.false(cache.isEcho({ type: 'apply', key: 'ns/a', object: object('12') }));
+  const other = setup();
+  other.cache.learned(object('20'), true);
+  t.is(other.cache.get('ns/a')?.metadata.resourceVersion, '20', 'created: served before the store has it');
+});
+
+test('an awaited echo that never comes is dropped a TTL after the last write, and forget drops it at once', (t) => {
+  const store = new Store<KubeObject>();
+  const clock = new VirtualClock();
+  const cache = new FreshCache(store, { scheduler: clock, ttlMs: 60_000, sweepMs: 1_000 });
+  store.apply(object('10'));
+  cache.wrote(object('12'));
+  store.apply(object('12'));
+  cache.observe({ type: 'apply', key: 'ns/a', object: object('12') });
+  t.is(cache.size, 0, 'the store caught up');
+  t.is(cache.awaitingEchoes, 1, 'nobody asked about the echo yet');
+  clock.advance(59_000);
+  t.is(cache.awaitingEchoes, 1);
+  clock.advance(2_000);
+  t.is(cache.awaitingEchoes, 0);
+  t.is(clock.actions.length, 0, 'the sweep stops once nothing is left');
+  cache.wrote(object('14'));
+  cache.forget('ns/a');
+  t.is(cache.awaitingEchoes, 0);
+});

@@ -13,10 +13,27 @@ export interface CacheReader<T extends KubeObject> {
 
 /** A cache the reconcile reads, which also learns from the reconcile's own writes. */
 export interface WritableCache<T extends KubeObject> extends CacheReader<T> {
-  /** Learns the API's answer to a write (`created` for a create, or an object found outside the cache). */
+  /** Learns the API's answer to a write of this process (`created` for a create): its watch event is an echo. */
   wrote(object: T, created?: boolean): void;
+  /**
+   * Learns an object read outside the watch (a GET, a LIST), served as {@link wrote} serves it (`created`: one the
+   * store may not have yet); its watch event is no echo, because no reconcile of this process made that version.
+   */
+  learned(object: T, created?: boolean): void;
   forget(key: string): void;
 }
+
+/** Tells the watch's delivery of an object version this process wrote itself. */
+export interface EchoFilter<T> {
+  /**
+   * True, once, for a store change that applies exactly a version this process wrote (the same resourceVersion as its
+   * write's answer): the reconcile that wrote it knew that state, so it needs no reconcile of its own.
+   */
+  isEcho(change: StoreChange<T>): boolean;
+}
+
+/** Written versions awaited per key at most: a reconcile writes a key once or twice (the finalizer, the status). */
+const MAX_AWAITED_ECHOES = 4;
 
 /** Options of {@link FreshCache}. */
 export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
@@ -47,8 +64,13 @@ export interface FreshCacheOptions<T extends KubeObject = KubeObject> {
  * hidden for long. An object with another uid (deleted and recreated) is taken from the store. Entries go away as
  * soon as the store has the same or a newer version, or after the TTL.
  */
-export class FreshCache<T extends KubeObject> implements WritableCache<T> {
+export class FreshCache<T extends KubeObject> implements WritableCache<T>, EchoFilter<T> {
   private readonly written = new Map<string, { object: T; at: number; created: boolean }>();
+  /**
+   * Per key, the resourceVersions of this process's writes whose watch event has not arrived yet (oldest first, a
+   * few at most: a reconcile writes a key once or twice), and when the last was written.
+   */
+  private readonly awaitedEchoes = new Map<string, { versions: string[]; at: number }>();
   private readonly ttlMs: number;
   private readonly createdTtlMs: number;
   private readonly sweepMs: number;
@@ -73,6 +95,11 @@ export class FreshCache<T extends KubeObject> implements WritableCache<T> {
     return this.written.size;
   }
 
+  /** The keys whose written versions' watch events have not all arrived. */
+  get awaitingEchoes(): number {
+    return this.awaitedEchoes.size;
+  }
+
   get(key: string): T | undefined {
     const cached = this.store.get(key);
     const entry = this.written.get(key);
@@ -90,16 +117,54 @@ export class FreshCache<T extends KubeObject> implements WritableCache<T> {
     return entry.object;
   }
 
-  /** Records the API's answer to a write; `created` when the write was a create. */
+  /** Records the API's answer to a write; `created` when the write was a create. Its watch event will be an echo. */
   wrote(object: T, created = false): void {
     if (this.closed) return;
+    this.learned(object, created);
+    this.awaitEcho(objectKey(object), object.metadata.resourceVersion);
+  }
+
+  learned(object: T, created = false): void {
+    if (this.closed) return;
     this.written.set(objectKey(object), { object: this.transform(object), at: this.now(), created });
+    this.scheduleSweep();
+  }
+
+  isEcho(change: StoreChange<T>): boolean {
+    if (change.type !== 'apply') return false;
+    const awaited = this.awaitedEchoes.get(change.key);
+    const index = awaited?.versions.indexOf(change.object.metadata.resourceVersion ?? '') ?? -1;
+    if (index < 0) return false;
+    // A watch delivers a key's versions in order: the ones written before this one came already, or never will.
+    awaited!.versions.splice(0, index + 1);
+    if (awaited!.versions.length === 0) this.awaitedEchoes.delete(change.key);
+    return true;
+  }
+
+  /**
+   * Awaits the watch event of version `resourceVersion` of `key`, unless the store has it (or a newer one) already:
+   * the watch can deliver a write's event before the client has read the write's answer.
+   */
+  private awaitEcho(key: string, resourceVersion: string | undefined): void {
+    if (!resourceVersion) return;
+    const stored = this.store.get(key)?.metadata.resourceVersion;
+    const order = stored === undefined ? undefined : compareResourceVersions(resourceVersion, stored);
+    if (order !== undefined && order <= 0) return;
+    const awaited = this.awaitedEchoes.get(key);
+    if (!awaited) {
+      this.awaitedEchoes.set(key, { versions: [resourceVersion], at: this.now() });
+    } else {
+      awaited.versions.push(resourceVersion);
+      if (awaited.versions.length > MAX_AWAITED_ECHOES) awaited.versions.shift();
+      awaited.at = this.now();
+    }
     this.scheduleSweep();
   }
 
   /** Forgets a written object (after deleting it). */
   forget(key: string): void {
     this.written.delete(key);
+    this.awaitedEchoes.delete(key);
   }
 
   /**
@@ -117,9 +182,15 @@ export class FreshCache<T extends KubeObject> implements WritableCache<T> {
     this.get(change.key);
   }
 
-  /** Drops every entry that the store has caught up with or that expired (what a read of its key would drop). */
+  /**
+   * Drops every entry that the store has caught up with or that expired (what a read of its key would drop), and the
+   * awaited echoes of keys last written a TTL ago (a relist that skipped the version, a write whose event the watch
+   * delivered before its answer was read).
+   */
   sweep(): void {
     for (const key of [...this.written.keys()]) this.get(key);
+    const now = this.now();
+    for (const [key, awaited] of this.awaitedEchoes) if (now - awaited.at > this.ttlMs) this.awaitedEchoes.delete(key);
   }
 
   /** Cancels the sweep and forgets every written object; later writes are not kept. */
@@ -128,6 +199,7 @@ export class FreshCache<T extends KubeObject> implements WritableCache<T> {
     this.sweepTimer?.unsubscribe();
     this.sweepTimer = undefined;
     this.written.clear();
+    this.awaitedEchoes.clear();
   }
 
   private now(): number {
@@ -143,7 +215,7 @@ export class FreshCache<T extends KubeObject> implements WritableCache<T> {
     this.sweepTimer = this.scheduler.schedule(() => {
       this.sweepTimer = undefined;
       this.sweep();
-      if (this.written.size > 0) this.scheduleSweep();
+      if (this.written.size > 0 || this.awaitedEchoes.size > 0) this.scheduleSweep();
     }, this.sweepMs);
   }
 }

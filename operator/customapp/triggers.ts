@@ -1,5 +1,6 @@
 // The controller's sources of work: every change that matters, mapped to the CustomApp keys it concerns.
 import { Subscription } from 'rxjs';
+import type { EchoFilter } from '../cache/fresh-cache.js';
 import type { Indexers } from '../cache/store.js';
 import type { Informer } from '../cache/informer.js';
 import type { CustomApp } from './custom-app.js';
@@ -35,6 +36,15 @@ export interface TriggerSources {
   readonly deployments: Informer<Deployment>;
   readonly services: Informer<Service>;
   readonly dependencies: DependencySource;
+  /**
+   * What tells the watch's delivery of this process's own writes (the reconcile's FreshCaches): such an echo queues
+   * nothing, since the reconcile that wrote it knew that state. @default every change counts
+   */
+  readonly echoes?: {
+    readonly apps?: EchoFilter<CustomApp>;
+    readonly deployments?: EchoFilter<Deployment>;
+    readonly services?: EchoFilter<Service>;
+  };
 }
 
 /** The parts of a CustomApp whose change needs a reconcile: not its status (the reconcile's own output). */
@@ -48,6 +58,8 @@ function appSignature(app: CustomApp): string {
  * - a CustomApp added or deleted, or whose generation, deletion timestamp or finalizers changed (a status-only
  *   update, which the reconcile itself causes, queues nothing);
  * - a Deployment or Service added, changed or deleted: its controlling CustomApp;
+ * - but no echo (`echoes`): the version a write of this process made, delivered by the watch, queues nothing (one
+ *   reconcile per new CustomApp at a cold start instead of two, one per rollout instead of two);
  * - a ConfigMap or Secret whose existence or content changed (the DependencySource's `changes`): every CustomApp
  *   whose spec references it, through the CustomApp index. Each such change logs one `trigger` line (the object,
  *   the change, the keys it maps to) before the enqueues: the step between a watch `event` and `enqueue` in a trace.
@@ -58,7 +70,7 @@ export function subscribeTriggers(
   enqueue: (key: string, trigger: Trigger) => void,
   logger?: Logger,
 ): Subscription {
-  const { apps, deployments, services, dependencies } = sources;
+  const { apps, deployments, services, dependencies, echoes } = sources;
   const signatures = new Map<string, string>();
   const subscriptions = new Subscription();
   subscriptions.add(
@@ -68,20 +80,30 @@ export function subscribeTriggers(
         enqueue(change.key, { source: 'customapp', reason: 'deleted' });
         return;
       }
+      // Asked of every change, so that the echo of a status update (no new signature) is no longer awaited.
+      const echo = echoes?.apps?.isEcho(change) ?? false;
       const signature = appSignature(change.object);
       if (signatures.get(change.key) === signature) return;
       signatures.set(change.key, signature);
+      if (echo) {
+        logger?.debug({ object: `customapp ${change.key}`, resourceVersion: change.object.metadata.resourceVersion }, 'echo');
+        return;
+      }
       enqueue(change.key, { source: 'customapp', reason: change.object.metadata.deletionTimestamp ? 'deleting' : 'applied' });
     }),
   );
-  for (const [source, owned] of [
-    ['deployment', deployments],
-    ['service', services],
+  for (const [source, owned, filter] of [
+    ['deployment', deployments, echoes?.deployments],
+    ['service', services, echoes?.services],
   ] as const) {
     subscriptions.add(
       (owned.events$ as Informer<Deployment | Service>['events$']).subscribe((change) => {
         const owner = controllingAppName(change.object);
         if (!owner) return;
+        if ((filter as EchoFilter<Deployment | Service> | undefined)?.isEcho(change)) {
+          logger?.debug({ object: `${source} ${change.key}`, resourceVersion: change.object.metadata.resourceVersion }, 'echo');
+          return;
+        }
         enqueue(`${change.object.metadata.namespace}/${owner}`, {
           source,
           object: change.key,

@@ -190,7 +190,7 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
   }
   triggers.add(
     subscribeTriggers(
-      { apps, deployments, services, dependencies: parts.dependencies },
+      { apps, deployments, services, dependencies: parts.dependencies, echoes: caches },
       (key, trigger) => controller.enqueue(key, trigger),
       logger.child({ component: 'triggers' }),
     ),
@@ -202,6 +202,7 @@ function subscribeInputs(options: OperatorOptions, parts: OperatorParts): Subscr
         parts.dependencies,
         (key, trigger) => workloads.controller.enqueue(key, trigger),
         logger.child({ component: 'triggers' }),
+        workloads.caches,
       ),
     );
   }

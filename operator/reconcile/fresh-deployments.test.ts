@@ -24,13 +24,16 @@ function pagedClient(pages: ObjectList<Deployment>[]): {
   };
 }
 
-/** A cache recording what it was told was written. */
+/** A cache recording what it was told it learned (a read, not a write of this process: no echo awaited). */
 function recordingCache(): WritableCache<Deployment> & { written: string[] } {
   const written: string[] = [];
   return {
     written,
     get: () => undefined,
-    wrote: (object) => {
+    wrote: () => {
+      throw new Error('a listed Deployment is no write of this process');
+    },
+    learned: (object) => {
       written.push(`${object.metadata.namespace}/${object.metadata.name}@${object.metadata.resourceVersion}`);
     },
     forget: () => undefined,

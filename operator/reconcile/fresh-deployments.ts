@@ -10,8 +10,8 @@ const PAGE_SIZE = 500;
 
 /**
  * Reads every Deployment the operator owns (in each of `namespaces`, or all) with a LIST that names no
- * resourceVersion, which the API server answers from etcd, and records each in `cache` as if this process had written
- * it. A standby's informer listed long ago and its watch may be behind (dropped traffic, an API server restarting): its
+ * resourceVersion, which the API server answers from etcd, and serves each from `cache` as a written object is served
+ * (`learned`: no reconcile of this process made it, so its watch event still queues its CustomApp). A standby's informer listed long ago and its watch may be behind (dropped traffic, an API server restarting): its
  * cache can still show a Deployment as the old leader found it before granting it a content rollout in its last moments.
  * The rebuild would then count no slot for that rollout, and the new leader would grant one more than the limit. The
  * cache serves the listed copy until its watch delivers that version or a newer one. `signal` aborts the read.
@@ -37,7 +37,7 @@ export async function readOwnedDeployments(
         },
         signal,
       );
-      for (const deployment of page.items) cache.wrote(deployment);
+      for (const deployment of page.items) cache.learned(deployment);
       read += page.items.length;
       next = page.metadata.continue || undefined;
     } while (next);

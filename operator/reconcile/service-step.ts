@@ -48,7 +48,7 @@ export async function reconcileService(scope: ReconcileScope): Promise<ServiceVi
       if (!isAlreadyExists(error)) throw error;
       live = await scope.uncached<Service>(SERVICES, error);
       if (!isControlledBy(live, app)) return notOwned();
-      world.services.wrote(live, true);
+      world.services.learned(live, true);
     }
   }
   const drift = driftPaths(live, ownedFields(desired));

@@ -1,6 +1,7 @@
 // The workload controller's sources of work: a workload's own changes, and new content of what it references.
 import { createHash } from 'node:crypto';
 import { Subscription } from 'rxjs';
+import type { EchoFilter } from '../cache/fresh-cache.js';
 import type { Informer } from '../cache/informer.js';
 import type { Indexers } from '../cache/store.js';
 import type { Trigger } from '../controller/controller.js';
@@ -38,13 +39,16 @@ function signature(workload: Workload): string {
  * - a workload added, deleted, or changed in what its cache keeps (`transform.ts`: its annotations, references,
  *   generation, and its status only while a rollout of ours is in progress): a status update of a workload that is not
  *   rolling for us queues nothing;
- * - a ConfigMap or Secret whose existence or content changed: every workload whose annotations select it.
+ * - a ConfigMap or Secret whose existence or content changed: every workload whose annotations select it;
+ * - but no echo (`echoes`, the reconciler's FreshCaches): the version a patch of this process made, delivered by the
+ *   watch, queues nothing, since the reconcile that patched it knew that state.
  */
 export function subscribeWorkloadTriggers(
   informers: Partial<Record<WorkloadKind, Informer<Workload>>>,
   dependencies: DependencySource,
   enqueue: (key: string, trigger: Trigger) => void,
   logger?: Logger,
+  echoes: Partial<Record<WorkloadKind, EchoFilter<Workload>>> = {},
 ): Subscription {
   const subscriptions = new Subscription();
   const entries = Object.entries(informers) as [WorkloadKind, Informer<Workload>][];
@@ -59,9 +63,14 @@ export function subscribeWorkloadTriggers(
           enqueue(key, { source, reason: 'deleted' });
           return;
         }
+        const echo = echoes[kind]?.isEcho(change) ?? false;
         const now = signature(change.object);
         if (signatures.get(change.key) === now) return;
         signatures.set(change.key, now);
+        if (echo) {
+          logger?.debug({ object: `${source} ${change.key}`, resourceVersion: change.object.metadata.resourceVersion }, 'echo');
+          return;
+        }
         enqueue(key, { source, reason: 'applied' });
       }),
     );

@@ -40,6 +40,9 @@ class MapCache<T extends KubeObject> implements WritableCache<T> {
   wrote(object: T): void {
     this.objects.set(`${object.metadata.namespace}/${object.metadata.name}`, this.transform(object));
   }
+  learned(object: T): void {
+    this.wrote(object);
+  }
   forget(key: string): void {
     this.objects.delete(key);
   }

@@ -162,13 +162,31 @@ export function parseRolloutCause(raw: string): ParsedRolloutCause {
 }
 
 /**
+ * Annotation values parsed lately, by value: a reconcile reads its Deployment's cause two or three times (the rollout's
+ * progress, the budget, the status), and the parsed causes are read-only. Emptied when full, so it never holds more.
+ */
+const parsedCauses = new Map<string, ParsedRolloutCause>();
+const PARSED_CAUSES_KEPT = 256;
+
+/** {@link parseRolloutCause}, once per value while it stays in {@link parsedCauses}. */
+function parsedCause(raw: string): ParsedRolloutCause {
+  let parsed = parsedCauses.get(raw);
+  if (parsed === undefined) {
+    parsed = parseRolloutCause(raw);
+    if (parsedCauses.size >= PARSED_CAUSES_KEPT) parsedCauses.clear();
+    parsedCauses.set(raw, parsed);
+  }
+  return parsed;
+}
+
+/**
  * The cause recorded on `deployment`, or undefined when there is none or it does not fit (a Deployment made by an
  * earlier version, or an annotation someone edited): such a rollout is simply not known to be governed.
  */
 export function rolloutCause(deployment: Deployment | undefined): RolloutCause | undefined {
   const raw = deployment?.metadata.annotations?.[ROLLOUT_ANNOTATION];
   if (!raw) return undefined;
-  const parsed = parseRolloutCause(raw);
+  const parsed = parsedCause(raw);
   return 'cause' in parsed ? parsed.cause : undefined;
 }
 
@@ -176,7 +194,7 @@ export function rolloutCause(deployment: Deployment | undefined): RolloutCause |
 export function rolloutCauseProblem(deployment: Deployment | undefined): string | undefined {
   const raw = deployment?.metadata.annotations?.[ROLLOUT_ANNOTATION];
   if (!raw) return undefined;
-  const parsed = parseRolloutCause(raw);
+  const parsed = parsedCause(raw);
   return 'problem' in parsed ? parsed.problem : undefined;
 }
 

@@ -49,6 +49,8 @@ function isInvalid(error: unknown): boolean {
 /** What the step will write: the desired Deployment, and the rollout it starts (if its pod template changes). */
 interface Plan {
   readonly desired: Deployment;
+  /** `desired`'s drift from the live Deployment, when planning computed it already. */
+  readonly drift?: readonly string[];
   readonly rolledOut?: DeploymentOutcome['rolledOut'];
   readonly waiting?: WaitingRollout;
 }
@@ -102,11 +104,11 @@ export async function reconcileDeployment(
       live = await scope.uncached<Deployment>(DEPLOYMENTS, error);
       if (!isControlledBy(live, app)) return notOwned(scope);
       // Ours, but out of the informer's sight (its labels were edited): the update below restores them.
-      world.deployments.wrote(live, true);
+      world.deployments.learned(live, true);
     }
   }
   const plan = planUpdate(scope, live, latest, secret.phase === 'present' ? secret : undefined);
-  const drift = driftPaths(live, ownedFields(plan.desired), DEPLOYMENT_OPTIONAL_KEYS);
+  const drift = plan.drift ?? driftPaths(live, ownedFields(plan.desired), DEPLOYMENT_OPTIONAL_KEYS);
   if (drift.length === 0) return { view: { phase: 'owned', deployment: live }, rolledOut: plan.rolledOut, waiting: plan.waiting };
   const current = live;
   let updated: Deployment;
@@ -204,16 +206,17 @@ function planUpdate(
     }),
   };
   const specOnly = desiredDeployment({ app, ...kept });
-  const specRollout = driftPaths(live, ownedFields(specOnly), DEPLOYMENT_OPTIONAL_KEYS).some((path) => path.startsWith('spec.template.'));
+  const specDrift = driftPaths(live, ownedFields(specOnly), DEPLOYMENT_OPTIONAL_KEYS);
+  const specRollout = specDrift.some((path) => path.startsWith('spec.template.'));
   if (specRollout) {
     return {
       desired: desiredDeployment({ app, ...latest, rolloutCause: encodeRolloutCause(specCause(scope, changes, nextGeneration(live))) }),
       rolledOut: latest,
     };
   }
-  if (changes.length === 0) return { desired: specOnly, rolledOut: latest };
+  if (changes.length === 0) return { desired: specOnly, drift: specDrift, rolledOut: latest };
   const gate = gateRollout(scope, live, changes);
-  if (gate.verdict === 'wait') return { desired: specOnly, waiting: { gate, changes } };
+  if (gate.verdict === 'wait') return { desired: specOnly, drift: specDrift, waiting: { gate, changes } };
   const cause: RolloutCause = {
     trigger: changes[0]!.kind,
     changes,

@@ -24,7 +24,10 @@ export function driftPaths(
   return drift;
 }
 
-/** {@link driftPaths} into one array: every reconcile compares each owned object, and most find no drift at all. */
+/**
+ * {@link driftPaths} into one array: every reconcile compares each owned object, and most find no drift at all. A
+ * scalar's path is spelled only when it differs (most fields are scalars, and equal).
+ */
 function collectDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string, readonly string[]>, path: string, drift: string[]): void {
   if (isPlainObject(desired)) {
     if (!isPlainObject(actual) && actual !== undefined) {
@@ -34,7 +37,12 @@ function collectDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string
     const live: Record<string, Json> = actual ?? {};
     for (const key of Object.keys(desired)) {
       const value = desired[key];
-      if (value !== undefined) collectDrift(live[key], value, ownedKeys, path ? `${path}.${key}` : key, drift);
+      if (value === undefined) continue;
+      if (typeof value !== 'object' || value === null) {
+        if (live[key] !== value) drift.push(path ? `${path}.${key}` : key);
+      } else {
+        collectDrift(live[key], value, ownedKeys, path ? `${path}.${key}` : key, drift);
+      }
     }
     for (const key of ownedKeys.get(path) ?? []) {
       if (desired[key] === undefined && live[key] !== undefined) drift.push(`${path}.${key}`);
@@ -47,7 +55,13 @@ function collectDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string
       return;
     }
     for (let index = 0; index < desired.length; index++) {
-      if (index in desired) collectDrift(actual[index], desired[index], ownedKeys, `${path}[${index}]`, drift);
+      if (!(index in desired)) continue;
+      const value = desired[index];
+      if (typeof value !== 'object' || value === null) {
+        if (actual[index] !== value) drift.push(`${path}[${index}]`);
+      } else {
+        collectDrift(actual[index], value, ownedKeys, `${path}[${index}]`, drift);
+      }
     }
     return;
   }
@@ -60,6 +74,8 @@ function collectDrift(actual: Json, desired: Json, ownedKeys: ReadonlyMap<string
  * (its resourceVersion guards the update, its server-set fields stay).
  */
 export function withDesired<T>(actual: T, desired: T, ownedKeys: ReadonlyMap<string, readonly string[]> = new Map(), path = ''): T {
+  // A scalar is its own copy: only objects and arrays are copied, so that the result shares nothing with `desired`.
+  if (typeof desired !== 'object' || desired === null) return desired;
   if (!isPlainObject(desired) || !isPlainObject(actual)) return structuredClone(desired);
   const merged: Record<string, Json> = { ...actual };
   for (const [key, value] of Object.entries(desired)) {

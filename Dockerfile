@@ -41,15 +41,19 @@ RUN npx esbuild operator/main.ts --bundle --platform=node --format=cjs --target=
 FROM ${NODE_SLIM_IMAGE}
 ENV NODE_ENV=production
 # Runtime settings for a small, long-running process (measured by the benchmark, whose runner starts the same way:
-# RUNTIME_FLAGS and RUNTIME_ENV in bench/operator-process.ts). malloc is jemalloc (Debian's libjemalloc2) with 2
-# arenas: glibc's kept 0 to 30 MiB from run to run of what V8's optimizing compiler had freed (RSS after sync at 1k
-# CustomApps 112 to 138 MiB, with jemalloc 108 to 113), and should the preload be missing, glibc keeps 2 arenas instead
-# of 8 per core. V8's young generation stays at 2 MiB semi-spaces instead of growing to 16 MiB. V8 optimizes a function
-# with TurboFan once it has used 256 KiB of interrupt budget instead of 66 KiB: the burst of lists and reconciles of a
-# restart or a cold start then compiles less, on V8's worker threads, of code it runs only a few hundred times (a
-# restart at 1k CustomApps 0.82 → 0.61 CPU-s), while a reconcile that runs all the time is optimized as before (a
-# higher budget cost it a quarter more CPU). The local base of `npm run cluster` has the library already; a public base
-# gets it from Debian.
+# RUNTIME_FLAGS and RUNTIME_ENV in bench/operator-process.ts).
+# - malloc is jemalloc (Debian's libjemalloc2) with 2 arenas: glibc's kept 0 to 30 MiB from run to run of what V8's
+#   optimizing compiler had freed (RSS after sync at 1k CustomApps 112 to 138 MiB, with jemalloc 108 to 113), and should
+#   the preload be missing, glibc keeps 2 arenas instead of 8 per core.
+# - jemalloc's own thread returns freed pages to the kernel after 1 s instead of 10 s, whether or not the process
+#   allocates meanwhile: an idle operator otherwise kept up to 50 MiB of a burst's freed pages (RSS after a restart at
+#   1k 146 to 164 MiB, with it 112 to 113, at the same CPU).
+# - V8's young generation stays at 2 MiB semi-spaces instead of growing to 16 MiB.
+# - V8 optimizes a function with TurboFan once it has used 256 KiB of interrupt budget instead of 66 KiB: the burst of
+#   lists and reconciles of a restart or a cold start then compiles less, on V8's worker threads, of code it runs only
+#   a few hundred times (a restart at 1k CustomApps 0.82 → 0.61 CPU-s), while a reconcile that runs all the time is
+#   optimized as before (a higher budget cost it a quarter more CPU).
+# The local base of `npm run cluster` has the library already; a public base gets it from Debian.
 RUN lib="$(ls /usr/lib/*-linux-gnu/libjemalloc.so.2 2>/dev/null | head -n 1)" \
  && if [ -z "${lib}" ]; then \
       apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \
@@ -57,7 +61,7 @@ RUN lib="$(ls /usr/lib/*-linux-gnu/libjemalloc.so.2 2>/dev/null | head -n 1)" \
     fi \
  && ln -s "${lib}" /usr/local/lib/libjemalloc.so.2
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
-ENV MALLOC_CONF=narenas:2
+ENV MALLOC_CONF=narenas:2,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
 ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /src/node_modules/ node_modules/

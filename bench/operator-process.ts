@@ -87,11 +87,12 @@ export const JEMALLOC: string | undefined = [
 export const IMAGE_JEMALLOC = '/usr/local/lib/libjemalloc.so.2';
 /**
  * The environment the operator image sets for the process (the Dockerfile's ENV), given to the runner too: jemalloc
- * with 2 arenas, and 2 arenas for glibc's malloc should the preload be missing.
+ * with 2 arenas and its background thread returning freed pages after 1 s, and 2 arenas for glibc's malloc should the
+ * preload be missing.
  */
 export const RUNTIME_ENV: Readonly<Record<string, string>> = {
   MALLOC_ARENA_MAX: '2',
-  MALLOC_CONF: 'narenas:2',
+  MALLOC_CONF: 'narenas:2,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0',
   ...(JEMALLOC === undefined ? {} : { LD_PRELOAD: JEMALLOC }),
 };
 
@@ -158,6 +159,8 @@ export interface RunnerCommand {
   readonly nodeArgs: readonly string[];
   /** The runner profiles itself, cut at the phase boundaries, into this directory (`--profile-dir`). */
   readonly phaseProfileDir?: string;
+  /** Variables set over {@link RUNTIME_ENV} for the runner's process (a lever's trial). @default none */
+  readonly env?: Readonly<Record<string, string>>;
   /** Removes the bundle (at the end of the run). */
   dispose(): void;
 }
@@ -370,7 +373,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   // stdin is a pipe that only our death closes: the TypeScript runner stops when it ends (see runner.ts).
   const env = {
     ...process.env,
-    ...(options.participant.startsWith('peer') ? {} : RUNTIME_ENV),
+    ...(options.participant.startsWith('peer') ? {} : { ...RUNTIME_ENV, ...options.runner?.env }),
     ...(options.memoryLimitMiB === undefined ? {} : { GOMEMLIMIT: `${options.memoryLimitMiB}MiB` }),
   };
   const child: ChildProcess = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });

@@ -21,6 +21,8 @@ const quick = [1, 2, 3].map((n) => at(run(`final-quick-${n}/quick-envtest.json`)
 const full = run('final-full/full-envtest.json');
 /** The table's columns after the goal: the three quick runs (and their median), the full run at 1k, at 10k, and 25k. */
 const columns = [quick, [at(full, 1000)], [at(full, 10_000)], [at(run('final-25k/full-envtest.json'), 25_000)]];
+/** The size each column is of. */
+const columnSizes = [1000, 1000, 10_000, 25_000];
 
 /** The rows of the table under "the goals", each as its cells. */
 function readmeRows(): string[][] {
@@ -70,5 +72,26 @@ GOALS.forEach((goal, index) => {
         t.deepEqual(stated.slice(values.length), [rounded(percentile(sorted, 50))], `${goal.row}: the median`);
       }
     });
+  });
+});
+
+// The last cell's verdict is the limit's: a goal is met when the median of the quick runs and every full run at the
+// sizes it is judged at are within it (unrounded), and a goal missed at any of them says **missed**.
+GOALS.forEach((goal, index) => {
+  test(`goals table's verdict: ${goal.row}`, (t) => {
+    const cells = rows.find((each) => each[0]!.startsWith(goal.row))!;
+    const verdict = cells[columns.length + 1]!;
+    const over = columns.flatMap((runs, column) => {
+      const size = columnSizes[column]!;
+      const values = runs.map((values) => values[index]).filter((value) => value !== undefined);
+      if (values.length === 0 || (goal.sizes && !goal.sizes.includes(size))) return [];
+      const judged = percentile(
+        [...values].sort((a, b) => a - b),
+        50,
+      );
+      return judged > goal.limit ? [`column ${column + 1}: ${judged} > ${goal.limit}`] : [];
+    });
+    if (over.length > 0) t.true(verdict.includes('**missed**'), `${goal.row} says "${verdict}", but ${over.join('; ')}`);
+    else t.regex(verdict, /^met\b/, `${goal.row}: every judged figure is within ${goal.limit}`);
   });
 });

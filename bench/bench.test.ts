@@ -100,11 +100,12 @@ test('--profile-phases profiles ours and the Go peer phase by phase through ever
   for (const file of readdirSync(phaseProfileDir).filter((name) => name !== 'runner.cjs.map')) {
     const bytes = readFileSync(join(phaseProfileDir, file));
     if (file.endsWith('.pprof')) {
-      // Go writes pprof's protobuf gzipped, its sample types named in its string table; the cold start (the manager's
-      // start, the caches' lists, 20 reconciles) cannot pass without samples in controller-runtime.
+      // Go writes pprof's protobuf gzipped, its sample types and the mapping of the peer's binary named in its string
+      // table whether or not a sample fell in the phase: at Go's 100 Hz a tiny run's phases are a handful of samples,
+      // which may all fall in client-go or Go's runtime, so no frame of the peer's own code is certain to be there.
       const decoded = gunzipSync(bytes).toString('latin1');
-      t.true(decoded.includes('nanoseconds'), file);
-      if (file.includes('cold-start')) t.true(decoded.includes('sigs.k8s.io/controller-runtime'), file);
+      t.true(decoded.includes('nanoseconds'), `${file}: a CPU profile`);
+      t.true(decoded.includes('controller-runtime-peer'), `${file}: of the peer's binary`);
       continue;
     }
     const profile = JSON.parse(bytes.toString('utf8')) as CpuProfile;

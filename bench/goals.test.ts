@@ -19,10 +19,23 @@ function at(results: BenchResults, size: number): (number | undefined)[] {
 
 const quick = [1, 2, 3].map((n) => at(run(`final-quick-${n}/quick-envtest.json`), 1000));
 const full = run('final-full/full-envtest.json');
-/** The table's columns after the goal: the three quick runs (and their median), the full run at 1k, at 10k, and 25k. */
-const columns = [quick, [at(full, 1000)], [at(full, 10_000)], [at(run('final-25k/full-envtest.json'), 25_000)]];
-/** The size each column is of. */
-const columnSizes = [1000, 1000, 10_000, 25_000];
+/**
+ * The table's columns after the goal, each its size and its runs' goal values: the three quick runs (and their median),
+ * the full run at 1k, at 10k, and 25k.
+ */
+const columns = [
+  { size: 1000, runs: quick },
+  { size: 1000, runs: [at(full, 1000)] },
+  { size: 10_000, runs: [at(full, 10_000)] },
+  { size: 25_000, runs: [at(run('final-25k/full-envtest.json'), 25_000)] },
+];
+
+/** The median of a column's values of one goal (the value itself for a single run). */
+const median = (values: readonly number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 /** The rows of the table under "the goals", each as its cells. */
 function readmeRows(): string[][] {
@@ -58,7 +71,7 @@ GOALS.forEach((goal, index) => {
     const cells = rows.find((each) => each[0]!.startsWith(goal.row))!;
     const rounded = (value: number | undefined): number | undefined =>
       value === undefined ? undefined : Number(value.toFixed(goal.digits));
-    columns.forEach((runs, column) => {
+    columns.forEach(({ runs }, column) => {
       const stated = numbersOf(cells[column + 1]!);
       const values = runs.map((values) => rounded(values[index]));
       if (values.every((value) => value === undefined)) {
@@ -67,10 +80,8 @@ GOALS.forEach((goal, index) => {
       }
       t.deepEqual(stated.slice(0, values.length), values, `${goal.row}, column ${column + 1}`);
       // Three runs may be followed by their median.
-      if (stated.length > values.length) {
-        const sorted = runs.map((values) => values[index]!).sort((a, b) => a - b);
-        t.deepEqual(stated.slice(values.length), [rounded(percentile(sorted, 50))], `${goal.row}: the median`);
-      }
+      if (stated.length > values.length)
+        t.deepEqual(stated.slice(values.length), [rounded(median(runs.map((values) => values[index]!)))], `${goal.row}: the median`);
     });
   });
 });
@@ -81,14 +92,10 @@ GOALS.forEach((goal, index) => {
   test(`goals table's verdict: ${goal.row}`, (t) => {
     const cells = rows.find((each) => each[0]!.startsWith(goal.row))!;
     const verdict = cells[columns.length + 1]!;
-    const over = columns.flatMap((runs, column) => {
-      const size = columnSizes[column]!;
+    const over = columns.flatMap(({ size, runs }, column) => {
       const values = runs.map((values) => values[index]).filter((value) => value !== undefined);
       if (values.length === 0 || (goal.sizes && !goal.sizes.includes(size))) return [];
-      const judged = percentile(
-        [...values].sort((a, b) => a - b),
-        50,
-      );
+      const judged = median(values);
       return judged > goal.limit ? [`column ${column + 1}: ${judged} > ${goal.limit}`] : [];
     });
     if (over.length > 0) t.true(verdict.includes('**missed**'), `${goal.row} says "${verdict}", but ${over.join('; ')}`);

@@ -72,7 +72,9 @@ for (const target of selectedTargets()) {
           const deployment = await reads.deployment(name);
           return deployment?.spec?.template?.spec?.containers?.[0]?.image === 'example/a:2' ? deployment : undefined;
         });
-        t.true(reconciled(a, key), `a reconciled ${key} after b stopped`);
+        // Only a runs now, so a wrote it; its trace line can reach this process after the write does (the operator's
+        // stdout is written asynchronously, and read here through a pipe).
+        await a.waitFor(`a reconciled ${key} after b stopped`, () => reconciled(a, key), 10_000);
       }
       const handOverMs = Date.now() - stoppedAt;
       t.log(`b's ${ofB.length} CustomApps were reconciled by a ${handOverMs} ms after b's SIGTERM`);
